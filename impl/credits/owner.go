@@ -1,0 +1,159 @@
+package credits
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+)
+
+// Errors returned by Owner.Call. A refusal by the handler itself is returned
+// as the handler's error.
+var (
+	ErrExhausted = errors.New("credits: every slot of the class is in use")
+	ErrNoTable   = errors.New("credits: the table is closed")
+	ErrLost      = errors.New("credits: the reservation was lost before enqueue")
+	ErrNoOwner   = errors.New("credits: no owner is running; the reservation was released")
+	ErrOwnerGone = errors.New("credits: the owner stopped before replying")
+	ErrDeadline  = errors.New("credits: the owner refused the request: its deadline had passed")
+)
+
+// Request is the payload Owner.Call stores in a row: the caller's request,
+// its deadline on the table's clock, and the one-shot reply channel the
+// owner answers on.
+type Request[Req, Resp any] struct {
+	Body        Req
+	HasDeadline bool
+	DeadlineMs  int64 // table clock; the owner refuses the request after it
+	reply       chan reply[Resp]
+}
+
+type reply[Resp any] struct {
+	resp Resp
+	err  error
+}
+
+// Handler serves one request on the owner's goroutine.
+type Handler[Req, Resp any] func(ctx context.Context, req Req) (Resp, error)
+
+// Owner drains a table's enqueued rows on a fixed poll: for each it takes the
+// row, refuses it if its deadline has passed or else hands it to the handler,
+// replies to the caller, and finishes the row. The slot stays held until
+// then, even when the caller timed out or exited first: freeing a row is the
+// owner's act of consuming it, not the caller's. There is no message from
+// caller to owner at all; the table is the only channel.
+//
+// When Run returns the owner is dead and closes the table with it.
+type Owner[Req, Resp any] struct {
+	table   *Table[*Request[Req, Resp]]
+	handle  Handler[Req, Resp]
+	poll    time.Duration
+	started atomic.Bool
+	running atomic.Bool
+	done    chan struct{}
+}
+
+// NewOwner returns an owner for table that polls every poll interval and
+// serves requests with handle. It does nothing until Run.
+func NewOwner[Req, Resp any](table *Table[*Request[Req, Resp]], poll time.Duration, handle Handler[Req, Resp]) *Owner[Req, Resp] {
+	if poll <= 0 {
+		panic("credits: NewOwner needs a poll interval > 0 (defect)")
+	}
+	return &Owner[Req, Resp]{table: table, handle: handle, poll: poll, done: make(chan struct{})}
+}
+
+// Run drains the table every poll interval until ctx is done, then closes
+// the table and returns ctx's error. Callers still waiting get ErrOwnerGone.
+// Run may be called once; a second call is a defect and panics.
+func (o *Owner[Req, Resp]) Run(ctx context.Context) error {
+	if !o.started.CompareAndSwap(false, true) {
+		panic("credits: Owner.Run called twice (defect)")
+	}
+	o.running.Store(true)
+	defer func() {
+		o.running.Store(false)
+		o.table.Close()
+		close(o.done)
+	}()
+	tick := time.NewTicker(o.poll)
+	defer tick.Stop()
+	for {
+		o.drain(ctx)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Done is closed when Run has returned and the table is closed.
+func (o *Owner[Req, Resp]) Done() <-chan struct{} { return o.done }
+
+// drain serves every row enqueued at the start of this poll.
+func (o *Owner[Req, Resp]) drain(ctx context.Context) {
+	for _, e := range o.table.Enqueued() {
+		if ctx.Err() != nil {
+			return
+		}
+		req, ok := o.table.Take(e.Token)
+		if !ok {
+			continue // finished already, or the table closed
+		}
+		var r reply[Resp]
+		if req.HasDeadline && o.table.clock() > req.DeadlineMs {
+			r.err = ErrDeadline
+		} else {
+			r.resp, r.err = o.handle(ctx, req.Body)
+		}
+		req.reply <- r // buffered: never blocks, even if the caller left
+		o.table.Finish(e.Token)
+	}
+}
+
+// Call reserves a slot of class c for h, enqueues body, and waits for the
+// owner's reply or for ctx. If ctx is done first, Call returns ctx's error at
+// once but the slot stays held until the owner has taken and finished the
+// row. A caller that finds no owner running releases its reservation and
+// returns ErrNoOwner. A context that is already done is refused before
+// anything is reserved (golang/go#63615 is the bug of doing otherwise).
+func (o *Owner[Req, Resp]) Call(ctx context.Context, h *Holder, c Class, body Req) (Resp, error) {
+	var zero Resp
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	tok, res := o.table.Reserve(h, c)
+	switch res {
+	case Exhausted:
+		return zero, ErrExhausted
+	case NoTable:
+		return zero, ErrNoTable
+	}
+	if !o.running.Load() {
+		o.table.Release(h, tok)
+		return zero, ErrNoOwner
+	}
+	req := &Request[Req, Resp]{Body: body, reply: make(chan reply[Resp], 1)}
+	if d, ok := ctx.Deadline(); ok {
+		req.HasDeadline, req.DeadlineMs = true, o.table.clock()+time.Until(d).Milliseconds()
+	}
+	switch o.table.Enqueue(h, tok, req) {
+	case Lost:
+		return zero, ErrLost
+	case NoTable:
+		return zero, ErrNoTable
+	}
+	select {
+	case r := <-req.reply:
+		return r.resp, r.err
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	case <-o.done:
+		select {
+		case r := <-req.reply: // replied just before stopping
+			return r.resp, r.err
+		default:
+			return zero, ErrOwnerGone
+		}
+	}
+}

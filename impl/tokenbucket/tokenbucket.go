@@ -1,0 +1,269 @@
+// Package tokenbucket is a keyed, lock-free token bucket with an injectable
+// millisecond clock (spec/tokenbucket.md).
+//
+// A bucket holds at most Capacity tokens and regains RefillPerSecond tokens
+// per second; a take of cost tokens succeeds when the bucket covers the cost
+// and then removes it. A caller may therefore burst up to Capacity and then
+// proceed at the refill rate. The limits are passed on every call, so one
+// Table holds buckets of many different limits, one per key.
+//
+// Every take is committed by a compare-and-swap on the key's bucket word and
+// retried, without bound, when another take committed first: losing a race
+// never turns into a refusal, and some take always completes (lock-free).
+// The stored timestamp never moves backwards, so a caller whose clock reading
+// is older than a take that committed first cannot be credited the same
+// interval twice (T4, T5).
+package tokenbucket
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/fault"
+)
+
+// state is one bucket's value, immutable once published in a cell.
+type state struct {
+	tokens float64 // tokens left after the last committed take
+	lastMs int64   // the newest clock reading of any committed take (T4)
+}
+
+// Table is a set of token buckets keyed by K. The zero value is not usable;
+// create one with New. A Table is safe for concurrent use by many
+// goroutines; every method is lock-free.
+type Table[K comparable] struct {
+	buckets atomic.Pointer[trie[K]] // replaced whole by ResetAll
+	clock   func() int64
+	faults  fault.Set
+	stats
+}
+
+// Option configures a Table.
+type Option func(*config)
+
+type config struct {
+	clock  func() int64
+	faults fault.Set
+}
+
+// WithClock makes the table read time from clock, which returns milliseconds
+// and should never decrease (the table tolerates one that does: T4). The
+// default is a monotonic clock counting milliseconds since the package was
+// loaded.
+func WithClock(clock func() int64) Option {
+	return func(c *config) { c.clock = clock }
+}
+
+// WithFaults builds a deliberately broken table for tollgate's own mutation
+// checks. fault.Set lives in an internal package, so code outside this module
+// can only pass the empty set, which changes nothing.
+func WithFaults(s fault.Set) Option {
+	return func(c *config) { c.faults = s }
+}
+
+var start = time.Now()
+
+// MonotonicMs is the default clock: milliseconds on the monotonic clock
+// since the package was loaded.
+func MonotonicMs() int64 { return int64(time.Since(start) / time.Millisecond) }
+
+// New returns an empty table.
+func New[K comparable](opts ...Option) *Table[K] {
+	cfg := config{clock: MonotonicMs}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	t := &Table[K]{clock: cfg.clock, faults: cfg.faults}
+	t.buckets.Store(newTrie[K]())
+	return t
+}
+
+// Take is shorthand for TakeAt with the table's clock, except that the clock
+// is read again before every commit attempt, so a lost race never commits
+// a stale reading.
+func (t *Table[K]) Take(key K, lim Limits, cost float64) (remaining float64, ok bool, err error) {
+	if err := check(lim, cost, true); err != nil {
+		return 0, false, err
+	}
+	remaining, ok = t.take(key, lim, cost, t.clock(), true)
+	return remaining, ok, nil
+}
+
+// TakeAt takes cost tokens from key's bucket at nowMs (T1, T2). It first
+// refills the bucket for the milliseconds elapsed since its timestamp (none
+// when nowMs is older), then, if the bucket covers cost, removes it and
+// reports the tokens remaining with ok set. A key never seen, or reset,
+// starts full. A refusal (ok false) leaves the bucket unchanged; so does an
+// *ArgError for limits or a cost that break T9.
+//
+// TakeAt linearizes at its successful compare-and-swap, or for a refusal at
+// the load that saw too few tokens.
+func (t *Table[K]) TakeAt(nowMs int64, key K, lim Limits, cost float64) (remaining float64, ok bool, err error) {
+	if err := check(lim, cost, true); err != nil {
+		return 0, false, err
+	}
+	remaining, ok = t.take(key, lim, cost, nowMs, false)
+	return remaining, ok, nil
+}
+
+func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread bool) (float64, bool) {
+	c := t.buckets.Load().insert(key)
+	for attempt := 1; ; attempt++ {
+		old := c.state.Load()
+		have := t.refill(old, lim, nowMs)
+		if have < cost {
+			return 0, false // T2: a refusal writes nothing
+		}
+		next := &state{tokens: have - cost, lastMs: nowMs}
+		if old != nil && old.lastMs > nowMs && !t.faults.Has(fault.TBTimestampRegress) {
+			next.lastMs = old.lastMs // T4: never move the timestamp back
+		}
+		if t.faults.Has(fault.TBPlainStore) {
+			c.state.Store(next)
+			return next.tokens, true
+		}
+		// old → next commits this take, but only if no other take (or reset)
+		// committed since the load above; then old is gone and we recompute.
+		// Rows are immutable and never republished, so pointer equality means
+		// "unchanged" (the nil state has no identity, and recomputing from it
+		// gives the same answer).
+		if c.state.CompareAndSwap(old, next) {
+			return next.tokens, true
+		}
+		t.lostRace()
+		if t.faults.Has(fault.TBFailClosed) && attempt >= fault.FailClosedAttempts {
+			return 0, false
+		}
+		if reread {
+			nowMs = t.clock()
+		}
+	}
+}
+
+// refill is the T3 formula: min(tokens + (float64(elapsed)/1000) * rate,
+// capacity), rounded at every step in that order. An absent bucket is full.
+func (t *Table[K]) refill(s *state, lim Limits, nowMs int64) float64 {
+	if s == nil {
+		return lim.Capacity
+	}
+	// The conversion rounds the product: no fused multiply-add on any GOARCH.
+	accrued := float64(float64(elapsed(s.lastMs, nowMs)) / 1000 * lim.RefillPerSecond)
+	if t.faults.Has(fault.TBNoClamp) {
+		return s.tokens + accrued
+	}
+	return min(s.tokens+accrued, lim.Capacity)
+}
+
+// Peek is shorthand for PeekAt with the table's clock.
+func (t *Table[K]) Peek(key K, lim Limits) (float64, error) {
+	return t.PeekAt(t.clock(), key, lim)
+}
+
+// PeekAt reports the tokens key's bucket holds at nowMs, refilled for the
+// time elapsed but not consumed (T6). It never creates a bucket and never
+// changes one; an unseen key holds Capacity.
+func (t *Table[K]) PeekAt(nowMs int64, key K, lim Limits) (float64, error) {
+	if err := check(lim, 0, false); err != nil {
+		return 0, err
+	}
+	return t.refill(t.load(key), lim, nowMs), nil
+}
+
+func (t *Table[K]) load(key K) *state {
+	if c := t.buckets.Load().find(key); c != nil {
+		return c.state.Load()
+	}
+	return nil
+}
+
+// Never is what RetryAfter reports when no clock value up to math.MaxInt64
+// would refill the bucket enough (a refill rate so small that the wait
+// overflows the clock).
+const Never = math.MaxInt64
+
+// RetryAfter is shorthand for RetryAfterAt with the table's clock.
+func (t *Table[K]) RetryAfter(key K, lim Limits, cost float64) (int64, error) {
+	return t.RetryAfterAt(t.clock(), key, lim, cost)
+}
+
+// RetryAfterAt reports how many milliseconds after nowMs a take of cost
+// would succeed if nobody else took from the bucket: 0 when the bucket covers
+// cost now, otherwise the smallest whole w such that TakeAt(nowMs+w, …)
+// succeeds (T7). It changes nothing.
+//
+// The closed form ceil(deficit / rate * 1000) can be one millisecond short
+// after rounding, so the estimate is checked, and corrected, against the
+// refill formula itself.
+func (t *Table[K]) RetryAfterAt(nowMs int64, key K, lim Limits, cost float64) (int64, error) {
+	if err := check(lim, cost, true); err != nil {
+		return 0, err
+	}
+	s := t.load(key)
+	have := t.refill(s, lim, nowMs)
+	if have >= cost {
+		return 0, nil
+	}
+	est := math.Ceil((cost - have) / lim.RefillPerSecond * 1000)
+	if t.faults.Has(fault.TBSeedCeil) {
+		return int64(est), nil
+	}
+	limit := int64(math.MaxInt64) // the largest w with nowMs+w representable
+	if nowMs > 0 {
+		limit -= nowMs
+	}
+	covers := func(w int64) bool { return t.refill(s, lim, nowMs+w) >= cost }
+	// Accrual starts at max(nowMs, last): a clock behind the stored
+	// timestamp first waits out the gap. s is not nil here: an absent bucket
+	// is full and covers any valid cost.
+	w := limit
+	if gap := elapsed(nowMs, s.lastMs); est < float64(limit) && gap < uint64(limit)-uint64(est) {
+		w = int64(uint64(est) + gap)
+	}
+	// The estimate is exact or one off in rounding; covers(0) is false, so
+	// the answer is the c with covers(c) && !covers(c-1). Anything further
+	// off (a rate so small or large that est lost all precision) falls back
+	// to bisection over the whole range.
+	for _, c := range [...]int64{w, w + 1, w - 1} {
+		if c >= 1 && c <= limit && covers(c) && !covers(c-1) {
+			return c, nil
+		}
+	}
+	if !covers(limit) {
+		return Never, nil
+	}
+	lo, hi := int64(0), limit // !covers(lo) && covers(hi)
+	for hi-lo > 1 {
+		if mid := lo + (hi-lo)/2; covers(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
+}
+
+// elapsed is max(now - last, 0) as an exact count of milliseconds: the
+// difference of any two int64 values fits in a uint64.
+func elapsed(last, now int64) uint64 {
+	if now <= last {
+		return 0
+	}
+	return uint64(now) - uint64(last)
+}
+
+// Reset forgets key's bucket, so its next take starts from a full one. It
+// linearizes at its store to the bucket word; a take that loaded the word
+// before it fails its compare-and-swap and recomputes from the full bucket.
+func (t *Table[K]) Reset(key K) {
+	if c := t.buckets.Load().find(key); c != nil {
+		c.state.Store(nil)
+	}
+}
+
+// ResetAll forgets every bucket by replacing the table's map with an empty
+// one. Takes that found their cell before the swap may still commit to the
+// old map; they linearize before ResetAll, whose call they overlap.
+func (t *Table[K]) ResetAll() {
+	t.buckets.Store(newTrie[K]())
+}

@@ -1,0 +1,134 @@
+package tokenbucket
+
+import (
+	"hash/maphash"
+	"sync/atomic"
+)
+
+// trie is the lock-free map from keys to cells behind a Table: a hash trie
+// of 16-way nodes whose child words change only by compare-and-swap. Nothing
+// is ever removed from a trie (Reset clears a cell's state instead), so a
+// reader never races with an unlink; ResetAll replaces the whole trie.
+//
+// Each child word of a node holds one of:
+//
+//	nil              no key with this hash prefix yet
+//	*tnode, kids≠nil an inner node: descend with the next 4 hash bits
+//	*tnode, kids=nil a cell: a key, its bucket word, and a chain (next) of
+//	                 cells whose keys have exactly the same 64-bit hash
+//
+// A child word only ever moves nil → cell, or cell → inner node that holds
+// that same cell one level down. A cell's next word only moves nil → cell.
+// So once a lookup has seen a key's cell, that cell stays the key's cell for
+// the life of the trie.
+type trie[K comparable] struct {
+	seed maphash.Seed
+	root *tnode[K] // an inner node
+}
+
+type tnode[K comparable] struct {
+	kids *[16]atomic.Pointer[tnode[K]] // non-nil for an inner node
+
+	// cell fields
+	hash uint64
+	key  K
+	next atomic.Pointer[tnode[K]]
+	// state is the bucket word. It holds nil (absent: never taken, or reset)
+	// or a pointer to an immutable state; every commit replaces it by
+	// compare-and-swap, and only Reset stores to it directly.
+	state atomic.Pointer[state]
+}
+
+func newTrie[K comparable]() *trie[K] {
+	return &trie[K]{seed: maphash.MakeSeed(), root: newInner[K]()}
+}
+
+func newInner[K comparable]() *tnode[K] {
+	return &tnode[K]{kids: new([16]atomic.Pointer[tnode[K]])}
+}
+
+// find returns key's cell, or nil when the key has none.
+func (t *trie[K]) find(key K) *tnode[K] {
+	h := maphash.Comparable(t.seed, key)
+	n := t.root
+	for shift := uint(0); ; shift += 4 {
+		c := n.kids[(h>>shift)&15].Load()
+		if c == nil {
+			return nil
+		}
+		if c.kids != nil {
+			n = c
+			continue
+		}
+		if c.hash != h {
+			return nil
+		}
+		for ; c != nil; c = c.next.Load() {
+			if c.key == key {
+				return c
+			}
+		}
+		return nil
+	}
+}
+
+// insert returns key's cell, adding an empty one if the key has none.
+func (t *trie[K]) insert(key K) *tnode[K] {
+	h := maphash.Comparable(t.seed, key)
+	var fresh *tnode[K]
+	n, shift := t.root, uint(0)
+	for {
+		word := &n.kids[(h>>shift)&15]
+		c := word.Load()
+		switch {
+		case c == nil:
+			if fresh == nil {
+				fresh = &tnode[K]{hash: h, key: key}
+			}
+			// nil → cell: publishes the key's cell; fails if another key (or
+			// this one) claimed the word first, and then we look again.
+			if word.CompareAndSwap(nil, fresh) {
+				return fresh
+			}
+		case c.kids != nil:
+			n, shift = c, shift+4
+		case c.hash == h:
+			if found := c.appendKey(key, &fresh); found != nil {
+				return found
+			}
+		default:
+			// Two hashes share this prefix: push the cell one level down.
+			inner := newInner[K]()
+			inner.kids[(c.hash>>(shift+4))&15].Store(c)
+			// cell → inner node holding that cell: keeps every key reachable.
+			if word.CompareAndSwap(c, inner) {
+				n, shift = inner, shift+4
+			}
+		}
+	}
+}
+
+// appendKey walks the equal-hash chain that starts at c and returns key's
+// cell, appending one (*fresh, made on first need) at the tail if the chain
+// lacks it. It returns nil only if it lost a race at the tail; the caller
+// retries.
+func (c *tnode[K]) appendKey(key K, fresh **tnode[K]) *tnode[K] {
+	for {
+		if c.key == key {
+			return c
+		}
+		next := c.next.Load()
+		if next != nil {
+			c = next
+			continue
+		}
+		if *fresh == nil {
+			*fresh = &tnode[K]{hash: c.hash, key: key}
+		}
+		// nil → cell at the chain's tail.
+		if c.next.CompareAndSwap(nil, *fresh) {
+			return *fresh
+		}
+		return nil
+	}
+}

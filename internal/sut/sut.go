@@ -1,0 +1,151 @@
+// Package sut ("system under test") drives the implementations in impl/ with
+// the model's inputs and reports their answers as the model's outputs. It is
+// the one place that translates between the two vocabularies, so every
+// checker (the rapid machines, the fuzz targets, the linearizability
+// recorder, the conformance driver) compares model.Step with Apply and
+// restates nothing.
+//
+// Both adapters are safe for concurrent use when the table under them is.
+package sut
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/tollgate/tollgate/impl/credits"
+	"github.com/tollgate/tollgate/impl/tokenbucket"
+	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/model"
+)
+
+// TokenBucket applies model token-bucket inputs to an implementation table.
+type TokenBucket[K comparable] struct {
+	Table *tokenbucket.Table[K]
+}
+
+// NewTokenBucket returns an adapter over a new table carrying faults (the
+// empty set for the real implementation). Only the …At operations are used,
+// so the table's own clock never matters.
+func NewTokenBucket[K comparable](faults fault.Set) *TokenBucket[K] {
+	return &TokenBucket[K]{Table: tokenbucket.New[K](tokenbucket.WithFaults(faults))}
+}
+
+// Apply performs in on the table and returns its answer in model form.
+func (s *TokenBucket[K]) Apply(in model.TBInput[K]) model.TBOutput {
+	lim := tokenbucket.Limits{Capacity: in.Limits.Capacity, RefillPerSecond: in.Limits.RefillPerSecond}
+	var out model.TBOutput
+	var err error
+	switch in.Kind {
+	case model.TBTake:
+		out.Remaining, out.OK, err = s.Table.TakeAt(in.NowMs, in.Key, lim, in.Cost)
+	case model.TBPeek:
+		out.Tokens, err = s.Table.PeekAt(in.NowMs, in.Key, lim)
+		out.OK = true
+	case model.TBRetryAfter:
+		out.RetryAfterMs, err = s.Table.RetryAfterAt(in.NowMs, in.Key, lim, in.Cost)
+		out.OK = true
+	case model.TBReset:
+		s.Table.Reset(in.Key)
+		out.OK = true
+	case model.TBResetAll:
+		s.Table.ResetAll()
+		out.OK = true
+	default:
+		panic(fmt.Sprintf("sut: unknown token-bucket operation %d", in.Kind))
+	}
+	if err != nil {
+		arg, ok := err.(*tokenbucket.ArgError)
+		if !ok {
+			panic(fmt.Sprintf("sut: token bucket returned a %T, not an *ArgError: %v", err, err))
+		}
+		return model.TBOutput{Invalid: arg.Field}
+	}
+	return out
+}
+
+// Credits applies model credit-table inputs to an implementation table.
+// Model holder IDs map to implementation holders created on first use.
+type Credits[P comparable] struct {
+	Table   *credits.Table[P]
+	holders sync.Map // model.HolderID → *credits.Holder
+}
+
+// NewCredits returns an adapter over a new table carrying faults. Enqueue
+// marks come from the inputs' NowMs, so the table's own clock never matters.
+func NewCredits[P comparable](faults fault.Set) *Credits[P] {
+	return &Credits[P]{Table: credits.New[P](credits.WithFaults(faults))}
+}
+
+// Holder returns the implementation holder standing for id.
+func (s *Credits[P]) Holder(id model.HolderID) *credits.Holder {
+	if id == 0 {
+		panic("sut: holder 0 is not a holder (defect)")
+	}
+	if h, ok := s.holders.Load(id); ok {
+		return h.(*credits.Holder)
+	}
+	h, _ := s.holders.LoadOrStore(id, credits.NewHolder())
+	return h.(*credits.Holder)
+}
+
+// Apply performs in on the table and returns its answer in model form.
+func (s *Credits[P]) Apply(in model.CrInput[P]) model.CrOutput[P] {
+	var out model.CrOutput[P]
+	tok := credits.Token{Slot: in.Token.Slot, Epoch: in.Token.Epoch}
+	switch in.Kind {
+	case model.CrReserve:
+		t, r := s.Table.Reserve(s.Holder(in.Holder), credits.Class(in.Class))
+		out.Token, out.Result = model.Token{Slot: t.Slot, Epoch: t.Epoch}, result(r)
+	case model.CrEnqueue:
+		out.Result = result(s.Table.EnqueueAt(in.NowMs, s.Holder(in.Holder), tok, in.Payload))
+	case model.CrTake:
+		out.Payload, out.OK = s.Table.Take(tok)
+	case model.CrFinish:
+		out.OK = s.Table.Finish(tok)
+	case model.CrRelease:
+		out.OK = s.Table.Release(s.Holder(in.Holder), tok)
+	case model.CrSweep:
+		out.Count, out.OK = s.Table.Sweep(), true
+	case model.CrEnqueued:
+		for _, e := range s.Table.Enqueued() {
+			out.Entries = append(out.Entries, model.Entry[P]{Slot: e.Token.Slot, Epoch: e.Token.Epoch, MarkedMs: e.MarkedMs, Payload: e.Payload})
+		}
+		out.OK = true
+	case model.CrSnapshot:
+		out.Snap, out.OK = Snapshot(s.Table.Snapshot()), true
+	case model.CrBounds:
+		b := credits.TableBounds()
+		out.Bounds, out.OK = model.Bounds{General: b.General, Internal: b.Internal, Total: b.Total}, true
+	case model.CrExit:
+		s.Holder(in.Holder).Exit()
+		out.OK = true
+	case model.CrClose:
+		s.Table.Close()
+		out.OK = true
+	default:
+		panic(fmt.Sprintf("sut: unknown credit-table operation %d", in.Kind))
+	}
+	return out
+}
+
+// Snapshot converts an implementation snapshot to the model's.
+func Snapshot(s credits.Snapshot) model.Snapshot {
+	c := func(c credits.Counts) model.Counts {
+		return model.Counts{Free: c.Free, Reserved: c.Reserved, Enqueued: c.Enqueued, Processing: c.Processing}
+	}
+	return model.Snapshot{General: c(s.General), Internal: c(s.Internal)}
+}
+
+func result(r credits.Result) model.Result {
+	switch r {
+	case credits.OK:
+		return model.OK
+	case credits.Exhausted:
+		return model.Exhausted
+	case credits.Lost:
+		return model.Lost
+	case credits.NoTable:
+		return model.NoTable
+	}
+	panic(fmt.Sprintf("sut: unknown credits result %d", r))
+}

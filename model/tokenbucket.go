@@ -1,0 +1,270 @@
+package model
+
+import (
+	"fmt"
+	"math"
+)
+
+// Limits are the per-call limits of a token bucket (spec/tokenbucket.md §2).
+// Capacity is the burst size in tokens; RefillPerSecond is the number of
+// tokens regained per second of clock time. Both must be finite and > 0.
+type Limits struct {
+	Capacity        float64
+	RefillPerSecond float64
+}
+
+// Bucket is the state of one key (spec/tokenbucket.md §1). The zero value is
+// an absent bucket: one that was never taken from, or was reset. An absent
+// bucket behaves as a full one whose clock is the caller's.
+type Bucket struct {
+	Present bool
+	Tokens  float64 // tokens left after the last committed take
+	LastMs  int64   // newest clock reading any committed take carried (T4)
+}
+
+// Field names used in ArgError, as the protocol spells them.
+const (
+	FieldCapacity        = "capacity"
+	FieldRefillPerSecond = "refill_per_second"
+	FieldCost            = "cost"
+)
+
+// Rules used in ArgError (T9).
+const (
+	RulePositiveFinite = "must be finite and > 0"
+	RuleCostCapacity   = "must not exceed capacity (it could never be taken)"
+)
+
+// ArgError reports an argument that breaks a rule of T9. Field is one of the
+// Field… constants and Rule one of the Rule… constants.
+type ArgError struct {
+	Field string
+	Value float64
+	Rule  string
+}
+
+func (e *ArgError) Error() string {
+	return fmt.Sprintf("model: %s %v %s", e.Field, e.Value, e.Rule)
+}
+
+// CheckLimits validates the limits and, when withCost is true, the cost, in
+// the order capacity, refill_per_second, cost (T9). It returns the first
+// violation, or nil.
+func CheckLimits(lim Limits, cost float64, withCost bool) *ArgError {
+	if !positiveFinite(lim.Capacity) {
+		return &ArgError{FieldCapacity, lim.Capacity, RulePositiveFinite}
+	}
+	if !positiveFinite(lim.RefillPerSecond) {
+		return &ArgError{FieldRefillPerSecond, lim.RefillPerSecond, RulePositiveFinite}
+	}
+	if !withCost {
+		return nil
+	}
+	if !positiveFinite(cost) {
+		return &ArgError{FieldCost, cost, RulePositiveFinite}
+	}
+	if cost > lim.Capacity {
+		return &ArgError{FieldCost, cost, RuleCostCapacity}
+	}
+	return nil
+}
+
+func positiveFinite(x float64) bool { return x > 0 && x <= math.MaxFloat64 }
+
+// ElapsedMs is max(now - last, 0) computed exactly over the whole int64 range
+// (T3): the difference of two int64 values always fits in a uint64.
+func ElapsedMs(lastMs, nowMs int64) uint64 {
+	if nowMs <= lastMs {
+		return 0
+	}
+	return uint64(nowMs) - uint64(lastMs)
+}
+
+// Refill is the number of tokens the bucket holds at nowMs before any take
+// (T3): min(tokens + (float64(elapsed) / 1000) * refill_per_second, capacity),
+// every step rounded to binary64 in that order. An absent bucket holds
+// capacity.
+func Refill(b Bucket, lim Limits, nowMs int64) float64 {
+	if !b.Present {
+		return lim.Capacity
+	}
+	// The explicit conversion rounds the product, so no architecture may
+	// fuse it with the addition below (Go spec, "Arithmetic operators").
+	accrued := float64(float64(ElapsedMs(b.LastMs, nowMs)) / 1000 * lim.RefillPerSecond)
+	return min(b.Tokens+accrued, lim.Capacity)
+}
+
+// Take removes cost tokens at nowMs if the refilled bucket covers them
+// (T1, T2, T4). On success the new bucket holds refilled-cost tokens and its
+// timestamp becomes max(last, now); on refusal the bucket is returned
+// unchanged. Limits must be valid (CheckLimits); Take does not check them.
+func Take(b Bucket, lim Limits, cost float64, nowMs int64) (next Bucket, ok bool, remaining float64) {
+	have := Refill(b, lim, nowMs)
+	if have < cost {
+		return b, false, 0
+	}
+	last := nowMs
+	if b.Present && b.LastMs > nowMs {
+		last = b.LastMs // T4: the stored timestamp never moves backwards
+	}
+	next = Bucket{Present: true, Tokens: have - cost, LastMs: last}
+	return next, true, next.Tokens
+}
+
+// Never is the RetryAfter answer when no clock value up to math.MaxInt64
+// refills the bucket enough (T7).
+const Never = math.MaxInt64
+
+// RetryAfter is the smallest whole number of milliseconds w ≥ 0 such that a
+// take of cost at nowMs + w succeeds when nobody else takes (T7). It is 0
+// exactly when a take at nowMs would succeed, and Never when no w with
+// nowMs + w ≤ math.MaxInt64 works.
+//
+// The model finds w by bisection over the refill formula itself, which is
+// monotone in the clock; it never uses the closed-form estimate, so it is the
+// definition and not an approximation of it.
+func RetryAfter(b Bucket, lim Limits, cost float64, nowMs int64) int64 {
+	covers := func(w int64) bool { return Refill(b, lim, nowMs+w) >= cost }
+	if covers(0) {
+		return 0
+	}
+	hi := int64(math.MaxInt64) // largest w with nowMs + w representable
+	if nowMs > 0 {
+		hi -= nowMs
+	}
+	if !covers(hi) {
+		return Never
+	}
+	lo := int64(0) // invariant: !covers(lo) && covers(hi)
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if covers(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// TBKind names a token-bucket operation.
+type TBKind uint8
+
+// The token-bucket operations.
+const (
+	TBTake TBKind = iota + 1
+	TBPeek
+	TBRetryAfter
+	TBReset
+	TBResetAll
+)
+
+var tbKindNames = [...]string{TBTake: "take", TBPeek: "peek", TBRetryAfter: "retry_after", TBReset: "reset", TBResetAll: "reset_all"}
+
+func (k TBKind) String() string {
+	if int(k) < len(tbKindNames) && tbKindNames[k] != "" {
+		return tbKindNames[k]
+	}
+	return fmt.Sprintf("TBKind(%d)", uint8(k))
+}
+
+// TBInput is one token-bucket operation with all of its arguments. Fields an
+// operation does not use are ignored (Cost by peek; everything but Key by
+// reset; everything by reset_all).
+type TBInput[K comparable] struct {
+	Kind   TBKind
+	Key    K
+	Limits Limits
+	Cost   float64
+	NowMs  int64
+}
+
+// TBOutput is what an operation returns. Invalid is the field named by the
+// ArgError when the arguments were refused (and then nothing else is set);
+// Remaining is set by a successful take, Tokens by peek, RetryAfterMs by
+// retry_after.
+type TBOutput struct {
+	Invalid      string
+	OK           bool
+	Remaining    float64
+	Tokens       float64
+	RetryAfterMs int64
+}
+
+// TBTable is a whole token-bucket table: one Bucket per key. It is a value:
+// Step never changes the receiver. The zero value is an empty table.
+type TBTable[K comparable] struct {
+	buckets map[K]Bucket // never mutated after construction
+}
+
+// Bucket returns the bucket of key (the zero Bucket when absent).
+func (t TBTable[K]) Bucket(key K) Bucket { return t.buckets[key] }
+
+// Len is the number of present buckets.
+func (t TBTable[K]) Len() int { return len(t.buckets) }
+
+// Equal reports whether two tables hold the same buckets, bit for bit.
+func (t TBTable[K]) Equal(u TBTable[K]) bool {
+	if len(t.buckets) != len(u.buckets) {
+		return false
+	}
+	for k, b := range t.buckets {
+		if !BucketEqual(b, u.buckets[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// BucketEqual compares two buckets, tokens bit for bit.
+func BucketEqual(a, b Bucket) bool {
+	return a.Present == b.Present && a.LastMs == b.LastMs &&
+		math.Float64bits(a.Tokens) == math.Float64bits(b.Tokens)
+}
+
+// StepBucket applies one operation to the bucket of its key. Reset and
+// ResetAll leave the absent bucket. It is the function porcupine's
+// per-key partitions step with.
+func StepBucket[K comparable](b Bucket, in TBInput[K]) (Bucket, TBOutput) {
+	switch in.Kind {
+	case TBReset, TBResetAll:
+		return Bucket{}, TBOutput{OK: true}
+	case TBTake, TBPeek, TBRetryAfter:
+	default:
+		panic(fmt.Sprintf("model: unknown token-bucket operation %d", in.Kind))
+	}
+	if err := CheckLimits(in.Limits, in.Cost, in.Kind != TBPeek); err != nil {
+		return b, TBOutput{Invalid: err.Field}
+	}
+	switch in.Kind {
+	case TBTake:
+		next, ok, rem := Take(b, in.Limits, in.Cost, in.NowMs)
+		return next, TBOutput{OK: ok, Remaining: rem}
+	case TBPeek:
+		return b, TBOutput{OK: true, Tokens: Refill(b, in.Limits, in.NowMs)}
+	default:
+		return b, TBOutput{OK: true, RetryAfterMs: RetryAfter(b, in.Limits, in.Cost, in.NowMs)}
+	}
+}
+
+// Step applies one operation to the table and returns the new table.
+func (t TBTable[K]) Step(in TBInput[K]) (TBTable[K], TBOutput) {
+	if in.Kind == TBResetAll {
+		return TBTable[K]{}, TBOutput{OK: true}
+	}
+	old, present := t.buckets[in.Key]
+	b, out := StepBucket(old, in)
+	if BucketEqual(b, old) {
+		return t, out
+	}
+	next := make(map[K]Bucket, len(t.buckets)+1)
+	for k, v := range t.buckets {
+		next[k] = v
+	}
+	if b.Present {
+		next[in.Key] = b
+	} else if present {
+		delete(next, in.Key)
+	}
+	return TBTable[K]{buckets: next}, out
+}
