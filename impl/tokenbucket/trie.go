@@ -48,8 +48,13 @@ func newInner[K comparable]() *tnode[K] {
 }
 
 // find returns key's cell, or nil when the key has none.
-func (t *trie[K]) find(key K) *tnode[K] {
-	h := maphash.Comparable(t.seed, key)
+func (t *trie[K]) find(key K) *tnode[K] { return t.findHash(key, maphash.Comparable(t.seed, key)) }
+
+// insert returns key's cell, adding an empty one if the key has none.
+func (t *trie[K]) insert(key K) *tnode[K] { return t.insertHash(key, maphash.Comparable(t.seed, key)) }
+
+// findHash is find with the key's hash h given (tests force collisions).
+func (t *trie[K]) findHash(key K, h uint64) *tnode[K] {
 	n := t.root
 	for shift := uint(0); ; shift += 4 {
 		c := n.kids[(h>>shift)&15].Load()
@@ -72,9 +77,8 @@ func (t *trie[K]) find(key K) *tnode[K] {
 	}
 }
 
-// insert returns key's cell, adding an empty one if the key has none.
-func (t *trie[K]) insert(key K) *tnode[K] {
-	h := maphash.Comparable(t.seed, key)
+// insertHash is insert with the key's hash h given.
+func (t *trie[K]) insertHash(key K, h uint64) *tnode[K] {
 	var fresh *tnode[K]
 	n, shift := t.root, uint(0)
 	for {
