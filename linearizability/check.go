@@ -1,0 +1,194 @@
+package linearizability
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// Result is the verdict of a check.
+type Result string
+
+// Verdicts. Unknown means the checker ran out of time: it is never a pass.
+const (
+	Ok      Result = "Ok"
+	Illegal Result = "Illegal"
+	Unknown Result = "Unknown"
+)
+
+// Options configure CheckTokenBucket and CheckCredits.
+type Options struct {
+	// Timeout bounds porcupine's search (0: no bound). When it expires the
+	// result is Unknown.
+	Timeout time.Duration
+	// Dir is where an Illegal history's files are written: <Name>.html
+	// (porcupine's visualization) and <Name>.json (the raw history). Empty:
+	// nothing is written.
+	Dir string
+	// Name is the base name of those files; "history" when empty.
+	Name string
+	// AlwaysWrite writes the files whatever the result.
+	AlwaysWrite bool
+}
+
+// Report is what one check found.
+type Report struct {
+	Primitive  string        // "tokenbucket" or "credits"
+	Result     Result        // Ok, Illegal or Unknown
+	Ops        int           // operations in the history
+	Partitions int           // porcupine partitions (keys for the token bucket)
+	CheckTime  time.Duration // time spent checking, excluding writing files
+	// Detail says what failed: "porcupine: no linearization" or the C3
+	// epoch violation found outside porcupine.
+	Detail   string
+	HTMLPath string // the visualization, when written
+	JSONPath string // the raw history, when written
+}
+
+// CheckTokenBucket checks a token-bucket history with TokenBucketModel. An
+// invalid history (Validate) is an error, not a verdict.
+func CheckTokenBucket(h TBHistory, opt Options) (Report, error) {
+	if err := h.Validate(); err != nil {
+		return Report{}, err
+	}
+	m := TokenBucketModel()
+	ops := h.Operations()
+	rep := Report{Primitive: "tokenbucket", Ops: len(h.Ops), Partitions: len(m.Partition(ops))}
+	start := time.Now()
+	res := porcupine.CheckOperationsTimeout(m, ops, opt.Timeout)
+	rep.CheckTime = time.Since(start)
+	rep.Result = Result(res)
+	if res == porcupine.Illegal {
+		rep.Detail = "porcupine: no linearization of the history agrees with model.StepBucket (T11)"
+	}
+	if rep.Result == Illegal || opt.AlwaysWrite {
+		if err := writeFiles(&rep, opt, m, ops, h, marks(h.Marks)); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// CheckCredits checks a credit-table history with CreditsModel and
+// CheckEpochs. An invalid history (Validate) is an error, not a verdict.
+func CheckCredits(h CrHistory, opt Options) (Report, error) {
+	if err := h.Validate(); err != nil {
+		return Report{}, err
+	}
+	m := CreditsModel()
+	ops := h.Operations()
+	rep := Report{Primitive: "credits", Ops: len(h.Ops), Partitions: 1}
+	start := time.Now()
+	var ann []porcupine.Annotation
+	if v := CheckEpochs(h); v != nil {
+		rep.Result = Illegal
+		rep.Detail = v.Error()
+		for _, i := range []int{v.First, v.Second} {
+			op := h.Ops[i]
+			ann = append(ann, porcupine.Annotation{ClientId: op.Client, Start: op.Call, End: op.Return,
+				Description: fmt.Sprintf("epoch %d", v.Epoch), Details: v.Error(), BackgroundColor: "#ffb3b3"})
+		}
+	} else {
+		res := porcupine.CheckOperationsTimeout(m, ops, opt.Timeout)
+		rep.Result = Result(res)
+		if res == porcupine.Illegal {
+			rep.Detail = "porcupine: no linearization of the history agrees with model.Credits (C16)"
+		}
+	}
+	rep.CheckTime = time.Since(start)
+	if rep.Result == Illegal || opt.AlwaysWrite {
+		if err := writeFiles(&rep, opt, m, ops, h, append(marks(h.Marks), ann...)); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+func marks(ms []Mark) []porcupine.Annotation {
+	out := make([]porcupine.Annotation, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, porcupine.Annotation{Tag: m.Tag, Start: m.At, Description: m.Text})
+	}
+	return out
+}
+
+// writeFiles writes the raw history and porcupine's visualization into
+// opt.Dir. The visualization needs a verbose check, which is run again with
+// the same timeout (it is the slow path, taken only for a failure).
+func writeFiles(rep *Report, opt Options, m porcupine.Model, ops []porcupine.Operation, history any, ann []porcupine.Annotation) error {
+	if opt.Dir == "" {
+		return nil
+	}
+	name := opt.Name
+	if name == "" {
+		name = "history"
+	}
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return fmt.Errorf("linearizability: %w", err)
+	}
+	rep.JSONPath = filepath.Join(opt.Dir, name+".json")
+	data, err := json.MarshalIndent(history, "", " ")
+	if err != nil {
+		return fmt.Errorf("linearizability: encoding history: %w", err)
+	}
+	if err := os.WriteFile(rep.JSONPath, data, 0o644); err != nil {
+		return fmt.Errorf("linearizability: %w", err)
+	}
+	_, info := porcupine.CheckOperationsVerbose(m, ops, opt.Timeout)
+	info.AddAnnotations(ann)
+	rep.HTMLPath = filepath.Join(opt.Dir, name+".html")
+	if err := porcupine.VisualizePath(m, info, rep.HTMLPath); err != nil {
+		return fmt.Errorf("linearizability: writing visualization: %w", err)
+	}
+	return nil
+}
+
+// SavedHistory is the JSON file CheckTokenBucket and CheckCredits write,
+// read back for a replay: exactly one of the two histories is set.
+type SavedHistory struct {
+	TokenBucket *TBHistory
+	Credits     *CrHistory
+}
+
+// LoadHistory reads a history file written by a check. The primitive is
+// recognised from the operations' input fields (a token-bucket input has
+// "Key" and "Limits", a credit-table input "Holder" and "Token").
+func LoadHistory(path string) (SavedHistory, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return SavedHistory{}, fmt.Errorf("linearizability: %w", err)
+	}
+	var probe struct {
+		Ops []struct {
+			Input map[string]json.RawMessage `json:"input"`
+		} `json:"ops"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return SavedHistory{}, fmt.Errorf("linearizability: %s: %w", path, err)
+	}
+	if len(probe.Ops) == 0 {
+		return SavedHistory{}, fmt.Errorf("linearizability: %s: ops must hold at least one operation", path)
+	}
+	_, tb := probe.Ops[0].Input["Limits"]
+	_, cr := probe.Ops[0].Input["Holder"]
+	switch {
+	case tb:
+		var h TBHistory
+		if err := json.Unmarshal(data, &h); err != nil {
+			return SavedHistory{}, fmt.Errorf("linearizability: %s: %w", path, err)
+		}
+		return SavedHistory{TokenBucket: &h}, nil
+	case cr:
+		var h CrHistory
+		if err := json.Unmarshal(data, &h); err != nil {
+			return SavedHistory{}, fmt.Errorf("linearizability: %s: %w", path, err)
+		}
+		return SavedHistory{Credits: &h}, nil
+	}
+	return SavedHistory{}, errors.New("linearizability: " + path + ": ops[0].input is neither a token-bucket input (Limits) nor a credit-table input (Holder)")
+}

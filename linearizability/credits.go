@@ -1,0 +1,378 @@
+package linearizability
+
+import (
+	"fmt"
+	"hash/maphash"
+	"math"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/tollgate/tollgate/model"
+)
+
+// Payload is the payload type of recorded credit-table histories.
+type Payload = string
+
+// CrOp is one recorded credit-table operation (spec/credits.md §3, C16).
+//
+// Kinds that may appear: reserve, enqueue, take, finish, release, sweep,
+// bounds, and the world events exit (a holder dies) and close (the owner
+// dies). enqueued and snapshot are not atomic scans (spec/credits.md §5) and
+// are refused by Validate: a recorder may call them but does not record them.
+//
+// Call, Return and Unknown are as for TBOp. An unknown reserve is refused by
+// Validate: its token would be unknown, and every later step of the model
+// depends on it. Unknown enqueue, take, finish, release, exit and close are
+// accepted with either outcome; an unknown sweep may free any number of
+// rows.
+type CrOp struct {
+	Client  int                     `json:"client"`
+	Input   model.CrInput[Payload]  `json:"input"`
+	Output  model.CrOutput[Payload] `json:"output"`
+	Unknown bool                    `json:"unknown,omitempty"`
+	Call    int64                   `json:"call"`
+	Return  int64                   `json:"return"`
+}
+
+// CrHistory is a recorded credit-table history with what is needed to replay
+// its check.
+type CrHistory struct {
+	Workload string `json:"workload,omitempty"`
+	Mutant   string `json:"mutant,omitempty"`
+	Seed     uint64 `json:"seed"`
+	Ops      []CrOp `json:"ops"`
+	Marks    []Mark `json:"marks,omitempty"`
+}
+
+// crStepKind is how one porcupine operation steps the credits model.
+type crStepKind uint8
+
+const (
+	crWhole    crStepKind = iota // the recorded operation, one step
+	crSweepRow                   // one row freed by a sweep (model.Credits.SweepSlot)
+	crSweepNil                   // a sweep that freed nothing: no step of the state
+)
+
+// CrInput is the Input of a porcupine credit-table operation as built by
+// CrHistory.Operations. A sweep that freed k rows becomes k operations with
+// Step crSweepRow (Part 1..k of Of k), each over the sweep's interval.
+type CrInput struct {
+	Op       model.CrInput[Payload]
+	step     crStepKind
+	Part, Of int
+	Optional bool // an unknown sweep's row: may also have freed nothing
+}
+
+// CrOutcome is the Output of a porcupine credit-table operation.
+type CrOutcome struct {
+	Output  model.CrOutput[Payload]
+	Unknown bool
+}
+
+// CrMeta is the Metadata of a porcupine credit-table operation: the index of
+// the operation in CrHistory.Ops.
+type CrMeta struct{ Index int }
+
+// Validate reports the first operation that cannot be checked: a kind the
+// checker does not model, a defect the model would panic on (C12: holder 0,
+// slot outside 1..32, epoch 0, a non-class), an unknown reserve, or an
+// interval that does not run forwards.
+func (h CrHistory) Validate() error {
+	for i, op := range h.Ops {
+		in := op.Input
+		bad := func(field, rule string, v any) error {
+			return fmt.Errorf("linearizability: credits op %d (%s): %s %v %s", i, in.Kind, field, v, rule)
+		}
+		if op.Client < 0 {
+			return bad("client", "must be >= 0", op.Client)
+		}
+		if !op.Unknown && op.Return < op.Call {
+			return bad("return", fmt.Sprintf("must not be before call %d", op.Call), op.Return)
+		}
+		needHolder, needToken := false, false
+		switch in.Kind {
+		case model.CrReserve:
+			if op.Unknown {
+				return bad("unknown", "is not allowed for reserve (its token, which later steps depend on, would be unknown)", true)
+			}
+			if in.Class != model.General && in.Class != model.Internal {
+				return bad("input.class", "must be general (1) or internal (2)", in.Class)
+			}
+			needHolder = true
+		case model.CrEnqueue, model.CrRelease:
+			needHolder, needToken = true, true
+		case model.CrTake, model.CrFinish:
+			needToken = true
+		case model.CrExit:
+			needHolder = true
+		case model.CrSweep, model.CrBounds, model.CrClose:
+		case model.CrEnqueued, model.CrSnapshot:
+			return bad("input.kind", "is not an atomic operation (spec/credits.md §5) and cannot be checked; leave it out of the history", in.Kind)
+		default:
+			return bad("input.kind", "is not an operation", in.Kind)
+		}
+		if needHolder && in.Holder == 0 {
+			return bad("input.holder", "must not be 0 (C12)", in.Holder)
+		}
+		if needToken && (in.Token.Slot < 1 || in.Token.Slot > model.Slots) {
+			return bad("input.token.slot", "must be in 1..32 (C12)", in.Token.Slot)
+		}
+		if needToken && in.Token.Epoch == 0 {
+			return bad("input.token.epoch", "must not be 0 (C12)", in.Token.Epoch)
+		}
+		if in.Kind == model.CrSweep && !op.Unknown && (op.Output.Count < 0 || op.Output.Count > model.Slots) {
+			return bad("output.count", "must be in 0..32", op.Output.Count)
+		}
+	}
+	return nil
+}
+
+// Operations converts the history to porcupine operations for CreditsModel.
+// A sweep that freed k rows becomes k operations over the same interval, one
+// per row (spec/credits.md §5: a sweep is not one atomic step); a sweep that
+// freed none becomes one operation that changes nothing, kept for the
+// visualization; an unknown sweep becomes 32 operations that may each free a
+// row or not. An unknown operation gets Return = math.MaxInt64.
+func (h CrHistory) Operations() []porcupine.Operation {
+	ops := make([]porcupine.Operation, 0, len(h.Ops))
+	for i, op := range h.Ops {
+		ret := op.Return
+		if op.Unknown {
+			ret = math.MaxInt64
+		}
+		add := func(in CrInput) {
+			ops = append(ops, porcupine.Operation{
+				ClientId: op.Client, Input: in, Call: op.Call, Return: ret,
+				Output:   CrOutcome{Output: op.Output, Unknown: op.Unknown},
+				Metadata: CrMeta{Index: i},
+			})
+		}
+		switch {
+		case op.Input.Kind != model.CrSweep:
+			add(CrInput{Op: op.Input, step: crWhole})
+		case op.Unknown:
+			for k := 1; k <= model.Slots; k++ {
+				add(CrInput{Op: op.Input, step: crSweepRow, Part: k, Of: model.Slots, Optional: true})
+			}
+		case op.Output.Count == 0:
+			add(CrInput{Op: op.Input, step: crSweepNil})
+		default:
+			for k := 1; k <= op.Output.Count; k++ {
+				add(CrInput{Op: op.Input, step: crSweepRow, Part: k, Of: op.Output.Count})
+			}
+		}
+	}
+	return ops
+}
+
+// creditsStep returns every state the model can be in after the operation,
+// or none when the recorded output is impossible from state.
+//
+//   - reserve ok{slot, epoch}: model.ClassOf(slot) must be the class asked
+//     for, and model.Credits.ReserveSlot must accept the claim (C1, C2: any
+//     free slot of the class under concurrency, an epoch no live row carries).
+//   - reserve exhausted / no_table: model.Credits.Step must answer the same.
+//   - sweep row: one model.Credits.SweepSlot step, on any row it applies to
+//     (this is the only nondeterministic step).
+//   - everything else: model.Credits.Step, outputs compared with
+//     model.CrOutput.Equal; an unknown operation takes the model's step with
+//     whatever output it gives.
+func creditsStep(state, input, output any) []any {
+	s := state.(model.Credits[Payload])
+	in := input.(CrInput)
+	o := output.(CrOutcome)
+	switch in.step {
+	case crSweepNil:
+		return []any{s}
+	case crSweepRow:
+		var next []any
+		if in.Optional {
+			next = append(next, s)
+		}
+		for n := 1; n <= model.Slots; n++ {
+			if s2, ok := s.SweepSlot(n); ok {
+				next = append(next, s2)
+			}
+		}
+		return next
+	}
+	if in.Op.Kind == model.CrReserve && o.Output.Result == model.OK {
+		tok := o.Output.Token
+		if tok.Slot < 1 || tok.Slot > model.Slots || tok.Epoch == 0 || model.ClassOf(tok.Slot) != in.Op.Class {
+			return nil
+		}
+		s2, ok := s.ReserveSlot(in.Op.Holder, tok)
+		if !ok {
+			return nil
+		}
+		return []any{s2}
+	}
+	s2, out := s.Step(in.Op)
+	if o.Unknown || out.Equal(o.Output) {
+		return []any{s2}
+	}
+	return nil
+}
+
+// CreditsModel is the porcupine model of the credit table (C16).
+//
+// A credit-table history is one partition: an exhausted answer couples every
+// slot of its class (and a sweep every slot), so no split by slot is sound.
+// Histories must therefore stay small; see the package documentation for the
+// sizes that check in reasonable time.
+//
+// The state is a model.Credits value and every step calls the model
+// (creditsStep). Steps are pure and deterministic; the one nondeterministic
+// choice, which row a sweep step freed, is returned as a set of states in
+// slot order (porcupine's NondeterministicModel).
+//
+// The model cannot see one part of C3 that is global to a history: that no
+// epoch is ever issued twice, even after its row is freed. CheckCredits checks
+// it over the whole history (CheckEpochs), outside porcupine.
+func CreditsModel() porcupine.Model {
+	seed := maphash.MakeSeed()
+	nm := porcupine.NondeterministicModel{
+		Init:  func() []any { return []any{model.Credits[Payload]{}} },
+		Step:  creditsStep,
+		Equal: func(a, b any) bool { return a.(model.Credits[Payload]).Equal(b.(model.Credits[Payload])) },
+		Hash: func(state any) uint64 {
+			s := state.(model.Credits[Payload])
+			var h maphash.Hash
+			h.SetSeed(seed)
+			fmt.Fprint(&h, s.Closed(), s.LastEpoch())
+			for n := 1; n <= model.Slots; n++ {
+				r := s.Row(n)
+				fmt.Fprint(&h, r.State, r.Holder, r.Epoch, r.MarkedMs, r.Payload)
+			}
+			return h.Sum64()
+		},
+		DescribeOperation: func(input, output any) string {
+			return DescribeCrOp(input.(CrInput), output.(CrOutcome))
+		},
+		DescribeState: func(state any) string { return DescribeCredits(state.(model.Credits[Payload])) },
+		DescribeOperationMetadata: func(info any) string {
+			if m, ok := info.(CrMeta); ok {
+				return fmt.Sprintf("op #%d of the history", m.Index)
+			}
+			return ""
+		},
+	}
+	return nm.ToModel()
+}
+
+// DescribeCrOp renders one operation for the visualization.
+func DescribeCrOp(in CrInput, o CrOutcome) string {
+	op := in.Op
+	var call string
+	switch op.Kind {
+	case model.CrReserve:
+		call = fmt.Sprintf("reserve(h%d, %s)", op.Holder, op.Class)
+	case model.CrEnqueue:
+		call = fmt.Sprintf("enqueue(h%d, %d/e%d, %q) @%dms", op.Holder, op.Token.Slot, op.Token.Epoch, op.Payload, op.NowMs)
+	case model.CrRelease:
+		call = fmt.Sprintf("release(h%d, %d/e%d)", op.Holder, op.Token.Slot, op.Token.Epoch)
+	case model.CrTake, model.CrFinish:
+		call = fmt.Sprintf("%s(%d/e%d)", op.Kind, op.Token.Slot, op.Token.Epoch)
+	case model.CrExit:
+		call = fmt.Sprintf("exit(h%d)", op.Holder)
+	case model.CrSweep:
+		switch in.step {
+		case crSweepRow:
+			call = fmt.Sprintf("sweep row %d of %d", in.Part, in.Of)
+			if in.Optional {
+				call = fmt.Sprintf("sweep (outcome unknown) row %d of up to %d", in.Part, in.Of)
+			}
+		default:
+			call = "sweep()"
+		}
+	default:
+		call = op.Kind.String() + "()"
+	}
+	if o.Unknown {
+		return call + " → ?"
+	}
+	out := o.Output
+	var res string
+	switch op.Kind {
+	case model.CrReserve:
+		res = out.Result.String()
+		if out.Result == model.OK {
+			res = fmt.Sprintf("ok %d/e%d", out.Token.Slot, out.Token.Epoch)
+		}
+	case model.CrEnqueue:
+		res = out.Result.String()
+	case model.CrTake:
+		res = "none"
+		if out.OK {
+			res = fmt.Sprintf("%q", out.Payload)
+		}
+	case model.CrFinish, model.CrRelease:
+		res = fmt.Sprint(out.OK)
+	case model.CrSweep:
+		res = fmt.Sprintf("freed %d", out.Count)
+	default:
+		res = "ok"
+	}
+	return call + " → " + res
+}
+
+// DescribeCredits renders a credits state: the rows in use, the last epoch,
+// and whether the table is closed.
+func DescribeCredits(s model.Credits[Payload]) string {
+	var b []byte
+	for n := 1; n <= model.Slots; n++ {
+		r := s.Row(n)
+		if r.State == model.Free {
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, ' ')
+		}
+		dead := ""
+		if !s.Alive(r.Holder) {
+			dead = "†"
+		}
+		b = fmt.Appendf(b, "%d:%s(h%d%s e%d", n, r.State, r.Holder, dead, r.Epoch)
+		if r.HasPayload {
+			b = fmt.Appendf(b, " %q", r.Payload)
+		}
+		b = append(b, ')')
+	}
+	if len(b) == 0 {
+		b = append(b, "all free"...)
+	}
+	b = fmt.Appendf(b, " | last epoch %d", s.LastEpoch())
+	if s.Closed() {
+		b = append(b, " | closed"...)
+	}
+	return string(b)
+}
+
+// EpochViolation is a breach of the global half of C3 found by CheckEpochs:
+// two successful reserves that carry the same epoch.
+type EpochViolation struct {
+	Epoch         uint64
+	First, Second int // indexes in CrHistory.Ops
+}
+
+func (v EpochViolation) Error() string {
+	return fmt.Sprintf("C3: epoch %d issued twice, by ops #%d and #%d", v.Epoch, v.First, v.Second)
+}
+
+// CheckEpochs checks the global half of C3 over a whole history: every
+// successful reserve carries an epoch never issued before (spec/credits.md
+// §5). porcupine's state keeps only the rows, so it cannot see an epoch
+// reused after its row was freed; this check can.
+func CheckEpochs(h CrHistory) *EpochViolation {
+	seen := map[uint64]int{}
+	for i, op := range h.Ops {
+		if op.Input.Kind != model.CrReserve || op.Unknown || op.Output.Result != model.OK {
+			continue
+		}
+		if j, dup := seen[op.Output.Token.Epoch]; dup {
+			return &EpochViolation{Epoch: op.Output.Token.Epoch, First: j, Second: i}
+		}
+		seen[op.Output.Token.Epoch] = i
+	}
+	return nil
+}
