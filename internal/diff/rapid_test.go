@@ -1,0 +1,44 @@
+package diff
+
+import (
+	"flag"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/tollgate/tollgate/internal/fault"
+)
+
+var faultFlag = flag.String("diff.fault", "", "run the rapid machines against this mutant (replays a kill from the mutants table)")
+
+// faults returns the set named by -diff.fault (empty: the real
+// implementation).
+func faults(t *testing.T) fault.Set {
+	t.Helper()
+	if *faultFlag == "" {
+		return fault.Set{}
+	}
+	f, err := fault.Parse(*faultFlag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("running against mutant %v: this run is expected to fail", f)
+	return fault.Of(f)
+}
+
+// TestRapidCredits is the credit table's state machine (C1–C14) against
+// the model.
+func TestRapidCredits(t *testing.T) {
+	rapid.Check(t, CreditsProp(faults(t), Options{}, nil))
+}
+
+// TestRapidTokenBucket is the token bucket's state machine (T1–T10) against
+// the model.
+func TestRapidTokenBucket(t *testing.T) {
+	rapid.Check(t, TokenBucketProp(faults(t), Options{}, nil))
+}
+
+// TestRapidHostile drives the token bucket with hostile numbers (T3, T9).
+func TestRapidHostile(t *testing.T) {
+	rapid.Check(t, HostileProp(faults(t), Options{}, nil))
+}

@@ -1,0 +1,385 @@
+package diff
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/sut"
+	"github.com/tollgate/tollgate/model"
+)
+
+// BoundTolerance is the relative slack allowed on the T5 bound for
+// floating-point rounding (spec/tokenbucket.md T5).
+const BoundTolerance = 1e-9
+
+// boundTrack follows one key between resets for T5.
+type boundTrack struct {
+	admitted   float64 // total cost of committed takes
+	capMax     float64 // largest capacity a committed take passed
+	rateMax    float64 // largest rate a committed take passed
+	tMin, tMax int64   // clock of the take that created the bucket; newest clock of a committed take
+}
+
+// Limit returns the T5 bound for the stretch tracked so far.
+func (b *boundTrack) Limit() float64 {
+	span := float64(uint64(b.tMax) - uint64(b.tMin)) // tMax ≥ tMin; exact unsigned difference
+	return b.capMax + span/1000*b.rateMax
+}
+
+// TBMachine runs one token-bucket table beside the model
+// (spec/tokenbucket.md). Keys are ints.
+type TBMachine struct {
+	opts  Options
+	model model.TBTable[int]
+	sut   *sut.TokenBucket[int]
+	hist  history
+
+	bound   map[int]*boundTrack  // T5, per key since its last reset
+	limits  map[int]model.Limits // the limits each key was last used with (valid ones)
+	nowMs   int64                // the machine's clock
+	touched []int                // keys with limits, sorted, for Check
+}
+
+// NewTBMachine returns a machine over an empty model table and a fresh
+// implementation table carrying faults.
+func NewTBMachine(faults fault.Set, opts Options) *TBMachine {
+	return &TBMachine{
+		opts:   opts,
+		sut:    sut.NewTokenBucket[int](faults),
+		bound:  map[int]*boundTrack{},
+		limits: map[int]model.Limits{},
+	}
+}
+
+// History returns the operations applied so far.
+func (m *TBMachine) History() []string { return m.hist.ops }
+
+// FormatTB renders a token-bucket input the way failure reports list it.
+// Floats are printed with %v, which round-trips exactly.
+func FormatTB(in model.TBInput[int]) string {
+	switch in.Kind {
+	case model.TBTake, model.TBRetryAfter:
+		return fmt.Sprintf("%v(key %d, cap %v, rate %v, cost %v, now %d)", in.Kind, in.Key, in.Limits.Capacity, in.Limits.RefillPerSecond, in.Cost, in.NowMs)
+	case model.TBPeek:
+		return fmt.Sprintf("peek(key %d, cap %v, rate %v, now %d)", in.Key, in.Limits.Capacity, in.Limits.RefillPerSecond, in.NowMs)
+	case model.TBReset:
+		return fmt.Sprintf("reset(key %d)", in.Key)
+	}
+	return in.Kind.String() + "()"
+}
+
+// floatBits compares floats bit for bit (T3), so -0 ≠ 0 and NaN = NaN.
+var floatBits = cmp.Comparer(func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
+
+func applyTB(s *sut.TokenBucket[int], in model.TBInput[int]) (out model.TBOutput, perr string) {
+	defer func() {
+		if r := recover(); r != nil {
+			perr = fmt.Sprintf("implementation panicked: %v", r)
+		}
+	}()
+	return s.Apply(in), ""
+}
+
+// Step applies in to the implementation and the model, checks the
+// properties on the implementation's answer, then (unless PropertiesOnly)
+// compares the answer with the model's, bit for bit.
+func (m *TBMachine) Step(in model.TBInput[int]) *Failure {
+	m.hist.add(FormatTB(in))
+	before := m.model.Bucket(in.Key)
+	next, want := m.model.Step(in)
+	got, perr := applyTB(m.sut, in)
+	if perr != "" {
+		return m.hist.fail("panic", perr)
+	}
+	if f := m.properties(in, before, got); f != nil {
+		return f
+	}
+	if !m.opts.PropertiesOnly {
+		if d := cmp.Diff(want, got, floatBits); d != "" {
+			return m.hist.fail("agree/"+in.Kind.String(), "answer differs from the model (-model +impl):\n"+d)
+		}
+	}
+	m.model = next
+	return nil
+}
+
+func (m *TBMachine) peek(key int, lim model.Limits, nowMs int64) (float64, *Failure) {
+	out, perr := applyTB(m.sut, model.TBInput[int]{Kind: model.TBPeek, Key: key, Limits: lim, NowMs: nowMs})
+	if perr != "" {
+		return 0, m.hist.fail("panic", "peek: "+perr)
+	}
+	return out.Tokens, nil
+}
+
+// inRange is the range every token count must lie in: finite, 0 ≤ x ≤
+// capacity (T1, T6, T8: a smaller capacity clamps what the call sees).
+func inRange(x, capacity float64) bool { return x >= 0 && x <= capacity && !math.IsInf(x, 0) }
+
+func (m *TBMachine) properties(in model.TBInput[int], before model.Bucket, got model.TBOutput) *Failure {
+	switch in.Kind {
+	case model.TBReset:
+		delete(m.bound, in.Key)
+		return nil
+	case model.TBResetAll:
+		clear(m.bound)
+		return nil
+	}
+	argErr := model.CheckLimits(in.Limits, in.Cost, in.Kind != model.TBPeek)
+	switch {
+	case argErr != nil && got.Invalid != argErr.Field:
+		return m.hist.fail("T9", fmt.Sprintf("arguments break %q (%s), but the implementation answered %+v", argErr.Field, argErr.Rule, got))
+	case argErr == nil && got.Invalid != "":
+		return m.hist.fail("T9", fmt.Sprintf("valid arguments refused: field %q", got.Invalid))
+	case argErr != nil:
+		return nil
+	}
+	if _, ok := m.limits[in.Key]; !ok {
+		m.touched = append(m.touched, in.Key)
+		sort.Ints(m.touched)
+	}
+	m.limits[in.Key] = in.Limits
+	lim := in.Limits
+	switch in.Kind {
+	case model.TBTake:
+		if !got.OK {
+			// T2: no refusal while the model has the tokens.
+			if have := model.Refill(before, lim, in.NowMs); have >= in.Cost {
+				return m.hist.fail("T2", fmt.Sprintf("take of %v refused while the model's bucket holds %v", in.Cost, have))
+			}
+			return nil
+		}
+		if !inRange(got.Remaining, lim.Capacity) {
+			return m.hist.fail("T1", fmt.Sprintf("take left %v tokens, outside [0, capacity %v]", got.Remaining, lim.Capacity))
+		}
+		// Fractional tokens survive: the bucket now holds exactly what the
+		// take reported, bit for bit, at the same clock (T1, T3).
+		p, f := m.peek(in.Key, lim, in.NowMs)
+		if f != nil {
+			return f
+		}
+		if math.Float64bits(p) != math.Float64bits(got.Remaining) {
+			return m.hist.fail("T1", fmt.Sprintf("take reported %v remaining, but a peek at the same clock shows %v", got.Remaining, p))
+		}
+		return m.trackBound(in)
+	case model.TBPeek:
+		if !inRange(got.Tokens, lim.Capacity) {
+			return m.hist.fail("T6", fmt.Sprintf("peek shows %v tokens, outside [0, capacity %v]", got.Tokens, lim.Capacity))
+		}
+	case model.TBRetryAfter:
+		return m.checkRetryAfter(in, got.RetryAfterMs)
+	}
+	return nil
+}
+
+// trackBound updates and checks T5 after a committed take.
+func (m *TBMachine) trackBound(in model.TBInput[int]) *Failure {
+	b := m.bound[in.Key]
+	if b == nil {
+		b = &boundTrack{tMin: in.NowMs, tMax: in.NowMs}
+		m.bound[in.Key] = b
+	}
+	b.admitted += in.Cost
+	b.capMax = max(b.capMax, in.Limits.Capacity)
+	b.rateMax = max(b.rateMax, in.Limits.RefillPerSecond)
+	b.tMax = max(b.tMax, in.NowMs)
+	if limit := b.Limit(); b.admitted > limit*(1+BoundTolerance) {
+		return m.hist.fail("T5", fmt.Sprintf("key %d admitted %v since its bucket was created at %d ms, bound is %v (capacity %v + rate %v × %d ms)",
+			in.Key, b.admitted, b.tMin, limit, b.capMax, b.rateMax, uint64(b.tMax)-uint64(b.tMin)))
+	}
+	return nil
+}
+
+// checkRetryAfter is T7, judged on the implementation itself with read-only
+// peeks: a take at now+w would succeed, and at now+w-1 it would not.
+func (m *TBMachine) checkRetryAfter(in model.TBInput[int], w int64) *Failure {
+	lim, cost, now := in.Limits, in.Cost, in.NowMs
+	room := int64(math.MaxInt64) // the largest w with now+w representable
+	if now > 0 {
+		room -= now
+	}
+	switch {
+	case w < 0:
+		return m.hist.fail("T7", fmt.Sprintf("retry_after answered %d < 0", w))
+	case w == model.Never:
+		// The largest wait is room (w is an int64 and now+w must be too).
+		p, f := m.peek(in.Key, lim, now+room)
+		if f != nil {
+			return f
+		}
+		if p >= cost {
+			return m.hist.fail("T7", fmt.Sprintf("retry_after answered Never, but at %d (now + %d) the bucket holds %v ≥ cost %v", now+room, room, p, cost))
+		}
+		return nil
+	case w > room:
+		return m.hist.fail("T7", fmt.Sprintf("retry_after answered %d, past the end of the clock (at most %d)", w, room))
+	}
+	at, f := m.peek(in.Key, lim, now+w)
+	if f != nil {
+		return f
+	}
+	if at < cost {
+		return m.hist.fail("T7", fmt.Sprintf("retry_after answered %d ms, but a take of %v at %d would fail: the bucket holds %v", w, cost, now+w, at))
+	}
+	if w == 0 {
+		return nil
+	}
+	early, f := m.peek(in.Key, lim, now+w-1)
+	if f != nil {
+		return f
+	}
+	if early >= cost {
+		return m.hist.fail("T7", fmt.Sprintf("retry_after answered %d ms, but a take of %v already succeeds one millisecond earlier (the bucket holds %v)", w, cost, early))
+	}
+	return nil
+}
+
+// Check verifies, for every key used so far with the limits it was last
+// used with, that a peek at the machine's clock is in range and (unless
+// PropertiesOnly) equals the model's refill bit for bit.
+func (m *TBMachine) Check() *Failure {
+	for _, key := range m.touched {
+		lim := m.limits[key]
+		p, f := m.peek(key, lim, m.nowMs)
+		if f != nil {
+			return f
+		}
+		if !inRange(p, lim.Capacity) {
+			return m.hist.fail("T6", fmt.Sprintf("key %d peeks %v tokens at %d, outside [0, capacity %v]", key, p, m.nowMs, lim.Capacity))
+		}
+		if m.opts.PropertiesOnly {
+			continue
+		}
+		if want := model.Refill(m.model.Bucket(key), lim, m.nowMs); math.Float64bits(want) != math.Float64bits(p) {
+			return m.hist.fail("agree/state", fmt.Sprintf("key %d at %d ms: the model's bucket holds %v, the implementation's %v", key, m.nowMs, want, p))
+		}
+	}
+	return nil
+}
+
+// tbKeys is how many keys the machines use.
+const tbKeys = 5
+
+// hour in milliseconds.
+const hour = 3600 * 1000
+
+var (
+	capacities = []float64{1, 2, 5, 7, 10, 100, 0.5, 3.3}
+	rates      = []float64{1, 3, 10, 1000, 0.001, 0.37}
+)
+
+// drawLimits picks limits for key: usually the ones it was last used with,
+// sometimes new ones (T8: limits may change between calls).
+func (m *TBMachine) drawLimits(c chooser, key int) model.Limits {
+	if lim, ok := m.limits[key]; ok && c.Intn("same-limits", 4) != 0 {
+		return lim
+	}
+	var lim model.Limits
+	if c.Intn("cap-kind", 3) == 0 {
+		lim.Capacity = 0.01 + c.Float01("cap")*200
+	} else {
+		lim.Capacity = capacities[c.Intn("cap-pick", len(capacities))]
+	}
+	if c.Intn("rate-kind", 3) == 0 {
+		lim.RefillPerSecond = 0.001 + c.Float01("rate")*1000
+	} else {
+		lim.RefillPerSecond = rates[c.Intn("rate-pick", len(rates))]
+	}
+	return lim
+}
+
+// drawCost picks a cost in (0, capacity], now and then an invalid one (T9).
+func drawCost(c chooser, capacity float64) float64 {
+	switch c.Intn("cost-kind", 16) {
+	case 0:
+		return []float64{0, -1, math.NaN(), math.Inf(1), capacity * 2, math.Copysign(0, -1)}[c.Intn("bad-cost", 6)]
+	case 1, 2, 3:
+		return capacity
+	case 4, 5, 6, 7:
+		return min(1, capacity)
+	default:
+		return max(c.Float01("cost"), 0.001) * capacity
+	}
+}
+
+// drawClock is the clock a call carries: usually the machine's, sometimes
+// an older reading (a caller whose clock lags, T4).
+func (m *TBMachine) drawClock(c chooser) int64 {
+	if c.Intn("stale", 5) == 0 {
+		return m.nowMs - c.Int64Range("lag", 1, 3000)
+	}
+	return m.nowMs
+}
+
+func (m *TBMachine) drawInput(c chooser, kind model.TBKind) model.TBInput[int] {
+	key := c.Intn("key", tbKeys)
+	lim := m.drawLimits(c, key)
+	in := model.TBInput[int]{Kind: kind, Key: key, Limits: lim, NowMs: m.drawClock(c)}
+	if kind != model.TBPeek {
+		in.Cost = drawCost(c, lim.Capacity)
+	}
+	return in
+}
+
+// tbActions are the operations the token-bucket machines choose from.
+var tbActions = []struct {
+	name string
+	run  func(m *TBMachine, c chooser) *Failure
+}{
+	{"take", func(m *TBMachine, c chooser) *Failure { return m.Step(m.drawInput(c, model.TBTake)) }},
+	{"take-more", func(m *TBMachine, c chooser) *Failure { return m.Step(m.drawInput(c, model.TBTake)) }},
+	{"burst", func(m *TBMachine, c chooser) *Failure { // take until refused, at one clock
+		in := m.drawInput(c, model.TBTake)
+		for range 12 {
+			if f := m.Step(in); f != nil {
+				return f
+			}
+			if model.CheckLimits(in.Limits, in.Cost, true) != nil {
+				return nil
+			}
+			if model.Refill(m.model.Bucket(in.Key), in.Limits, in.NowMs) < in.Cost {
+				return m.Step(in) // the refusal itself
+			}
+		}
+		return nil
+	}},
+	{"peek", func(m *TBMachine, c chooser) *Failure { return m.Step(m.drawInput(c, model.TBPeek)) }},
+	{"retry_after", func(m *TBMachine, c chooser) *Failure { return m.Step(m.drawInput(c, model.TBRetryAfter)) }},
+	{"wait-and-take", func(m *TBMachine, c chooser) *Failure { // ask retry_after, move the clock there, take (T7)
+		in := m.drawInput(c, model.TBRetryAfter)
+		if f := m.Step(in); f != nil {
+			return f
+		}
+		w := model.RetryAfter(m.model.Bucket(in.Key), in.Limits, in.Cost, in.NowMs)
+		if model.CheckLimits(in.Limits, in.Cost, true) != nil || w == model.Never || w > 10*hour {
+			return nil
+		}
+		in.Kind, in.NowMs = model.TBTake, in.NowMs+w
+		m.nowMs = max(m.nowMs, in.NowMs)
+		return m.Step(in)
+	}},
+	{"tick", func(m *TBMachine, c chooser) *Failure { // the clock: small steps, standing still, hours, backwards
+		switch c.Intn("tick-kind", 6) {
+		case 0:
+		case 1:
+			m.nowMs += c.Int64Range("jump-hours", 1, 48) * hour
+		case 2:
+			m.nowMs -= c.Int64Range("back", 1, 5000)
+		default:
+			m.nowMs += c.Int64Range("step", 1, 2000)
+		}
+		return nil
+	}},
+	{"reset", func(m *TBMachine, c chooser) *Failure {
+		return m.Step(model.TBInput[int]{Kind: model.TBReset, Key: c.Intn("key", tbKeys)})
+	}},
+	{"reset_all", func(m *TBMachine, c chooser) *Failure {
+		if c.Intn("reset-all-roll", 3) != 0 {
+			return nil
+		}
+		return m.Step(model.TBInput[int]{Kind: model.TBResetAll})
+	}},
+}
