@@ -1,0 +1,362 @@
+package conform
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/tollgate/tollgate/model"
+)
+
+// The codec translates between the protocol and the model's inputs and
+// outputs. It is used in both directions by the harness (model → expected
+// response, model input → request), by the vector generator and by the Go
+// driver (request → model input → internal/sut → response), so the protocol
+// form of every operation is written once, here.
+
+// Operation names (spec/protocol.md §4).
+const (
+	OpHello      = "hello"
+	OpTake       = "tb.take"
+	OpPeek       = "tb.peek"
+	OpRetryAfter = "tb.retry_after"
+	OpReset      = "tb.reset"
+	OpResetAll   = "tb.reset_all"
+	OpNew        = "cr.new"
+	OpReserve    = "cr.reserve"
+	OpEnqueue    = "cr.enqueue"
+	OpCrTake     = "cr.take"
+	OpFinish     = "cr.finish"
+	OpRelease    = "cr.release"
+	OpSweep      = "cr.sweep"
+	OpEnqueued   = "cr.enqueued"
+	OpSnapshot   = "cr.snapshot"
+	OpBounds     = "cr.bounds"
+	OpExit       = "cr.exit"
+	OpClose      = "cr.close"
+)
+
+var tbOps = map[string]model.TBKind{OpTake: model.TBTake, OpPeek: model.TBPeek, OpRetryAfter: model.TBRetryAfter,
+	OpReset: model.TBReset, OpResetAll: model.TBResetAll}
+
+var crOps = map[string]model.CrKind{OpReserve: model.CrReserve, OpEnqueue: model.CrEnqueue, OpCrTake: model.CrTake,
+	OpFinish: model.CrFinish, OpRelease: model.CrRelease, OpSweep: model.CrSweep, OpEnqueued: model.CrEnqueued,
+	OpSnapshot: model.CrSnapshot, OpBounds: model.CrBounds, OpExit: model.CrExit, OpClose: model.CrClose}
+
+// Primitive returns the primitive an operation belongs to ("tb", "cr"), or
+// "" for hello and unknown operations.
+func Primitive(op string) string {
+	switch {
+	case strings.HasPrefix(op, "tb."):
+		return PrimTokenBucket
+	case strings.HasPrefix(op, "cr."):
+		return PrimCredits
+	}
+	return ""
+}
+
+// BadRequest is a request the protocol refuses with bad_request: an unknown
+// operation, a missing or mistyped field, a value outside its domain.
+type BadRequest struct{ Msg string }
+
+func (e *BadRequest) Error() string { return "conform: bad request: " + e.Msg }
+
+func badf(format string, args ...any) error { return &BadRequest{fmt.Sprintf(format, args...)} }
+
+// IsTB reports whether op is a token-bucket operation of the protocol.
+func IsTB(op string) bool { _, ok := tbOps[op]; return ok }
+
+// IsCr reports whether op is a credit-table operation of the protocol
+// (cr.new included).
+func IsCr(op string) bool { _, ok := crOps[op]; return ok || op == OpNew }
+
+// DecodeTB turns a token-bucket request into the model's input. cost
+// defaults to 1 (spec/protocol.md §4.1). Argument values are not checked
+// here: the model (T9) decides what is invalid.
+func DecodeTB(r *Request) (model.TBInput[string], error) {
+	var in model.TBInput[string]
+	kind, ok := tbOps[r.Op]
+	if !ok {
+		return in, badf("unknown operation %q", r.Op)
+	}
+	in.Kind = kind
+	if kind == model.TBResetAll {
+		return in, nil
+	}
+	if r.Key == nil {
+		return in, badf("%s: field key is required (a string)", r.Op)
+	}
+	in.Key = *r.Key
+	if kind == model.TBReset {
+		return in, nil
+	}
+	if r.Capacity == nil {
+		return in, badf("%s: field capacity is required (a number)", r.Op)
+	}
+	if r.RefillPerSecond == nil {
+		return in, badf("%s: field refill_per_second is required (a number)", r.Op)
+	}
+	if r.NowMs == nil {
+		return in, badf("%s: field now_ms is required (an integer)", r.Op)
+	}
+	in.Limits = model.Limits{Capacity: float64(*r.Capacity), RefillPerSecond: float64(*r.RefillPerSecond)}
+	in.NowMs = *r.NowMs
+	in.Cost = 1
+	if r.Cost != nil && kind != model.TBPeek {
+		in.Cost = float64(*r.Cost)
+	}
+	return in, nil
+}
+
+// EncodeTB is DecodeTB's inverse: the request for a model input (no id, no
+// table). A cost of exactly 1 is still written, so requests are explicit.
+func EncodeTB(in model.TBInput[string]) Request {
+	r := Request{}
+	for op, k := range tbOps {
+		if k == in.Kind {
+			r.Op = op
+		}
+	}
+	if in.Kind == model.TBResetAll {
+		return r
+	}
+	r.Key = I(in.Key)
+	if in.Kind == model.TBReset {
+		return r
+	}
+	r.Capacity, r.RefillPerSecond, r.NowMs = F(in.Limits.Capacity), F(in.Limits.RefillPerSecond), I(in.NowMs)
+	if in.Kind != model.TBPeek {
+		r.Cost = F(in.Cost)
+	}
+	return r
+}
+
+// TBResponse renders the model's output for in as the protocol answer.
+func TBResponse(in model.TBInput[string], out model.TBOutput) Response {
+	if out.Invalid != "" {
+		return Response{Error: ErrInvalidArgument, Field: out.Invalid}
+	}
+	switch in.Kind {
+	case model.TBTake:
+		if !out.OK {
+			return Response{Error: ErrRateLimited}
+		}
+		return Response{OK: true, Remaining: F(out.Remaining)}
+	case model.TBPeek:
+		return Response{OK: true, Tokens: F(out.Tokens)}
+	case model.TBRetryAfter:
+		return Response{OK: true, RetryAfterMs: I(out.RetryAfterMs)}
+	}
+	return Response{OK: true}
+}
+
+// InvalidMessage is the message of an invalid_argument answer for in, taken
+// from the model's rule (T9).
+func InvalidMessage(in model.TBInput[string]) string {
+	if err := model.CheckLimits(in.Limits, in.Cost, in.Kind != model.TBPeek); err != nil {
+		return fmt.Sprintf("%s %s %s", err.Field, formatFloat(err.Value), err.Rule)
+	}
+	return ""
+}
+
+func formatFloat(x float64) string {
+	b, _ := Float(x).MarshalJSON()
+	return strings.Trim(string(b), `"`)
+}
+
+// CrNames resolves the protocol's names for the credit table: client names
+// to holders, and opaque epochs to the model's epochs and back.
+type CrNames interface {
+	Holder(client string) (model.HolderID, error)
+	Epoch(raw json.RawMessage) (uint64, error)
+	RawEpoch(e uint64) json.RawMessage
+}
+
+var classes = map[string]model.Class{"general": model.General, "internal": model.Internal}
+
+// DecodeCr turns a credit-table request (not cr.new) into the model's input.
+// A class other than general/internal and a slot outside 1..32 are
+// bad_request: the model treats them as defects (C12), which a driver must
+// never turn into an answer.
+func DecodeCr(r *Request, names CrNames) (model.CrInput[string], error) {
+	var in model.CrInput[string]
+	kind, ok := crOps[r.Op]
+	if !ok {
+		return in, badf("unknown operation %q", r.Op)
+	}
+	in.Kind = kind
+	var err error
+	switch kind {
+	case model.CrReserve, model.CrEnqueue, model.CrRelease, model.CrExit:
+		if r.Client == "" {
+			return in, badf("%s: field client is required (a non-empty string)", r.Op)
+		}
+		if in.Holder, err = names.Holder(r.Client); err != nil {
+			return in, err
+		}
+	}
+	switch kind {
+	case model.CrReserve:
+		c, ok := classes[r.Class]
+		if !ok {
+			return in, badf("%s: field class must be \"general\" or \"internal\", not %q", r.Op, r.Class)
+		}
+		in.Class = c
+	case model.CrEnqueue, model.CrTake, model.CrFinish, model.CrRelease:
+		if r.Slot == nil || *r.Slot < 1 || *r.Slot > model.Slots {
+			return in, badf("%s: field slot is required, an integer in 1..%d", r.Op, model.Slots)
+		}
+		if len(r.Epoch) == 0 {
+			return in, badf("%s: field epoch is required (the value cr.reserve answered)", r.Op)
+		}
+		e, err := names.Epoch(r.Epoch)
+		if err != nil {
+			return in, err
+		}
+		in.Token = model.Token{Slot: *r.Slot, Epoch: e}
+	}
+	if kind == model.CrEnqueue {
+		if r.Payload == nil {
+			return in, badf("%s: field payload is required (a string)", r.Op)
+		}
+		if r.NowMs == nil {
+			return in, badf("%s: field now_ms is required (an integer)", r.Op)
+		}
+		in.Payload, in.NowMs = *r.Payload, *r.NowMs
+	}
+	return in, nil
+}
+
+// EncodeCr is DecodeCr's inverse: the request for a model input issued by
+// client (no id, no table).
+func EncodeCr(in model.CrInput[string], client string, names CrNames) Request {
+	r := Request{}
+	for op, k := range crOps {
+		if k == in.Kind {
+			r.Op = op
+		}
+	}
+	switch in.Kind {
+	case model.CrReserve, model.CrEnqueue, model.CrRelease, model.CrExit:
+		r.Client = client
+	}
+	switch in.Kind {
+	case model.CrReserve:
+		r.Class = in.Class.String()
+	case model.CrEnqueue, model.CrTake, model.CrFinish, model.CrRelease:
+		r.Slot, r.Epoch = I(in.Token.Slot), names.RawEpoch(in.Token.Epoch)
+	}
+	if in.Kind == model.CrEnqueue {
+		r.Payload, r.NowMs = I(in.Payload), I(in.NowMs)
+	}
+	return r
+}
+
+// CrResponse renders the model's output for in as the protocol answer.
+func CrResponse(in model.CrInput[string], out model.CrOutput[string], names CrNames) Response {
+	result := func() Response {
+		switch out.Result {
+		case model.OK:
+			return Response{OK: true}
+		case model.Exhausted:
+			return Response{Error: ErrExhausted}
+		case model.Lost:
+			return Response{Error: ErrLost}
+		}
+		return Response{Error: ErrNoTable}
+	}
+	freed := func(ok bool) Response {
+		if ok {
+			return Response{OK: true, Freed: I(1)}
+		}
+		return Response{OK: true, Freed: I(0)}
+	}
+	switch in.Kind {
+	case model.CrReserve:
+		r := result()
+		if r.OK {
+			r.Slot, r.Epoch = I(out.Token.Slot), names.RawEpoch(out.Token.Epoch)
+		}
+		return r
+	case model.CrEnqueue:
+		return result()
+	case model.CrTake:
+		if !out.OK {
+			return Response{Error: ErrNone}
+		}
+		return Response{OK: true, Payload: I(out.Payload)}
+	case model.CrFinish, model.CrRelease:
+		return freed(out.OK)
+	case model.CrSweep:
+		return Response{OK: true, Freed: I(out.Count)}
+	case model.CrEnqueued:
+		es := make([]Entry, 0, len(out.Entries))
+		for _, e := range out.Entries {
+			es = append(es, Entry{Slot: e.Slot, Epoch: names.RawEpoch(e.Epoch), MarkedMs: e.MarkedMs, Payload: e.Payload})
+		}
+		return Response{OK: true, Entries: &es}
+	case model.CrSnapshot:
+		c := func(c model.Counts) Counts { return Counts{c.Free, c.Reserved, c.Enqueued, c.Processing} }
+		return Response{OK: true, General: rawJSON(c(out.Snap.General)), Internal: rawJSON(c(out.Snap.Internal))}
+	case model.CrBounds:
+		return Response{OK: true, General: rawJSON(out.Bounds.General), Internal: rawJSON(out.Bounds.Internal), Total: I(out.Bounds.Total)}
+	}
+	return Response{OK: true}
+}
+
+// SymbolicEpochs names model epoch n "$en": the form epochs take in vectors
+// and in failure reports. Holders are looked up in Clients.
+type SymbolicEpochs struct {
+	Clients map[string]model.HolderID
+}
+
+// Holder implements CrNames; unknown clients get the next id.
+func (s *SymbolicEpochs) Holder(client string) (model.HolderID, error) {
+	if s.Clients == nil {
+		s.Clients = map[string]model.HolderID{}
+	}
+	h, ok := s.Clients[client]
+	if !ok {
+		h = model.HolderID(len(s.Clients) + 1)
+		s.Clients[client] = h
+	}
+	return h, nil
+}
+
+// Epoch implements CrNames for "$en".
+func (s *SymbolicEpochs) Epoch(raw json.RawMessage) (uint64, error) {
+	var sym string
+	if json.Unmarshal(raw, &sym) != nil || !strings.HasPrefix(sym, "$e") {
+		return 0, badf("epoch %s is not a symbolic epoch \"$eN\"", raw)
+	}
+	n, err := strconv.ParseUint(sym[2:], 10, 64)
+	if err != nil || n == 0 {
+		return 0, badf("epoch %s is not a symbolic epoch \"$eN\"", raw)
+	}
+	return n, nil
+}
+
+// RawEpoch implements CrNames.
+func (s *SymbolicEpochs) RawEpoch(e uint64) json.RawMessage {
+	return rawJSON(fmt.Sprintf("$e%d", e))
+}
+
+// IntegerEpochs are the Go driver's epochs: the implementation's own epoch
+// numbers written as JSON integers.
+type IntegerEpochs struct{}
+
+// Epoch implements the epoch half of CrNames.
+func (IntegerEpochs) Epoch(raw json.RawMessage) (uint64, error) {
+	n, err := strconv.ParseUint(string(raw), 10, 64)
+	if err != nil || n == 0 || n > math.MaxInt64 {
+		return 0, badf("epoch %s was never issued by this driver (epochs are positive integers)", raw)
+	}
+	return n, nil
+}
+
+// RawEpoch implements the epoch half of CrNames.
+func (IntegerEpochs) RawEpoch(e uint64) json.RawMessage {
+	return json.RawMessage(strconv.FormatUint(e, 10))
+}

@@ -1,0 +1,229 @@
+package conform
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/sut"
+	"github.com/tollgate/tollgate/model"
+)
+
+// DriverName is what the Go driver answers to hello.
+const DriverName = "tollgate-go"
+
+// ServeGo runs the Go driver (spec/protocol.md): it reads requests from in
+// until end of input and answers on out, applying each request to the
+// implementations in impl/ through internal/sut. Tables are built with
+// faults (the empty set for the real implementation). Each client is its own
+// goroutine; requests without a client run on the reading goroutine. Logs go
+// to logw. ServeGo returns when in ends and every answer is written.
+func ServeGo(in io.Reader, out io.Writer, logw io.Writer, faults fault.Set) error {
+	d := &goDriver{
+		out:     bufio.NewWriter(out),
+		faults:  faults,
+		tb:      map[string]*sut.TokenBucket[string]{},
+		cr:      map[string]*sut.Credits[string]{},
+		clients: map[string]*goClient{},
+		holders: map[string]model.HolderID{},
+		logw:    logw,
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		var req Request
+		if err := json.Unmarshal(line, &req); err != nil {
+			var probe struct {
+				ID int64 `json:"id"`
+			}
+			_ = json.Unmarshal(line, &probe)
+			d.reply(probe.ID, Response{Error: ErrBadRequest, Message: fmt.Sprintf("malformed request: %v", err)})
+			continue
+		}
+		d.dispatch(req)
+	}
+	d.mu.Lock()
+	for _, c := range d.clients {
+		close(c.inbox)
+	}
+	d.mu.Unlock()
+	d.wg.Wait()
+	d.outMu.Lock()
+	defer d.outMu.Unlock()
+	if err := d.out.Flush(); err != nil {
+		return fmt.Errorf("conform: driver output: %w", err)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("conform: driver input: %w", err)
+	}
+	return nil
+}
+
+type goClient struct {
+	inbox chan Request
+	dead  bool
+}
+
+type goDriver struct {
+	outMu sync.Mutex
+	out   *bufio.Writer
+
+	mu      sync.Mutex
+	faults  fault.Set
+	tb      map[string]*sut.TokenBucket[string]
+	cr      map[string]*sut.Credits[string]
+	clients map[string]*goClient
+	holders map[string]model.HolderID
+	wg      sync.WaitGroup
+	logw    io.Writer
+}
+
+func (d *goDriver) reply(id int64, r Response) {
+	r.ID = id
+	line := Line(r)
+	d.outMu.Lock()
+	defer d.outMu.Unlock()
+	d.out.WriteString(line)
+	d.out.WriteByte('\n')
+	d.out.Flush()
+}
+
+// dispatch hands a request to its client's goroutine, or runs it here.
+func (d *goDriver) dispatch(req Request) {
+	if req.Client == "" {
+		d.reply(req.ID, d.handle(req))
+		return
+	}
+	d.mu.Lock()
+	c, ok := d.clients[req.Client]
+	if !ok {
+		c = &goClient{inbox: make(chan Request, 16)}
+		d.clients[req.Client] = c
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			for r := range c.inbox {
+				d.reply(r.ID, d.handle(r))
+			}
+		}()
+	}
+	dead := c.dead
+	d.mu.Unlock()
+	if dead {
+		d.reply(req.ID, Response{Error: ErrBadRequest, Message: fmt.Sprintf("client %q has exited (cr.exit) and issues nothing more", req.Client)})
+		return
+	}
+	c.inbox <- req
+}
+
+func (d *goDriver) handle(req Request) Response {
+	switch {
+	case req.Op == OpHello:
+		return Response{OK: true, Protocol: ProtocolVersion, Primitives: []string{PrimTokenBucket, PrimCredits}, Name: DriverName}
+	case IsTB(req.Op):
+		return d.handleTB(req)
+	case IsCr(req.Op):
+		return d.handleCr(req)
+	}
+	return Response{Error: ErrBadRequest, Message: fmt.Sprintf("unknown operation %q", req.Op)}
+}
+
+func bad(err error) Response {
+	var b *BadRequest
+	if errors.As(err, &b) {
+		return Response{Error: ErrBadRequest, Message: b.Msg}
+	}
+	return Response{Error: ErrBadRequest, Message: err.Error()}
+}
+
+func (d *goDriver) handleTB(req Request) Response {
+	if req.Table == "" {
+		return Response{Error: ErrBadRequest, Message: req.Op + ": field table is required (a non-empty string)"}
+	}
+	in, err := DecodeTB(&req)
+	if err != nil {
+		return bad(err)
+	}
+	d.mu.Lock()
+	t, ok := d.tb[req.Table]
+	if !ok {
+		t = sut.NewTokenBucket[string](d.faults)
+		d.tb[req.Table] = t
+	}
+	d.mu.Unlock()
+	out := t.Apply(in)
+	r := TBResponse(in, out)
+	if r.Error == ErrInvalidArgument {
+		r.Message = InvalidMessage(in)
+	}
+	return r
+}
+
+// driverNames resolves client names to holders and epochs to the
+// implementation's integers.
+type driverNames struct {
+	IntegerEpochs
+	d *goDriver
+}
+
+func (n driverNames) Holder(client string) (model.HolderID, error) {
+	n.d.mu.Lock()
+	defer n.d.mu.Unlock()
+	h, ok := n.d.holders[client]
+	if !ok {
+		h = model.HolderID(len(n.d.holders) + 1)
+		n.d.holders[client] = h
+	}
+	return h, nil
+}
+
+func (d *goDriver) handleCr(req Request) Response {
+	if req.Table == "" {
+		return Response{Error: ErrBadRequest, Message: req.Op + ": field table is required (a non-empty string)"}
+	}
+	names := driverNames{d: d}
+	d.mu.Lock()
+	t, ok := d.cr[req.Table]
+	if req.Op == OpNew {
+		defer d.mu.Unlock()
+		if ok {
+			return Response{Error: ErrBadRequest, Message: fmt.Sprintf("cr.new: table %q already exists (names are used once per driver)", req.Table)}
+		}
+		d.cr[req.Table] = sut.NewCredits[string](d.faults)
+		return Response{OK: true}
+	}
+	d.mu.Unlock()
+	if !ok {
+		return Response{Error: ErrBadRequest, Message: fmt.Sprintf("%s: no table %q (create it with cr.new)", req.Op, req.Table)}
+	}
+	in, err := DecodeCr(&req, names)
+	if err != nil {
+		return bad(err)
+	}
+	if in.Kind == model.CrExit {
+		// The client dies: its holder is dead in every table (a process
+		// that exits is gone everywhere), and it issues nothing more.
+		d.mu.Lock()
+		if c := d.clients[req.Client]; c != nil {
+			c.dead = true
+		}
+		tables := make([]*sut.Credits[string], 0, len(d.cr))
+		for _, t := range d.cr {
+			tables = append(tables, t)
+		}
+		d.mu.Unlock()
+		for _, t := range tables {
+			t.Apply(in)
+		}
+		return Response{OK: true}
+	}
+	return CrResponse(in, t.Apply(in), names)
+}
