@@ -87,6 +87,10 @@ func (o *Owner[Req, Resp]) Run(ctx context.Context) error {
 	}
 }
 
+// Running reports whether Run is serving: after it started and before it
+// returned. Call releases its reservation when it finds no owner running.
+func (o *Owner[Req, Resp]) Running() bool { return o.running.Load() }
+
 // Done is closed when Run has returned and the table is closed.
 func (o *Owner[Req, Resp]) Done() <-chan struct{} { return o.done }
 

@@ -1,0 +1,204 @@
+package credits_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tollgate/tollgate/impl/credits"
+)
+
+type env = credits.Request[int, int]
+
+// startOwner runs an owner over a new table until the test ends.
+func startOwner(t *testing.T, handle credits.Handler[int, int]) (*credits.Owner[int, int], *credits.Table[*env], context.CancelFunc) {
+	t.Helper()
+	tab := credits.New[*env]()
+	o := credits.NewOwner(tab, time.Millisecond, handle)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { o.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	for !o.Running() {
+		time.Sleep(time.Millisecond)
+	}
+	return o, tab, cancel
+}
+
+func double(_ context.Context, x int) (int, error) { return 2 * x, nil }
+
+// TestOwnerServes: C15. Many callers, one owner; every caller gets its own
+// reply and every slot is free afterwards.
+func TestOwnerServes(t *testing.T) {
+	o, tab, _ := startOwner(t, double)
+	var wg sync.WaitGroup
+	for i := range 200 {
+		wg.Go(func() {
+			h := credits.NewHolder()
+			for {
+				got, err := o.Call(context.Background(), h, credits.General, i)
+				if errors.Is(err, credits.ErrExhausted) {
+					runtime.Gosched()
+					continue
+				}
+				if err != nil || got != 2*i {
+					t.Errorf("Call(%d) = %d, %v", i, got, err)
+				}
+				return
+			}
+		})
+	}
+	wg.Wait()
+	waitFree(t, tab)
+}
+
+func waitFree(t *testing.T, tab *credits.Table[*env]) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s := tab.Snapshot()
+		if s.General.Free == 26 && s.Internal.Free == 6 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("slots still held: %+v", s)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestOwnerCallerTimeoutKeepsSlot: C15. A caller that times out returns at
+// once, but its slot stays held until the owner has finished the row.
+func TestOwnerCallerTimeoutKeepsSlot(t *testing.T) {
+	release := make(chan struct{})
+	var started atomic.Bool
+	o, tab, _ := startOwner(t, func(_ context.Context, x int) (int, error) {
+		started.Store(true)
+		<-release
+		return x, nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	h := credits.NewHolder()
+	if _, err := o.Call(ctx, h, credits.General, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Call = %v, want deadline exceeded", err)
+	}
+	h.Exit()
+	for !started.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	tab.Sweep()
+	if s := tab.Snapshot(); s.General.Processing != 1 {
+		t.Fatalf("after the caller left, snapshot %+v: the slot must stay held by the owner", s)
+	}
+	close(release)
+	waitFree(t, tab)
+}
+
+// TestOwnerRefusesExpired: C15. A request whose deadline passed before the
+// owner took it is refused without calling the handler, and its slot is
+// freed.
+func TestOwnerRefusesExpired(t *testing.T) {
+	block := make(chan struct{})
+	var calls atomic.Int64
+	o, tab, _ := startOwner(t, func(_ context.Context, x int) (int, error) {
+		calls.Add(1)
+		if x == 0 {
+			<-block // keep the owner busy while the next request expires
+		}
+		return x, nil
+	})
+	go o.Call(context.Background(), credits.NewHolder(), credits.General, 0)
+	for calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := o.Call(ctx, credits.NewHolder(), credits.General, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Call = %v", err)
+	}
+	time.Sleep(5 * time.Millisecond) // the request's deadline is now well past
+	close(block)
+	waitFree(t, tab)
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("handler called %d times; the expired request must be refused, not handled", n)
+	}
+}
+
+// TestCallWithoutOwner: C15. No owner running: the caller releases its
+// reservation and says so. A done context reserves nothing.
+func TestCallWithoutOwner(t *testing.T) {
+	tab := credits.New[*env]()
+	o := credits.NewOwner(tab, time.Millisecond, double)
+	if _, err := o.Call(context.Background(), credits.NewHolder(), credits.General, 1); !errors.Is(err, credits.ErrNoOwner) {
+		t.Fatalf("Call = %v, want ErrNoOwner", err)
+	}
+	if s := tab.Snapshot(); s.General.Free != 26 {
+		t.Fatalf("reservation not released: %+v", s)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := o.Call(ctx, credits.NewHolder(), credits.General, 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Call on a done context = %v", err)
+	}
+	h := credits.NewHolder()
+	for range 6 {
+		tab.Reserve(h, credits.Internal)
+	}
+	if _, err := o.Call(context.Background(), credits.NewHolder(), credits.Internal, 1); !errors.Is(err, credits.ErrExhausted) {
+		t.Fatalf("Call on a full class = %v", err)
+	}
+}
+
+// TestOwnerShutdown: C15. Stopping the owner closes the table, wakes every
+// waiting caller with ErrOwnerGone, and leaves no goroutine behind.
+func TestOwnerShutdown(t *testing.T) {
+	before := runtime.NumGoroutine()
+	tab := credits.New[*env]()
+	hold := make(chan struct{})
+	o := credits.NewOwner(tab, time.Millisecond, func(_ context.Context, x int) (int, error) {
+		<-hold
+		return x, nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error)
+	go func() { ran <- o.Run(ctx) }()
+	for !o.Running() {
+		time.Sleep(time.Millisecond)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 10)
+	for i := range 10 {
+		wg.Go(func() { _, errs[i] = o.Call(context.Background(), credits.NewHolder(), credits.General, i) })
+	}
+	time.Sleep(10 * time.Millisecond)
+	cancel()
+	close(hold) // the owner finishes the request it is handling, then stops
+	if err := <-ran; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v", err)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil && !errors.Is(err, credits.ErrOwnerGone) && !errors.Is(err, credits.ErrNoTable) {
+			t.Fatalf("caller %d: %v", i, err)
+		}
+	}
+	if !tab.Closed() {
+		t.Fatal("owner stopped but the table is live")
+	}
+	if _, err := o.Call(context.Background(), credits.NewHolder(), credits.General, 1); !errors.Is(err, credits.ErrNoTable) {
+		t.Fatalf("Call after shutdown = %v", err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("goroutines leaked: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
