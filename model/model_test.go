@@ -1,0 +1,107 @@
+package model
+
+import (
+	"math"
+	"testing"
+)
+
+// TestTBStepIsPure: a table is a value; Step returns a new one and leaves
+// the receiver as it was (porcupine and rapid rely on it).
+func TestTBStepIsPure(t *testing.T) {
+	lim := Limits{Capacity: 5, RefillPerSecond: 1}
+	var t0 TBTable[string]
+	t1, _ := t0.Step(TBInput[string]{Kind: TBTake, Key: "a", Limits: lim, Cost: 2, NowMs: 10})
+	t2, _ := t1.Step(TBInput[string]{Kind: TBTake, Key: "a", Limits: lim, Cost: 2, NowMs: 10})
+	if t0.Len() != 0 || t1.Bucket("a").Tokens != 3 || t2.Bucket("a").Tokens != 1 {
+		t.Fatalf("states shared: %v %v %v", t0.Len(), t1.Bucket("a"), t2.Bucket("a"))
+	}
+	t3, _ := t2.Step(TBInput[string]{Kind: TBReset, Key: "a"})
+	if t3.Len() != 0 || t2.Bucket("a").Tokens != 1 || t3.Equal(t2) || !t3.Equal(t0) {
+		t.Fatal("reset changed its receiver or kept the bucket")
+	}
+}
+
+// TestCreditsStepIsPure: the same for the credit table, including the
+// copy-on-write list of exited holders.
+func TestCreditsStepIsPure(t *testing.T) {
+	var s0 Credits[int]
+	s1, tok, _ := s0.Reserve(1, General)
+	s2 := s1.Exit(1)
+	s3, n := s2.Sweep()
+	if s0.Row(1).State != Free || s1.Row(1).State != Reserved || !s1.Alive(1) || s2.Alive(1) || n != 1 || s3.Row(tok.Slot).State != Free {
+		t.Fatal("a step changed an earlier state")
+	}
+	if s1.Equal(s2) || !s2.Equal(s2.Exit(1)) {
+		t.Fatal("Equal is wrong about holder liveness")
+	}
+}
+
+// TestReserveSlot: C2, C3 as the concurrent checker uses them.
+func TestReserveSlot(t *testing.T) {
+	var s Credits[int]
+	s, ok := s.ReserveSlot(1, Token{Slot: 5, Epoch: 9})
+	if !ok || s.LastEpoch() != 9 || s.Row(5).Holder != 1 {
+		t.Fatalf("claim refused or misrecorded: %v %+v", ok, s.Row(5))
+	}
+	if _, ok := s.ReserveSlot(2, Token{Slot: 5, Epoch: 10}); ok {
+		t.Fatal("claimed a slot in use")
+	}
+	if _, ok := s.ReserveSlot(2, Token{Slot: 6, Epoch: 9}); ok {
+		t.Fatal("claimed with an epoch another row carries")
+	}
+	if s2, ok := s.ReserveSlot(2, Token{Slot: 6, Epoch: 3}); !ok || s2.LastEpoch() != 9 {
+		t.Fatal("an older unused epoch must be accepted (draw order need not match commit order)")
+	}
+	if next, tok, r := s.Reserve(3, General); r != OK || tok != (Token{Slot: 1, Epoch: 10}) || next.Row(1).Epoch != 10 {
+		t.Fatalf("sequential reserve after a claim: %v %v", tok, r)
+	}
+}
+
+// TestModelDefectsPanic: C12 in the model.
+func TestModelDefectsPanic(t *testing.T) {
+	var s Credits[int]
+	for name, f := range map[string]func(){
+		"class 0":   func() { s.Reserve(1, 0) },
+		"holder 0":  func() { s.Reserve(0, General) },
+		"slot 33":   func() { s.Take(Token{Slot: 33, Epoch: 1}) },
+		"epoch 0":   func() { s.Finish(Token{Slot: 1}) },
+		"unknown":   func() { s.Step(CrInput[int]{Kind: 99}) },
+		"tb kind 0": func() { StepBucket(Bucket{}, TBInput[int]{}) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// TestCheckLimitsOrder: T9 reports the first bad field in spec order.
+func TestCheckLimitsOrder(t *testing.T) {
+	nan := math.NaN()
+	cases := []struct {
+		lim  Limits
+		cost float64
+		with bool
+		want string
+	}{
+		{Limits{nan, nan}, nan, true, FieldCapacity},
+		{Limits{1, -1}, nan, true, FieldRefillPerSecond},
+		{Limits{1, 1}, 0, true, FieldCost},
+		{Limits{1, 1}, 2, true, FieldCost},
+		{Limits{1, 1}, 2, false, ""},
+		{Limits{math.SmallestNonzeroFloat64, math.MaxFloat64}, math.SmallestNonzeroFloat64, true, ""},
+	}
+	for _, c := range cases {
+		got := ""
+		if err := CheckLimits(c.lim, c.cost, c.with); err != nil {
+			got = err.Field
+		}
+		if got != c.want {
+			t.Errorf("CheckLimits(%v, %v, %v) = %q, want %q", c.lim, c.cost, c.with, got, c.want)
+		}
+	}
+}
