@@ -149,6 +149,7 @@ type Table[P any] struct {
 	closed atomic.Bool   // set once by Close (C11)
 	clock  func() int64
 	faults fault.Set
+	stats
 }
 
 // Option configures a Table.
@@ -259,6 +260,7 @@ func (t *Table[P]) Reserve(h *Holder, c Class) (Token, Result) {
 			if w.CompareAndSwap(nil, claim) {
 				return Token{Slot: n, Epoch: claim.epoch}, OK
 			}
+			t.lostRace()
 			seen[n-1] = w.Load()
 		}
 		if t.sameRows(first, last, &seen) {
@@ -315,6 +317,7 @@ func (t *Table[P]) EnqueueAt(nowMs int64, h *Holder, tok Token, payload P) Resul
 		if w.CompareAndSwap(old, next) {
 			return OK
 		}
+		t.lostRace()
 	}
 }
 
@@ -338,6 +341,7 @@ func (t *Table[P]) Take(tok Token) (P, bool) {
 		if w.CompareAndSwap(old, next) {
 			return old.payload, true
 		}
+		t.lostRace()
 	}
 }
 
@@ -363,6 +367,7 @@ func (t *Table[P]) Finish(tok Token) bool {
 		if w.CompareAndSwap(old, nil) {
 			return true
 		}
+		t.lostRace()
 	}
 }
 
@@ -385,6 +390,7 @@ func (t *Table[P]) Release(h *Holder, tok Token) bool {
 		if w.CompareAndSwap(old, nil) {
 			return true
 		}
+		t.lostRace()
 	}
 }
 
@@ -412,6 +418,8 @@ func (t *Table[P]) Sweep() int {
 		// Reserved (holder exited) → free. Fails if the row moved on.
 		if w.CompareAndSwap(old, nil) {
 			freed++
+		} else {
+			t.lostRace()
 		}
 	}
 	return freed

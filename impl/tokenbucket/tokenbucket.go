@@ -148,7 +148,13 @@ func (t *Table[K]) refill(s *state, lim Limits, nowMs int64) float64 {
 		return lim.Capacity
 	}
 	// The conversion rounds the product: no fused multiply-add on any GOARCH.
-	accrued := float64(float64(elapsed(s.lastMs, nowMs)) / 1000 * lim.RefillPerSecond)
+	// With no time elapsed the product is exactly +0 for every valid rate,
+	// so the common case of many takes within one millisecond skips the
+	// division.
+	var accrued float64
+	if e := elapsed(s.lastMs, nowMs); e != 0 {
+		accrued = float64(float64(e) / 1000 * lim.RefillPerSecond)
+	}
 	if t.faults.Has(fault.TBNoClamp) {
 		return s.tokens + accrued
 	}

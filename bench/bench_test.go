@@ -1,0 +1,33 @@
+package bench
+
+import "testing"
+
+// BenchmarkSuite runs the quick suite through the testing package:
+//
+//	go test -run '^$' -bench Suite ./bench
+//
+// Filter with -bench 'Suite/TB/work=admit/keys=1/'.
+func BenchmarkSuite(b *testing.B) {
+	for _, c := range Suite(false) {
+		b.Run(c.Name, c.Run)
+	}
+}
+
+// BenchmarkFull runs the complete matrix.
+func BenchmarkFull(b *testing.B) {
+	for _, c := range Suite(true) {
+		b.Run(c.Name, c.Run)
+	}
+}
+
+// BenchmarkMemoryPerKey reports the live heap per idle bucket key at
+// 1,000,000 keys for each design, as bytes/key.
+func BenchmarkMemoryPerKey(b *testing.B) {
+	for _, d := range MemoryDesigns() {
+		b.Run("design="+d.Name, func(b *testing.B) {
+			for range b.N {
+				b.ReportMetric(MemoryPerKey(d, 1_000_000), "bytes/key")
+			}
+		})
+	}
+}

@@ -1,0 +1,122 @@
+package bench
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// sampleEvery is how often an operation's latency is sampled: 1 in 64.
+const sampleEvery = 64
+
+// worker is one goroutine of a parallel run.
+type worker struct {
+	id       int
+	ops      int // operations this worker runs
+	admitted int
+	samples  []int64 // sampled latencies, ns
+}
+
+// opFunc runs operation i of worker w and reports whether it was admitted.
+type opFunc func(i int) bool
+
+// parallel runs b.N operations split evenly over g goroutines, each built by
+// newOp for its worker index, and reports the latency, admission and
+// fairness metrics. Setup inside newOp is not timed.
+func parallel(b *testing.B, g int, newOp func(w int) opFunc) runStats {
+	b.ReportAllocs()
+	ws := make([]*worker, g)
+	ops := make([]opFunc, g)
+	for w := range ws {
+		n := b.N / g
+		if w < b.N%g {
+			n++
+		}
+		ws[w] = &worker{id: w, ops: n, samples: make([]int64, 0, n/sampleEvery+1)}
+		ops[w] = newOp(w)
+	}
+	var ready, done sync.WaitGroup
+	start := make(chan struct{})
+	ready.Add(g)
+	done.Add(g)
+	for w := range ws {
+		go func(wk *worker, op opFunc) {
+			defer done.Done()
+			ready.Done()
+			<-start
+			admitted := 0
+			for i := 0; i < wk.ops; i++ {
+				if i%sampleEvery == 0 {
+					t0 := time.Now()
+					ok := op(i)
+					wk.samples = append(wk.samples, int64(time.Since(t0)))
+					if ok {
+						admitted++
+					}
+					continue
+				}
+				if op(i) {
+					admitted++
+				}
+			}
+			wk.admitted = admitted
+		}(ws[w], ops[w])
+	}
+	ready.Wait()
+	b.ResetTimer()
+	close(start)
+	done.Wait()
+	b.StopTimer()
+	st := summarize(ws)
+	st.report(b)
+	return st
+}
+
+// runStats is what one parallel run measured besides time.
+type runStats struct {
+	p50, p99   float64
+	admitFrac  float64
+	fairSpread float64 // NaN with one goroutine
+}
+
+func summarize(ws []*worker) runStats {
+	var all []int64
+	total, adm := 0, 0
+	lo, hi := math.MaxInt, 0
+	for _, w := range ws {
+		all = append(all, w.samples...)
+		total += w.ops
+		adm += w.admitted
+		lo, hi = min(lo, w.admitted), max(hi, w.admitted)
+	}
+	slices.Sort(all)
+	st := runStats{p50: percentile(all, 0.50), p99: percentile(all, 0.99), fairSpread: math.NaN()}
+	if total > 0 {
+		st.admitFrac = float64(adm) / float64(total)
+	}
+	if len(ws) > 1 && adm > 0 && adm < total { // only a partly admitting run can be unfair
+		mean := float64(adm) / float64(len(ws))
+		st.fairSpread = float64(hi-lo) / mean
+	}
+	return st
+}
+
+// percentile is the nearest-rank q-quantile of sorted xs (0 when empty).
+func percentile(xs []int64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(xs)))) - 1
+	return float64(xs[max(i, 0)])
+}
+
+func (st runStats) report(b *testing.B) {
+	b.ReportMetric(st.p50, "p50-ns")
+	b.ReportMetric(st.p99, "p99-ns")
+	b.ReportMetric(st.admitFrac, "admit/op")
+	if !math.IsNaN(st.fairSpread) {
+		b.ReportMetric(st.fairSpread, "fair-spread")
+	}
+}

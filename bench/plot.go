@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// WritePlots draws, for every group, throughput (million operations per
+// second) and p99 latency against goroutines, one line per design, each as
+// PNG and SVG in dir. It returns the files written.
+func WritePlots(dir string, rs []Result) ([]string, error) {
+	var files []string
+	for _, group := range groups(rs) {
+		designs := append([]string{Tollgate}, peersOf(rs, group)...)
+		for _, kind := range []string{"throughput", "p99"} {
+			p := plot.New()
+			p.Title.Text = group
+			p.X.Label.Text = "goroutines"
+			p.X.Scale = plot.LogScale{}
+			var ticks plot.ConstantTicks
+			for _, g := range gsOf(rs, group) {
+				ticks = append(ticks, plot.Tick{Value: float64(g), Label: strconv.Itoa(g)})
+			}
+			p.X.Tick.Marker = ticks
+			if kind == "throughput" {
+				p.Y.Label.Text = "million ops/s (all goroutines)"
+			} else {
+				p.Y.Label.Text = "p99 latency, ns (sampled ops)"
+			}
+			p.Y.Min = 0
+			var lines []any
+			for _, d := range designs {
+				var xys plotter.XYs
+				for _, g := range gsOf(rs, group) {
+					r, ok := find(rs, group, d, g)
+					if !ok {
+						continue
+					}
+					y := 1e3 / r.NsPerOp
+					if kind == "p99" {
+						y = r.Extra["p99-ns"]
+					}
+					xys = append(xys, plotter.XY{X: float64(g), Y: y})
+				}
+				if len(xys) > 0 {
+					lines = append(lines, d, xys)
+				}
+			}
+			if err := plotutil.AddLinePoints(p, lines...); err != nil {
+				return files, fmt.Errorf("bench: plotting %s %s: %w", group, kind, err)
+			}
+			p.Legend.Top = true
+			for _, ext := range []string{"png", "svg"} {
+				f := filepath.Join(dir, plotName(group)+"_"+kind+"."+ext)
+				if err := p.Save(7*vg.Inch, 4.5*vg.Inch, f); err != nil {
+					return files, fmt.Errorf("bench: writing plot %s: %w", f, err)
+				}
+				files = append(files, f)
+			}
+		}
+	}
+	return files, nil
+}

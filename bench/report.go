@@ -1,0 +1,297 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Result is one measured case: the median round by ns/op, and every
+// round's ns/op.
+type Result struct {
+	Case
+	NsPerOp     float64
+	AllocsPerOp int64
+	BytesPerOp  int64
+	N           int
+	Extra       map[string]float64 // p50-ns, p99-ns, admit/op, fair-spread, casretries/op
+	Rounds      []float64          // ns/op of each round
+}
+
+// Line formats r as a benchmark result line that benchstat reads.
+func (r Result) line(nsPerOp float64, n int, extra map[string]float64) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "BenchmarkSuite/%s-%d\t%d\t%s ns/op", r.Name, runtime.GOMAXPROCS(0), n, fmtFloat(nsPerOp))
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&sb, "\t%s %s", fmtFloat(extra[k]), k)
+	}
+	fmt.Fprintf(&sb, "\t%d B/op\t%d allocs/op", r.BytesPerOp, r.AllocsPerOp)
+	return sb.String()
+}
+
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// Runner runs cases in process with testing.Benchmark.
+type Runner struct {
+	Rounds   int             // runs of every case; the median is kept
+	Raw      io.Writer       // every round's result line, benchstat format
+	Progress func(string)    // one line per finished case
+	Filter   func(Case) bool // nil runs every case
+}
+
+// Run measures cases round by round (every case once per round, so noise
+// from other work on the machine spreads over all designs) and returns the
+// median round of each.
+func (rn Runner) Run(cases []Case) []Result {
+	if rn.Filter != nil {
+		cases = slices.DeleteFunc(slices.Clone(cases), func(c Case) bool { return !rn.Filter(c) })
+	}
+	rounds := max(rn.Rounds, 1)
+	all := make([][]testing.BenchmarkResult, len(cases))
+	total, done := rounds*len(cases), 0
+	for r := range rounds {
+		for i, c := range cases {
+			br := testing.Benchmark(c.Run)
+			all[i] = append(all[i], br)
+			done++
+			res := Result{Case: c, BytesPerOp: br.AllocedBytesPerOp(), AllocsPerOp: br.AllocsPerOp()}
+			if rn.Raw != nil {
+				fmt.Fprintln(rn.Raw, res.line(nsOp(br), br.N, br.Extra))
+			}
+			if rn.Progress != nil {
+				rn.Progress(fmt.Sprintf("[%d/%d] round %d %s: %.1f ns/op, p99 %.0f ns", done, total, r+1, c.Name, nsOp(br), br.Extra["p99-ns"]))
+			}
+		}
+	}
+	out := make([]Result, len(cases))
+	for i, c := range cases {
+		brs := all[i]
+		order := make([]int, len(brs))
+		for j := range order {
+			order[j] = j
+		}
+		sort.Slice(order, func(a, b int) bool { return nsOp(brs[order[a]]) < nsOp(brs[order[b]]) })
+		med := brs[order[(len(order)-1)/2]]
+		res := Result{Case: c, NsPerOp: nsOp(med), AllocsPerOp: med.AllocsPerOp(), BytesPerOp: med.AllocedBytesPerOp(), N: med.N, Extra: med.Extra}
+		for _, br := range brs {
+			res.Rounds = append(res.Rounds, nsOp(br))
+		}
+		out[i] = res
+	}
+	return out
+}
+
+func nsOp(br testing.BenchmarkResult) float64 {
+	if br.N == 0 {
+		return math.NaN()
+	}
+	return float64(br.T.Nanoseconds()) / float64(br.N)
+}
+
+// Noise is the median, over results with two or more rounds, of the
+// spread (max-min)/median of their rounds' ns/op; NaN with one round.
+func Noise(rs []Result) float64 {
+	var spreads []float64
+	for _, r := range rs {
+		if len(r.Rounds) < 2 {
+			continue
+		}
+		lo, hi := slices.Min(r.Rounds), slices.Max(r.Rounds)
+		spreads = append(spreads, (hi-lo)/r.NsPerOp)
+	}
+	if len(spreads) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(spreads)
+	return spreads[len(spreads)/2]
+}
+
+// CPUModel is the processor's model name from /proc/cpuinfo, or GOARCH
+// where that is not available.
+func CPUModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+// RawHeader is the header benchstat expects before result lines.
+func RawHeader() string {
+	return fmt.Sprintf("goos: %s\ngoarch: %s\npkg: github.com/tollgate/tollgate/bench\ncpu: %s\n", runtime.GOOS, runtime.GOARCH, CPUModel())
+}
+
+// MemResult is the memory per idle key of one design.
+type MemResult struct {
+	Design      string
+	Keys        int
+	BytesPerKey float64
+}
+
+// MemLine formats m as a benchmark line benchstat reads.
+func (m MemResult) MemLine() string {
+	return fmt.Sprintf("BenchmarkMemoryPerKey/keys=%d/design=%s-%d\t1\t%s bytes/key", m.Keys, m.Design, runtime.GOMAXPROCS(0), fmtFloat(m.BytesPerKey))
+}
+
+// peersOf lists the designs of group other than tollgate, in suite order.
+func peersOf(rs []Result, group string) []string {
+	var peers []string
+	for _, r := range rs {
+		if r.Group == group && r.Design != Tollgate && !slices.Contains(peers, r.Design) {
+			peers = append(peers, r.Design)
+		}
+	}
+	return peers
+}
+
+// groups lists the groups of rs in order of first appearance.
+func groups(rs []Result) []string {
+	var gs []string
+	for _, r := range rs {
+		if !slices.Contains(gs, r.Group) {
+			gs = append(gs, r.Group)
+		}
+	}
+	return gs
+}
+
+func find(rs []Result, group, design string, g int) (Result, bool) {
+	for _, r := range rs {
+		if r.Group == group && r.Design == design && r.G == g {
+			return r, true
+		}
+	}
+	return Result{}, false
+}
+
+func gsOf(rs []Result, group string) []int {
+	var gs []int
+	for _, r := range rs {
+		if r.Group == group && !slices.Contains(gs, r.G) {
+			gs = append(gs, r.G)
+		}
+	}
+	slices.Sort(gs)
+	return gs
+}
+
+// WriteTable writes the markdown ratio tables: for every group and
+// goroutine count, tollgate's ns/op and p99, and tollgate's ns/op divided by
+// each peer's (below 1.00 tollgate is faster; above, it loses).
+func WriteTable(w io.Writer, rs []Result, mem []MemResult) {
+	for _, group := range groups(rs) {
+		peers := peersOf(rs, group)
+		fmt.Fprintf(w, "\n### %s\n\n", group)
+		fmt.Fprint(w, "| goroutines | tollgate ns/op | tollgate p99 ns | allocs/op |")
+		for _, p := range peers {
+			fmt.Fprintf(w, " ÷ %s |", p)
+		}
+		fmt.Fprint(w, "\n|---:|---:|---:|---:|")
+		for range peers {
+			fmt.Fprint(w, "---:|")
+		}
+		fmt.Fprintln(w)
+		for _, g := range gsOf(rs, group) {
+			tg, ok := find(rs, group, Tollgate, g)
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(w, "| %d | %.1f | %.0f | %d |", g, tg.NsPerOp, tg.Extra["p99-ns"], tg.AllocsPerOp)
+			for _, p := range peers {
+				if pr, ok := find(rs, group, p, g); ok {
+					fmt.Fprintf(w, " %s |", ratioCell(tg.NsPerOp/pr.NsPerOp))
+				} else {
+					fmt.Fprint(w, " – |")
+				}
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if len(mem) > 0 {
+		fmt.Fprintf(w, "\n### Memory per idle key at %d keys\n\n| design | bytes/key |\n|---|---:|\n", mem[0].Keys)
+		for _, m := range mem {
+			fmt.Fprintf(w, "| %s | %.1f |\n", m.Design, m.BytesPerKey)
+		}
+	}
+}
+
+// ratioCell prints a ratio, bold where tollgate loses (above 1.00).
+func ratioCell(r float64) string {
+	if r > 1 {
+		return fmt.Sprintf("**%.2f**", r)
+	}
+	return fmt.Sprintf("%.2f", r)
+}
+
+// Target is one of the performance targets, measured.
+type Target struct {
+	What  string
+	Ratio float64 // measured value divided by the bound; ≤ 1 meets it
+	Text  string
+}
+
+// Targets evaluates the targets the results cover.
+func Targets(rs []Result, mem []MemResult) []Target {
+	var ts []Target
+	ratio := func(what, group, peer string, g int) {
+		tg, ok1 := find(rs, group, Tollgate, g)
+		pr, ok2 := find(rs, group, peer, g)
+		if !ok1 || !ok2 {
+			return
+		}
+		r := tg.NsPerOp / pr.NsPerOp
+		ts = append(ts, Target{What: what, Ratio: r, Text: fmt.Sprintf("%.1f ns ÷ %.1f ns = %.2f× (target ≤ 1.00×)", tg.NsPerOp, pr.NsPerOp, r)})
+	}
+	ratio("Take admitting, 1 key, injected time, 1 goroutine vs one bare x/time/rate Limiter AllowN", "TB/work=admit/keys=1", XRateSingle, 1)
+	ratio("Take admitting, 1 key, injected time, 1 goroutine vs x/time/rate Limiter per key (sync.Map)", "TB/work=admit/keys=1", XRate, 1)
+	if tg, ok := find(rs, "TB/work=admit/keys=1", Tollgate, 1); ok {
+		ts = append(ts, Target{What: "Take admitting allocations", Ratio: float64(tg.AllocsPerOp), Text: fmt.Sprintf("%d allocs/op, %d B/op (target ≤ 1 alloc/op)", tg.AllocsPerOp, tg.BytesPerOp)})
+	}
+	for _, g := range gsOf(rs, "CR/work=reserve-release") {
+		ratio(fmt.Sprintf("Credits reserve+release, %d goroutines, vs buffered-channel semaphore", g), "CR/work=reserve-release", ChanSem, g)
+	}
+	ratio("Credits full cycle, 8 callers, vs owner mailbox", "CR/work=cycle", Mailbox, 8)
+	for _, m := range mem {
+		if m.Design == Tollgate {
+			ts = append(ts, Target{What: fmt.Sprintf("Memory per idle key at %d keys", m.Keys), Ratio: m.BytesPerKey / 150, Text: fmt.Sprintf("%.1f bytes/key (target ≤ 150)", m.BytesPerKey)})
+		}
+	}
+	return ts
+}
+
+// WriteTargets writes the targets as a markdown list.
+func WriteTargets(w io.Writer, ts []Target) {
+	for _, t := range ts {
+		verdict := "met"
+		if t.Ratio > 1 {
+			verdict = "MISSED"
+		}
+		fmt.Fprintf(w, "- %s: %s — %s\n", t.What, t.Text, verdict)
+	}
+}
+
+// plotName turns a group into a file name stem.
+func plotName(group string) string {
+	r := strings.NewReplacer("/", "_", "=", "-")
+	return r.Replace(group)
+}

@@ -1,0 +1,212 @@
+package bench
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/tollgate/tollgate/impl/credits"
+	"github.com/tollgate/tollgate/model"
+)
+
+// Workload is a token bucket workload.
+type Workload string
+
+// The workloads. Admit and Refuse use an injected, fixed clock; Mixed reads
+// the real clock (the same reading for every design) and admits a few
+// percent of takes, so it is the one where fairness means something.
+const (
+	Admit  Workload = "admit"  // every take succeeds: capacity 1e15 tokens
+	Refuse Workload = "refuse" // every take is refused: the bucket is empty
+	Mixed  Workload = "mixed"  // 1e6/keys tokens per second per key, capacity 10
+)
+
+// admitNowMs is the injected clock reading of the Admit and Refuse
+// workloads.
+const admitNowMs = 1000
+
+// Limits returns the bucket limits of workload w over keys keys.
+func (w Workload) Limits(keys int) model.Limits {
+	switch w {
+	case Admit:
+		return model.Limits{Capacity: 1e15, RefillPerSecond: 1}
+	case Refuse:
+		return model.Limits{Capacity: 1, RefillPerSecond: 1e-9}
+	case Mixed:
+		return model.Limits{Capacity: 10, RefillPerSecond: 1e6 / float64(keys)}
+	}
+	panic(fmt.Sprintf("bench: unknown workload %q", w))
+}
+
+// keyRing is the number of precomputed keys each goroutine cycles through.
+const keyRing = 4096
+
+// keySeq returns goroutine w's key sequence over keys distinct keys, with
+// the keys boxed once for the designs that look them up in a sync.Map.
+func keySeq(w, keys int) ([]uint64, []any) {
+	ks := make([]uint64, keyRing)
+	bs := make([]any, keyRing)
+	x := uint64(w)*0x9e3779b97f4a7c15 + 1
+	for i := range ks {
+		// splitmix64
+		x += 0x9e3779b97f4a7c15
+		z := x
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		z ^= z >> 31
+		ks[i] = z % uint64(keys)
+		bs[i] = ks[i]
+	}
+	return ks, bs
+}
+
+var clockStart = time.Now()
+
+// realMs is the real clock of the Mixed workload, in milliseconds.
+func realMs() int64 { return int64(time.Since(clockStart) / time.Millisecond) }
+
+// retrier is a design that can count its lost compare-and-swap races.
+type retrier interface{ casRetries() uint64 }
+
+func (d *tollgateTB) casRetries() uint64 { return d.t.CASRetries() }
+
+// RunTB measures design d on workload w over keys keys with g goroutines.
+// Every key is taken once (Refuse and Mixed: until refused) before timing,
+// so the run measures steady state, not first insertion.
+func RunTB(b *testing.B, d TBDesign, w Workload, keys, g int) {
+	lim := w.Limits(keys)
+	inst := d.New(lim, keys)
+	for k := range uint64(keys) {
+		switch w {
+		case Admit:
+			inst.TakeAt(0, k, k)
+		default:
+			for n := 0; inst.TakeAt(realMsOr(w), k, k) && n < 100; n++ {
+			}
+		}
+	}
+	var before uint64
+	r, counting := inst.(retrier)
+	if counting {
+		before = r.casRetries()
+	}
+	parallel(b, g, func(wk int) opFunc {
+		ks, bs := keySeq(wk, keys)
+		if w == Mixed {
+			return func(i int) bool { return inst.TakeAt(realMs(), ks[i%keyRing], bs[i%keyRing]) }
+		}
+		return func(i int) bool { return inst.TakeAt(admitNowMs, ks[i%keyRing], bs[i%keyRing]) }
+	})
+	if countsRetries && counting {
+		b.ReportMetric(float64(r.casRetries()-before)/float64(b.N), "casretries/op")
+	}
+}
+
+func realMsOr(w Workload) int64 {
+	if w == Mixed {
+		return realMs()
+	}
+	return admitNowMs
+}
+
+func (d tollgateCr) casRetries() uint64 { return d.t.CASRetries() }
+
+// RunCr measures reserve+release of design d with g goroutines.
+func RunCr(b *testing.B, d CrDesign, g int) {
+	caller := d.New()
+	var probe Admitter
+	parallel(b, g, func(int) opFunc {
+		a := caller()
+		probe = a
+		return func(int) bool { return a.Cycle() }
+	})
+	if r, ok := probe.(retrier); ok && countsRetries {
+		b.ReportMetric(float64(r.casRetries())/float64(b.N), "casretries/op")
+	}
+}
+
+func (o *tableOwner) casRetries() uint64 { return o.t.CASRetries() }
+
+// RunCycle measures the full request cycle of design d with g callers and
+// one owner: an operation is one request served and replied to.
+func RunCycle(b *testing.B, d CycleDesign, g int) {
+	s := d.Start()
+	defer s.Stop()
+	parallel(b, g, func(int) opFunc {
+		h := credits.NewHolder()
+		req := &request{done: make(chan struct{}, 1)}
+		return func(int) bool { s.Call(h, req); return true }
+	})
+	if r, ok := s.(retrier); ok && countsRetries {
+		b.ReportMetric(float64(r.casRetries())/float64(b.N), "casretries/op")
+	}
+}
+
+// Case is one benchmark of the suite.
+type Case struct {
+	// Name is the sub-benchmark path, in benchstat's key=value form, e.g.
+	// "TB/work=admit/keys=1/g=8/design=tollgate".
+	Name string
+	// Group is Name without the goroutine count and design: the cases a
+	// ratio row and a plot compare.
+	Group  string
+	Design string
+	G      int
+	Run    func(b *testing.B)
+}
+
+// Goroutines is the full list of goroutine counts.
+var Goroutines = []int{1, 2, 4, 8, 16, 64}
+
+// Suite lists the cases: the quick set by default, the whole matrix with
+// full.
+func Suite(full bool) []Case {
+	gs, keySets := []int{1, 2, 8, 64}, []int{1, 10000}
+	works := []Workload{Admit, Refuse, Mixed}
+	if full {
+		gs, keySets = Goroutines, []int{1, 16, 10000}
+	}
+	var cs []Case
+	for _, w := range works {
+		for _, keys := range keySets {
+			if !full && keys != 1 && w != Admit {
+				continue // quick: many keys only for the admitting workload
+			}
+			group := fmt.Sprintf("TB/work=%s/keys=%d", w, keys)
+			for _, g := range gs {
+				for _, d := range TBDesigns() {
+					if d.AdmitOnly && w != Admit || d.Name == XRateSingle && keys != 1 {
+						continue
+					}
+					cs = append(cs, Case{
+						Name: fmt.Sprintf("%s/g=%d/design=%s", group, g, d.Name), Group: group, Design: d.Name, G: g,
+						Run: func(b *testing.B) { RunTB(b, d, w, keys, g) },
+					})
+				}
+			}
+		}
+	}
+	for _, g := range gs {
+		for _, d := range CrDesigns() {
+			cs = append(cs, Case{
+				Name: fmt.Sprintf("CR/work=reserve-release/g=%d/design=%s", g, d.Name), Group: "CR/work=reserve-release", Design: d.Name, G: g,
+				Run: func(b *testing.B) { RunCr(b, d, g) },
+			})
+		}
+	}
+	for _, g := range gs {
+		for _, d := range CycleDesigns() {
+			cs = append(cs, Case{
+				Name: fmt.Sprintf("CR/work=cycle/g=%d/design=%s", g, d.Name), Group: "CR/work=cycle", Design: d.Name, G: g,
+				Run: func(b *testing.B) { RunCycle(b, d, g) },
+			})
+		}
+	}
+	return cs
+}
+
+// Env describes the machine a run measured, for the results' header.
+func Env() string {
+	return fmt.Sprintf("goos: %s\ngoarch: %s\ncpus: %d\ngomaxprocs: %d\ngo: %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
+}

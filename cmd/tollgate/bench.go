@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tollgate/tollgate/bench"
+)
+
+func init() {
+	register(command{
+		name:    "bench",
+		summary: "contention benchmarks against peer designs: raw results, ratio table, plots",
+		run:     runBench,
+	})
+}
+
+// benchOptions are the flags of tollgate bench.
+type benchOptions struct {
+	full      bool
+	out       string
+	benchtime time.Duration
+	rounds    int
+	run       string
+	memKeys   int
+}
+
+func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
+	var o benchOptions
+	fs := flag.NewFlagSet("tollgate bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&o.full, "full", false, "run the complete matrix (goroutines 1,2,4,8,16,64; keys 1,16,10000; every workload)")
+	fs.StringVar(&o.out, "out", filepath.Join("bench", "results"), "directory for raw.txt, RESULTS.md and the plots")
+	fs.DurationVar(&o.benchtime, "benchtime", 0, "target time per case per round (default 150ms, 400ms with -full)")
+	fs.IntVar(&o.rounds, "rounds", 0, "rounds over all cases; each case keeps its median round (default 1, 2 with -full)")
+	fs.StringVar(&o.run, "run", "", "only cases whose name matches this regular expression")
+	fs.IntVar(&o.memKeys, "memkeys", 1_000_000, "keys for the memory-per-idle-key measurement (0 skips it)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: tollgate bench [flags]\n\nRuns tollgate's contention benchmarks in process and writes, to -out:\n  raw.txt      every round's results in the format benchstat reads\n  RESULTS.md   machine, targets, and tollgate-vs-peer ratio tables\n  *.png *.svg  throughput and p99 latency against goroutines, per design\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("tollgate bench: unexpected argument %q", fs.Arg(0))
+	}
+	switch {
+	case o.benchtime < 0:
+		return o, fmt.Errorf("tollgate bench: -benchtime = %v: must not be negative", o.benchtime)
+	case o.rounds < 0:
+		return o, fmt.Errorf("tollgate bench: -rounds = %d: must not be negative", o.rounds)
+	case o.memKeys < 0:
+		return o, fmt.Errorf("tollgate bench: -memkeys = %d: must not be negative", o.memKeys)
+	case o.out == "":
+		return o, fmt.Errorf("tollgate bench: -out is empty: it must name a directory")
+	}
+	if o.benchtime == 0 {
+		o.benchtime = 150 * time.Millisecond
+		if o.full {
+			o.benchtime = 400 * time.Millisecond
+		}
+	}
+	if o.rounds == 0 {
+		o.rounds = 1
+		if o.full {
+			o.rounds = 2
+		}
+	}
+	if _, err := regexp.Compile(o.run); err != nil {
+		return o, fmt.Errorf("tollgate bench: -run = %q: not a regular expression: %v", o.run, err)
+	}
+	return o, nil
+}
+
+func runBench(args []string) int {
+	o, err := parseBenchFlags(args, os.Stderr)
+	if err == flag.ErrHelp {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if err := benchRun(o, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// benchRun measures the suite and writes the results into o.out.
+func benchRun(o benchOptions, progress io.Writer) error {
+	testing.Init()
+	if err := flag.Set("test.benchtime", o.benchtime.String()); err != nil {
+		return fmt.Errorf("tollgate bench: setting benchtime: %w", err)
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return fmt.Errorf("tollgate bench: -out: %w", err)
+	}
+	began := time.Now()
+	var raw bytes.Buffer
+	raw.WriteString(bench.RawHeader())
+	re := regexp.MustCompile(o.run)
+	rn := bench.Runner{
+		Rounds:   o.rounds,
+		Raw:      &raw,
+		Progress: func(s string) { fmt.Fprintln(progress, s) },
+		Filter:   func(c bench.Case) bool { return re.MatchString(c.Name) },
+	}
+	results := rn.Run(bench.Suite(o.full))
+	var mem []bench.MemResult
+	if o.memKeys > 0 {
+		for _, d := range bench.MemoryDesigns() {
+			if !re.MatchString("MemoryPerKey/design=" + d.Name) {
+				continue
+			}
+			m := bench.MemResult{Design: d.Name, Keys: o.memKeys, BytesPerKey: bench.MemoryPerKey(d, o.memKeys)}
+			fmt.Fprintf(progress, "memory %s: %.1f bytes per idle key at %d keys\n", d.Name, m.BytesPerKey, m.Keys)
+			fmt.Fprintln(&raw, m.MemLine())
+			mem = append(mem, m)
+		}
+	}
+	rawPath := filepath.Join(o.out, "raw.txt")
+	if err := os.WriteFile(rawPath, raw.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("tollgate bench: %w", err)
+	}
+	plots, err := bench.WritePlots(o.out, results)
+	if err != nil {
+		return err
+	}
+	var md bytes.Buffer
+	mode := "quick"
+	if o.full {
+		mode = "full"
+	}
+	fmt.Fprintf(&md, "# tollgate bench results\n\n")
+	fmt.Fprintf(&md, "Measured %s (%s run, %d round(s), %v per case per round, %d cases, %s wall).\n\n",
+		began.UTC().Format("2006-01-02 15:04 MST"), mode, o.rounds, o.benchtime, len(results), time.Since(began).Round(time.Second))
+	fmt.Fprintf(&md, "```\ncpu: %s\n%s\n```\n\n", bench.CPUModel(), bench.Env())
+	if n := bench.Noise(results); n == n {
+		fmt.Fprintf(&md, "Noise: the median case's ns/op varied by %.0f%% between rounds ((max−min)/median).\n\n", 100*n)
+	}
+	fmt.Fprintf(&md, "Ratios are tollgate's ns/op divided by the peer's at the same goroutine count: below 1.00 tollgate is faster; **bold** marks where it loses.\n\n## Targets\n\n")
+	bench.WriteTargets(&md, bench.Targets(results, mem))
+	fmt.Fprintf(&md, "\n## Ratio tables\n")
+	bench.WriteTable(&md, results, mem)
+	fmt.Fprintf(&md, "\n## Plots\n\n")
+	for _, p := range plots {
+		if strings.HasSuffix(p, ".png") {
+			fmt.Fprintf(&md, "![%s](%s)\n", filepath.Base(p), filepath.Base(p))
+		}
+	}
+	mdPath := filepath.Join(o.out, "RESULTS.md")
+	if err := os.WriteFile(mdPath, md.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("tollgate bench: %w", err)
+	}
+	fmt.Fprintf(progress, "wrote %s, %s and %d plots in %s (%s)\n", rawPath, mdPath, len(plots), o.out, time.Since(began).Round(time.Second))
+	return nil
+}
