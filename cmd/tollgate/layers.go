@@ -5,4 +5,5 @@ package main
 // One import per layer package, one line each.
 import (
 	_ "github.com/tollgate/tollgate/internal/fault"
+	_ "github.com/tollgate/tollgate/linearizability"
 )

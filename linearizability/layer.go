@@ -1,0 +1,73 @@
+package linearizability
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutant"
+)
+
+func init() {
+	mutant.Register(mutant.Layer{Name: "porcupine", Sees: Sees, Hunt: Hunt})
+}
+
+// Sees reports whether the porcupine layer is expected to kill f: every
+// fault that changes an answer some recorded workload can observe. The two
+// it does not see need an operation no workload makes: a release with
+// another holder's token (cr-release-no-holder) — a holder only ever uses its
+// own tokens — and, for cr-class-off-by-one, a general reserve that finds
+// all 26 general slots in use, which only the owner-dies workload reaches,
+// and not in every history.
+func Sees(f fault.Fault) bool {
+	switch f {
+	case fault.CrReleaseNoHolder, fault.CrClassOffByOne:
+		return false
+	}
+	return true
+}
+
+// HuntTimeout is porcupine's budget for one history in a hunt.
+const HuntTimeout = 10 * time.Second
+
+// Hunt records and checks histories of f's primitive against a table
+// carrying f, cycling through the workloads, until one is Illegal or budget
+// has passed. The failing history and its visualization are written under
+// $TMPDIR/tollgate-porcupine.
+func Hunt(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcome {
+	p := Plan{
+		Primitive: PrimitiveTokenBucket, Duration: budget, Seed: seed,
+		Faults: fault.Of(f), Mutant: f.String(), Timeout: HuntTimeout,
+		Dir: filepath.Join(os.TempDir(), "tollgate-porcupine"), StopOnIllegal: true,
+	}
+	if f.Credits() {
+		p.Primitive = PrimitiveCredits
+	}
+	t, err := Run(p, nil)
+	out := mutant.Outcome{Seed: seed, Elapsed: t.Elapsed}
+	if err != nil {
+		out.Detail = err.Error()
+		return out
+	}
+	if t.Illegal == 0 {
+		if t.Unknown > 0 {
+			out.Detail = fmt.Sprintf("%d of %d histories timed out (Unknown)", t.Unknown, t.Histories)
+		}
+		return out
+	}
+	rep := t.First
+	out.Killed, out.Seed = true, t.FirstSeed
+	out.Property = "T11"
+	if f.Credits() {
+		out.Property = "C16"
+		if rep.Detail != "" && rep.Detail[:3] == "C3:" {
+			out.Property = "C3"
+		}
+	}
+	out.Detail = fmt.Sprintf("%s after %d histories (%s, seed %d): %s\nvisualization: %s\nhistory: %s",
+		rep.Result, t.Histories, t.FirstWorkload, t.FirstSeed, rep.Detail, rep.HTMLPath, rep.JSONPath)
+	out.Replay = "go run ./cmd/tollgate check --replay " + rep.JSONPath
+	return out
+}
