@@ -23,9 +23,9 @@ type Issued struct {
 type payloadState uint8
 
 const (
-	inRow      payloadState = iota + 1 // enqueued, not yet taken
-	taken                              // processing
-	consumed                           // finished, or the table closed
+	inRow    payloadState = iota + 1 // enqueued, not yet taken
+	taken                            // processing
+	consumed                         // finished, or the table closed
 )
 
 type payloadInfo struct {
@@ -48,6 +48,10 @@ type CrMachine struct {
 	payloads    map[int]*payloadInfo
 	nextPayload int
 	closed      bool // the implementation was closed (C11)
+
+	// tamper, when set (tests only), rewrites the implementation's answers
+	// so the tests can watch each property reject a wrong one.
+	tamper func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int]
 }
 
 // NewCrMachine returns a machine over a fresh model state and a fresh
@@ -101,7 +105,7 @@ var crCmp = []cmp.Option{cmpopts.EquateEmpty()}
 func (m *CrMachine) Step(in model.CrInput[int]) (fail *Failure) {
 	m.hist.add(FormatCr(in))
 	next, want := m.model.Step(in)
-	got, perr := applyCr(m.sut, in)
+	got, perr := m.apply(in)
 	if perr != "" {
 		return m.hist.fail("panic", perr)
 	}
@@ -117,13 +121,17 @@ func (m *CrMachine) Step(in model.CrInput[int]) (fail *Failure) {
 	return nil
 }
 
-func applyCr(s *sut.Credits[int], in model.CrInput[int]) (out model.CrOutput[int], perr string) {
+func (m *CrMachine) apply(in model.CrInput[int]) (out model.CrOutput[int], perr string) {
 	defer func() {
 		if r := recover(); r != nil {
 			perr = fmt.Sprintf("implementation panicked: %v", r)
 		}
 	}()
-	return s.Apply(in), ""
+	out = m.sut.Apply(in)
+	if m.tamper != nil {
+		out = m.tamper(in, out)
+	}
+	return out, ""
 }
 
 // properties checks the invariants visible in one answer and updates the
@@ -192,11 +200,11 @@ func (m *CrMachine) properties(in model.CrInput[int], got model.CrOutput[int]) *
 // unless PropertiesOnly, that the implementation's snapshot and enqueued
 // list equal the model's.
 func (m *CrMachine) Check() *Failure {
-	snapOut, perr := applyCr(m.sut, model.CrInput[int]{Kind: model.CrSnapshot})
+	snapOut, perr := m.apply(model.CrInput[int]{Kind: model.CrSnapshot})
 	if perr != "" {
 		return m.hist.fail("panic", "snapshot: "+perr)
 	}
-	listOut, perr := applyCr(m.sut, model.CrInput[int]{Kind: model.CrEnqueued})
+	listOut, perr := m.apply(model.CrInput[int]{Kind: model.CrEnqueued})
 	if perr != "" {
 		return m.hist.fail("panic", "enqueued: "+perr)
 	}

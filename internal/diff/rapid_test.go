@@ -29,16 +29,20 @@ func faults(t *testing.T) fault.Set {
 // TestRapidCredits is the credit table's state machine (C1–C14) against
 // the model.
 func TestRapidCredits(t *testing.T) {
-	rapid.Check(t, CreditsProp(faults(t), Options{}, nil))
+	rapid.Check(t, CreditsProp(faults(t), options(), nil))
 }
 
 // TestRapidTokenBucket is the token bucket's state machine (T1–T10) against
 // the model.
 func TestRapidTokenBucket(t *testing.T) {
-	rapid.Check(t, TokenBucketProp(faults(t), Options{}, nil))
+	rapid.Check(t, TokenBucketProp(faults(t), options(), nil))
 }
 
 // TestRapidHostile drives the token bucket with hostile numbers (T3, T9).
 func TestRapidHostile(t *testing.T) {
-	rapid.Check(t, HostileProp(faults(t), Options{}, nil))
+	rapid.Check(t, HostileProp(faults(t), options(), nil))
 }
+
+var propsOnly = flag.Bool("diff.props-only", false, "skip the comparison with the model's answers; check the named properties only")
+
+func options() Options { return Options{PropertiesOnly: *propsOnly} }

@@ -1,0 +1,24 @@
+// Package fuzz holds tollgate's native fuzz targets (in its tests) and their
+// committed seed corpora under testdata/fuzz/<Target>/.
+//
+// The targets decode bytes into operation sequences with internal/diff and
+// run the same model-vs-implementation comparison as the rapid state
+// machines:
+//
+//	FuzzCredits      the credit table (spec/credits.md)
+//	FuzzTokenBucket  the token bucket (spec/tokenbucket.md)
+//	FuzzHostile      the token bucket with limits, costs and clocks from raw
+//	                 bit patterns (NaN payloads, ±Inf, subnormals, -0, huge
+//	                 values, clocks near the int64 limits)
+//
+// go test ./fuzz runs every committed seed. To fuzz one target for a while:
+//
+//	go test ./fuzz -run '^$' -fuzz '^FuzzCredits$' -fuzztime 60s
+//
+// A failing input is written by the go command under
+// testdata/fuzz/<Target>/ and replays with
+// go test ./fuzz -run '^<Target>$/^<file>$'.
+//
+// The package itself exports the corpus (Seeds), so the mutants command's
+// fuzz layer can replay it from a built binary.
+package fuzz
