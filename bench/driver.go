@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -66,16 +67,20 @@ func parallel(b *testing.B, g int, newOp func(w int) opFunc) runStats {
 	}
 	ready.Wait()
 	b.ResetTimer()
+	cpu0 := processCPU()
 	close(start)
 	done.Wait()
+	cpu := processCPU() - cpu0
 	b.StopTimer()
 	st := summarize(ws)
+	st.cpuPerOp = float64(cpu) / float64(b.N)
 	st.report(b)
 	return st
 }
 
 // runStats is what one parallel run measured besides time.
 type runStats struct {
+	cpuPerOp   float64 // process CPU time (user+system, every thread) per op, ns
 	p50, p99   float64
 	admitFrac  float64
 	fairSpread float64 // NaN with one goroutine
@@ -113,10 +118,21 @@ func percentile(xs []int64, q float64) float64 {
 }
 
 func (st runStats) report(b *testing.B) {
+	b.ReportMetric(st.cpuPerOp, "cpu-ns/op")
 	b.ReportMetric(st.p50, "p50-ns")
 	b.ReportMetric(st.p99, "p99-ns")
 	b.ReportMetric(st.admitFrac, "admit/op")
 	if !math.IsNaN(st.fairSpread) {
 		b.ReportMetric(st.fairSpread, "fair-spread")
 	}
+}
+
+// processCPU is the CPU time this process has used, user and system, in
+// nanoseconds.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
