@@ -217,7 +217,11 @@ func runVector(conn *Conn, prefix string, v Vector) *CaseFailure {
 		_ = json.Unmarshal(s.Expect, &want)
 		wantC := Canonical(req.Op, want, nil, nil)
 		ans, err := conn.Send(req)
-		fail.Sent = append(fail.Sent, Line(withoutID(req)))
+		show := s.Send
+		if IsTB(show.Op) || IsCr(show.Op) {
+			show.Table = "t"
+		}
+		fail.Sent = append(fail.Sent, Line(show))
 		if err != nil {
 			var de *DriverError
 			if errors.As(err, &de) {

@@ -1,0 +1,363 @@
+package conform
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/tollgate/tollgate/model"
+)
+
+// Random sequential sessions (suite "random"): operations generated from the
+// model's state, sent one at a time, each answer compared with the model's.
+// A failing session is shrunk by deleting operations while it still fails.
+
+// session is one generated sequential session of one primitive. For the
+// credit table, ref[i] >= 0 says that operation i uses the token that
+// operation ref[i] (a reserve) was answered, with slot[i] replacing its
+// slot when not 0; it is resolved when the session is replayed, so a shrunk
+// session stays meaningful.
+type session struct {
+	prim    string
+	tb      []model.TBInput[string]
+	cr      []model.CrInput[string]
+	clients []string // credit table: the client issuing cr[i]
+	ref     []int
+	slot    []int
+}
+
+func (s *session) len() int {
+	if s.prim == PrimTokenBucket {
+		return len(s.tb)
+	}
+	return len(s.cr)
+}
+
+// keep returns the session restricted to the operations where keep is true.
+func (s *session) keep(keep func(i int) bool) *session {
+	out := &session{prim: s.prim}
+	newIdx := map[int]int{}
+	for i := 0; i < s.len(); i++ {
+		if !keep(i) {
+			continue
+		}
+		if s.prim == PrimTokenBucket {
+			out.tb = append(out.tb, s.tb[i])
+			continue
+		}
+		newIdx[i] = len(out.cr)
+		r := s.ref[i] // -1: no token; -2: its reserve was deleted before
+		if s.ref[i] >= 0 {
+			if j, ok := newIdx[s.ref[i]]; ok {
+				r = j
+			} else {
+				r = -2 // its reserve was deleted: the operation is skipped on replay
+			}
+		}
+		out.cr = append(out.cr, s.cr[i])
+		out.clients = append(out.clients, s.clients[i])
+		out.ref = append(out.ref, r)
+		out.slot = append(out.slot, s.slot[i])
+	}
+	return out
+}
+
+var (
+	tbKeys       = []string{"k", "j", ":_", "$1"}
+	tbCapacities = []float64{1, 2.5, 5, 7, 10}
+	tbRates      = []float64{1, 3, 0.1, 10, 1.0 / 3, 7.3, 1000}
+	tbCosts      = []float64{1, 0.5, 2, 3.7, 0.1}
+)
+
+// genTB generates a token-bucket session of n operations. Each key keeps
+// its limits most of the time; the clock mostly moves forward and sometimes
+// steps back (T4); a retry_after is often followed by takes at and just
+// before the wait it answered (T7).
+func genTB(r *rand.Rand, n int) *session {
+	s := &session{prim: PrimTokenBucket}
+	var tbl model.TBTable[string]
+	lims := map[string]model.Limits{}
+	now := r.Int64N(2000)
+	for len(s.tb) < n {
+		key := tbKeys[r.IntN(len(tbKeys))]
+		lim, ok := lims[key]
+		if !ok || r.IntN(10) == 0 {
+			lim = model.Limits{Capacity: tbCapacities[r.IntN(len(tbCapacities))], RefillPerSecond: tbRates[r.IntN(len(tbRates))]}
+			lims[key] = lim
+		}
+		switch x := r.IntN(10); {
+		case x < 7:
+			now += r.Int64N(400)
+		case x < 9:
+			now -= r.Int64N(600)
+		}
+		cost := tbCosts[r.IntN(len(tbCosts))]
+		if r.IntN(4) == 0 {
+			cost = lim.Capacity
+		}
+		in := model.TBInput[string]{Key: key, Limits: lim, Cost: min(cost, lim.Capacity), NowMs: now}
+		switch x := r.IntN(100); {
+		case x < 50:
+			in.Kind = model.TBTake
+		case x < 62:
+			in.Kind = model.TBPeek
+		case x < 85:
+			in.Kind = model.TBRetryAfter
+		case x < 90:
+			in.Kind = model.TBReset
+		case x < 91:
+			in.Kind = model.TBResetAll
+		default: // an invalid argument (T9)
+			in.Kind = model.TBTake
+			switch r.IntN(4) {
+			case 0:
+				in.Cost = lim.Capacity * 2
+			case 1:
+				in.Limits.Capacity = math.NaN()
+			case 2:
+				in.Limits.RefillPerSecond = 0
+			default:
+				in.Cost = -1
+			}
+		}
+		var out model.TBOutput
+		tbl, out = tbl.Step(in)
+		s.tb = append(s.tb, in)
+		if in.Kind == model.TBRetryAfter && out.Invalid == "" && out.RetryAfterMs > 0 && out.RetryAfterMs < 1<<40 && r.IntN(2) == 0 {
+			w := out.RetryAfterMs
+			before := in
+			before.Kind, before.NowMs = model.TBTake, now+w-1
+			at := before
+			at.NowMs = now + w
+			s.tb = append(s.tb, before, at)
+			tbl, _ = tbl.Step(before)
+			tbl, _ = tbl.Step(at)
+			now += w
+		}
+	}
+	return s
+}
+
+var crClients = []string{"a", "b", "c"}
+
+// genCr generates a credit-table session of n operations, keeping the model
+// state as it goes so that most tokens are live and some are stale.
+func genCr(r *rand.Rand, n int) *session {
+	s := &session{prim: PrimCredits}
+	var st model.Credits[string]
+	names := &SymbolicEpochs{}
+	dead := map[string]bool{}
+	var reserves []int // indexes of successful reserves
+	holderOf := map[int]string{}
+	now := int64(0)
+	var outs []*model.CrOutput[string]
+	for len(s.cr) < n {
+		var live []string
+		for _, c := range crClients {
+			if !dead[c] {
+				live = append(live, c)
+			}
+		}
+		in := model.CrInput[string]{}
+		client, ref, slot := "", -1, 0
+		pickRef := func() bool {
+			if len(reserves) == 0 {
+				return false
+			}
+			// Mostly recent reservations, sometimes any (stale tokens, C3).
+			i := len(reserves) - 1 - r.IntN(min(len(reserves), 4))
+			if r.IntN(5) == 0 {
+				i = r.IntN(len(reserves))
+			}
+			ref = reserves[i]
+			if r.IntN(12) == 0 {
+				slot = 1 + r.IntN(model.Slots)
+			}
+			return true
+		}
+		x := r.IntN(100)
+		switch {
+		case x < 28 && len(live) > 0:
+			in.Kind, client = model.CrReserve, live[r.IntN(len(live))]
+			in.Class = model.General
+			if r.IntN(2) == 0 {
+				in.Class = model.Internal
+			}
+		case x < 45 && len(live) > 0 && pickRef():
+			in.Kind, client = model.CrEnqueue, holderOf[ref]
+			if dead[client] || r.IntN(8) == 0 {
+				client = live[r.IntN(len(live))]
+			}
+			now += r.Int64N(50) - 10
+			in.Payload, in.NowMs = fmt.Sprintf("p%d", len(s.cr)), now
+		case x < 58 && pickRef():
+			in.Kind = model.CrTake
+		case x < 70 && pickRef():
+			in.Kind = model.CrFinish
+		case x < 78 && len(live) > 0 && pickRef():
+			in.Kind, client = model.CrRelease, holderOf[ref]
+			if dead[client] || r.IntN(6) == 0 {
+				client = live[r.IntN(len(live))]
+			}
+		case x < 83:
+			in.Kind = model.CrSweep
+		case x < 86 && len(live) > 1:
+			in.Kind, client = model.CrExit, live[r.IntN(len(live))]
+			dead[client] = true
+		case x < 92:
+			in.Kind = model.CrEnqueued
+		case x < 97:
+			in.Kind = model.CrSnapshot
+		case x < 98:
+			in.Kind = model.CrBounds
+		case x < 99 && len(s.cr) > n*3/4:
+			in.Kind = model.CrClose
+		default:
+			continue
+		}
+		s.cr = append(s.cr, in)
+		s.clients = append(s.clients, client)
+		s.ref = append(s.ref, ref)
+		s.slot = append(s.slot, slot)
+		// Step the model to learn which reserves succeeded.
+		in, ok := resolve(s, len(s.cr)-1, outs, names)
+		if !ok {
+			outs = append(outs, nil)
+			continue
+		}
+		var out model.CrOutput[string]
+		st, out = st.Step(in)
+		outs = append(outs, &out)
+		if in.Kind == model.CrReserve && out.Result == model.OK {
+			reserves = append(reserves, len(s.cr)-1)
+			holderOf[len(s.cr)-1] = client
+		}
+	}
+	return s
+}
+
+// resolve returns operation i of a credit session with its token and holder
+// filled in, or false when the reserve it refers to was deleted or did not
+// succeed. outs holds the model outputs of the operations replayed so far
+// (nil entries for skipped ones).
+func resolve(s *session, i int, outs []*model.CrOutput[string], names *SymbolicEpochs) (model.CrInput[string], bool) {
+	in := s.cr[i]
+	if s.clients[i] != "" {
+		in.Holder, _ = names.Holder(s.clients[i])
+	}
+	switch r := s.ref[i]; {
+	case r == -2:
+		return in, false
+	case r >= 0:
+		if r >= len(outs) || outs[r] == nil || outs[r].Result != model.OK {
+			return in, false
+		}
+		in.Token = outs[r].Token
+		if s.slot[i] != 0 {
+			in.Token.Slot = s.slot[i]
+		}
+	}
+	return in, true
+}
+
+// replay sends a session to the driver on a fresh table and returns the
+// first mismatch, or nil. The failure lists the requests in symbolic form.
+func replay(conn *Conn, prefix string, s *session) *CaseFailure {
+	fail := &CaseFailure{}
+	binder := NewEpochs()
+	names := &SymbolicEpochs{}
+	var tbl model.TBTable[string]
+	var st model.Credits[string]
+	var outs []*model.CrOutput[string]
+	send := func(sym Request, want Response, client string) bool {
+		req := sym
+		req.Table = prefix
+		if client != "" {
+			req.Client = prefix + "." + client
+		}
+		if len(req.Epoch) > 0 {
+			req.Epoch = binder.Raw(req.Epoch)
+		}
+		show := sym
+		show.Table = "t"
+		fail.Sent = append(fail.Sent, Line(show))
+		wantC := Canonical(req.Op, want, nil, nil)
+		ans, err := conn.Send(req)
+		if err != nil {
+			var de *DriverError
+			if errors.As(err, &de) {
+				fail.Driver = de
+			}
+			fail.Want = wantC
+			return false
+		}
+		if got := Canonical(req.Op, ans.Resp, &want, binder); got != wantC {
+			fail.Want, fail.Got, fail.GotLine = wantC, got, ans.Line
+			return false
+		}
+		return true
+	}
+	if s.prim == PrimTokenBucket {
+		for _, in := range s.tb {
+			var out model.TBOutput
+			tbl, out = tbl.Step(in)
+			if !send(EncodeTB(in), TBResponse(in, out), "") {
+				return fail
+			}
+		}
+		return nil
+	}
+	if !send(Request{Op: OpNew}, Response{OK: true}, "") {
+		return fail
+	}
+	for i := range s.cr {
+		in, ok := resolve(s, i, outs, names)
+		if !ok {
+			outs = append(outs, nil)
+			continue
+		}
+		var out model.CrOutput[string]
+		st, out = st.Step(in)
+		outs = append(outs, &out)
+		if !send(EncodeCr(in, s.clients[i], names), CrResponse(in, out, names), s.clients[i]) {
+			return fail
+		}
+	}
+	return nil
+}
+
+// shrink deletes operations from a failing session while it keeps failing,
+// in chunks of halving size (a simple delta debugging), for at most
+// maxTries replays. It returns the smallest failing session and its failure.
+func shrink(conn *Conn, nextPrefix func() string, s *session, f *CaseFailure, maxTries int) (*session, *CaseFailure, int) {
+	tries := 0
+	// Everything after the first mismatch is irrelevant.
+	cut := len(f.Sent)
+	if s.prim == PrimCredits {
+		cut-- // the cr.new
+	}
+	if cut < s.len() {
+		s = s.keep(func(i int) bool { return i < cut })
+	}
+	for chunk := s.len() / 2; chunk >= 1 && tries < maxTries; {
+		removed := false
+		for start := 0; start < s.len() && tries < maxTries; {
+			cand := s.keep(func(i int) bool { return i < start || i >= start+chunk })
+			tries++
+			cf := replay(conn, nextPrefix(), cand)
+			if cf != nil && cf.Driver == nil {
+				s, f, removed = cand, cf, true
+				continue
+			}
+			if cf != nil && cf.Driver != nil {
+				return s, f, tries // the driver broke: keep what we have
+			}
+			start += chunk
+		}
+		if !removed {
+			chunk /= 2
+		}
+	}
+	return s, f, tries
+}

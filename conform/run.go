@@ -1,0 +1,355 @@
+package conform
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Suites, in the order they run.
+const (
+	SuiteVectors    = "vectors"
+	SuiteRandom     = "random"
+	SuiteConcurrent = "concurrent"
+)
+
+// AllSuites lists every suite.
+var AllSuites = []string{SuiteVectors, SuiteRandom, SuiteConcurrent}
+
+// Config is one conformance run.
+type Config struct {
+	// Argv is the driver command. Exactly one of Argv and Serve is set.
+	Argv []string
+	// Serve runs an in-process driver (tests).
+	Serve func(in io.Reader, out io.Writer, logw io.Writer) error
+	// Seed makes the random and concurrent suites reproducible.
+	Seed uint64
+	// Budget is the time each random and concurrent suite may take per
+	// primitive (shrinking a failure may add to it).
+	Budget time.Duration
+	// Clients is the number of concurrent clients in the concurrent suite.
+	Clients int
+	// Suites to run (AllSuites when empty).
+	Suites []string
+	// Vectors are extra vector files, run with the committed ones.
+	Vectors []VectorFile
+	// Timeout is the per-request timeout.
+	Timeout time.Duration
+	// Dir receives the files written for failures (porcupine
+	// visualizations); empty means the system's temporary directory.
+	Dir string
+	// Log receives the driver's stderr (nil: discarded, but its last lines
+	// still appear in errors).
+	Log io.Writer
+}
+
+// Validate reports a configuration that cannot run, naming the field.
+func (c *Config) Validate() error {
+	if (len(c.Argv) == 0) == (c.Serve == nil) {
+		return errors.New("conform: exactly one driver is required (a command after --)")
+	}
+	if c.Budget <= 0 {
+		return fmt.Errorf("conform: budget %v must be > 0", c.Budget)
+	}
+	if c.Clients < 1 || c.Clients > 64 {
+		return fmt.Errorf("conform: clients %d must be in 1..64", c.Clients)
+	}
+	if c.Timeout <= 0 {
+		return fmt.Errorf("conform: timeout %v must be > 0", c.Timeout)
+	}
+	for _, s := range c.Suites {
+		if !slices.Contains(AllSuites, s) {
+			return fmt.Errorf("conform: suite %q is not one of %s", s, strings.Join(AllSuites, ", "))
+		}
+	}
+	return nil
+}
+
+// SuiteResult is one row of the report table.
+type SuiteResult struct {
+	Suite     string // e.g. "tb/vectors"
+	Cases     int
+	Passed    int
+	Failed    int
+	Elapsed   time.Duration
+	Failures  []*CaseFailure
+	Err       error  // the suite could not run (the driver broke outside a case)
+	Skipped   string // why the suite did not run
+	ShrinkLog string
+}
+
+// Report is a whole run.
+type Report struct {
+	Driver     string // the driver's hello name
+	Primitives []string
+	Seed       uint64
+	Results    []SuiteResult
+	Err        error // the driver could not be started or did not say hello
+}
+
+// OK reports whether every suite ran and passed.
+func (r *Report) OK() bool {
+	if r.Err != nil {
+		return false
+	}
+	for _, s := range r.Results {
+		if s.Failed > 0 || s.Err != nil {
+			return false
+		}
+	}
+	return len(r.Results) > 0
+}
+
+// Run runs the conformance suites against a driver.
+func Run(cfg Config) *Report {
+	rep := &Report{Seed: cfg.Seed}
+	if err := cfg.Validate(); err != nil {
+		rep.Err = err
+		return rep
+	}
+	suites := cfg.Suites
+	if len(suites) == 0 {
+		suites = AllSuites
+	}
+	if cfg.Dir == "" {
+		cfg.Dir = "conform-failures"
+	}
+	conn, hello, err := connect(cfg)
+	if err != nil {
+		rep.Err = err
+		return rep
+	}
+	conn.Close()
+	rep.Driver, rep.Primitives = hello.Name, hello.Primitives
+	golden, err := GenerateVectors()
+	if err != nil {
+		rep.Err = err
+		return rep
+	}
+	for _, prim := range []string{PrimTokenBucket, PrimCredits} {
+		for _, suite := range AllSuites {
+			if !slices.Contains(suites, suite) {
+				continue
+			}
+			name := prim + "/" + suite
+			if !slices.Contains(hello.Primitives, prim) {
+				rep.Results = append(rep.Results, SuiteResult{Suite: name, Skipped: "the driver does not support " + prim})
+				continue
+			}
+			var res SuiteResult
+			switch suite {
+			case SuiteVectors:
+				var files []VectorFile
+				for _, f := range append(golden, cfg.Vectors...) {
+					if f.Primitive == prim {
+						files = append(files, f)
+					}
+				}
+				res = runSuite(cfg, name, func(conn *Conn, res *SuiteResult) { vectorSuite(conn, files, res) })
+			case SuiteRandom:
+				res = runSuite(cfg, name, func(conn *Conn, res *SuiteResult) { randomSuite(cfg, conn, prim, res) })
+			case SuiteConcurrent:
+				res = runSuite(cfg, name, func(conn *Conn, res *SuiteResult) { concurrentSuite(cfg, conn, prim, res) })
+			}
+			rep.Results = append(rep.Results, res)
+		}
+	}
+	return rep
+}
+
+// connect starts the driver and checks its hello.
+func connect(cfg Config) (*Conn, Response, error) {
+	var conn *Conn
+	if cfg.Serve != nil {
+		conn = StartFunc(cfg.Serve, cfg.Timeout)
+	} else {
+		var err error
+		if conn, err = Start(cfg.Argv, cfg.Timeout, cfg.Log); err != nil {
+			return nil, Response{}, err
+		}
+	}
+	ans, err := conn.Send(Request{Op: OpHello, Protocol: ProtocolVersion})
+	if err != nil {
+		conn.Close()
+		return nil, Response{}, fmt.Errorf("conform: hello: %w", err)
+	}
+	h := ans.Resp
+	if !h.OK || h.Protocol != ProtocolVersion {
+		conn.Close()
+		return nil, Response{}, fmt.Errorf("conform: hello: the driver answered %s; this harness speaks protocol %d", ans.Line, ProtocolVersion)
+	}
+	for _, p := range h.Primitives {
+		if p != PrimTokenBucket && p != PrimCredits {
+			conn.Close()
+			return nil, Response{}, fmt.Errorf("conform: hello: unknown primitive %q in %s", p, ans.Line)
+		}
+	}
+	return conn, h, nil
+}
+
+// runSuite runs one suite on its own driver process, so a driver that breaks
+// in one suite does not hide the results of the others.
+func runSuite(cfg Config, name string, body func(*Conn, *SuiteResult)) SuiteResult {
+	res := SuiteResult{Suite: name}
+	start := time.Now()
+	conn, _, err := connect(cfg)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	body(conn, &res)
+	if derr := conn.Close(); derr != nil && res.Failed == 0 {
+		res.Err = derr
+	}
+	res.Elapsed = time.Since(start)
+	return res
+}
+
+func vectorSuite(conn *Conn, files []VectorFile, res *SuiteResult) {
+	n := 0
+	for _, f := range files {
+		for _, v := range f.Cases {
+			n++
+			res.Cases++
+			if f := runVector(conn, fmt.Sprintf("v%d", n), v); f != nil {
+				res.Failed++
+				res.Failures = append(res.Failures, f)
+				if f.Driver != nil {
+					return // the driver is gone
+				}
+				continue
+			}
+			res.Passed++
+		}
+	}
+}
+
+func randomSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
+	deadline := time.Now().Add(cfg.Budget)
+	n := 0
+	prefix := func() string { n++; return fmt.Sprintf("r%d", n) }
+	for i := uint64(0); time.Now().Before(deadline); i++ {
+		r := rand.New(rand.NewPCG(cfg.Seed, i))
+		length := 10 + r.IntN(60)
+		var s *session
+		if prim == PrimTokenBucket {
+			s = genTB(r, length)
+		} else {
+			s = genCr(r, length)
+		}
+		res.Cases++
+		f := replay(conn, prefix(), s)
+		if f == nil {
+			res.Passed++
+			continue
+		}
+		res.Failed++
+		before := len(f.Sent)
+		if f.Driver == nil {
+			var tries int
+			_, f, tries = shrink(conn, prefix, s, f, 400)
+			f.Shrunk = fmt.Sprintf("shrunk from %d to %d requests in %d replays", before, len(f.Sent), tries)
+		}
+		f.Case = fmt.Sprintf("session %d", i)
+		f.Seed = cfg.Seed
+		res.Failures = append(res.Failures, f)
+		return // one minimal failing session is the report
+	}
+}
+
+func concurrentSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
+	deadline := time.Now().Add(cfg.Budget)
+	// Sessions grow from small to large, so the first failure is a small one.
+	for i := 0; time.Now().Before(deadline); i++ {
+		shape := concurrentShape{clients: min(cfg.Clients, 2+i/2), opsPerClient: min(40, 6+3*i)}
+		if prim == PrimCredits {
+			// One partition: keep the history small enough to check quickly.
+			shape = concurrentShape{clients: min(cfg.Clients, 8, 2+i/2), opsPerClient: min(6, 2+i/2)}
+		}
+		seed := cfg.Seed + uint64(i)
+		name := fmt.Sprintf("%s-concurrent-seed%d-%d", prim, cfg.Seed, i)
+		var f *CaseFailure
+		if prim == PrimTokenBucket {
+			f = runConcurrentTB(conn, fmt.Sprintf("c%d", i), seed, shape, cfg.Dir, name)
+		} else {
+			f = runConcurrentCr(conn, fmt.Sprintf("c%d", i), seed, shape, cfg.Dir, name)
+		}
+		res.Cases++
+		if f == nil {
+			res.Passed++
+			continue
+		}
+		f.Case = fmt.Sprintf("session %d (%d clients x %d ops)", i, shape.clients, shape.opsPerClient)
+		f.Seed = cfg.Seed
+		res.Failed++
+		res.Failures = append(res.Failures, f)
+		return
+	}
+}
+
+// Print writes the report table and every failure in protocol form.
+func (r *Report) Print(w io.Writer, replay string) {
+	if r.Err != nil {
+		fmt.Fprintf(w, "FAIL: %v\n", r.Err)
+		return
+	}
+	fmt.Fprintf(w, "driver %q, primitives %s, seed %d\n\n", r.Driver, strings.Join(r.Primitives, ","), r.Seed)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "suite\tcases\tpassed\tfailed\ttime\t")
+	for _, s := range r.Results {
+		if s.Skipped != "" {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t(skipped: %s)\n", s.Suite, s.Skipped)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t\n", s.Suite, s.Cases, s.Passed, s.Failed, s.Elapsed.Round(time.Millisecond))
+	}
+	tw.Flush()
+	for _, s := range r.Results {
+		if s.Err != nil {
+			fmt.Fprintf(w, "\n%s: ERROR %v\n", s.Suite, s.Err)
+		}
+		for _, f := range s.Failures {
+			fmt.Fprintf(w, "\n--- FAIL %s: %s", s.Suite, f.Case)
+			if len(f.Covers) > 0 {
+				fmt.Fprintf(w, " [%s]", strings.Join(f.Covers, " "))
+			}
+			fmt.Fprintln(w)
+			if f.Shrunk != "" {
+				fmt.Fprintf(w, "    (%s)\n", f.Shrunk)
+			}
+			if len(f.Sent) > 0 {
+				fmt.Fprintln(w, "    requests (epochs \"$eN\" stand for the epoch the N-th successful cr.reserve answered):")
+				for _, l := range f.Sent {
+					fmt.Fprintf(w, "      %s\n", l)
+				}
+			}
+			if f.Driver != nil {
+				fmt.Fprintf(w, "    %s\n", strings.ReplaceAll(f.Driver.Error(), "\n", "\n    "))
+			} else {
+				if f.Want != "" {
+					fmt.Fprintf(w, "    want: %s\n", f.Want)
+				}
+				fmt.Fprintf(w, "    got:  %s\n", f.Got)
+				if f.GotLine != "" {
+					fmt.Fprintf(w, "    (driver wrote: %s)\n", f.GotLine)
+				}
+			}
+			if f.Artifact != "" {
+				fmt.Fprintf(w, "    visualization: %s\n", f.Artifact)
+			}
+			if replay != "" && s.Suite != "" && !strings.HasSuffix(s.Suite, SuiteVectors) {
+				fmt.Fprintf(w, "    replay: %s\n", fmt.Sprintf(replay, f.Seed, strings.SplitN(s.Suite, "/", 2)[1]))
+			}
+		}
+	}
+	if r.OK() {
+		fmt.Fprintln(w, "\nPASS")
+	} else {
+		fmt.Fprintln(w, "\nFAIL")
+	}
+}
