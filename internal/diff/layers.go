@@ -121,6 +121,11 @@ func rapidTargets(f fault.Fault) []rapidTarget {
 	return []rapidTarget{{"TestRapidTokenBucket", TokenBucketProp}, {"TestRapidHostile", HostileProp}}
 }
 
+// HuntShrinkTime bounds the time rapid spends shrinking a kill found by
+// HuntRapid (the replay seed is known before shrinking starts; shrinking
+// only makes the reported operation list shorter).
+var HuntShrinkTime = 2 * time.Second
+
 // RapidChecksPerRound is how many rapid test cases one round of a hunt
 // runs before the budget is looked at again.
 const RapidChecksPerRound = 50
@@ -128,7 +133,7 @@ const RapidChecksPerRound = 50
 // HuntRapid runs the rapid machines of f's primitive against a table
 // carrying f, in rounds of RapidChecksPerRound cases from seeds derived
 // from seed, until one fails or budget has passed. rapid shrinks a failure
-// before it returns (at most 5 s); Elapsed is the time to the first failure,
+// before it returns (at most HuntShrinkTime); Elapsed is the time to the first failure,
 // before shrinking.
 func HuntRapid(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcome {
 	return huntRapid(f, budget, seed, Options{})
@@ -147,7 +152,7 @@ func huntRapid(f fault.Fault, budget time.Duration, seed uint64, opts Options) m
 	defer settings.restore()
 	for name, v := range map[string]string{
 		"rapid.checks": strconv.Itoa(RapidChecksPerRound), "rapid.nofailfile": "true",
-		"rapid.shrinktime": "5s", "rapid.steps": "30", "rapid.v": "false", "rapid.failfile": "",
+		"rapid.shrinktime": HuntShrinkTime.String(), "rapid.steps": "30", "rapid.v": "false", "rapid.failfile": "",
 	} {
 		if err := settings.set(name, v); err != nil {
 			return mutant.Outcome{Seed: seed, Detail: err.Error()}
