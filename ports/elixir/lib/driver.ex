@@ -1,0 +1,383 @@
+defmodule Tollgate.Driver do
+  @moduledoc """
+  The stdio driver of the Elixir port (spec/protocol.md, protocol 1).
+
+  The main process reads one JSON request per line from stdin. A request
+  naming a `client` runs in that client's own process (spawned on first
+  use), so requests of different clients really overlap and a client's
+  process is the holder of its credit reservations; other requests run in
+  the main process. Every process writes its own answers; answers may come
+  out of order. `cr.exit` kills the client's process; `cr.close` kills the
+  table's owner process, which takes the ETS table with it. Logs go to
+  stderr.
+  """
+
+  alias Tollgate.{Credits, JSON, TokenBucket}
+
+  @tb_ops ~w(tb.take tb.peek tb.retry_after tb.reset tb.reset_all)
+  @cr_ops ~w(cr.new cr.reserve cr.enqueue cr.take cr.finish cr.release cr.sweep cr.enqueued cr.snapshot cr.bounds cr.exit cr.close)
+  @holder_ops ~w(cr.reserve cr.enqueue cr.release cr.exit)
+  @min_i64 -9_223_372_036_854_775_808
+  @max_i64 9_223_372_036_854_775_807
+
+  def main do
+    # Raw bytes both ways: requests are UTF-8 JSON and answers are written
+    # as they were encoded.
+    :ok = :io.setopts(:standard_io, binary: true, encoding: :latin1)
+    loop(%{tb: %{}, cr: %{}, clients: %{}, dead: MapSet.new()})
+  end
+
+  defp loop(st) do
+    case IO.binread(:stdio, :line) do
+      data when is_binary(data) ->
+        line = String.trim_trailing(data, "\n")
+        st = if String.trim(line) == "", do: st, else: handle(line, st)
+        loop(st)
+
+      _eof_or_error ->
+        # Wait for every client to finish what it was given, then stop.
+        for {_, pid} <- st.clients, Process.alive?(pid) do
+          ref = Process.monitor(pid)
+          send(pid, {:sync, self(), ref})
+
+          receive do
+            {:synced, ^ref} -> :ok
+            {:DOWN, ^ref, _, _, _} -> :ok
+          end
+        end
+
+        System.halt(0)
+    end
+  end
+
+  def reply(id, map), do: IO.binwrite(:stdio, [JSON.encode(Map.put(map, "id", id)), ?\n])
+
+  defp bad(msg), do: %{"ok" => false, "error" => "bad_request", "message" => msg}
+
+  defp handle(line, st) do
+    case JSON.decode(line) do
+      {:ok, %{"id" => id, "op" => op} = req} when is_integer(id) and is_binary(op) ->
+        dispatch(id, op, req, st)
+
+      {:ok, %{"id" => id}} when is_integer(id) ->
+        reply(id, bad("field op is required (a string)"))
+        st
+
+      {:ok, _} ->
+        reply(0, bad("a request is an object with an integer id and a string op"))
+        st
+
+      {:error, msg} ->
+        reply(0, bad("malformed request: " <> msg))
+        st
+    end
+  end
+
+  defp dispatch(id, "hello", _req, st) do
+    reply(id, %{"ok" => true, "protocol" => 1, "primitives" => ["tb", "cr"], "name" => "tollgate-elixir-ets"})
+    st
+  end
+
+  defp dispatch(id, op, req, st) when op in @tb_ops or op in @cr_ops do
+    client = Map.get(req, "client")
+    table = Map.get(req, "table")
+
+    cond do
+      client != nil and not (is_binary(client) and client != "") ->
+        reply(id, bad("field client must be a non-empty string"))
+        st
+
+      not (is_binary(table) and table != "") ->
+        reply(id, bad("#{op}: field table is required (a non-empty string)"))
+        st
+
+      op in @holder_ops and client == nil ->
+        reply(id, bad("#{op}: field client is required (a non-empty string)"))
+        st
+
+      client != nil and MapSet.member?(st.dead, client) ->
+        # Exiting twice is harmless; a dead client issues nothing else.
+        if op == "cr.exit",
+          do: reply(id, %{"ok" => true}),
+          else: reply(id, bad("client #{inspect(client)} has exited (cr.exit) and issues nothing more"))
+
+        st
+
+      op == "cr.exit" ->
+        exit_client(id, client, table, st)
+
+      op == "cr.new" ->
+        new_table(id, table, st)
+
+      op == "cr.close" ->
+        close_table(id, table, st)
+
+      op in @tb_ops ->
+        {tid, st} = tb_table(table, st)
+        run(id, client, fn -> tb(op, tid, req) end, st)
+
+      true ->
+        case Map.fetch(st.cr, table) do
+          {:ok, {tid, _owner}} -> run(id, client, fn -> cr(op, tid, req) end, st)
+          :error ->
+            reply(id, bad("#{op}: no table #{inspect(table)} (create it with cr.new)"))
+            st
+        end
+    end
+  end
+
+  defp dispatch(id, op, _req, st) do
+    reply(id, bad("unknown operation #{inspect(op)}"))
+    st
+  end
+
+  # Runs f in the client's process (or here when there is no client) and
+  # answers with its result.
+  defp run(id, nil, f, st) do
+    reply(id, safe(f))
+    st
+  end
+
+  defp run(id, client, f, st) do
+    {pid, st} = client_pid(client, st)
+    send(pid, {:run, id, f})
+    st
+  end
+
+  defp safe(f) do
+    try do
+      f.()
+    catch
+      {:bad, msg} -> bad(msg)
+    end
+  end
+
+  defp client_pid(client, st) do
+    case Map.fetch(st.clients, client) do
+      {:ok, pid} ->
+        {pid, st}
+
+      :error ->
+        pid = spawn(fn -> client_loop() end)
+        {pid, put_in(st, [:clients, client], pid)}
+    end
+  end
+
+  defp client_loop do
+    receive do
+      {:run, id, f} ->
+        reply(id, safe(f))
+        client_loop()
+
+      {:sync, from, ref} ->
+        send(from, {:synced, ref})
+        client_loop()
+    end
+  end
+
+  defp exit_client(id, client, _table, st) do
+    case Map.fetch(st.clients, client) do
+      {:ok, pid} ->
+        ref = Process.monitor(pid)
+        Process.exit(pid, :kill)
+
+        receive do
+          {:DOWN, ^ref, _, _, _} -> :ok
+        end
+
+      :error ->
+        :ok
+    end
+
+    reply(id, %{"ok" => true})
+    %{st | dead: MapSet.put(st.dead, client)}
+  end
+
+  defp new_table(id, table, st) do
+    if Map.has_key?(st.cr, table) do
+      reply(id, bad("cr.new: table #{inspect(table)} already exists (names are used once per driver)"))
+      st
+    else
+      parent = self()
+
+      owner =
+        spawn(fn ->
+          send(parent, {:table, self(), Credits.new()})
+
+          receive do
+            :stop -> :ok
+          end
+        end)
+
+      receive do
+        {:table, ^owner, tid} ->
+          reply(id, %{"ok" => true})
+          put_in(st, [:cr, table], {tid, owner})
+      end
+    end
+  end
+
+  defp close_table(id, table, st) do
+    case Map.fetch(st.cr, table) do
+      {:ok, {tid, owner}} ->
+        ref = Process.monitor(owner)
+        Process.exit(owner, :kill)
+
+        receive do
+          {:DOWN, ^ref, _, _, _} -> :ok
+        end
+
+        wait_gone(tid)
+        reply(id, %{"ok" => true})
+
+      :error ->
+        reply(id, bad("cr.close: no table #{inspect(table)} (create it with cr.new)"))
+    end
+
+    st
+  end
+
+  defp wait_gone(tid) do
+    if :ets.info(tid) != :undefined do
+      Process.sleep(1)
+      wait_gone(tid)
+    end
+  end
+
+  defp tb_table(name, st) do
+    case Map.fetch(st.tb, name) do
+      {:ok, tid} ->
+        {tid, st}
+
+      :error ->
+        tid = TokenBucket.new()
+        {tid, put_in(st, [:tb, name], tid)}
+    end
+  end
+
+  # ---- token bucket -----------------------------------------------------------
+
+  defp tb("tb.reset_all", tid, _req) do
+    TokenBucket.reset_all(tid)
+    %{"ok" => true}
+  end
+
+  defp tb("tb.reset", tid, req) do
+    TokenBucket.reset(tid, string!(req, "key"))
+    %{"ok" => true}
+  end
+
+  defp tb(op, tid, req) do
+    key = string!(req, "key")
+    opts = [capacity: number!(req, "capacity"), refill_per_second: number!(req, "refill_per_second")]
+    opts = if op != "tb.peek" and Map.has_key?(req, "cost"), do: [{:cost, number!(req, "cost")} | opts], else: opts
+    opts = [{:now_ms, int64!(req, "now_ms")} | opts]
+
+    case op do
+      "tb.take" -> TokenBucket.take(tid, key, opts) |> answer("remaining")
+      "tb.peek" -> TokenBucket.peek(tid, key, opts) |> answer("tokens")
+      "tb.retry_after" -> TokenBucket.retry_after(tid, key, opts) |> answer("retry_after_ms")
+    end
+  end
+
+  defp answer({:ok, v}, field), do: %{"ok" => true, field => v}
+  defp answer({:error, :rate_limited}, _), do: %{"ok" => false, "error" => "rate_limited"}
+
+  defp answer({:error, {:invalid_argument, field, msg}}, _),
+    do: %{"ok" => false, "error" => "invalid_argument", "field" => field, "message" => msg}
+
+  # ---- credit table -----------------------------------------------------------
+
+  defp cr("cr.reserve", tid, req) do
+    class =
+      case Map.get(req, "class") do
+        "general" -> :general
+        "internal" -> :internal
+        other -> throw({:bad, "cr.reserve: field class must be \"general\" or \"internal\", not #{inspect(other)}"})
+      end
+
+    case Credits.reserve(tid, class) do
+      {:ok, {n, epoch}} -> %{"ok" => true, "slot" => n, "epoch" => epoch}
+      {:error, e} -> %{"ok" => false, "error" => Atom.to_string(e)}
+    end
+  end
+
+  defp cr("cr.enqueue", tid, req) do
+    tok = token!(req, "cr.enqueue")
+    payload = string!(req, "payload")
+    now = int64!(req, "now_ms")
+
+    case Credits.enqueue(tid, tok, payload, now) do
+      :ok -> %{"ok" => true}
+      {:error, e} -> %{"ok" => false, "error" => Atom.to_string(e)}
+    end
+  end
+
+  defp cr("cr.take", tid, req) do
+    case Credits.take(tid, token!(req, "cr.take")) do
+      {:ok, payload} -> %{"ok" => true, "payload" => payload}
+      :none -> %{"ok" => false, "error" => "none"}
+    end
+  end
+
+  defp cr("cr.finish", tid, req), do: %{"ok" => true, "freed" => Credits.finish(tid, token!(req, "cr.finish"))}
+  defp cr("cr.release", tid, req), do: %{"ok" => true, "freed" => Credits.release(tid, token!(req, "cr.release"))}
+  defp cr("cr.sweep", tid, _req), do: %{"ok" => true, "freed" => Credits.sweep(tid)}
+
+  defp cr("cr.enqueued", tid, _req) do
+    entries =
+      for {n, epoch, marked, payload} <- Credits.enqueued(tid),
+          do: %{"slot" => n, "epoch" => epoch, "marked_ms" => marked, "payload" => payload}
+
+    %{"ok" => true, "entries" => entries}
+  end
+
+  defp cr("cr.snapshot", tid, _req) do
+    s = Credits.snapshot(tid)
+    %{"ok" => true, "general" => s.general, "internal" => s.internal}
+  end
+
+  defp cr("cr.bounds", _tid, _req) do
+    b = Credits.bounds()
+    %{"ok" => true, "general" => b.general, "internal" => b.internal, "total" => b.total}
+  end
+
+  # ---- fields -------------------------------------------------------------------
+
+  defp token!(req, op) do
+    slot = Map.get(req, "slot")
+
+    unless is_integer(slot) and slot in 1..32,
+      do: throw({:bad, "#{op}: field slot is required, an integer in 1..32"})
+
+    case Map.fetch(req, "epoch") do
+      {:ok, epoch} when epoch != nil -> {slot, epoch}
+      _ -> throw({:bad, "#{op}: field epoch is required (the value cr.reserve answered)"})
+    end
+  end
+
+  defp string!(req, field) do
+    case Map.get(req, field) do
+      s when is_binary(s) -> s
+      _ -> throw({:bad, "field #{field} is required (a string)"})
+    end
+  end
+
+  defp int64!(req, field) do
+    case Map.get(req, field) do
+      n when is_integer(n) and n >= @min_i64 and n <= @max_i64 -> n
+      _ -> throw({:bad, "field #{field} is required (an integer in the int64 range)"})
+    end
+  end
+
+  # A number, or one of the strings the protocol uses for non-finite values.
+  defp number!(req, field) do
+    case Map.get(req, field) do
+      n when is_number(n) -> n
+      "NaN" -> :nan
+      "Infinity" -> :infinity
+      "-Infinity" -> :neg_infinity
+      _ -> throw({:bad, "field #{field} is required (a number, or \"NaN\", \"Infinity\", \"-Infinity\")"})
+    end
+  end
+end
