@@ -48,15 +48,22 @@ func CrDesigns() []CrDesign {
 }
 
 // tollgateCr reserves a general slot of impl/credits and releases it, each
-// goroutine with its own Holder.
+// goroutine with its own Holder. A release that fails right after its own
+// reserve (C9) is counted in lost; RunCr fails the run if any is.
 type tollgateCr struct {
-	t *credits.Table[int]
-	h *credits.Holder
+	t    *credits.Table[int]
+	h    *credits.Holder
+	lost *atomic.Int64
 }
 
-func newTollgateCr() func() Admitter {
-	t := credits.New[int]()
-	return func() Admitter { return tollgateCr{t: t, h: credits.NewHolder()} }
+func newTollgateCr() func() Admitter { return newTollgateCrWith() }
+
+// newTollgateCrWith builds the design on a table made with opts (the
+// tests pass a fault to see RunCr's check fail).
+func newTollgateCrWith(opts ...credits.Option) func() Admitter {
+	t := credits.New[int](opts...)
+	lost := new(atomic.Int64)
+	return func() Admitter { return tollgateCr{t: t, h: credits.NewHolder(), lost: lost} }
 }
 
 func (d tollgateCr) Cycle() bool {
@@ -65,9 +72,21 @@ func (d tollgateCr) Cycle() bool {
 		return false
 	}
 	if !d.t.Release(d.h, tok) {
-		panic("bench: a fresh reservation could not be released")
+		d.lost.Add(1)
 	}
 	return true
+}
+
+// check reports a broken reservation: a release that failed, or a row
+// still in use after every goroutine released what it reserved (C9, C14).
+func (d tollgateCr) check() error {
+	if n := d.lost.Load(); n > 0 {
+		return fmt.Errorf("bench: C9 %d releases of a fresh reservation failed: another reserve took the same slot", n)
+	}
+	if s := d.t.Snapshot(); s.General.Free != credits.GeneralSlots {
+		return fmt.Errorf("bench: C14 after every release the general class holds %+v, want all %d free", s.General, credits.GeneralSlots)
+	}
+	return nil
 }
 
 // chanSem is a buffered channel of capacity 26 used as a counting

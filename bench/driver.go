@@ -28,14 +28,28 @@ type opFunc func(i int) bool
 // fairness metrics. Setup inside newOp is not timed.
 func parallel(b *testing.B, g int, newOp func(w int) opFunc) runStats {
 	b.ReportAllocs()
+	var cpu0 int64
+	ws := runWorkers(g, b.N, newOp, func() { b.ResetTimer(); cpu0 = processCPU() })
+	cpu := processCPU() - cpu0
+	b.StopTimer()
+	st := summarize(ws)
+	st.cpuPerOp = float64(cpu) / float64(b.N)
+	st.report(b)
+	return st
+}
+
+// runWorkers runs n operations split evenly over g goroutines and returns
+// what each did. It calls started once every goroutine is ready, just
+// before they start together.
+func runWorkers(g, n int, newOp func(w int) opFunc, started func()) []*worker {
 	ws := make([]*worker, g)
 	ops := make([]opFunc, g)
 	for w := range ws {
-		n := b.N / g
-		if w < b.N%g {
-			n++
+		k := n / g
+		if w < n%g {
+			k++
 		}
-		ws[w] = &worker{id: w, ops: n, samples: make([]int64, 0, n/sampleEvery+1)}
+		ws[w] = &worker{id: w, ops: k, samples: make([]int64, 0, k/sampleEvery+1)}
 		ops[w] = newOp(w)
 	}
 	var ready, done sync.WaitGroup
@@ -66,20 +80,17 @@ func parallel(b *testing.B, g int, newOp func(w int) opFunc) runStats {
 		}(ws[w], ops[w])
 	}
 	ready.Wait()
-	b.ResetTimer()
-	cpu0 := processCPU()
+	if started != nil {
+		started()
+	}
 	close(start)
 	done.Wait()
-	cpu := processCPU() - cpu0
-	b.StopTimer()
-	st := summarize(ws)
-	st.cpuPerOp = float64(cpu) / float64(b.N)
-	st.report(b)
-	return st
+	return ws
 }
 
 // runStats is what one parallel run measured besides time.
 type runStats struct {
+	admitted   int     // admissions over all goroutines
 	cpuPerOp   float64 // process CPU time (user+system, every thread) per op, ns
 	p50, p99   float64
 	admitFrac  float64
@@ -97,7 +108,7 @@ func summarize(ws []*worker) runStats {
 		lo, hi = min(lo, w.admitted), max(hi, w.admitted)
 	}
 	slices.Sort(all)
-	st := runStats{p50: percentile(all, 0.50), p99: percentile(all, 0.99), fairSpread: math.NaN()}
+	st := runStats{admitted: adm, p50: percentile(all, 0.50), p99: percentile(all, 0.99), fairSpread: math.NaN()}
 	if total > 0 {
 		st.admitFrac = float64(adm) / float64(total)
 	}

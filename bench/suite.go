@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"hash/maphash"
 	"runtime"
 	"testing"
 	"time"
@@ -77,37 +78,101 @@ func (d *tollgateTB) casRetries() uint64 { return d.t.CASRetries() }
 func RunTB(b *testing.B, d TBDesign, w Workload, keys, g int) {
 	lim := w.Limits(keys)
 	inst := d.New(lim, keys)
-	for k := range uint64(keys) {
-		switch w {
-		case Admit:
-			inst.TakeAt(0, k, k)
-		default:
-			for n := 0; inst.TakeAt(realMsOr(w), k, k) && n < 100; n++ {
-			}
-		}
-	}
+	setupTB(inst, w, keys)
 	var before uint64
 	r, counting := inst.(retrier)
 	if counting {
 		before = r.casRetries()
 	}
-	parallel(b, g, func(wk int) opFunc {
+	st := parallel(b, g, tbOps(inst, w, keys))
+	if countsRetries && counting {
+		b.ReportMetric(float64(r.casRetries()-before)/float64(b.N), "casretries/op")
+	}
+	if w == Admit {
+		if err := conserved(inst, lim, keys, st.admitted); err != nil {
+			b.Fatalf("%s/%s/keys=%d/g=%d with b.N=%d: %v", d.Name, w, keys, g, b.N, err)
+		}
+	}
+}
+
+// tbOps builds each goroutine's operation for workload w.
+func tbOps(inst Bucketer, w Workload, keys int) func(wk int) opFunc {
+	return func(wk int) opFunc {
 		ks, bs := keySeq(wk, keys)
 		if w == Mixed {
 			return func(i int) bool { return inst.TakeAt(realMs(), ks[i%keyRing], bs[i%keyRing]) }
 		}
 		return func(i int) bool { return inst.TakeAt(admitNowMs, ks[i%keyRing], bs[i%keyRing]) }
-	})
-	if countsRetries && counting {
-		b.ReportMetric(float64(r.casRetries()-before)/float64(b.N), "casretries/op")
 	}
 }
 
-func realMsOr(w Workload) int64 {
-	if w == Mixed {
-		return realMs()
+// tokenCounter is a design that can report a bucket's tokens without
+// taking any.
+type tokenCounter interface {
+	tokens(nowMs int64, key uint64) float64
+}
+
+func (d *tollgateTB) tokens(nowMs int64, key uint64) float64 {
+	v, err := d.t.PeekAt(nowMs, key, d.lim)
+	if err != nil {
+		panic(fmt.Sprintf("bench: tollgate rejected valid limits: %v", err))
 	}
-	return admitNowMs
+	return v
+}
+
+func (d *mutexMap) tokens(nowMs int64, key uint64) float64 {
+	v, ok := d.m.Load(key)
+	if !ok {
+		return d.lim.Capacity
+	}
+	mb := v.(*mutexBucket)
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	return model.Refill(mb.b, d.lim, nowMs)
+}
+
+func (d *sharded) tokens(nowMs int64, key uint64) float64 {
+	s := &d.shards[maphash.Comparable(d.seed, key)%shards]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return model.Refill(s.m[key], d.lim, nowMs)
+}
+
+// conserved checks, after an Admit run, that every admitted take removed
+// its token (T1) and none was lost to a concurrent one: with the clock
+// fixed nothing refills, so the tokens missing from all buckets must equal
+// the takes admitted, counting the one setup take per key. Designs that
+// cannot report tokens are not checked.
+func conserved(inst Bucketer, lim model.Limits, keys, admitted int) error {
+	tc, ok := inst.(tokenCounter)
+	if !ok {
+		return nil
+	}
+	missing := 0.0
+	for k := range uint64(keys) {
+		missing += lim.Capacity - tc.tokens(admitNowMs, k)
+	}
+	if want := float64(keys + admitted); missing != want {
+		return fmt.Errorf("bench: T1 lost update: the buckets lack %v tokens but %v takes were admitted (%d in setup)", missing, want, keys)
+	}
+	return nil
+}
+
+// setupTB takes once from every key (Refuse and Mixed: until refused, at
+// most 100 times), so a run measures buckets that exist.
+func setupTB(inst Bucketer, w Workload, keys int) {
+	for k := range uint64(keys) {
+		if w == Admit {
+			inst.TakeAt(admitNowMs, k, k)
+			continue
+		}
+		now := int64(admitNowMs)
+		if w == Mixed {
+			now = realMs()
+		}
+		for n := 0; n < 100 && inst.TakeAt(now, k, k); n++ {
+		}
+	}
 }
 
 func (d tollgateCr) casRetries() uint64 { return d.t.CASRetries() }
@@ -124,7 +189,15 @@ func RunCr(b *testing.B, d CrDesign, g int) {
 	if r, ok := probe.(retrier); ok && countsRetries {
 		b.ReportMetric(float64(r.casRetries())/float64(b.N), "casretries/op")
 	}
+	if c, ok := probe.(checker); ok {
+		if err := c.check(); err != nil {
+			b.Fatalf("%s/g=%d with b.N=%d: %v", d.Name, g, b.N, err)
+		}
+	}
 }
+
+// checker is a design that can check its own state after a run.
+type checker interface{ check() error }
 
 func (o *tableOwner) casRetries() uint64 { return o.t.CASRetries() }
 

@@ -469,7 +469,18 @@ func (t *Table[P]) Enqueued() []Entry[P] {
 	if t.closed.Load() {
 		return nil
 	}
-	var out []Entry[P]
+	// Count first, so the list is allocated once at the size it most
+	// likely needs (rows may change between the two scans; append copes).
+	count := 0
+	for n := 1; n <= Slots; n++ {
+		if r := t.slots[n-1].Load(); r != nil && r.state == Enqueued {
+			count++
+		}
+	}
+	if count == 0 {
+		return nil
+	}
+	out := make([]Entry[P], 0, count)
 	for n := 1; n <= Slots; n++ {
 		if r := t.slots[n-1].Load(); r != nil && r.state == Enqueued {
 			out = append(out, Entry[P]{Token: Token{Slot: n, Epoch: r.epoch}, MarkedMs: r.markedMs, Payload: r.payload})

@@ -1,0 +1,203 @@
+package bench
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/tollgate/tollgate/impl/credits"
+	"github.com/tollgate/tollgate/impl/tokenbucket"
+	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/model"
+)
+
+// The benchmarks refuse to report numbers from a design that broke the
+// spec under the contention it was measured at. These tests show each such
+// check passing on the correct designs and failing on a fault.
+
+// tbAdmitRun runs the Admit workload of RunTB (without timing) on inst
+// with g goroutines and n takes over keys keys, and returns the result of
+// the T1 conservation check.
+func tbAdmitRun(inst Bucketer, g, n, keys int) error {
+	lim := Admit.Limits(keys)
+	setupTB(inst, Admit, keys)
+	st := summarize(runWorkers(g, n, tbOps(inst, Admit, keys), nil))
+	if st.admitFrac != 1 {
+		return nil // not an admitting run; the caller checks admitFrac separately
+	}
+	return conserved(inst, lim, keys, st.admitted)
+}
+
+func TestT1ConservationHoldsUnderContention(t *testing.T) {
+	for _, d := range TBDesigns() {
+		for _, keys := range []int{1, 16} {
+			inst := d.New(Admit.Limits(keys), keys)
+			if err := tbAdmitRun(inst, 8, 100_000, keys); err != nil {
+				t.Errorf("%s keys=%d g=8: %v", d.Name, keys, err)
+			}
+		}
+	}
+}
+
+// TestT1ConservationCatchesTBPlainStore: a take that commits with a plain
+// store loses concurrent takes, and the Admit run's check sees tokens
+// that were admitted but never removed. Races are not certain in one run,
+// so it tries up to 10 runs.
+func TestT1ConservationCatchesTBPlainStore(t *testing.T) {
+	for attempt := 1; attempt <= 10; attempt++ {
+		inst := &tollgateTB{
+			t:   tokenbucket.New[uint64](tokenbucket.WithFaults(fault.Of(fault.TBPlainStore))),
+			lim: tokenbucket.Limits(Admit.Limits(1)),
+		}
+		if err := tbAdmitRun(inst, 8, 200_000, 1); err != nil {
+			t.Logf("attempt %d caught %s: %v", attempt, fault.TBPlainStore, err)
+			return
+		}
+	}
+	t.Fatalf("10 runs of 8 goroutines × 200,000 takes on one key never caught %s", fault.TBPlainStore)
+}
+
+func crRun(newCaller func() func() Admitter, g, n int) (Admitter, runStats) {
+	caller := newCaller()
+	var probe Admitter
+	ws := runWorkers(g, n, func(int) opFunc {
+		a := caller()
+		probe = a
+		return func(int) bool { return a.Cycle() }
+	}, nil)
+	return probe, summarize(ws)
+}
+
+func TestReserveReleaseCheckHolds(t *testing.T) {
+	probe, st := crRun(newTollgateCr, 8, 100_000)
+	if err := probe.(checker).check(); err != nil {
+		t.Fatal(err)
+	}
+	if st.admitFrac != 1 {
+		t.Fatalf("8 goroutines on 26 slots: admitted %v of reserves, want all", st.admitFrac)
+	}
+}
+
+// TestReserveReleaseCheckCatchesCrReserveNoCAS: a reserve that claims a
+// free slot with a plain store lets two goroutines hold one slot; the
+// first one's release then fails (C9). Tries up to 10 runs.
+func TestReserveReleaseCheckCatchesCrReserveNoCAS(t *testing.T) {
+	for attempt := 1; attempt <= 10; attempt++ {
+		probe, _ := crRun(func() func() Admitter {
+			return newTollgateCrWith(credits.WithFaults(fault.Of(fault.CrReserveNoCAS)))
+		}, 8, 100_000)
+		if err := probe.(checker).check(); err != nil {
+			t.Logf("attempt %d caught %s: %v", attempt, fault.CrReserveNoCAS, err)
+			return
+		}
+	}
+	t.Fatalf("10 runs of 8 goroutines × 100,000 reserves never caught %s", fault.CrReserveNoCAS)
+}
+
+// TestWorkloadsDoWhatTheySay: every design admits every take of the Admit
+// workload and refuses every take of the Refuse workload, so the designs
+// are measured doing the same work.
+func TestWorkloadsDoWhatTheySay(t *testing.T) {
+	for _, d := range TBDesigns() {
+		for _, w := range []Workload{Admit, Refuse} {
+			if d.AdmitOnly && w != Admit {
+				continue
+			}
+			inst := d.New(w.Limits(16), 16)
+			setupTB(inst, w, 16)
+			st := summarize(runWorkers(2, 5000, tbOps(inst, w, 16), nil))
+			want := 1.0
+			if w == Refuse {
+				want = 0
+			}
+			if st.admitFrac != want {
+				t.Errorf("%s on %s: admitted %v of takes, want %v", d.Name, w, st.admitFrac, want)
+			}
+		}
+	}
+}
+
+// TestMutexTableMatchesModel drives the mutex-guarded peer table and the
+// credit model with the same random reserves and releases (C2, C3, C9), so
+// the peer is the same table, not a cheaper one.
+func TestMutexTableMatchesModel(t *testing.T) {
+	seed := uint64(rand.Int64())
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var mt mutexTable
+	var m model.Credits[int]
+	type held struct {
+		h    uint64
+		tok  model.Token
+		slot int
+		ep   uint64
+	}
+	var live []held
+	var ops []string
+	for step := range 2000 {
+		h := uint64(rng.IntN(4) + 1)
+		if len(live) == 0 || rng.IntN(3) > 0 {
+			slot, ep := mt.reserve(h, 1, credits.GeneralSlots)
+			next, tok, res := m.Reserve(model.HolderID(h), model.General)
+			m = next
+			ops = append(ops, "reserve")
+			if (res == model.OK) != (slot != 0) || res == model.OK && (tok.Slot != slot || tok.Epoch != ep) {
+				t.Fatalf("seed %d step %d (ops %v): mutex table reserved slot %d epoch %d, model %v %+v", seed, step, tail(ops), slot, ep, res, tok)
+			}
+			if slot != 0 {
+				live = append(live, held{h: h, tok: tok, slot: slot, ep: ep})
+			}
+			continue
+		}
+		i := rng.IntN(len(live))
+		r := live[i]
+		by := r.h
+		if rng.IntN(4) == 0 {
+			by = by%4 + 1 // another holder's release must fail
+		}
+		got := mt.release(by, r.slot, r.ep)
+		next, want := m.Release(model.HolderID(by), r.tok)
+		m = next
+		ops = append(ops, "release")
+		if got != want {
+			t.Fatalf("seed %d step %d (ops %v): release of slot %d by holder %d: mutex table %v, model %v", seed, step, tail(ops), r.slot, by, got, want)
+		}
+		if got {
+			live = append(live[:i], live[i+1:]...)
+		}
+	}
+}
+
+func tail(ops []string) []string { return ops[max(0, len(ops)-8):] }
+
+func TestSuiteNamesAreUniqueAndGrouped(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		seen := map[string]bool{}
+		for _, c := range Suite(full) {
+			if seen[c.Name] {
+				t.Errorf("full=%v: case %s twice", full, c.Name)
+			}
+			seen[c.Name] = true
+			if !strings.HasPrefix(c.Name, c.Group+"/") || !strings.HasSuffix(c.Name, "/design="+c.Design) {
+				t.Errorf("full=%v: case %s does not fit group %s and design %s", full, c.Name, c.Group, c.Design)
+			}
+		}
+	}
+}
+
+func TestTableMarksWhereTollgateLoses(t *testing.T) {
+	rs := []Result{
+		{Case: Case{Group: "TB/work=admit/keys=1", Design: Tollgate, G: 1}, NsPerOp: 30, Extra: map[string]float64{"p99-ns": 90}},
+		{Case: Case{Group: "TB/work=admit/keys=1", Design: XRateSingle, G: 1}, NsPerOp: 20},
+		{Case: Case{Group: "TB/work=admit/keys=1", Design: MutexMap, G: 1}, NsPerOp: 60},
+	}
+	var buf bytes.Buffer
+	WriteTable(&buf, rs, nil)
+	if !strings.Contains(buf.String(), "| 1 | 30.0 | 90 | 0 | **1.50** | 0.50 |") {
+		t.Errorf("table:\n%s", buf.String())
+	}
+	ts := Targets(rs, []MemResult{{Design: Tollgate, Keys: 1000, BytesPerKey: 120}})
+	if len(ts) != 3 || ts[0].Ratio != 1.5 || ts[2].Ratio != 0.8 {
+		t.Errorf("targets: %+v", ts)
+	}
+}

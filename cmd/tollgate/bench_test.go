@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBenchFlagsRejectBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-benchtime", "-1s"}, "-benchtime = -1s: must not be negative"},
+		{[]string{"-rounds", "-2"}, "-rounds = -2: must not be negative"},
+		{[]string{"-memkeys", "-5"}, "-memkeys = -5: must not be negative"},
+		{[]string{"-out", ""}, "-out is empty"},
+		{[]string{"-run", "("}, `-run = "(": not a regular expression`},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		_, err := parseBenchFlags(tc.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "tollgate bench: ") {
+			t.Errorf("%v: error %v, want one containing %q", tc.args, err, tc.want)
+		}
+	}
+	o, err := parseBenchFlags([]string{"-full"}, io.Discard)
+	if err != nil || o.benchtime != 400*time.Millisecond || o.rounds != 2 {
+		t.Errorf("-full defaults: %+v, %v", o, err)
+	}
+}
+
+// TestBenchWritesResults runs a few cases of the suite for a millisecond
+// each and checks every output: raw lines benchstat can read, the
+// markdown with its target and ratio table, and the plots.
+func TestBenchWritesResults(t *testing.T) {
+	dir := t.TempDir()
+	o, err := parseBenchFlags([]string{"-out", dir, "-benchtime", "2ms", "-memkeys", "2000",
+		"-run", `TB/work=admit/keys=1/g=(1|2)/design=(tollgate|x-time-rate-single)$|MemoryPerKey/design=tollgate`}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress strings.Builder
+	if err := benchRun(o, &progress); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(progress.String(), "[4/4] round 1") {
+		t.Errorf("progress:\n%s", progress.String())
+	}
+	raw, err := os.Open(filepath.Join(dir, "raw.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	line := regexp.MustCompile(`^Benchmark\S+-\d+\t\d+\t[0-9.e+]+ (ns/op|bytes/key)(\t[0-9.e+-]+ \S+)*$`)
+	results := 0
+	for sc := bufio.NewScanner(raw); sc.Scan(); {
+		l := sc.Text()
+		if strings.HasPrefix(l, "Benchmark") {
+			results++
+			if !line.MatchString(l) {
+				t.Errorf("raw.txt line not in benchmark format: %q", l)
+			}
+		}
+	}
+	if results != 5 {
+		t.Errorf("raw.txt has %d result lines, want 4 cases and 1 memory line", results)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "RESULTS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"cpu: ", "## Targets", "vs one bare x/time/rate Limiter AllowN", "| 2 |", "Memory per idle key at 2000 keys", "TB_work-admit_keys-1_throughput.png"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("RESULTS.md lacks %q:\n%s", want, md)
+		}
+	}
+	for _, f := range []string{"throughput.png", "throughput.svg", "p99.png", "p99.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, "TB_work-admit_keys-1_"+f)); err != nil || st.Size() == 0 {
+			t.Errorf("plot %s: %v", f, err)
+		}
+	}
+}
