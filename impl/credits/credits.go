@@ -20,6 +20,7 @@ package credits
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -336,6 +337,12 @@ func (t *Table[P]) EnqueueAt(nowMs int64, h *Holder, tok Token, payload P) Resul
 			if !w.CompareAndSwap(old, staged) {
 				continue
 			}
+			// The goroutine may be descheduled between the two writes, as
+			// the scheduler may do at any instruction; yielding here makes
+			// that happen on every call instead of almost never, so that the
+			// staged row is visible long enough for a racing release or
+			// sweep to find it (the window is otherwise a few nanoseconds).
+			runtime.Gosched()
 			w.Store(next)
 			return OK
 		}
