@@ -41,11 +41,12 @@ type CrMachine struct {
 	opts  Options
 	model model.Credits[int]
 	sut   *sut.Credits[int]
-	hist  history
+	hist  history[model.CrInput[int]]
 
-	epochs      map[uint64]bool // C3: every epoch the implementation issued
-	tokens      []Issued        // every token issued, in order
-	payloads    map[int]*payloadInfo
+	epochs      map[uint64]bool      // C3: every epoch the implementation issued
+	tokens      []Issued             // every token issued, in order
+	payloads    map[int]*payloadInfo // every payload enqueued
+	live        map[model.Token]int  // the payload enqueued or processing under each token
 	nextPayload int
 	closed      bool // the implementation was closed (C11)
 
@@ -62,6 +63,8 @@ func NewCrMachine(faults fault.Set, opts Options) *CrMachine {
 		sut:      sut.NewCredits[int](faults),
 		epochs:   map[uint64]bool{},
 		payloads: map[int]*payloadInfo{},
+		live:     map[model.Token]int{},
+		hist:     history[model.CrInput[int]]{format: FormatCr},
 	}
 }
 
@@ -69,7 +72,7 @@ func NewCrMachine(faults fault.Set, opts Options) *CrMachine {
 func (m *CrMachine) Tokens() []Issued { return m.tokens }
 
 // History returns the operations applied so far.
-func (m *CrMachine) History() []string { return m.hist.ops }
+func (m *CrMachine) History() []string { return m.hist.strings() }
 
 // NextPayload returns a payload never enqueued before, so C7 can tell every
 // enqueue apart.
@@ -103,7 +106,7 @@ var crCmp = []cmp.Option{cmpopts.EquateEmpty()}
 // properties on the implementation's answer, then (unless PropertiesOnly)
 // compares the answer with the model's. It returns the first violation.
 func (m *CrMachine) Step(in model.CrInput[int]) (fail *Failure) {
-	m.hist.add(FormatCr(in))
+	m.hist.add(in)
 	next, want := m.model.Step(in)
 	got, perr := m.apply(in)
 	if perr != "" {
@@ -159,6 +162,7 @@ func (m *CrMachine) properties(in model.CrInput[int], got model.CrOutput[int]) *
 			return m.hist.fail("C7", fmt.Sprintf("payload p%d enqueued twice (the generator gives each enqueue a fresh payload)", in.Payload))
 		}
 		m.payloads[in.Payload] = &payloadInfo{tok: in.Token, state: inRow}
+		m.live[in.Token] = in.Payload
 	case model.CrTake:
 		if !got.OK {
 			break
@@ -177,18 +181,18 @@ func (m *CrMachine) properties(in model.CrInput[int], got model.CrOutput[int]) *
 		if !got.OK {
 			break
 		}
-		for _, p := range m.payloads {
-			if p.tok == in.Token && p.state != consumed {
-				p.state = consumed
-				return nil
-			}
+		if pl, ok := m.live[in.Token]; ok {
+			m.payloads[pl].state = consumed
+			delete(m.live, in.Token)
+			return nil
 		}
 		return m.hist.fail("C8", fmt.Sprintf("finish of %v freed a row, but no payload is enqueued or processing under that token", fmtTok(in.Token)))
 	case model.CrClose:
 		m.closed = true
-		for _, p := range m.payloads {
-			p.state = consumed // C7: a closed table takes everything with it
+		for _, pl := range m.live {
+			m.payloads[pl].state = consumed // C7: a closed table takes everything with it
 		}
+		clear(m.live)
 	}
 	return nil
 }
@@ -247,7 +251,8 @@ func (m *CrMachine) checkPayloads(snap model.Snapshot, entries []model.Entry[int
 		listed[e.Payload] = true
 	}
 	processing := 0
-	for pl, p := range m.payloads {
+	for _, pl := range m.live {
+		p := m.payloads[pl]
 		switch p.state {
 		case inRow:
 			if !listed[pl] {

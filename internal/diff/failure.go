@@ -40,17 +40,28 @@ type Options struct {
 	PropertiesOnly bool
 }
 
-// history keeps the operations a machine applied, for failure reports.
-type history struct {
-	ops []string
+// history keeps the inputs a machine applied, formatted only when a
+// failure is reported (formatting every step would dominate the run time).
+type history[I any] struct {
+	ins    []I
+	format func(I) string
 }
 
-func (h *history) add(op string) { h.ops = append(h.ops, op) }
+func (h *history[I]) add(in I) { h.ins = append(h.ins, in) }
 
-func (h *history) fail(property, detail string) *Failure {
-	op := ""
-	if n := len(h.ops); n > 0 {
-		op = h.ops[n-1]
+func (h *history[I]) strings() []string {
+	out := make([]string, len(h.ins))
+	for i, in := range h.ins {
+		out[i] = h.format(in)
 	}
-	return &Failure{Property: property, Step: len(h.ops), Op: op, Detail: detail, History: append([]string(nil), h.ops...)}
+	return out
+}
+
+func (h *history[I]) fail(property, detail string) *Failure {
+	ops := h.strings()
+	op := ""
+	if n := len(ops); n > 0 {
+		op = ops[n-1]
+	}
+	return &Failure{Property: property, Step: len(ops), Op: op, Detail: detail, History: ops}
 }

@@ -67,6 +67,11 @@ func tbProp(acts []tbAction, faults fault.Set, opts Options, hook Hook) func(*ra
 	}
 }
 
+// MaxInputBytes is the longest prefix of a fuzz input the decoders read;
+// the rest is ignored, which keeps every execution short (a few thousand
+// operations at most).
+const MaxInputBytes = 4096
+
 // RunCreditsBytes decodes data into a credit-table operation sequence (the
 // same actions as CreditsProp; the first byte of each picks the action, the
 // following ones its arguments) and runs it through a CrMachine, checking
@@ -74,7 +79,7 @@ func tbProp(acts []tbAction, faults fault.Set, opts Options, hook Hook) func(*ra
 // first violation, or nil.
 func RunCreditsBytes(data []byte, faults fault.Set, opts Options) *Failure {
 	m := NewCrMachine(faults, opts)
-	c := &byteChooser{b: data}
+	c := &byteChooser{b: data[:min(len(data), MaxInputBytes)]}
 	if f := m.Check(); f != nil {
 		return f
 	}
@@ -106,7 +111,7 @@ func RunHostileBytes(data []byte, faults fault.Set, opts Options) *Failure {
 
 func runTBBytes(acts []tbAction, data []byte, faults fault.Set, opts Options) *Failure {
 	m := NewTBMachine(faults, opts)
-	c := &byteChooser{b: data}
+	c := &byteChooser{b: data[:min(len(data), MaxInputBytes)]}
 	for !c.Done() {
 		a := acts[c.Intn("action", len(acts))]
 		if f := a.run(m, c); f != nil {

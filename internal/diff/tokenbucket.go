@@ -36,7 +36,7 @@ type TBMachine struct {
 	opts  Options
 	model model.TBTable[int]
 	sut   *sut.TokenBucket[int]
-	hist  history
+	hist  history[model.TBInput[int]]
 
 	bound   map[int]*boundTrack  // T5, per key since its last reset
 	limits  map[int]model.Limits // the limits each key was last used with (valid ones)
@@ -55,11 +55,12 @@ func NewTBMachine(faults fault.Set, opts Options) *TBMachine {
 		sut:    sut.NewTokenBucket[int](faults),
 		bound:  map[int]*boundTrack{},
 		limits: map[int]model.Limits{},
+		hist:   history[model.TBInput[int]]{format: FormatTB},
 	}
 }
 
 // History returns the operations applied so far.
-func (m *TBMachine) History() []string { return m.hist.ops }
+func (m *TBMachine) History() []string { return m.hist.strings() }
 
 // FormatTB renders a token-bucket input the way failure reports list it.
 // Floats are printed with %v, which round-trips exactly.
@@ -95,7 +96,7 @@ func (m *TBMachine) apply(in model.TBInput[int]) (out model.TBOutput, perr strin
 // properties on the implementation's answer, then (unless PropertiesOnly)
 // compares the answer with the model's, bit for bit.
 func (m *TBMachine) Step(in model.TBInput[int]) *Failure {
-	m.hist.add(FormatTB(in))
+	m.hist.add(in)
 	before := m.model.Bucket(in.Key)
 	next, want := m.model.Step(in)
 	got, perr := m.apply(in)
