@@ -190,7 +190,7 @@ func huntRapid(f fault.Fault, budget time.Duration, seed uint64, opts Options) m
 			out.Property = "panic"
 			out.Detail = msg
 		}
-		out.Replay = fmt.Sprintf("go test ./internal/diff -run '^%s$' -diff.fault=%s -rapid.seed=%d -rapid.checks=1 -rapid.steps=30", tg.test, f, out.Seed)
+		out.Replay = fmt.Sprintf("go test ./internal/diff -run '^%s$' -diff.fault=%s -rapid.seed=%d -rapid.checks=1 -rapid.steps=30 -rapid.nofailfile", tg.test, f, out.Seed)
 		if opts.PropertiesOnly {
 			out.Replay += " -diff.props-only"
 		}
