@@ -187,13 +187,13 @@ func TestSuiteNamesAreUniqueAndGrouped(t *testing.T) {
 
 func TestTableMarksWhereTollgateLoses(t *testing.T) {
 	rs := []Result{
-		{Case: Case{Group: "TB/work=admit/keys=1", Design: Tollgate, G: 1}, NsPerOp: 30, Extra: map[string]float64{"p99-ns": 90}},
-		{Case: Case{Group: "TB/work=admit/keys=1", Design: XRateSingle, G: 1}, NsPerOp: 20},
-		{Case: Case{Group: "TB/work=admit/keys=1", Design: MutexMap, G: 1}, NsPerOp: 60},
+		{Case: Case{Group: "TB/work=admit/keys=1", Design: Tollgate, G: 1}, NsPerOp: 30, Extra: map[string]float64{"p99-ns": 90, "cpu-ns/op": 40}},
+		{Case: Case{Group: "TB/work=admit/keys=1", Design: XRateSingle, G: 1}, NsPerOp: 20, Extra: map[string]float64{"cpu-ns/op": 20}},
+		{Case: Case{Group: "TB/work=admit/keys=1", Design: MutexMap, G: 1}, NsPerOp: 60, Extra: map[string]float64{"cpu-ns/op": 100}},
 	}
 	var buf bytes.Buffer
 	WriteTable(&buf, rs, nil)
-	if !strings.Contains(buf.String(), "| 1 | 30.0 | 90 | 0 | **1.50** | 0.50 |") {
+	if !strings.Contains(buf.String(), "| 1 | 30.0 | 40.0 | 90 | 0 | **1.50** (2.00) | 0.50 (0.40) |") {
 		t.Errorf("table:\n%s", buf.String())
 	}
 	ts := Targets(rs, []MemResult{{Design: Tollgate, Keys: 1000, BytesPerKey: 120}})

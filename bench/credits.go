@@ -220,36 +220,42 @@ func CycleDesigns() []CycleDesign {
 
 // tableOwner is tollgate's design: a caller reserves a slot, enqueues its
 // request into the row, and waits; the owner scans the enqueued rows, takes
-// each, replies and finishes it. The owner polls without sleeping, yielding
-// the processor when it finds nothing (a real owner polls on a timer; here
-// the poll interval is zero so the table's own cost is what is measured).
+// each, replies and finishes it. Instead of polling on a timer the owner
+// sleeps on a doorbell, a channel of capacity one that a caller rings
+// (without blocking) after its enqueue. The bell carries no request: the
+// table stays the only channel, a late or repeated ring costs one extra
+// scan, and a ring that finds the bell already rung is dropped, because the
+// scan it asks for is already due. A ring always follows its enqueue, so a
+// scan that starts after the owner takes the ring sees that row.
 type tableOwner struct {
 	t    *credits.Table[*request]
+	bell chan struct{}
 	stop atomic.Bool
 	done chan struct{}
 }
 
 func startTableOwner() Server {
-	o := &tableOwner{t: credits.New[*request](), done: make(chan struct{})}
+	o := &tableOwner{t: credits.New[*request](), bell: make(chan struct{}, 1), done: make(chan struct{})}
 	go o.run()
 	return o
 }
 
 func (o *tableOwner) run() {
 	defer close(o.done)
-	for !o.stop.Load() {
-		es := o.t.Enqueued()
-		if len(es) == 0 {
-			runtime.Gosched()
-			continue
+	for {
+		<-o.bell
+		if o.stop.Load() {
+			return
 		}
-		for _, e := range es {
-			req, ok := o.t.Take(e.Token)
-			if !ok {
-				continue
+		for es := o.t.Enqueued(); len(es) > 0; es = o.t.Enqueued() {
+			for _, e := range es {
+				req, ok := o.t.Take(e.Token)
+				if !ok {
+					continue
+				}
+				req.done <- struct{}{}
+				o.t.Finish(e.Token)
 			}
-			req.done <- struct{}{}
-			o.t.Finish(e.Token)
 		}
 	}
 }
@@ -264,6 +270,10 @@ func (o *tableOwner) Call(h *credits.Holder, req *request) {
 		if res != credits.OK || o.t.Enqueue(h, tok, req) != credits.OK {
 			panic("bench: a live table refused a reserve or enqueue")
 		}
+		select {
+		case o.bell <- struct{}{}:
+		default: // already rung: the owner will scan
+		}
 		<-req.done
 		return
 	}
@@ -271,6 +281,7 @@ func (o *tableOwner) Call(h *credits.Holder, req *request) {
 
 func (o *tableOwner) Stop() {
 	o.stop.Store(true)
+	close(o.bell) // wakes the owner, which sees stop; no Call is running
 	<-o.done
 }
 

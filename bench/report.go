@@ -52,27 +52,45 @@ type Runner struct {
 	Filter   func(Case) bool // nil runs every case
 }
 
-// Run measures cases round by round (every case once per round, so noise
-// from other work on the machine spreads over all designs) and returns the
-// median round of each.
+// Run measures cases cell by cell, a cell being the cases of one group at
+// one goroutine count: it runs every design of the cell once per round,
+// round after round, so the designs compared in one ratio share the
+// machine's conditions of the same few seconds. Each case keeps its median
+// round.
 func (rn Runner) Run(cases []Case) []Result {
 	if rn.Filter != nil {
 		cases = slices.DeleteFunc(slices.Clone(cases), func(c Case) bool { return !rn.Filter(c) })
 	}
 	rounds := max(rn.Rounds, 1)
+	type cell struct {
+		group string
+		g     int
+	}
+	var cells []cell
+	members := map[cell][]int{}
+	for i, c := range cases {
+		k := cell{c.Group, c.G}
+		if _, ok := members[k]; !ok {
+			cells = append(cells, k)
+		}
+		members[k] = append(members[k], i)
+	}
 	all := make([][]testing.BenchmarkResult, len(cases))
 	total, done := rounds*len(cases), 0
-	for r := range rounds {
-		for i, c := range cases {
-			br := testing.Benchmark(c.Run)
-			all[i] = append(all[i], br)
-			done++
-			res := Result{Case: c, BytesPerOp: br.AllocedBytesPerOp(), AllocsPerOp: br.AllocsPerOp()}
-			if rn.Raw != nil {
-				fmt.Fprintln(rn.Raw, res.line(nsOp(br), br.N, br.Extra))
-			}
-			if rn.Progress != nil {
-				rn.Progress(fmt.Sprintf("[%d/%d] round %d %s: %.1f ns/op, p99 %.0f ns", done, total, r+1, c.Name, nsOp(br), br.Extra["p99-ns"]))
+	for _, k := range cells {
+		for r := range rounds {
+			for _, i := range members[k] {
+				c := cases[i]
+				br := testing.Benchmark(c.Run)
+				all[i] = append(all[i], br)
+				done++
+				res := Result{Case: c, BytesPerOp: br.AllocedBytesPerOp(), AllocsPerOp: br.AllocsPerOp()}
+				if rn.Raw != nil {
+					fmt.Fprintln(rn.Raw, res.line(nsOp(br), br.N, br.Extra))
+				}
+				if rn.Progress != nil {
+					rn.Progress(fmt.Sprintf("[%d/%d] round %d %s: %.1f ns/op, %.1f cpu-ns/op, p99 %.0f ns", done, total, r+1, c.Name, nsOp(br), br.Extra["cpu-ns/op"], br.Extra["p99-ns"]))
+				}
 			}
 		}
 	}
@@ -196,17 +214,18 @@ func gsOf(rs []Result, group string) []int {
 }
 
 // WriteTable writes the markdown ratio tables: for every group and
-// goroutine count, tollgate's ns/op and p99, and tollgate's ns/op divided by
-// each peer's (below 1.00 tollgate is faster; above, it loses).
+// goroutine count, tollgate's ns/op, cpu-ns/op and p99, and tollgate's
+// ns/op divided by each peer's, with the same ratio of cpu-ns/op in
+// parentheses (below 1.00 tollgate is faster; above, it loses).
 func WriteTable(w io.Writer, rs []Result, mem []MemResult) {
 	for _, group := range groups(rs) {
 		peers := peersOf(rs, group)
 		fmt.Fprintf(w, "\n### %s\n\n", group)
-		fmt.Fprint(w, "| goroutines | tollgate ns/op | tollgate p99 ns | allocs/op |")
+		fmt.Fprint(w, "| goroutines | tollgate ns/op | cpu-ns/op | p99 ns | allocs/op |")
 		for _, p := range peers {
 			fmt.Fprintf(w, " ÷ %s |", p)
 		}
-		fmt.Fprint(w, "\n|---:|---:|---:|---:|")
+		fmt.Fprint(w, "\n|---:|---:|---:|---:|---:|")
 		for range peers {
 			fmt.Fprint(w, "---:|")
 		}
@@ -216,10 +235,10 @@ func WriteTable(w io.Writer, rs []Result, mem []MemResult) {
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(w, "| %d | %.1f | %.0f | %d |", g, tg.NsPerOp, tg.Extra["p99-ns"], tg.AllocsPerOp)
+			fmt.Fprintf(w, "| %d | %.1f | %.1f | %.0f | %d |", g, tg.NsPerOp, tg.Extra["cpu-ns/op"], tg.Extra["p99-ns"], tg.AllocsPerOp)
 			for _, p := range peers {
 				if pr, ok := find(rs, group, p, g); ok {
-					fmt.Fprintf(w, " %s |", ratioCell(tg.NsPerOp/pr.NsPerOp))
+					fmt.Fprintf(w, " %s (%.2f) |", ratioCell(tg.NsPerOp/pr.NsPerOp), tg.Extra["cpu-ns/op"]/pr.Extra["cpu-ns/op"])
 				} else {
 					fmt.Fprint(w, " – |")
 				}
@@ -260,7 +279,8 @@ func Targets(rs []Result, mem []MemResult) []Target {
 			return
 		}
 		r := tg.NsPerOp / pr.NsPerOp
-		ts = append(ts, Target{What: what, Ratio: r, Text: fmt.Sprintf("%.1f ns ÷ %.1f ns = %.2f× (target ≤ 1.00×)", tg.NsPerOp, pr.NsPerOp, r)})
+		ts = append(ts, Target{What: what, Ratio: r, Text: fmt.Sprintf("%.1f ns ÷ %.1f ns = %.2f× (target ≤ 1.00×; CPU time per op: %.1f ÷ %.1f = %.2f×)",
+			tg.NsPerOp, pr.NsPerOp, r, tg.Extra["cpu-ns/op"], pr.Extra["cpu-ns/op"], tg.Extra["cpu-ns/op"]/pr.Extra["cpu-ns/op"])})
 	}
 	ratio("Take admitting, 1 key, injected time, 1 goroutine vs one bare x/time/rate Limiter AllowN", "TB/work=admit/keys=1", XRateSingle, 1)
 	ratio("Take admitting, 1 key, injected time, 1 goroutine vs x/time/rate Limiter per key (sync.Map)", "TB/work=admit/keys=1", XRate, 1)

@@ -39,8 +39,8 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.SetOutput(stderr)
 	fs.BoolVar(&o.full, "full", false, "run the complete matrix (goroutines 1,2,4,8,16,64; keys 1,16,10000; every workload)")
 	fs.StringVar(&o.out, "out", filepath.Join("bench", "results"), "directory for raw.txt, RESULTS.md and the plots")
-	fs.DurationVar(&o.benchtime, "benchtime", 0, "target time per case per round (default 150ms, 400ms with -full)")
-	fs.IntVar(&o.rounds, "rounds", 0, "rounds over all cases; each case keeps its median round (default 1, 2 with -full)")
+	fs.DurationVar(&o.benchtime, "benchtime", 0, "target time per case per round (default 60ms, 200ms with -full)")
+	fs.IntVar(&o.rounds, "rounds", 0, "rounds of every case, interleaved with the other designs at the same goroutine count; each case keeps its median round (default 3)")
 	fs.StringVar(&o.run, "run", "", "only cases whose name matches this regular expression")
 	fs.IntVar(&o.memKeys, "memkeys", 1_000_000, "keys for the memory-per-idle-key measurement (0 skips it)")
 	fs.Usage = func() {
@@ -64,16 +64,13 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
 		return o, fmt.Errorf("tollgate bench: -out is empty: it must name a directory")
 	}
 	if o.benchtime == 0 {
-		o.benchtime = 150 * time.Millisecond
+		o.benchtime = 60 * time.Millisecond
 		if o.full {
-			o.benchtime = 400 * time.Millisecond
+			o.benchtime = 200 * time.Millisecond
 		}
 	}
 	if o.rounds == 0 {
-		o.rounds = 1
-		if o.full {
-			o.rounds = 2
-		}
+		o.rounds = 3
 	}
 	if _, err := regexp.Compile(o.run); err != nil {
 		return o, fmt.Errorf("tollgate bench: -run = %q: not a regular expression: %v", o.run, err)
@@ -149,7 +146,7 @@ func benchRun(o benchOptions, progress io.Writer) error {
 	if n := bench.Noise(results); n == n {
 		fmt.Fprintf(&md, "Noise: the median case's ns/op varied by %.0f%% between rounds ((max−min)/median).\n\n", 100*n)
 	}
-	fmt.Fprintf(&md, "Ratios are tollgate's ns/op divided by the peer's at the same goroutine count: below 1.00 tollgate is faster; **bold** marks where it loses.\n\n## Targets\n\n")
+	fmt.Fprintf(&md, "Ratios are tollgate's ns/op (wall time per operation, all goroutines together) divided by the peer's at the same goroutine count, with the ratio of CPU time per operation (process user+system time, GC included) in parentheses: below 1.00 tollgate is faster; **bold** marks where it loses on wall time.\n\n## Targets\n\n")
 	bench.WriteTargets(&md, bench.Targets(results, mem))
 	fmt.Fprintf(&md, "\n## Ratio tables\n")
 	bench.WriteTable(&md, results, mem)

@@ -29,7 +29,7 @@ func TestBenchFlagsRejectBadInput(t *testing.T) {
 		}
 	}
 	o, err := parseBenchFlags([]string{"-full"}, io.Discard)
-	if err != nil || o.benchtime != 400*time.Millisecond || o.rounds != 2 {
+	if err != nil || o.benchtime != 200*time.Millisecond || o.rounds != 3 {
 		t.Errorf("-full defaults: %+v, %v", o, err)
 	}
 }
@@ -39,7 +39,7 @@ func TestBenchFlagsRejectBadInput(t *testing.T) {
 // markdown with its target and ratio table, and the plots.
 func TestBenchWritesResults(t *testing.T) {
 	dir := t.TempDir()
-	o, err := parseBenchFlags([]string{"-out", dir, "-benchtime", "2ms", "-memkeys", "2000",
+	o, err := parseBenchFlags([]string{"-out", dir, "-benchtime", "2ms", "-rounds", "1", "-memkeys", "2000",
 		"-run", `TB/work=admit/keys=1/g=(1|2)/design=(tollgate|x-time-rate-single)$|MemoryPerKey/design=tollgate`}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
