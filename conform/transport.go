@@ -27,14 +27,16 @@ type Conn struct {
 	stdin   io.WriteCloser
 	stderr  *tail
 
-	wmu    sync.Mutex // serializes writes to stdin
-	mu     sync.Mutex
-	nextID int64
-	wait   map[int64]*pending
-	dead   chan struct{}
-	err    *DriverError
-	closed bool
-	exited chan struct{} // closed when the child has been reaped
+	wmu     sync.Mutex // serializes writes to stdin
+	mu      sync.Mutex
+	nextID  int64
+	wait    map[int64]*pending
+	dead    chan struct{}
+	err     *DriverError
+	failing bool
+	exited  chan struct{} // closed when the child has been reaped
+	// stderrDone is closed when the driver's stderr has been read to its end.
+	stderrDone chan struct{}
 }
 
 type pending struct {
@@ -83,7 +85,10 @@ func Start(argv []string, timeout time.Duration, logw io.Writer) (*Conn, error) 
 	if logw != nil {
 		errw = io.MultiWriter(c.stderr, logw)
 	}
-	cmd.Stderr = errw
+	errp, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, fmt.Errorf("conform: driver stderr: %w", err)
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("conform: driver stdin: %w", err)
@@ -97,7 +102,15 @@ func Start(argv []string, timeout time.Duration, logw io.Writer) (*Conn, error) 
 	}
 	c.stdin = in
 	go func() {
+		_, _ = io.Copy(errw, errp)
+		close(c.stderrDone)
+	}()
+	go func() {
 		c.read(out)
+		select { // Wait must follow the last read of stderr
+		case <-c.stderrDone:
+		case <-time.After(2 * time.Second):
+		}
 		werr := cmd.Wait()
 		close(c.exited)
 		c.fail(&DriverError{Kind: "exited", Detail: fmt.Sprintf("the driver exited (%v)", exitText(werr))})
@@ -124,6 +137,7 @@ func StartFunc(serve func(in io.Reader, out io.Writer, logw io.Writer) error, ti
 		if err != nil {
 			fmt.Fprintln(c.stderr, err)
 		}
+		close(c.stderrDone)
 		outW.Close()
 		inR.Close()
 	}()
@@ -137,7 +151,7 @@ func StartFunc(serve func(in io.Reader, out io.Writer, logw io.Writer) error, ti
 
 func newConn(timeout time.Duration) *Conn {
 	return &Conn{timeout: timeout, stderr: &tail{max: 4096}, wait: map[int64]*pending{},
-		dead: make(chan struct{}), exited: make(chan struct{})}
+		dead: make(chan struct{}), exited: make(chan struct{}), stderrDone: make(chan struct{})}
 }
 
 func (c *Conn) read(out io.Reader) {
@@ -200,23 +214,28 @@ func (c *Conn) outstanding() string {
 	return strings.Join(reqs, "\n           ")
 }
 
-// fail records the first protocol breach and kills the driver.
+// fail records the first protocol breach and kills the driver. The error is
+// published (and dead closed) only once the driver's last stderr lines are in
+// it.
 func (c *Conn) fail(e *DriverError) {
 	c.mu.Lock()
-	if c.err != nil || c.closed {
+	if c.failing {
 		c.mu.Unlock()
 		return
 	}
+	c.failing = true
+	c.mu.Unlock()
+	c.kill()
+	// The killed process's stderr ends; quote all of it.
+	select {
+	case <-c.stderrDone:
+	case <-time.After(2 * time.Second):
+	}
+	e.Stderr = c.stderr.String()
+	c.mu.Lock()
 	c.err = e
 	close(c.dead)
 	c.mu.Unlock()
-	c.kill()
-	// Give the process a moment to flush stderr before it is quoted.
-	select {
-	case <-c.exited:
-	case <-time.After(500 * time.Millisecond):
-	}
-	e.Stderr = c.stderr.String()
 }
 
 func (c *Conn) kill() {
@@ -273,6 +292,7 @@ func (c *Conn) Send(req Request) (Answer, error) {
 		return Answer{}, &e
 	case <-timer.C:
 		c.fail(&DriverError{Kind: "timeout", Request: line, Detail: fmt.Sprintf("no answer within %v", c.timeout)})
+		<-c.dead // another breach may have been first
 		return Answer{}, c.Err()
 	}
 }
@@ -283,7 +303,6 @@ func (c *Conn) Send(req Request) (Answer, error) {
 func (c *Conn) Close() *DriverError {
 	c.mu.Lock()
 	err := c.err
-	c.closed = true
 	c.mu.Unlock()
 	_ = c.stdin.Close()
 	select {

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestHelperDriver is not a test: run with TOLLGATE_HELPER_DRIVER set, the
+// test binary becomes `tollgate driver` with the arguments in that variable,
+// so TestConformCommand can check the two commands end to end.
+func TestHelperDriver(t *testing.T) {
+	args, ok := os.LookupEnv("TOLLGATE_HELPER_DRIVER")
+	if !ok {
+		t.Skip("helper process for TestConformCommand")
+	}
+	os.Exit(runDriver(strings.Fields(args)))
+}
+
+func TestConformCommand(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		driverArgs string
+		want       int
+	}{
+		{"", 0},
+		{"--mutant tb-timestamp-regress", 1},
+		{"--mutant cr-no-epoch-pin", 1},
+	} {
+		t.Run("driver "+tc.driverArgs, func(t *testing.T) {
+			t.Setenv("TOLLGATE_HELPER_DRIVER", tc.driverArgs)
+			code := runConform([]string{"--seed", "1", "--budget", "300ms", "--suites", "vectors,random", "--dir", dir,
+				"--", os.Args[0], "-test.run=^TestHelperDriver$"})
+			if code != tc.want {
+				t.Fatalf("tollgate conform against `tollgate driver %s` exited %d, want %d", tc.driverArgs, code, tc.want)
+			}
+		})
+	}
+	if code := runDriver([]string{"--mutant", "no-such-fault"}); code != 2 {
+		t.Errorf("driver --mutant no-such-fault exited %d, want 2", code)
+	}
+	if code := runConform([]string{"--budget", "1s"}); code != 2 {
+		t.Errorf("conform without a driver command exited %d, want 2", code)
+	}
+}

@@ -1,0 +1,220 @@
+package conform
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/fault"
+)
+
+// The test binary doubles as a misbehaving driver: TestMain runs it as one
+// when TOLLGATE_FAKE_DRIVER names a behaviour.
+func TestMain(m *testing.M) {
+	if b := os.Getenv("TOLLGATE_FAKE_DRIVER"); b != "" {
+		fakeDriver(b)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// fakeDriver answers hello correctly, then misbehaves on the first other
+// request as the behaviour says.
+func fakeDriver(behaviour string) {
+	buf := make([]byte, 1<<16)
+	n := 0
+	for {
+		k, err := os.Stdin.Read(buf[n:])
+		n += k
+		for {
+			i := bytes.IndexByte(buf[:n], '\n')
+			if i < 0 {
+				break
+			}
+			line := string(buf[:i])
+			copy(buf, buf[i+1:n])
+			n -= i + 1
+			var id int64
+			fmt.Sscanf(line[strings.Index(line, `"id":`)+5:], "%d", &id)
+			if strings.Contains(line, `"hello"`) {
+				fmt.Printf(`{"id":%d,"ok":true,"protocol":1,"primitives":["tb","cr"],"name":"fake"}`+"\n", id)
+				continue
+			}
+			fmt.Fprintln(os.Stderr, "fake driver: misbehaving with", behaviour)
+			switch behaviour {
+			case "crash":
+				os.Exit(3)
+			case "garbage":
+				fmt.Println("this is not json")
+			case "unknown-id":
+				fmt.Printf(`{"id":%d,"ok":true}`+"\n", id+1000)
+			case "silent":
+				time.Sleep(time.Hour) // never answers, never exits
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func fakeConfig(behaviour string) Config {
+	os.Setenv("TOLLGATE_FAKE_DRIVER", behaviour)
+	timeout := 5 * time.Second // generous: hello must pass even on a loaded machine
+	if behaviour == "silent" {
+		timeout = 1500 * time.Millisecond
+	}
+	return Config{Argv: []string{os.Args[0]}, Seed: 1, Budget: 200 * time.Millisecond, Clients: 2,
+		Timeout: timeout, Suites: []string{SuiteVectors}, Dir: tempDir()}
+}
+
+var testDir string
+
+func tempDir() string { return testDir }
+
+// TestBrokenDrivers: a driver that crashes, prints garbage, answers an
+// unknown id or stops answering gets an error naming the request, and the
+// harness neither hangs nor leaves the child running.
+func TestBrokenDrivers(t *testing.T) {
+	testDir = t.TempDir()
+	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
+	for _, tc := range []struct{ behaviour, kind string }{
+		{"crash", "exited"}, {"garbage", "garbage"}, {"unknown-id", "unknown_id"}, {"silent", "timeout"},
+	} {
+		t.Run(tc.behaviour, func(t *testing.T) {
+			start := time.Now()
+			rep := Run(fakeConfig(tc.behaviour))
+			if rep.OK() {
+				t.Fatal("a broken driver passed")
+			}
+			var out bytes.Buffer
+			rep.Print(&out, "")
+			text := out.String()
+			if !strings.Contains(text, "driver "+tc.kind) || !strings.Contains(text, `"op":"tb.`) {
+				t.Fatalf("report does not name the breach %q and the request:\n%s", tc.kind, text)
+			}
+			if !strings.Contains(text, "fake driver: misbehaving") {
+				t.Errorf("report lacks the driver's stderr:\n%s", text)
+			}
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("took %v", d)
+			}
+		})
+	}
+}
+
+// TestConnReapsChild: Close kills a driver that ignores end of input.
+func TestConnReapsChild(t *testing.T) {
+	os.Setenv("TOLLGATE_FAKE_DRIVER", "silent")
+	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
+	c, err := Start([]string{os.Args[0]}, time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Send(Request{Op: OpHello, Protocol: 1}); err != nil {
+		t.Fatal(err)
+	}
+	go c.Send(Request{Op: OpPeek, Table: "t", Key: I("k"), Capacity: F(1), RefillPerSecond: F(1), NowMs: I(int64(0))})
+	time.Sleep(50 * time.Millisecond)
+	done := make(chan struct{})
+	go func() { c.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close hung")
+	}
+	if c.cmd.ProcessState == nil {
+		t.Fatal("the child was not reaped")
+	}
+}
+
+func serveWith(faults fault.Set) func(io.Reader, io.Writer, io.Writer) error {
+	return func(in io.Reader, out io.Writer, logw io.Writer) error { return ServeGo(in, out, logw, faults) }
+}
+
+// TestGoDriverPasses: the Go driver, in process, passes every suite.
+func TestGoDriverPasses(t *testing.T) {
+	rep := Run(Config{Serve: serveWith(fault.Set{}), Seed: 7, Budget: 700 * time.Millisecond, Clients: 8,
+		Timeout: 10 * time.Second, Dir: t.TempDir()})
+	var out bytes.Buffer
+	rep.Print(&out, "")
+	if !rep.OK() {
+		t.Fatalf("the Go driver failed:\n%s", out.String())
+	}
+	for _, r := range rep.Results {
+		if r.Cases == 0 {
+			t.Errorf("%s ran no case", r.Suite)
+		}
+	}
+	t.Log("\n" + out.String())
+}
+
+// TestMutantDriversFail: the Go driver built with each fault the sequential
+// suites can see is reported failing, with a minimal case in protocol form.
+// Each row names the suite that must catch it.
+func TestMutantDriversFail(t *testing.T) {
+	for _, tc := range []struct {
+		fault fault.Fault
+		suite string
+		want  string // a failing case name or an invariant the failure cites
+	}{
+		{fault.TBTimestampRegress, "tb/vectors", "T4/stale-clock-does-not-move-last"},
+		{fault.TBSeedCeil, "tb/vectors", "T7/retry-after-exact-not-closed-form"},
+		{fault.TBNoClamp, "tb/vectors", "T8/limits-per-call-clamp"},
+		{fault.TBTimestampRegress, "tb/random", "session"},
+		{fault.CrNoEpochPin, "cr/vectors", "C3/epochs-never-reused"},
+		{fault.CrNoEpochPin, "cr/random", "session"},
+		{fault.CrReleaseNoHolder, "cr/vectors", "C9/release-holder-epoch-reserved-only"},
+		{fault.CrFinishBlind, "cr/vectors", "C8/finish-exactly-once"},
+		{fault.CrSweepAll, "cr/vectors", "C10/sweep-dead-reserved-only"},
+		{fault.CrClassOffByOne, "cr/vectors", "C1/class-bounds"},
+	} {
+		t.Run(tc.fault.String()+"/"+tc.suite, func(t *testing.T) {
+			suite := strings.SplitN(tc.suite, "/", 2)[1]
+			rep := Run(Config{Serve: serveWith(fault.Of(tc.fault)), Seed: 3, Budget: 2 * time.Second, Clients: 4,
+				Timeout: 10 * time.Second, Suites: []string{suite}, Dir: t.TempDir()})
+			var out bytes.Buffer
+			rep.Print(&out, "replay --seed %d --suites %s")
+			for _, r := range rep.Results {
+				if r.Suite != tc.suite {
+					continue
+				}
+				for _, f := range r.Failures {
+					if strings.Contains(f.Case, tc.want) && len(f.Sent) > 0 && f.Got != "" {
+						if suite == SuiteRandom && !strings.Contains(out.String(), "shrunk from") {
+							t.Errorf("random failure not shrunk:\n%s", out.String())
+						}
+						t.Logf("%s killed by %s: %d requests\n%s", tc.fault, tc.suite, len(f.Sent), out.String())
+						return
+					}
+				}
+			}
+			t.Fatalf("%s survived %s (want a failure of %q):\n%s", tc.fault, tc.suite, tc.want, out.String())
+		})
+	}
+}
+
+// TestConcurrentSuiteKillsRegress: the concurrent suite reports the stale
+// timestamp mutant as not linearizable and writes the visualization.
+func TestConcurrentSuiteKillsRegress(t *testing.T) {
+	dir := t.TempDir()
+	rep := Run(Config{Serve: serveWith(fault.Of(fault.TBTimestampRegress)), Seed: 5, Budget: 3 * time.Second, Clients: 4,
+		Timeout: 10 * time.Second, Suites: []string{SuiteConcurrent}, Dir: dir})
+	for _, r := range rep.Results {
+		if r.Suite == "tb/concurrent" && r.Failed == 1 {
+			f := r.Failures[0]
+			path := strings.Fields(f.Artifact)[0]
+			if _, err := os.Stat(path); err != nil {
+				t.Fatalf("visualization %q: %v", f.Artifact, err)
+			}
+			return
+		}
+	}
+	var out bytes.Buffer
+	rep.Print(&out, "")
+	t.Fatalf("tb-timestamp-regress survived the concurrent suite:\n%s", out.String())
+}
