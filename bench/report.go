@@ -246,6 +246,8 @@ func WriteTable(w io.Writer, rs []Result, mem []MemResult) {
 			fmt.Fprintln(w)
 		}
 	}
+	writeFairness(w, rs)
+	writeRetries(w, rs)
 	if len(mem) > 0 {
 		fmt.Fprintf(w, "\n### Memory per idle key at %d keys\n\n| design | bytes/key |\n|---|---:|\n", mem[0].Keys)
 		for _, m := range mem {
@@ -314,4 +316,61 @@ func WriteTargets(w io.Writer, ts []Target) {
 func plotName(group string) string {
 	r := strings.NewReplacer("/", "_", "=", "-")
 	return r.Replace(group)
+}
+
+// writeFairness writes, for each partly admitting (Mixed) group, every
+// design's fair-spread and admitted fraction per goroutine count.
+func writeFairness(w io.Writer, rs []Result) {
+	for _, group := range groups(rs) {
+		if !strings.Contains(group, "work="+string(Mixed)) {
+			continue
+		}
+		designs := append([]string{Tollgate}, peersOf(rs, group)...)
+		fmt.Fprintf(w, "\n### Fairness, %s\n\nfair-spread = (max−min)/mean of admissions per goroutine, each goroutine doing the same number of takes (0 is perfectly even); admitted fraction in parentheses.\n\n| goroutines |", group)
+		for _, d := range designs {
+			fmt.Fprintf(w, " %s |", d)
+		}
+		fmt.Fprint(w, "\n|---:|")
+		for range designs {
+			fmt.Fprint(w, "---:|")
+		}
+		fmt.Fprintln(w)
+		for _, g := range gsOf(rs, group) {
+			if g == 1 {
+				continue
+			}
+			fmt.Fprintf(w, "| %d |", g)
+			for _, d := range designs {
+				r, ok := find(rs, group, d, g)
+				if !ok {
+					fmt.Fprint(w, " – |")
+					continue
+				}
+				spread, has := r.Extra["fair-spread"]
+				if !has {
+					fmt.Fprintf(w, " – (%.3f) |", r.Extra["admit/op"])
+					continue
+				}
+				fmt.Fprintf(w, " %.3f (%.3f) |", spread, r.Extra["admit/op"])
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+// writeRetries lists tollgate's lost compare-and-swap races per operation
+// where the run counted them (-tags tollgate_stats).
+func writeRetries(w io.Writer, rs []Result) {
+	header := false
+	for _, r := range rs {
+		v, ok := r.Extra["casretries/op"]
+		if !ok || r.Design != Tollgate {
+			continue
+		}
+		if !header {
+			fmt.Fprint(w, "\n### Lost compare-and-swap races per operation (tollgate)\n\n| case | goroutines | casretries/op |\n|---|---:|---:|\n")
+			header = true
+		}
+		fmt.Fprintf(w, "| %s | %d | %.2g |\n", r.Group, r.G, v)
+	}
 }

@@ -20,7 +20,7 @@ type Workload string
 const (
 	Admit  Workload = "admit"  // every take succeeds: capacity 1e15 tokens
 	Refuse Workload = "refuse" // every take is refused: the bucket is empty
-	Mixed  Workload = "mixed"  // 1e6/keys tokens per second per key, capacity 10
+	Mixed  Workload = "mixed"  // 1e6/keys tokens per second per key, capacity one ms of refill
 )
 
 // admitNowMs is the injected clock reading of the Admit and Refuse
@@ -35,7 +35,10 @@ func (w Workload) Limits(keys int) model.Limits {
 	case Refuse:
 		return model.Limits{Capacity: 1, RefillPerSecond: 1e-9}
 	case Mixed:
-		return model.Limits{Capacity: 10, RefillPerSecond: 1e6 / float64(keys)}
+		// One millisecond of refill as burst (at least 10): about 1e6
+		// admissions per second over all keys, a few percent of takes.
+		rate := 1e6 / float64(keys)
+		return model.Limits{Capacity: max(10, rate/1000), RefillPerSecond: rate}
 	}
 	panic(fmt.Sprintf("bench: unknown workload %q", w))
 }
