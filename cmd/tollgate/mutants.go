@@ -112,7 +112,7 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 				replay = "-"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s%s\n", f, l.Name, expected, result, prop,
-				out.Elapsed.Round(time.Millisecond), out.Seed, replay, verdict)
+				roundDuration(out.Elapsed), out.Seed, replay, verdict)
 			if *verbose && out.Detail != "" {
 				details = append(details, fmt.Sprintf("--- %s / %s\n%s", f, l.Name, strings.TrimRight(out.Detail, "\n")))
 			}
@@ -129,6 +129,18 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "\nevery mutant was killed by every layer expected to see it")
 	return 0
+}
+
+// roundDuration keeps three significant figures or so: kills take from
+// microseconds to seconds.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond)
+	case d < time.Second:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }
 
 func selectFaults(names string) ([]fault.Fault, error) {
