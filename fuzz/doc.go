@@ -13,7 +13,16 @@
 //
 // go test ./fuzz runs every committed seed. To fuzz one target for a while:
 //
-//	go test ./fuzz -run '^$' -fuzz '^FuzzCredits$' -fuzztime 60s
+//	go test ./fuzz -run '^$' -fuzz '^FuzzCredits$' -fuzztime 60s -fuzzminimizetime 2s
+//
+// (-fuzzminimizetime keeps the go command from spending up to a minute
+// minimising each new interesting input, during which no new inputs run.)
+// The decoders read at most diff.MaxInputBytes of an input.
+//
+// The seed files named kill-<mutant> are inputs that kill that mutant
+// (regenerate them with go test ./fuzz -run TestWriteSeeds
+// -fuzz.write-seeds); with -diff.fault=<mutant> the targets run against a
+// mutant, so go test ./fuzz -diff.fault=tb-no-clamp must fail.
 //
 // A failing input is written by the go command under
 // testdata/fuzz/<Target>/ and replays with

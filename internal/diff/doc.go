@@ -19,8 +19,16 @@
 // model), the step, and the operations applied so far, so it can be replayed
 // by hand.
 //
+// Each machine checks named properties on the implementation's own answers
+// first (C1, C3, C6, C7, C8, C11, C13, C14; T1, T2, T5, T6, T7, T9), then
+// compares the answer with the model's; Options.PropertiesOnly switches the
+// comparison off, so tests can show each property catching a fault alone.
+//
 // Flags of the tests in this package (besides rapid's -rapid.checks,
 // -rapid.steps, -rapid.seed, -rapid.failfile):
 //
-//	-diff.fault=<name>   run the rapid machines against that mutant (to replay a kill)
+//	-diff.fault=<name>   run the rapid machines against that mutant (replays a kill)
+//	-diff.props-only     check the named properties only, not the model's answers
+//
+// Deeper runs: go test ./internal/diff -run TestRapid -rapid.checks=100000.
 package diff
