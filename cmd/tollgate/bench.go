@@ -39,7 +39,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.SetOutput(stderr)
 	fs.BoolVar(&o.full, "full", false, "run the complete matrix (goroutines 1,2,4,8,16,64; keys 1,16,10000; every workload)")
 	fs.StringVar(&o.out, "out", filepath.Join("bench", "results"), "directory for raw.txt, RESULTS.md and the plots")
-	fs.DurationVar(&o.benchtime, "benchtime", 0, "target time per case per round (default 60ms, 200ms with -full)")
+	fs.DurationVar(&o.benchtime, "benchtime", 0, "target time per case per round (default 40ms, 100ms with -full)")
 	fs.IntVar(&o.rounds, "rounds", 0, "rounds of every case, interleaved with the other designs at the same goroutine count; each case keeps its median round (default 3)")
 	fs.StringVar(&o.run, "run", "", "only cases whose name matches this regular expression")
 	fs.IntVar(&o.memKeys, "memkeys", 1_000_000, "keys for the memory-per-idle-key measurement (0 skips it)")
@@ -64,9 +64,9 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
 		return o, fmt.Errorf("tollgate bench: -out is empty: it must name a directory")
 	}
 	if o.benchtime == 0 {
-		o.benchtime = 60 * time.Millisecond
+		o.benchtime = 40 * time.Millisecond
 		if o.full {
-			o.benchtime = 200 * time.Millisecond
+			o.benchtime = 100 * time.Millisecond
 		}
 	}
 	if o.rounds == 0 {

@@ -29,7 +29,7 @@ func TestBenchFlagsRejectBadInput(t *testing.T) {
 		}
 	}
 	o, err := parseBenchFlags([]string{"-full"}, io.Discard)
-	if err != nil || o.benchtime != 200*time.Millisecond || o.rounds != 3 {
+	if err != nil || o.benchtime != 100*time.Millisecond || o.rounds != 3 {
 		t.Errorf("-full defaults: %+v, %v", o, err)
 	}
 }
