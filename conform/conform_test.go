@@ -198,23 +198,29 @@ func TestMutantDriversFail(t *testing.T) {
 	}
 }
 
-// TestConcurrentSuiteKillsRegress: the concurrent suite reports the stale
-// timestamp mutant as not linearizable and writes the visualization.
-func TestConcurrentSuiteKillsRegress(t *testing.T) {
-	dir := t.TempDir()
-	rep := Run(Config{Serve: serveWith(fault.Of(fault.TBTimestampRegress)), Seed: 5, Budget: 3 * time.Second, Clients: 4,
-		Timeout: 10 * time.Second, Suites: []string{SuiteConcurrent}, Dir: dir})
-	for _, r := range rep.Results {
-		if r.Suite == "tb/concurrent" && r.Failed == 1 {
-			f := r.Failures[0]
-			path := strings.Fields(f.Artifact)[0]
-			if _, err := os.Stat(path); err != nil {
-				t.Fatalf("visualization %q: %v", f.Artifact, err)
+// TestConcurrentSuiteKills: the concurrent suite reports these token-bucket
+// mutants as not linearizable (T11) and writes porcupine's visualization.
+// tb-fail-closed and tb-plain-store need contention: 16 clients.
+func TestConcurrentSuiteKills(t *testing.T) {
+	for _, f := range []fault.Fault{fault.TBTimestampRegress, fault.TBFailClosed, fault.TBPlainStore} {
+		t.Run(f.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			rep := Run(Config{Serve: serveWith(fault.Of(f)), Seed: 5, Budget: 3 * time.Second, Clients: 16,
+				Timeout: 10 * time.Second, Suites: []string{SuiteConcurrent}, Primitives: []string{PrimTokenBucket}, Dir: dir})
+			for _, r := range rep.Results {
+				if r.Suite == "tb/concurrent" && r.Failed == 1 {
+					f := r.Failures[0]
+					path := strings.Fields(f.Artifact)[0]
+					if _, err := os.Stat(path); err != nil {
+						t.Fatalf("visualization %q: %v", f.Artifact, err)
+					}
+					t.Logf("%s: %s after %d sessions; %s", f.Case, f.Got, r.Cases, f.Artifact)
+					return
+				}
 			}
-			return
-		}
+			var out bytes.Buffer
+			rep.Print(&out, "")
+			t.Fatalf("%s survived the concurrent suite:\n%s", f, out.String())
+		})
 	}
-	var out bytes.Buffer
-	rep.Print(&out, "")
-	t.Fatalf("tb-timestamp-regress survived the concurrent suite:\n%s", out.String())
 }

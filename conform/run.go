@@ -36,6 +36,9 @@ type Config struct {
 	Clients int
 	// Suites to run (AllSuites when empty).
 	Suites []string
+	// Primitives restricts the run to some of the driver's primitives
+	// ("tb", "cr"); empty means all it supports.
+	Primitives []string
 	// Vectors are extra vector files, run with the committed ones.
 	Vectors []VectorFile
 	// Timeout is the per-request timeout.
@@ -137,6 +140,9 @@ func Run(cfg Config) *Report {
 				continue
 			}
 			name := prim + "/" + suite
+			if len(cfg.Primitives) > 0 && !slices.Contains(cfg.Primitives, prim) {
+				continue
+			}
 			if !slices.Contains(hello.Primitives, prim) {
 				rep.Results = append(rep.Results, SuiteResult{Suite: name, Skipped: "the driver does not support " + prim})
 				continue

@@ -1,0 +1,80 @@
+package conform
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutant"
+)
+
+// The conformance harness is a checking layer of the mutants table: it runs
+// the Go driver built with a fault, in process, through all three suites of
+// the fault's primitive.
+func init() {
+	mutant.Register(mutant.Layer{Name: "conform", Sees: conformSees, Hunt: conformHunt})
+}
+
+// conformSees lists the faults a protocol-level check is expected to kill in
+// a few seconds. tb-plain-store and tb-fail-closed need two takes to overlap
+// inside one compare-and-swap window: the concurrent suite with 16 clients of
+// the in-process driver killed both with seeds 1 to 5. cr-two-write-enqueue
+// leaves a state no protocol answer shows (a reserved row holding a payload),
+// and cr-reserve-no-cas survived every run we made.
+func conformSees(f fault.Fault) bool {
+	switch f {
+	case fault.TBTimestampRegress, fault.TBSeedCeil, fault.TBNoClamp, fault.TBPlainStore, fault.TBFailClosed, fault.CrNoEpochPin,
+		fault.CrReleaseNoHolder, fault.CrFinishBlind, fault.CrSweepAll, fault.CrClassOffByOne:
+		return true
+	}
+	return false
+}
+
+func conformHunt(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcome {
+	prim := PrimTokenBucket
+	if f.Credits() {
+		prim = PrimCredits
+	}
+	faults := fault.Of(f)
+	start := time.Now()
+	out := mutant.Outcome{Seed: seed}
+	for _, suite := range AllSuites {
+		rep := Run(Config{
+			Serve: func(in io.Reader, w, logw io.Writer) error { return ServeGo(in, w, logw, faults) },
+			Seed:  seed, Budget: max(budget/2, 100*time.Millisecond), Clients: 16, Timeout: 10 * time.Second,
+			Suites: []string{suite}, Primitives: []string{prim}, Dir: "conform-failures",
+		})
+		for _, r := range rep.Results {
+			if len(r.Failures) == 0 {
+				continue
+			}
+			fl := r.Failures[0]
+			out.Killed = true
+			out.Property = r.Suite + " " + fl.Case
+			if len(fl.Covers) > 0 {
+				out.Property = r.Suite + " " + strings.Join(fl.Covers, ",")
+			}
+			out.Elapsed = time.Since(start)
+			out.Replay = fmt.Sprintf("tollgate conform --seed %d --suites %s -- tollgate driver --mutant %s", seed, suite, f)
+			var b strings.Builder
+			rep.Print(&b, "")
+			out.Detail = firstLines(b.String(), 12)
+			return out
+		}
+		if time.Since(start) > budget {
+			break
+		}
+	}
+	out.Elapsed = time.Since(start)
+	return out
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}
