@@ -238,36 +238,8 @@ func (t *Table[P]) pinned(r *row[P], tok Token) bool {
 func (t *Table[P]) Reserve(h *Holder, c Class) (Token, Result) {
 	checkHolder(h)
 	first, last := t.slotRange(c)
-	if t.closed.Load() {
-		return Token{}, NoTable
-	}
-	if t.faults.Has(fault.CrReserveNoCAS) {
-		return t.reserveScan(h, first, last, nil)
-	}
-	// Fast path: claim the first slot seen free. Only when that claim loses
-	// its race, or no slot is free, does reserveScan take over; it alone
-	// can answer Exhausted.
-	for n := first; n <= last; n++ {
-		w := &t.slots[n-1]
-		if w.Load() != nil {
-			continue
-		}
-		claim := &row[P]{state: Reserved, holder: h, epoch: t.epochs.Add(1)}
-		// nil → Reserved, as in reserveScan.
-		if w.CompareAndSwap(nil, claim) {
-			return Token{Slot: n, Epoch: claim.epoch}, OK
-		}
-		t.lostRace()
-		return t.reserveScan(h, first, last, claim)
-	}
-	return t.reserveScan(h, first, last, nil)
-}
-
-// reserveScan is Reserve's general path: it scans first..last until it
-// claims a free slot with claim (drawn on first need when nil) or sees every
-// slot in use twice over with the same rows.
-func (t *Table[P]) reserveScan(h *Holder, first, last int, claim *row[P]) (Token, Result) {
 	var seen [Slots]*row[P]
+	var claim *row[P]
 	for {
 		if t.closed.Load() {
 			return Token{}, NoTable
@@ -476,18 +448,7 @@ func (t *Table[P]) Enqueued() []Entry[P] {
 	if t.closed.Load() {
 		return nil
 	}
-	// Count first, so the list is allocated once at the size it most
-	// likely needs (rows may change between the two scans; append copes).
-	count := 0
-	for n := 1; n <= Slots; n++ {
-		if r := t.slots[n-1].Load(); r != nil && r.state == Enqueued {
-			count++
-		}
-	}
-	if count == 0 {
-		return nil
-	}
-	out := make([]Entry[P], 0, count)
+	var out []Entry[P]
 	for n := 1; n <= Slots; n++ {
 		if r := t.slots[n-1].Load(); r != nil && r.state == Enqueued {
 			out = append(out, Entry[P]{Token: Token{Slot: n, Epoch: r.epoch}, MarkedMs: r.markedMs, Payload: r.payload})

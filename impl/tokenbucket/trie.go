@@ -43,18 +43,8 @@ func newTrie[K comparable]() *trie[K] {
 	return &trie[K]{seed: maphash.MakeSeed(), root: newInner[K]()}
 }
 
-// inner is the allocation behind an inner node: the node and its child
-// words in one object, so descending reads the node's kids pointer and the
-// child word from adjacent memory instead of two separate allocations.
-type inner[K comparable] struct {
-	node tnode[K]
-	kids [16]atomic.Pointer[tnode[K]]
-}
-
 func newInner[K comparable]() *tnode[K] {
-	in := new(inner[K])
-	in.node.kids = &in.kids
-	return &in.node
+	return &tnode[K]{kids: new([16]atomic.Pointer[tnode[K]])}
 }
 
 // find returns key's cell, or nil when the key has none.
