@@ -6,15 +6,25 @@
 // impl/tokenbucket; a map of buckets with one mutex per bucket; a sharded map
 // whose whole take runs under the shard's mutex; golang.org/x/time/rate with
 // one Limiter per key (AllowN with an injected time); and go.uber.org/ratelimit
-// with one limiter per key, whose semantics differ (see UberRatelimit). The
-// two mutex designs apply model.Take under their lock, so they implement
-// exactly the spec's rule without restating it.
+// with one limiter per key. The two mutex designs apply model.Take under
+// their lock, so they implement exactly the spec's rule without restating
+// it. x/time/rate is a token bucket too, but its burst is an int, its clock
+// has nanosecond resolution, and a time older than its last one counts as
+// no time elapsed. go.uber.org/ratelimit is not a bucket: Take never refuses,
+// it sleeps until the caller's turn, with no burst beyond its slack; it is
+// measured only on the admitting workload, with a frozen clock whose Sleep
+// returns at once, so its numbers are the cost of its compare-and-swap state
+// update, not of pacing.
 //
 // Credit designs (CrDesigns) bound in-flight work to the table's 26 general
 // slots: tollgate's impl/credits; a buffered-channel semaphore;
-// golang.org/x/sync/semaphore.Weighted; a mutex-guarded slot table; and,
-// for the full request cycle, the design the seed rejected, where requests
-// travel to the owner through a mailbox channel.
+// golang.org/x/sync/semaphore.Weighted; and a mutex-guarded slot table, all
+// measured on reserve+release without blocking. The full request cycle
+// (reserve → enqueue → owner take → reply → finish) compares tollgate's
+// table, with an owner that sleeps on a payload-free doorbell, against the
+// design the seed rejected, where requests travel to the owner through a
+// mailbox channel, and against impl/credits' own Owner.Call polling every
+// 100 µs.
 //
 // Every benchmark runs a fixed number of goroutines (not GOMAXPROCS
 // multiples), each doing an equal share of b.N operations, and reports, next
@@ -25,9 +35,30 @@
 //	fair-spread     (max-min)/mean of admissions per goroutine (mixed workload)
 //	casretries/op   lost compare-and-swap races per operation; only in builds
 //	                with -tags tollgate_stats, which count them in impl/
+//	cpu-ns/op       process CPU time (all threads, GC included) per operation:
+//	                steadier than ns/op on a machine shared with other work
 //
-// Suite lists the cases; `go test -bench . ./bench` runs them through the
-// testing package and `tollgate bench` runs them in process and writes the raw
-// results, a ratio table and plots. MemoryPerKey measures the heap each idle
-// bucket key costs.
+// The goroutine counts are exact (1, 2, 4, 8, 16, 64) rather than the
+// GOMAXPROCS multiples of b.RunParallel, which cannot express 1 goroutine on
+// a 2-core machine. The Admit and Refuse workloads inject a fixed clock, so
+// every design does the same arithmetic; Mixed reads the real clock.
+//
+// A run fails instead of reporting numbers when the design broke the spec
+// under the contention measured: after an Admit run the tokens missing from
+// the buckets must equal the takes admitted (T1, catches lost updates such as
+// the tb-plain-store mutant), and after reserve+release every release must
+// have succeeded and every general slot be free again (C9, C14, catches
+// cr-reserve-no-cas).
+//
+// Running:
+//
+//	go run ./cmd/tollgate bench                 # quick suite, about a minute
+//	go run ./cmd/tollgate bench -full           # every dimension, about 5 minutes
+//	go run -tags tollgate_stats ./cmd/tollgate bench -run 'keys=1/|CR/'  # with casretries/op
+//	go test -run '^$' -bench 'Suite/TB/work=admit/' ./bench  # through go test, for benchstat
+//	go test -run '^$' -bench MemoryPerKey -benchtime 1x ./bench
+//
+// Suite lists the cases; `tollgate bench` runs them in process (Runner) and
+// writes the raw results, a ratio table and plots. MemoryPerKey measures the
+// heap each idle bucket key costs.
 package bench

@@ -30,10 +30,13 @@ func WritePlots(dir string, rs []Result) ([]string, error) {
 			p.X.Tick.Marker = ticks
 			if kind == "throughput" {
 				p.Y.Label.Text = "million ops/s (all goroutines)"
+				p.Y.Min = 0
 			} else {
-				p.Y.Label.Text = "p99 latency, ns (sampled ops)"
+				// Tails span from tens of nanoseconds to milliseconds.
+				p.Y.Label.Text = "p99 latency, ns (every 64th op sampled; log scale)"
+				p.Y.Scale = plot.LogScale{}
+				p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 			}
-			p.Y.Min = 0
 			var lines []any
 			for _, d := range designs {
 				var xys plotter.XYs
@@ -44,7 +47,7 @@ func WritePlots(dir string, rs []Result) ([]string, error) {
 					}
 					y := 1e3 / r.NsPerOp
 					if kind == "p99" {
-						y = r.Extra["p99-ns"]
+						y = max(r.Extra["p99-ns"], 1) // log scale: no zero
 					}
 					xys = append(xys, plotter.XY{X: float64(g), Y: y})
 				}
