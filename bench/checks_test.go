@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"flag"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -199,5 +200,31 @@ func TestTableMarksWhereTollgateLoses(t *testing.T) {
 	ts := Targets(rs, []MemResult{{Design: Tollgate, Keys: 1000, BytesPerKey: 120}})
 	if len(ts) != 3 || ts[0].Ratio != 1.5 || ts[2].Ratio != 0.8 {
 		t.Errorf("targets: %+v", ts)
+	}
+}
+
+// TestRunnerReportsFailedChecks: a case that fails its check has no result
+// and is reported with its replay command, instead of being dropped.
+func TestRunnerReportsFailedChecks(t *testing.T) {
+	cases := []Case{
+		{Name: "TB/work=admit/keys=1/g=1/design=broken", Group: "TB/work=admit/keys=1", Design: "broken", G: 1,
+			Run: func(b *testing.B) { fail(b, "bench: T1 lost update (test)") }},
+		{Name: "TB/work=admit/keys=1/g=1/design=tollgate", Group: "TB/work=admit/keys=1", Design: Tollgate, G: 1,
+			Run: func(b *testing.B) {
+				parallel(b, 1, func(int) opFunc { return func(int) bool { return true } })
+			}},
+	}
+	bt := flag.Lookup("test.benchtime")
+	old := bt.Value.String()
+	if err := bt.Value.Set("1000x"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bt.Value.Set(old) })
+	rs, failed := Runner{Rounds: 2}.Run(cases)
+	if len(rs) != 1 || rs[0].Design != Tollgate || len(rs[0].Rounds) != 2 {
+		t.Errorf("results: %+v", rs)
+	}
+	if len(failed) != 2 || !strings.Contains(failed[0], "T1 lost update (test)") || !strings.Contains(failed[0], "-bench 'Suite/TB/work=admit/keys=1/g=1/design=broken$'") {
+		t.Errorf("failed: %q", failed)
 	}
 }

@@ -50,14 +50,17 @@ type Runner struct {
 	Raw      io.Writer       // every round's result line, benchstat format
 	Progress func(string)    // one line per finished case
 	Filter   func(Case) bool // nil runs every case
+
+	failed []string
 }
 
 // Run measures cases cell by cell, a cell being the cases of one group at
 // one goroutine count: it runs every design of the cell once per round,
 // round after round, so the designs compared in one ratio share the
 // machine's conditions of the same few seconds. Each case keeps its median
-// round.
-func (rn Runner) Run(cases []Case) []Result {
+// round. A case whose run failed a check has no result; failed describes
+// each failure with the command that replays it.
+func (rn Runner) Run(cases []Case) (results []Result, failed []string) {
 	if rn.Filter != nil {
 		cases = slices.DeleteFunc(slices.Clone(cases), func(c Case) bool { return !rn.Filter(c) })
 	}
@@ -82,6 +85,14 @@ func (rn Runner) Run(cases []Case) []Result {
 			for _, i := range members[k] {
 				c := cases[i]
 				br := testing.Benchmark(c.Run)
+				if msgs := takeFailures(); len(msgs) > 0 || br.N == 0 {
+					if len(msgs) == 0 {
+						msgs = []string{"the run failed"}
+					}
+					rn.failed = append(rn.failed, fmt.Sprintf("%s: %s (replay: go test -run '^$' -bench 'Suite/%s$' ./bench)", c.Name, strings.Join(msgs, "; "), c.Name))
+					done++
+					continue
+				}
 				all[i] = append(all[i], br)
 				done++
 				res := Result{Case: c, BytesPerOp: br.AllocedBytesPerOp(), AllocsPerOp: br.AllocsPerOp()}
@@ -94,9 +105,12 @@ func (rn Runner) Run(cases []Case) []Result {
 			}
 		}
 	}
-	out := make([]Result, len(cases))
+	var out []Result
 	for i, c := range cases {
 		brs := all[i]
+		if len(brs) == 0 {
+			continue
+		}
 		order := make([]int, len(brs))
 		for j := range order {
 			order[j] = j
@@ -107,9 +121,9 @@ func (rn Runner) Run(cases []Case) []Result {
 		for _, br := range brs {
 			res.Rounds = append(res.Rounds, nsOp(br))
 		}
-		out[i] = res
+		out = append(out, res)
 	}
-	return out
+	return out, rn.failed
 }
 
 func nsOp(br testing.BenchmarkResult) float64 {

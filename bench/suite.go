@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,7 +94,7 @@ func RunTB(b *testing.B, d TBDesign, w Workload, keys, g int) {
 	}
 	if w == Admit {
 		if err := conserved(inst, lim, keys, st.admitted); err != nil {
-			b.Fatalf("%s/%s/keys=%d/g=%d with b.N=%d: %v", d.Name, w, keys, g, b.N, err)
+			fail(b, "%s/%s/keys=%d/g=%d with b.N=%d: %v", d.Name, w, keys, g, b.N, err)
 		}
 	}
 }
@@ -194,7 +195,7 @@ func RunCr(b *testing.B, d CrDesign, g int) {
 	}
 	if c, ok := probe.(checker); ok {
 		if err := c.check(); err != nil {
-			b.Fatalf("%s/g=%d with b.N=%d: %v", d.Name, g, b.N, err)
+			fail(b, "%s/g=%d with b.N=%d: %v", d.Name, g, b.N, err)
 		}
 	}
 }
@@ -285,4 +286,30 @@ func Suite(full bool) []Case {
 // Env describes the machine a run measured, for the results' header.
 func Env() string {
 	return fmt.Sprintf("goos: %s\ngoarch: %s\ncpus: %d\ngomaxprocs: %d\ngo: %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
+}
+
+// failures holds the check failures of runs since the last takeFailures:
+// testing.Benchmark, which Runner uses, reports a failed run only as an
+// empty result and drops its message.
+var failures struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+// fail records a check failure and fails b.
+func fail(b *testing.B, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	failures.mu.Lock()
+	failures.msgs = append(failures.msgs, msg)
+	failures.mu.Unlock()
+	b.Fatal(msg)
+}
+
+// takeFailures returns and clears the recorded failures.
+func takeFailures() []string {
+	failures.mu.Lock()
+	defer failures.mu.Unlock()
+	msgs := failures.msgs
+	failures.msgs = nil
+	return msgs
 }

@@ -113,7 +113,7 @@ func benchRun(o benchOptions, progress io.Writer) error {
 		Progress: func(s string) { fmt.Fprintln(progress, s) },
 		Filter:   func(c bench.Case) bool { return re.MatchString(c.Name) },
 	}
-	results := rn.Run(bench.Suite(o.full))
+	results, failed := rn.Run(bench.Suite(o.full))
 	var mem []bench.MemResult
 	if o.memKeys > 0 {
 		for _, d := range bench.MemoryDesigns() {
@@ -148,6 +148,12 @@ func benchRun(o benchOptions, progress io.Writer) error {
 	}
 	fmt.Fprintf(&md, "Ratios are tollgate's ns/op (wall time per operation, all goroutines together) divided by the peer's at the same goroutine count, with the ratio of CPU time per operation (process user+system time, GC included) in parentheses: below 1.00 tollgate is faster; **bold** marks where it loses on wall time.\n\n## Targets\n\n")
 	bench.WriteTargets(&md, bench.Targets(results, mem))
+	if len(failed) > 0 {
+		fmt.Fprintf(&md, "\n## Failed checks (these cases have no numbers)\n\n")
+		for _, f := range failed {
+			fmt.Fprintf(&md, "- %s\n", f)
+		}
+	}
 	fmt.Fprintf(&md, "\n## Ratio tables\n")
 	bench.WriteTable(&md, results, mem)
 	fmt.Fprintf(&md, "\n## Plots\n\n")
@@ -161,5 +167,8 @@ func benchRun(o benchOptions, progress io.Writer) error {
 		return fmt.Errorf("tollgate bench: %w", err)
 	}
 	fmt.Fprintf(progress, "wrote %s, %s and %d plots in %s (%s)\n", rawPath, mdPath, len(plots), o.out, time.Since(began).Round(time.Second))
+	if len(failed) > 0 {
+		return fmt.Errorf("tollgate bench: %d case(s) failed their checks and have no numbers:\n  %s", len(failed), strings.Join(failed, "\n  "))
+	}
 	return nil
 }
