@@ -69,7 +69,7 @@ func fakeConfig(behaviour string) Config {
 		timeout = 1500 * time.Millisecond
 	}
 	return Config{Argv: []string{os.Args[0]}, Seed: 1, Budget: 200 * time.Millisecond, Clients: 2,
-		Timeout: timeout, Suites: []string{SuiteVectors}, Dir: tempDir()}
+		Timeout: timeout, Suites: []string{SuiteVectors}, Primitives: []string{PrimTokenBucket}, Dir: tempDir()}
 }
 
 var testDir string

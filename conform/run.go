@@ -332,7 +332,11 @@ func (r *Report) Print(w io.Writer, replay string) {
 				fmt.Fprintf(w, "    (%s)\n", f.Shrunk)
 			}
 			if len(f.Sent) > 0 {
-				fmt.Fprintln(w, "    requests (epochs \"$eN\" stand for the epoch the N-th successful cr.reserve answered):")
+				legend := ""
+				if strings.Contains(strings.Join(f.Sent, ""), `"$e`) {
+					legend = ` (epochs "$eN" stand for the epoch the N-th successful cr.reserve answered)`
+				}
+				fmt.Fprintf(w, "    requests%s:\n", legend)
 				for _, l := range f.Sent {
 					fmt.Fprintf(w, "      %s\n", l)
 				}
