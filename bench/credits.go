@@ -226,7 +226,8 @@ func CycleDesigns() []CycleDesign {
 // table stays the only channel, a late or repeated ring costs one extra
 // scan, and a ring that finds the bell already rung is dropped, because the
 // scan it asks for is already due. A ring always follows its enqueue, so a
-// scan that starts after the owner takes the ring sees that row.
+// scan that starts after the owner empties the bell sees that row, and a row
+// enqueued too late for the scan was rung for into the emptied bell.
 type tableOwner struct {
 	t    *credits.Table[*request]
 	bell chan struct{}
@@ -247,15 +248,16 @@ func (o *tableOwner) run() {
 		if o.stop.Load() {
 			return
 		}
-		for es := o.t.Enqueued(); len(es) > 0; es = o.t.Enqueued() {
-			for _, e := range es {
-				req, ok := o.t.Take(e.Token)
-				if !ok {
-					continue
-				}
-				req.done <- struct{}{}
-				o.t.Finish(e.Token)
+		// One scan per ring: a row enqueued after this scan passed its
+		// slot was rung for after the bell was emptied above, so the bell
+		// holds a ring for it.
+		for _, e := range o.t.Enqueued() {
+			req, ok := o.t.Take(e.Token)
+			if !ok {
+				continue
 			}
+			req.done <- struct{}{}
+			o.t.Finish(e.Token)
 		}
 	}
 }
