@@ -22,11 +22,12 @@ type Result struct {
 	AllocsPerOp int64
 	BytesPerOp  int64
 	N           int
-	Extra       map[string]float64 // p50-ns, p99-ns, admit/op, fair-spread, casretries/op
+	Extra       map[string]float64 // cpu-ns/op, p50-ns, p99-ns, admit/op, fair-spread, casretries/op
 	Rounds      []float64          // ns/op of each round
 }
 
-// Line formats r as a benchmark result line that benchstat reads.
+// line formats one round of r as a benchmark result line that benchstat
+// reads.
 func (r Result) line(nsPerOp float64, n int, extra map[string]float64) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "BenchmarkSuite/%s-%d\t%d\t%s ns/op", r.Name, runtime.GOMAXPROCS(0), n, fmtFloat(nsPerOp))
@@ -42,7 +43,7 @@ func (r Result) line(nsPerOp float64, n int, extra map[string]float64) string {
 	return sb.String()
 }
 
-func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 
 // Runner runs cases in process with testing.Benchmark.
 type Runner struct {
@@ -50,8 +51,6 @@ type Runner struct {
 	Raw      io.Writer       // every round's result line, benchstat format
 	Progress func(string)    // one line per finished case
 	Filter   func(Case) bool // nil runs every case
-
-	failed []string
 }
 
 // Run measures cases cell by cell, a cell being the cases of one group at
@@ -89,7 +88,7 @@ func (rn Runner) Run(cases []Case) (results []Result, failed []string) {
 					if len(msgs) == 0 {
 						msgs = []string{"the run failed"}
 					}
-					rn.failed = append(rn.failed, fmt.Sprintf("%s: %s (replay: go test -run '^$' -bench 'Suite/%s$' ./bench)", c.Name, strings.Join(msgs, "; "), c.Name))
+					failed = append(failed, fmt.Sprintf("%s: %s (replay: go test -run '^$' -bench 'Suite/%s$' ./bench)", c.Name, strings.Join(msgs, "; "), c.Name))
 					done++
 					continue
 				}
@@ -123,7 +122,7 @@ func (rn Runner) Run(cases []Case) (results []Result, failed []string) {
 		}
 		out = append(out, res)
 	}
-	return out, rn.failed
+	return out, failed
 }
 
 func nsOp(br testing.BenchmarkResult) float64 {
