@@ -5,7 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/fault"
 )
 
 const vectorDir = "../spec/vectors"
@@ -72,5 +76,41 @@ func TestVectorsCoverEveryInvariant(t *testing.T) {
 				t.Errorf("%s is covered by a vector but listed in notInVectors", id)
 			}
 		}
+	}
+}
+
+// TestExtraVectorFile: a vector file given with --vectors runs with the
+// committed ones, and a case whose expectation the driver does not meet is
+// reported by name with the request and both answers.
+func TestExtraVectorFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mine.json")
+	err := os.WriteFile(path, []byte(`{"protocol":1,"primitive":"tb","cases":[
+	  {"name":"mine/peek-unseen-is-capacity","covers":["T6"],"steps":[
+	    {"send":{"op":"tb.peek","key":"x","capacity":4,"refill_per_second":1,"now_ms":0},"expect":{"ok":true,"tokens":4}}]},
+	  {"name":"mine/wrong-on-purpose","covers":["T1"],"steps":[
+	    {"send":{"op":"tb.take","key":"x","capacity":4,"refill_per_second":1,"now_ms":0},"expect":{"ok":true,"remaining":2}}]}]}`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := LoadVectors(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Run(Config{Serve: serveWith(fault.Set{}), Seed: 1, Budget: time.Second, Clients: 2, Timeout: 10 * time.Second,
+		Suites: []string{SuiteVectors}, Primitives: []string{PrimTokenBucket}, Vectors: files})
+	var out bytes.Buffer
+	rep.Print(&out, "")
+	r := rep.Results[0]
+	if r.Cases != 25 || r.Failed != 1 || r.Failures[0].Case != "mine/wrong-on-purpose" {
+		t.Fatalf("want 25 cases with mine/wrong-on-purpose failing:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), `want: {"ok":true,"remaining":2}`) || !strings.Contains(out.String(), `got:  {"ok":true,"remaining":3}`) {
+		t.Fatalf("report lacks the answers:\n%s", out.String())
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"protocol":1,"primitive":"xx","cases":[]}`), 0o644)
+	if _, err := LoadVectors(bad); err == nil || !strings.Contains(err.Error(), "field primitive") {
+		t.Errorf("a bad primitive gave %v, want an error naming the field", err)
 	}
 }
