@@ -72,8 +72,9 @@ func tbScripts() []script {
 		"refilled == cost is admitted (>=, not >)",
 		take("k", 4, 2, 4, 0), take("k", 4, 2, 1, 500), take("k", 4, 2, 1, 999), take("k", 4, 2, 1, 1000))
 	add("T3/float-of-elapsed-rounds", []string{"T3"},
-		"elapsed = 2^53+1 ms converts to binary64 by rounding to nearest even (2^53) before dividing by 1000",
-		take("k", 1, 1e-13, 1, 0), peek("k", 1, 1e-13, 9007199254740993), take("k", 1, 1e-13, 0.5, 9007199254740993))
+		"elapsed is computed exactly as an integer and then rounded to binary64 once: here last = 1 and "+
+			"now = 2^53+1, so elapsed = 2^53 exactly; a port that subtracts two doubles gets 2^53-1",
+		elapsedSteps()...)
 	add("T3/extreme-clocks", []string{"T3", "T4"},
 		"elapsed from the smallest to the largest int64 is 2^64-1, computed exactly as an unsigned 64-bit integer",
 		take("k", 100, 1e-18, 100, math.MinInt64), peek("k", 100, 1e-18, math.MaxInt64),
@@ -164,6 +165,21 @@ func tbScripts() []script {
 		Request{Op: OpReset},
 		peek("k", 1, 1, 0))
 	return out
+}
+
+// elapsedSteps picks a rate at which a refill over elapsed = 2^53 ms differs
+// from one over 2^53-1 ms (what float64(now) - float64(last) gives for
+// last = 1, now = 2^53+1), by a deterministic search.
+func elapsedSteps() []Request {
+	const now = 1<<53 + 1
+	for _, rate := range []float64{1e-13, 3e-14, 7e-14, 1.1e-13, 1.7e-13, 2.3e-13} {
+		exact := float64(float64(1<<53)/1000) * rate
+		viaDoubles := float64(float64(1<<53-1)/1000) * rate
+		if exact != viaDoubles && exact < 1 {
+			return []Request{take("k", 1, rate, 1, 1), peek("k", 1, rate, now), take("k", 1, rate, 0.5, now)}
+		}
+	}
+	panic("conform: no rate separates the two elapsed computations")
 }
 
 // refusalSteps finds, by a deterministic search, an emptied bucket where
