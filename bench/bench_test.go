@@ -1,6 +1,9 @@
 package bench
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // BenchmarkSuite runs the quick suite through the testing package:
 //
@@ -28,6 +31,17 @@ func BenchmarkMemoryPerKey(b *testing.B) {
 			for range b.N {
 				b.ReportMetric(MemoryPerKey(d, 1_000_000), "bytes/key")
 			}
+		})
+	}
+}
+
+// BenchmarkHarnessOverhead measures the driver itself: an operation that
+// does nothing, on 1 and 8 goroutines. Its ns/op is the floor under every
+// number the suite reports.
+func BenchmarkHarnessOverhead(b *testing.B) {
+	for _, g := range []int{1, 8} {
+		b.Run(fmt.Sprintf("g=%d", g), func(b *testing.B) {
+			parallel(b, g, func(int) opFunc { return func(int) bool { return true } })
 		})
 	}
 }
