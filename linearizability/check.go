@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -38,11 +40,14 @@ type Options struct {
 
 // Report is what one check found.
 type Report struct {
-	Primitive  string        // "tokenbucket" or "credits"
-	Result     Result        // Ok, Illegal or Unknown
-	Ops        int           // operations in the history
-	Partitions int           // porcupine partitions (keys for the token bucket)
-	CheckTime  time.Duration // time spent checking, excluding writing files
+	Primitive  string // "tokenbucket" or "credits"
+	Result     Result // Ok, Illegal or Unknown
+	Ops        int    // operations in the history
+	Partitions int    // porcupine partitions (keys for the token bucket)
+	// Overlapping is the number of operations whose interval overlaps
+	// another operation's: the ones whose order the checker had to find.
+	Overlapping int
+	CheckTime   time.Duration // time spent checking, excluding writing files
 	// Detail says what failed: "porcupine: no linearization" or the C3
 	// epoch violation found outside porcupine.
 	Detail   string
@@ -58,7 +63,7 @@ func CheckTokenBucket(h TBHistory, opt Options) (Report, error) {
 	}
 	m := TokenBucketModel()
 	ops := h.Operations()
-	rep := Report{Primitive: "tokenbucket", Ops: len(h.Ops), Partitions: len(m.Partition(ops))}
+	rep := Report{Primitive: "tokenbucket", Ops: len(h.Ops), Partitions: len(m.Partition(ops)), Overlapping: overlapping(ops)}
 	start := time.Now()
 	res := porcupine.CheckOperationsTimeout(m, ops, opt.Timeout)
 	rep.CheckTime = time.Since(start)
@@ -82,7 +87,7 @@ func CheckCredits(h CrHistory, opt Options) (Report, error) {
 	}
 	m := CreditsModel()
 	ops := h.Operations()
-	rep := Report{Primitive: "credits", Ops: len(h.Ops), Partitions: 1}
+	rep := Report{Primitive: "credits", Ops: len(h.Ops), Partitions: 1, Overlapping: overlapping(ops)}
 	start := time.Now()
 	var ann []porcupine.Annotation
 	if v := CheckEpochs(h); v != nil {
@@ -107,6 +112,22 @@ func CheckCredits(h CrHistory, opt Options) (Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// overlapping counts the operations whose [Call, Return] interval meets
+// another's.
+func overlapping(ops []porcupine.Operation) int {
+	byCall := append([]porcupine.Operation(nil), ops...)
+	sort.Slice(byCall, func(i, j int) bool { return byCall[i].Call < byCall[j].Call })
+	n := 0
+	maxRet := int64(math.MinInt64)
+	for i, op := range byCall {
+		if op.Call <= maxRet || (i+1 < len(byCall) && byCall[i+1].Call <= op.Return) {
+			n++
+		}
+		maxRet = max(maxRet, op.Return)
+	}
+	return n
 }
 
 func marks(ms []Mark) []porcupine.Annotation {

@@ -2,8 +2,8 @@ package linearizability
 
 import (
 	"fmt"
-	"hash/maphash"
 	"math"
+	"sort"
 
 	"github.com/anishathalye/porcupine"
 
@@ -177,15 +177,12 @@ func (h CrHistory) Operations() []porcupine.Operation {
 //   - everything else: model.Credits.Step, outputs compared with
 //     model.CrOutput.Equal; an unknown operation takes the model's step with
 //     whatever output it gives.
-func creditsStep(state, input, output any) []any {
-	s := state.(model.Credits[Payload])
-	in := input.(CrInput)
-	o := output.(CrOutcome)
+func creditsStep(s model.Credits[Payload], in CrInput, o CrOutcome) []model.Credits[Payload] {
 	switch in.step {
 	case crSweepNil:
-		return []any{s}
+		return []model.Credits[Payload]{s}
 	case crSweepRow:
-		var next []any
+		var next []model.Credits[Payload]
 		if in.Optional {
 			next = append(next, s)
 		}
@@ -205,11 +202,11 @@ func creditsStep(state, input, output any) []any {
 		if !ok {
 			return nil
 		}
-		return []any{s2}
+		return []model.Credits[Payload]{s2}
 	}
 	s2, out := s.Step(in.Op)
 	if o.Unknown || out.Equal(o.Output) {
-		return []any{s2}
+		return []model.Credits[Payload]{s2}
 	}
 	return nil
 }
@@ -221,35 +218,51 @@ func creditsStep(state, input, output any) []any {
 // Histories must therefore stay small; see the package documentation for the
 // sizes that check in reasonable time.
 //
-// The state is a model.Credits value and every step calls the model
-// (creditsStep). Steps are pure and deterministic; the one nondeterministic
-// choice, which row a sweep step freed, is returned as a set of states in
-// slot order (porcupine's NondeterministicModel).
+// Every step calls the model (creditsStep). The one nondeterministic choice,
+// which row a sweep step freed, is handled by a search inside Step: the
+// porcupine state is the set of model states the history so far can have
+// reached (a power-set construction, like porcupine's
+// NondeterministicModel.ToModel, but deduplicated through a hash index
+// rather than by comparing every pair, which is quadratic in the set). The
+// set is kept in a canonical order, so Step is pure and deterministic.
 //
 // The model cannot see one part of C3 that is global to a history: that no
 // epoch is ever issued twice, even after its row is freed. CheckCredits checks
 // it over the whole history (CheckEpochs), outside porcupine.
 func CreditsModel() porcupine.Model {
-	seed := maphash.MakeSeed()
-	nm := porcupine.NondeterministicModel{
-		Init:  func() []any { return []any{model.Credits[Payload]{}} },
-		Step:  creditsStep,
-		Equal: func(a, b any) bool { return a.(model.Credits[Payload]).Equal(b.(model.Credits[Payload])) },
-		Hash: func(state any) uint64 {
-			s := state.(model.Credits[Payload])
-			var h maphash.Hash
-			h.SetSeed(seed)
-			fmt.Fprint(&h, s.Closed(), s.LastEpoch())
-			for n := 1; n <= model.Slots; n++ {
-				r := s.Row(n)
-				fmt.Fprint(&h, r.State, r.Holder, r.Epoch, r.MarkedMs, r.Payload)
+	return porcupine.Model{
+		Init: func() any { return newCrStates([]model.Credits[Payload]{{}}) },
+		Step: func(state, input, output any) (bool, any) {
+			set := state.(crStates)
+			var next []model.Credits[Payload]
+			for _, s := range set.states {
+				next = append(next, creditsStep(s, input.(CrInput), output.(CrOutcome))...)
 			}
-			return h.Sum64()
+			if len(next) == 0 {
+				return false, state
+			}
+			return true, newCrStates(next)
 		},
+		Equal: func(a, b any) bool { return a.(crStates).equal(b.(crStates)) },
+		Hash:  func(state any) uint64 { return state.(crStates).hash },
 		DescribeOperation: func(input, output any) string {
 			return DescribeCrOp(input.(CrInput), output.(CrOutcome))
 		},
-		DescribeState: func(state any) string { return DescribeCredits(state.(model.Credits[Payload])) },
+		DescribeState: func(state any) string {
+			set := state.(crStates)
+			if len(set.states) == 1 {
+				return DescribeCredits(set.states[0])
+			}
+			out := fmt.Sprintf("one of %d states:", len(set.states))
+			for i, s := range set.states {
+				if i == 8 {
+					out += " …"
+					break
+				}
+				out += " {" + DescribeCredits(s) + "}"
+			}
+			return out
+		},
 		DescribeOperationMetadata: func(info any) string {
 			if m, ok := info.(CrMeta); ok {
 				return fmt.Sprintf("op #%d of the history", m.Index)
@@ -257,7 +270,93 @@ func CreditsModel() porcupine.Model {
 			return ""
 		},
 	}
-	return nm.ToModel()
+}
+
+// crStates is a set of credits states without duplicates, ordered by hash
+// (ties in the order first generated), with the hash of the whole set.
+type crStates struct {
+	states []model.Credits[Payload]
+	hashes []uint64
+	hash   uint64
+}
+
+func newCrStates(all []model.Credits[Payload]) crStates {
+	var set crStates
+	seen := make(map[uint64][]int, len(all))
+	for _, s := range all {
+		h := hashCredits(s)
+		dup := false
+		for _, i := range seen[h] {
+			if set.states[i].Equal(s) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			seen[h] = append(seen[h], len(set.states))
+			set.states = append(set.states, s)
+			set.hashes = append(set.hashes, h)
+		}
+	}
+	idx := make([]int, len(set.states))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return set.hashes[idx[a]] < set.hashes[idx[b]] })
+	states := make([]model.Credits[Payload], len(idx))
+	hashes := make([]uint64, len(idx))
+	for i, j := range idx {
+		states[i], hashes[i] = set.states[j], set.hashes[j]
+		set.hash = mix(set.hash, hashes[i])
+	}
+	set.states, set.hashes = states, hashes
+	return set
+}
+
+// equal reports whether two sets hold the same states.
+func (a crStates) equal(b crStates) bool {
+	if a.hash != b.hash || len(a.states) != len(b.states) {
+		return false
+	}
+	for i := range a.states {
+		if a.hashes[i] != b.hashes[i] {
+			return false
+		}
+		found := false // states of equal hash may be in any order
+		for j := i; j >= 0 && b.hashes[j] == a.hashes[i]; j-- {
+			found = found || a.states[i].Equal(b.states[j])
+		}
+		for j := i + 1; !found && j < len(b.states) && b.hashes[j] == a.hashes[i]; j++ {
+			found = a.states[i].Equal(b.states[j])
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// hashCredits hashes a state: equal states hash equally, since it mixes a
+// subset of what model.Credits.Equal compares (row states, holders and
+// epochs, the last epoch, closed).
+func hashCredits(s model.Credits[Payload]) uint64 {
+	h := mix(0, s.LastEpoch())
+	if s.Closed() {
+		h = mix(h, 1)
+	}
+	for n := 1; n <= model.Slots; n++ {
+		r := s.Row(n)
+		h = mix(h, uint64(r.State)|uint64(r.Holder)<<8)
+		h = mix(h, r.Epoch)
+	}
+	return h
+}
+
+// mix folds v into the hash h (a multiply-xorshift step).
+func mix(h, v uint64) uint64 {
+	h ^= v + 0x9e3779b97f4a7c15 + h<<6 + h>>2
+	h *= 0xff51afd7ed558ccd
+	return h ^ h>>33
 }
 
 // DescribeCrOp renders one operation for the visualization.

@@ -40,10 +40,13 @@ type Tally struct {
 	Primitive string
 	Histories int
 	Ops       int
-	Illegal   int
-	Unknown   int
-	CheckTime time.Duration // porcupine's time, summed
-	Elapsed   time.Duration // wall time, recording included
+	// Overlapping counts the operations whose interval overlapped another's
+	// (Report.Overlapping, summed).
+	Overlapping int
+	Illegal     int
+	Unknown     int
+	CheckTime   time.Duration // porcupine's time, summed
+	Elapsed     time.Duration // wall time, recording included
 	// First is the first Illegal (or else Unknown) history's report, with
 	// the seed and workload that recorded it.
 	First         *Report
@@ -145,6 +148,7 @@ func Run(p Plan, progress func(Tally)) (Tally, error) {
 		}
 		t.Histories++
 		t.Ops += rep.Ops
+		t.Overlapping += rep.Overlapping
 		t.CheckTime += rep.CheckTime
 		t.Elapsed = time.Since(start)
 		switch rep.Result {

@@ -2,7 +2,6 @@ package linearizability
 
 import (
 	"fmt"
-	"hash/maphash"
 	"math"
 	"sort"
 
@@ -118,7 +117,6 @@ func (h TBHistory) Operations() []porcupine.Operation {
 // bit (T3); an unknown operation is accepted with either outcome. Step is pure
 // and deterministic.
 func TokenBucketModel() porcupine.Model {
-	seed := maphash.MakeSeed()
 	return porcupine.Model{
 		Partition: partitionByKey,
 		Init:      func() any { return model.Bucket{} },
@@ -135,10 +133,11 @@ func TokenBucketModel() porcupine.Model {
 		Equal: func(a, b any) bool { return model.BucketEqual(a.(model.Bucket), b.(model.Bucket)) },
 		Hash: func(state any) uint64 {
 			b := state.(model.Bucket)
-			var h maphash.Hash
-			h.SetSeed(seed)
-			fmt.Fprint(&h, b.Present, b.LastMs, math.Float64bits(b.Tokens))
-			return h.Sum64()
+			h := mix(uint64(b.LastMs), math.Float64bits(b.Tokens))
+			if b.Present {
+				h = mix(h, 1)
+			}
+			return h
 		},
 		DescribeOperation: func(input, output any) string {
 			return DescribeTBOp(input.(model.TBInput[string]), output.(TBOutcome))

@@ -320,8 +320,8 @@ func replayCheck(c checkConfig, stdout, stderr io.Writer) int {
 	if mut == "" {
 		mut = "none (the real implementation)"
 	}
-	fmt.Fprintf(stdout, "%s history %s (seed %d, mutant %s): %d operations, %s in %v\n",
-		rep.Primitive, c.replay, seed, mut, rep.Ops, rep.Result, rep.CheckTime.Round(time.Millisecond))
+	fmt.Fprintf(stdout, "%s history %s (seed %d, mutant %s): %d operations (%d overlapping another), %s in %v\n",
+		rep.Primitive, c.replay, seed, mut, rep.Ops, rep.Overlapping, rep.Result, rep.CheckTime.Round(time.Millisecond))
 	if rep.Detail != "" {
 		fmt.Fprintln(stdout, " ", rep.Detail)
 	}

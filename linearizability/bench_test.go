@@ -1,0 +1,76 @@
+package linearizability
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/fault"
+)
+
+// benchTB records one token-bucket history of about n operations: the
+// many-keys workload with 8 clients and 16 keys.
+func benchTB(b *testing.B, n int) TBHistory {
+	w := TBWorkloads()[2].Scaled(8, 16, n/8)
+	if w.Name != "many-keys" {
+		b.Fatalf("workload %s, want many-keys", w.Name)
+	}
+	h, err := RecordTokenBucket(w, fault.Of(), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h
+}
+
+// BenchmarkCheckTokenBucket checks a 10,000-operation token-bucket history
+// (8 clients, 16 keys). Goal on the 2-core reference machine: < 5 s.
+func BenchmarkCheckTokenBucket(b *testing.B) {
+	h := benchTB(b, 10_000)
+	b.ReportMetric(float64(len(h.Ops)), "ops/history")
+	b.ResetTimer()
+	for range b.N {
+		rep, err := CheckTokenBucket(h, Options{Timeout: time.Minute, Dir: filepath.Join(os.TempDir(), "tollgate-bench"), Name: "tokenbucket"})
+		if err != nil || rep.Result != Ok {
+			b.Fatalf("%v %v %s; history %s, visualization %s", rep.Result, err, rep.Detail, rep.JSONPath, rep.HTMLPath)
+		}
+	}
+}
+
+// benchCr records credit-table histories, more rounds each time, until one
+// has at least n operations: the cycling workload with 8 holders. (Cutting a
+// longer history short could keep an operation that saw the effect of one
+// cut away, so the history is used whole.)
+func benchCr(b *testing.B, n int) CrHistory {
+	w := CrWorkloads()[0]
+	if w.Name != "cycling" {
+		b.Fatalf("workload %s, want cycling", w.Name)
+	}
+	w = w.Scaled(8, n/30)
+	for seed := uint64(1); ; seed++ {
+		h, err := RecordCredits(w, fault.Of(), seed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(h.Ops) >= n {
+			return h
+		}
+		w.Rounds += w.Rounds/20 + 1
+	}
+}
+
+// BenchmarkCheckCredits checks a credit-table history of at least 2,000
+// operations credit-table history
+// (8 holders, 2 owners, 1 sweeper, and the holders' second threads:
+// cycling workload). Goal: < 30 s.
+func BenchmarkCheckCredits(b *testing.B) {
+	h := benchCr(b, 2_000)
+	b.ReportMetric(float64(len(h.Ops)), "ops/history")
+	b.ResetTimer()
+	for range b.N {
+		rep, err := CheckCredits(h, Options{Timeout: 5 * time.Minute, Dir: filepath.Join(os.TempDir(), "tollgate-bench"), Name: "credits"})
+		if err != nil || rep.Result != Ok {
+			b.Fatalf("%v %v %s; history %s, visualization %s", rep.Result, err, rep.Detail, rep.JSONPath, rep.HTMLPath)
+		}
+	}
+}
