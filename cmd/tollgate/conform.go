@@ -47,6 +47,9 @@ func runConform(args []string) int {
 		}
 	}
 	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
 		return 2
 	}
 	if *writeVectors != "" {

@@ -21,6 +21,9 @@ func runDriver(args []string) int {
 	fs := flag.NewFlagSet("driver", flag.ContinueOnError)
 	mutant := fs.String("mutant", "", "serve a deliberately broken implementation (a fault name, see internal/fault)")
 	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
 		return 2
 	}
 	var faults fault.Set
