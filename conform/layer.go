@@ -3,6 +3,8 @@ package conform
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -46,7 +48,7 @@ func conformHunt(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcom
 		rep := Run(Config{
 			Serve: func(in io.Reader, w, logw io.Writer) error { return ServeGo(in, w, logw, faults) },
 			Seed:  seed, Budget: max(budget/2, 100*time.Millisecond), Clients: 16, Timeout: 10 * time.Second,
-			Suites: []string{suite}, Primitives: []string{prim}, Dir: "conform-failures",
+			Suites: []string{suite}, Primitives: []string{prim}, Dir: filepath.Join(os.TempDir(), "tollgate-conform-failures"),
 		})
 		for _, r := range rep.Results {
 			if len(r.Failures) == 0 {
