@@ -1,12 +1,18 @@
 package linearizability
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/tollgate/tollgate/internal/fault"
+)
+
+var (
+	flagTBOps = flag.Int("lin.tb-ops", 10_000, "operations of BenchmarkCheckTokenBucket's history")
+	flagCrOps = flag.Int("lin.cr-ops", 2_000, "least operations of BenchmarkCheckCredits's history")
 )
 
 // benchTB records one token-bucket history of about n operations: the
@@ -24,17 +30,21 @@ func benchTB(b *testing.B, n int) TBHistory {
 }
 
 // BenchmarkCheckTokenBucket checks a 10,000-operation token-bucket history
-// (8 clients, 16 keys). Goal on the 2-core reference machine: < 5 s.
+// (8 clients, 16 keys; -lin.tb-ops changes the size). Goal on the 2-core
+// reference machine: < 5 s.
 func BenchmarkCheckTokenBucket(b *testing.B) {
-	h := benchTB(b, 10_000)
-	b.ReportMetric(float64(len(h.Ops)), "ops/history")
+	h := benchTB(b, *flagTBOps)
+	var rep Report
 	b.ResetTimer()
 	for range b.N {
-		rep, err := CheckTokenBucket(h, Options{Timeout: time.Minute, Dir: filepath.Join(os.TempDir(), "tollgate-bench"), Name: "tokenbucket"})
+		var err error
+		rep, err = CheckTokenBucket(h, Options{Timeout: time.Minute, Dir: filepath.Join(os.TempDir(), "tollgate-bench"), Name: "tokenbucket"})
 		if err != nil || rep.Result != Ok {
 			b.Fatalf("%v %v %s; history %s, visualization %s", rep.Result, err, rep.Detail, rep.JSONPath, rep.HTMLPath)
 		}
 	}
+	b.ReportMetric(float64(rep.Ops), "ops/history")
+	b.ReportMetric(float64(rep.Overlapping), "overlapping/history")
 }
 
 // benchCr records credit-table histories, more rounds each time, until one
@@ -62,15 +72,18 @@ func benchCr(b *testing.B, n int) CrHistory {
 // BenchmarkCheckCredits checks a credit-table history of at least 2,000
 // operations credit-table history
 // (8 holders, 2 owners, 1 sweeper, and the holders' second threads:
-// cycling workload). Goal: < 30 s.
+// cycling workload; -lin.cr-ops changes the size). Goal: < 30 s.
 func BenchmarkCheckCredits(b *testing.B) {
-	h := benchCr(b, 2_000)
-	b.ReportMetric(float64(len(h.Ops)), "ops/history")
+	h := benchCr(b, *flagCrOps)
+	var rep Report
 	b.ResetTimer()
 	for range b.N {
-		rep, err := CheckCredits(h, Options{Timeout: 5 * time.Minute, Dir: filepath.Join(os.TempDir(), "tollgate-bench"), Name: "credits"})
+		var err error
+		rep, err = CheckCredits(h, Options{Timeout: 5 * time.Minute, Dir: filepath.Join(os.TempDir(), "tollgate-bench"), Name: "credits"})
 		if err != nil || rep.Result != Ok {
 			b.Fatalf("%v %v %s; history %s, visualization %s", rep.Result, err, rep.Detail, rep.JSONPath, rep.HTMLPath)
 		}
 	}
+	b.ReportMetric(float64(rep.Ops), "ops/history")
+	b.ReportMetric(float64(rep.Overlapping), "overlapping/history")
 }

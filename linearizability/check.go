@@ -115,9 +115,15 @@ func CheckCredits(h CrHistory, opt Options) (Report, error) {
 }
 
 // overlapping counts the operations whose [Call, Return] interval meets
-// another's.
+// another's. Unknown operations (Return = math.MaxInt64) are left out: they
+// would count as overlapping everything after them.
 func overlapping(ops []porcupine.Operation) int {
-	byCall := append([]porcupine.Operation(nil), ops...)
+	var byCall []porcupine.Operation
+	for _, op := range ops {
+		if op.Return != math.MaxInt64 {
+			byCall = append(byCall, op)
+		}
+	}
 	sort.Slice(byCall, func(i, j int) bool { return byCall[i].Call < byCall[j].Call })
 	n := 0
 	maxRet := int64(math.MinInt64)

@@ -201,6 +201,7 @@ const (
 	ActStaleToken            // reuse the previous reservation's token, then release
 	ActSweepRace             // the holder dies; a sweep spins against its enqueue (still under way) for the row
 	ActReleaseRace           // a second thread of the holder spins release against its enqueue
+	ActForeignRelease        // try to release the latest reservation of another holder, then release
 	numActs
 )
 
@@ -274,9 +275,10 @@ func (w CrWorkload) Validate() error {
 type crRecorder struct {
 	table   *sut.Credits[Payload]
 	ts      stamps
-	holders atomic.Uint64 // last HolderID handed out
-	exits   atomic.Int64  // exits so far (sweepers sweep when it moves)
-	swept   atomic.Int64  // exits counted before the start of the latest finished sweep
+	holders atomic.Uint64                          // last HolderID handed out
+	exits   atomic.Int64                           // exits so far (sweepers sweep when it moves)
+	swept   atomic.Int64                           // exits counted before the start of the latest finished sweep
+	latest  atomic.Pointer[model.CrInput[Payload]] // the latest reservation: its holder and token
 	mu      sync.Mutex
 	ops     []CrOp
 }
@@ -334,13 +336,18 @@ func (r *crRecorder) holder(w CrWorkload, c int, rng *rand.Rand) {
 			continue
 		}
 		tok := res.Token
+		act := pick(rng, w.Mix[:])
+		if l := r.latest.Swap(&model.CrInput[Payload]{Holder: h, Token: tok}); act == ActForeignRelease && l != nil && l.Holder != h {
+			// Right away, while the other holder may still hold it (C9).
+			r.do(c, model.CrInput[Payload]{Kind: model.CrRelease, Holder: h, Token: l.Token}, false)
+		}
 		for range rng.IntN(w.Hold + 1) {
 			runtime.Gosched()
 		}
 		enqueue := model.CrInput[Payload]{Kind: model.CrEnqueue, Holder: h, Token: tok,
 			Payload: fmt.Sprintf("c%d.r%d", c, round), NowMs: int64(round)}
 		release := model.CrInput[Payload]{Kind: model.CrRelease, Holder: h, Token: tok}
-		switch pick(rng, w.Mix[:]) {
+		switch act {
 		case ActEnqueue:
 			r.do(c, enqueue, false)
 		case ActRelease:
@@ -366,6 +373,8 @@ func (r *crRecorder) holder(w CrWorkload, c int, rng *rand.Rand) {
 			h = r.newHolder()
 		case ActReleaseRace:
 			r.race(c, killer, enqueue, false)
+		case ActForeignRelease:
+			r.do(c, release, false)
 		case ActStaleToken:
 			if prev.Epoch != 0 {
 				stale := enqueue

@@ -47,9 +47,11 @@ func TBWorkloads() []TBWorkload {
 // CrWorkloads are the credit-table workloads, in the order they run.
 //
 //   - cycling: holders reserve general slots, enqueue for two racing owners,
-//     release, reuse stale tokens, and now and then die.
+//     release, reuse stale tokens, try to release another holder's
+//     reservation, and now and then die.
 //   - exhaustion: more holders than internal slots, holding their slots for
-//     a while; holders die holding slots and a sweeper frees them.
+//     a while; holders die holding slots and a sweeper frees them; holders
+//     try to release each other's reservations.
 //   - sweep-race: holders die while their enqueue is in flight (some answers
 //     lost: unknown outcomes), two sweepers race the enqueues and the owners.
 //   - dead-enqueue: two holders that die with an enqueue under way, and a
@@ -65,7 +67,7 @@ func CrWorkloads() []CrWorkload {
 		},
 		{
 			Name: "exhaustion", Holders: 8, Rounds: 10, Classes: []model.Class{model.Internal}, Hold: 20,
-			Mix:    [numActs]int{ActEnqueue: 2, ActRelease: 3, ActExitHolding: 3, ActExitMidEnqueue: 1},
+			Mix:    [numActs]int{ActEnqueue: 2, ActRelease: 3, ActExitHolding: 3, ActExitMidEnqueue: 1, ActForeignRelease: 2},
 			Owners: 1, Sweepers: 1, UnknownProb: 0.3,
 		},
 		{
