@@ -116,6 +116,7 @@ flags:
 type row struct {
 	primitive, check string
 	histories, ops   int
+	overlapping      int // operations that overlapped another (-1: not applicable)
 	result           string
 	checkTime        time.Duration
 }
@@ -168,15 +169,15 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		t, err := linearizability.Run(p, func(t linearizability.Tally) {
 			if c.progressEvery > 0 && time.Since(last) >= c.progressEvery {
 				last = time.Now()
-				fmt.Fprintf(stdout, "  %-11s histories %6d  operations %9d  illegal %d  unknown %d  elapsed %5.1fs\n",
-					prim, t.Histories, t.Ops, t.Illegal, t.Unknown, t.Elapsed.Seconds())
+				fmt.Fprintf(stdout, "  %-11s histories %6d  operations %9d  overlapping %8d  illegal %d  unknown %d  elapsed %5.1fs\n",
+					prim, t.Histories, t.Ops, t.Overlapping, t.Illegal, t.Unknown, t.Elapsed.Seconds())
 			}
 		})
 		if err != nil {
 			fmt.Fprintln(stderr, "check:", err)
 			return exitUsage
 		}
-		rows = append(rows, row{prim, "porcupine", t.Histories, t.Ops, string(t.Result()), t.CheckTime})
+		rows = append(rows, row{prim, "porcupine", t.Histories, t.Ops, t.Overlapping, string(t.Result()), t.CheckTime})
 		switch t.Result() {
 		case linearizability.Illegal:
 			code = exitIllegal
@@ -222,7 +223,7 @@ func hasWorkload(prim, name string) bool {
 // and the implementation step side by side, answers compared after every
 // operation. A failing input is written as a fuzz corpus file.
 func sequentialCheck(c checkConfig, prim string, faults fault.Set, budget time.Duration, stdout io.Writer) (row, bool) {
-	r := row{primitive: prim, check: "sequential", result: string(linearizability.Ok)}
+	r := row{primitive: prim, check: "sequential", overlapping: -1, result: string(linearizability.Ok)}
 	if budget <= 0 {
 		return r, false
 	}
@@ -282,15 +283,19 @@ func reportFailure(w io.Writer, c checkConfig, t linearizability.Tally) {
 func printSummary(w io.Writer, rows []row) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "primitive\tcheck\thistories\toperations\tresult\tcheck time\t")
+	fmt.Fprintln(tw, "primitive\tcheck\thistories\toperations\toverlapping\tresult\tcheck time\t")
 	for _, r := range rows {
-		ops := fmt.Sprint(r.ops)
+		ops, over := fmt.Sprint(r.ops), "-"
 		if r.check == "sequential" {
 			ops += " B" // the sequential check counts input bytes, not operations
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%v\t\n", r.primitive, r.check, r.histories, ops, r.result, r.checkTime.Round(time.Millisecond))
+		if r.overlapping >= 0 {
+			over = fmt.Sprint(r.overlapping)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%v\t\n", r.primitive, r.check, r.histories, ops, over, r.result, r.checkTime.Round(time.Millisecond))
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "(overlapping: operations whose call-return interval met another's, i.e. whose order the checker had to find)")
 }
 
 // replayCheck checks a saved history again: the check of a recorded history
