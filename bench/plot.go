@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 
@@ -38,6 +39,7 @@ func WritePlots(dir string, rs []Result) ([]string, error) {
 				p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 			}
 			var lines []any
+			top := 0.0
 			for _, d := range designs {
 				var xys plotter.XYs
 				for _, g := range gsOf(rs, group) {
@@ -50,6 +52,7 @@ func WritePlots(dir string, rs []Result) ([]string, error) {
 						y = max(r.Extra["p99-ns"], 1) // log scale: no zero
 					}
 					xys = append(xys, plotter.XY{X: float64(g), Y: y})
+					top = max(top, y)
 				}
 				if len(xys) > 0 {
 					lines = append(lines, d, xys)
@@ -57,6 +60,12 @@ func WritePlots(dir string, rs []Result) ([]string, error) {
 			}
 			if err := plotutil.AddLinePoints(p, lines...); err != nil {
 				return files, fmt.Errorf("bench: plotting %s %s: %w", group, kind, err)
+			}
+			// Headroom above the highest point keeps the legend off the lines.
+			if kind == "throughput" {
+				p.Y.Max = top * (1 + 0.08*float64(len(designs)))
+			} else {
+				p.Y.Max = top * math.Pow(3, float64(len(designs)))
 			}
 			p.Legend.Top = true
 			for _, ext := range []string{"png", "svg"} {
