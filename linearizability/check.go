@@ -28,9 +28,9 @@ type Options struct {
 	// Timeout bounds porcupine's search (0: no bound). When it expires the
 	// result is Unknown.
 	Timeout time.Duration
-	// Dir is where an Illegal history's files are written: <Name>.html
-	// (porcupine's visualization) and <Name>.json (the raw history). Empty:
-	// nothing is written.
+	// Dir is where the files of an Illegal or Unknown history are written:
+	// <Name>.html (porcupine's visualization) and <Name>.json (the raw
+	// history). Empty: nothing is written.
 	Dir string
 	// Name is the base name of those files; "history" when empty.
 	Name string
@@ -68,10 +68,13 @@ func CheckTokenBucket(h TBHistory, opt Options) (Report, error) {
 	res := porcupine.CheckOperationsTimeout(m, ops, opt.Timeout)
 	rep.CheckTime = time.Since(start)
 	rep.Result = Result(res)
-	if res == porcupine.Illegal {
+	switch res {
+	case porcupine.Illegal:
 		rep.Detail = "porcupine: no linearization of the history agrees with model.StepBucket (T11)"
+	case porcupine.Unknown:
+		rep.Detail = fmt.Sprintf("porcupine: no verdict within %v (not a pass)", opt.Timeout)
 	}
-	if rep.Result == Illegal || opt.AlwaysWrite {
+	if rep.Result != Ok || opt.AlwaysWrite {
 		if err := writeFiles(&rep, opt, m, ops, h, marks(h.Marks)); err != nil {
 			return rep, err
 		}
@@ -101,12 +104,15 @@ func CheckCredits(h CrHistory, opt Options) (Report, error) {
 	} else {
 		res := porcupine.CheckOperationsTimeout(m, ops, opt.Timeout)
 		rep.Result = Result(res)
-		if res == porcupine.Illegal {
+		switch res {
+		case porcupine.Illegal:
 			rep.Detail = "porcupine: no linearization of the history agrees with model.Credits (C16)"
+		case porcupine.Unknown:
+			rep.Detail = fmt.Sprintf("porcupine: no verdict within %v (not a pass)", opt.Timeout)
 		}
 	}
 	rep.CheckTime = time.Since(start)
-	if rep.Result == Illegal || opt.AlwaysWrite {
+	if rep.Result != Ok || opt.AlwaysWrite {
 		if err := writeFiles(&rep, opt, m, ops, h, append(marks(h.Marks), ann...)); err != nil {
 			return rep, err
 		}

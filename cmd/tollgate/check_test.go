@@ -69,3 +69,14 @@ func TestCheckFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckUnknownIsNotAPass: a checker timeout is reported as Unknown with
+// its own exit code, never as Ok.
+func TestCheckUnknownIsNotAPass(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := runCheck([]string{"-primitive", "tokenbucket", "-workload", "contention", "-timeout", "1us",
+		"-duration", "0", "-seq-share", "0", "-seed", "1", "-out", t.TempDir()}, &out, &errb)
+	if code != exitUnknown || !strings.Contains(out.String(), "Unknown") {
+		t.Fatalf("exit %d, want %d (Unknown)\n%s%s", code, exitUnknown, out.String(), errb.String())
+	}
+}
