@@ -54,6 +54,8 @@ func TBWorkloads() []TBWorkload {
 //     try to release each other's reservations.
 //   - sweep-race: holders die while their enqueue is in flight (some answers
 //     lost: unknown outcomes), two sweepers race the enqueues and the owners.
+//   - reserve-storm: four holders that reserve and release at once, all
+//     contending for the lowest general slot (C2, C16).
 //   - dead-enqueue: two holders that die with an enqueue under way, and a
 //     sweeper sweeping without pause: the sweep races each enqueue for the
 //     row (C5, C10).
@@ -74,6 +76,10 @@ func CrWorkloads() []CrWorkload {
 			Name: "sweep-race", Holders: 6, Rounds: 10, Classes: []model.Class{model.General, model.Internal}, Hold: 1,
 			Mix:    [numActs]int{ActEnqueue: 2, ActRelease: 1, ActExitMidEnqueue: 5},
 			Owners: 2, Sweepers: 2, UnknownProb: 0.3,
+		},
+		{
+			Name: "reserve-storm", Holders: 4, Rounds: 150, Classes: []model.Class{model.General},
+			Mix: [numActs]int{ActRelease: 1},
 		},
 		{
 			Name: "dead-enqueue", Holders: 2, Rounds: 150, Classes: []model.Class{model.General},
