@@ -22,7 +22,11 @@ var (
 func failDir() string { return filepath.Join(os.TempDir(), "tollgate-lin-test") }
 
 func shortCheck(t *testing.T, prim string) {
-	p := Plan{Primitive: prim, Duration: *flagBudget, Seed: *flagSeed, Timeout: 30 * time.Second, Dir: failDir()}
+	n := len(TBWorkloads())
+	if prim == PrimitiveCredits {
+		n = len(CrWorkloads())
+	}
+	p := Plan{Primitive: prim, Duration: *flagBudget, Seed: *flagSeed, Timeout: 30 * time.Second, Dir: failDir(), MinHistories: n}
 	tally, err := Run(p, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +37,7 @@ func shortCheck(t *testing.T, prim string) {
 		t.Fatalf("%s on the real table (workload %s, seed %d): %s\nvisualization: %s\nhistory: %s\nreplay: go run ./cmd/tollgate check --replay %s",
 			r, tally.FirstWorkload, tally.FirstSeed, rep.Detail, rep.HTMLPath, rep.JSONPath, rep.JSONPath)
 	}
-	if tally.Histories < len(TBWorkloads()) && prim == PrimitiveTokenBucket || tally.Histories < len(CrWorkloads()) && prim == PrimitiveCredits {
+	if tally.Histories < n {
 		t.Fatalf("only %d histories: not every workload ran", tally.Histories)
 	}
 }

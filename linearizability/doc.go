@@ -54,7 +54,8 @@
 // clock stepped by the callers with readings up to three steps stale (a
 // yield between reading and calling), credits cycling through two racing
 // owners, exhaustion of the internal class with holders dying while holding,
-// holders dying while their enqueue is in flight (answers dropped: unknown
+// four holders storming the lowest general slot, holders dying while their
+// enqueue is in flight (answers dropped: unknown
 // outcomes), a second thread of a holder releasing or sweeping against its
 // enqueue, foreign-token releases, and the owner closing the table part way.
 // Enqueued is polled by the owners to find work but never recorded.

@@ -33,6 +33,9 @@ type Plan struct {
 	StopOnIllegal      bool
 	// Workload, if set, runs only the workload of that name.
 	Workload string
+	// MinHistories keeps the run going past Duration until that many
+	// histories are checked (one round of the workloads, say).
+	MinHistories int
 }
 
 // Tally is what a plan found so far.
@@ -140,7 +143,7 @@ func Run(p Plan, progress func(Tally)) (Tally, error) {
 		return t, fmt.Errorf("linearizability: workload %q is not a %s workload", p.Workload, p.Primitive)
 	}
 	start := time.Now()
-	for i := 0; i == 0 || time.Since(start) < p.Duration; i++ {
+	for i := 0; i == 0 || i < p.MinHistories || time.Since(start) < p.Duration; i++ {
 		seed := p.Seed + uint64(i)
 		rep, name, err := record(i, seed)
 		if err != nil {
