@@ -198,8 +198,11 @@ func TestTableMarksWhereTollgateLoses(t *testing.T) {
 		t.Errorf("table:\n%s", buf.String())
 	}
 	ts := Targets(rs, []MemResult{{Design: Tollgate, Keys: 1000, BytesPerKey: 120}})
-	if len(ts) != 3 || ts[0].Ratio != 1.5 || ts[2].Ratio != 0.8 {
+	if len(ts) != 3 || ts[0].Ratio != 1.5 || ts[0].CPURatio != 2 || ts[0].Verdict() != "MISSED" || ts[2].Ratio != 0.8 || ts[2].Verdict() != "met" {
 		t.Errorf("targets: %+v", ts)
+	}
+	if v := (Target{Ratio: 0.9, CPURatio: 1.1}).Verdict(); !strings.HasPrefix(v, "borderline") {
+		t.Errorf("wall 0.9, CPU 1.1: verdict %q, want borderline", v)
 	}
 }
 
