@@ -22,6 +22,8 @@
 #   TB_SCALE            tokenbucket.pml runs         (default "-DNT=3 -DK=2")
 #   SPIN_JOBS           runs in parallel (default 2)
 #   SPIN_MEMLIM_MB      memory bound of each verifier (default 4096)
+#   SPIN_ONLY           run only the rows whose line matches this extended
+#                       regular expression (e.g. "tokenbucket" or "no-epoch")
 # e.g. CREDITS_LIVE_SCALE="-DNC=2 -DROUNDS=2" spec/check.sh
 #
 # Needs spin and gcc; installs nothing (CI: apt-get update && apt-get
@@ -73,6 +75,13 @@ RUNS=$(cat <<EOF
 23|tokenbucket|no reload on retry|$TB_SCALE -DMUT_NO_RELOAD|np|T11 lock-free (non-progress)|non-progress cycle
 EOF
 )
+if [ -n "${SPIN_ONLY:-}" ]; then
+	RUNS=$(grep -E -- "$SPIN_ONLY" <<<"$RUNS" || true)
+	if [ -z "$RUNS" ]; then
+		echo "spec/check.sh: SPIN_ONLY=$SPIN_ONLY matches no run" >&2
+		exit 2
+	fi
+fi
 
 # run_one LINE: verify one model variant in its own directory and write
 # the outcome to $WORK/<id>/result as
