@@ -178,7 +178,7 @@ done <<<"$RUNS"
 echo
 echo "scale: credits safety $CREDITS_SCALE; credits liveness $CREDITS_LIVE_SCALE; tokenbucket $TB_SCALE"
 if [ ${#replays[@]} -gt 0 ]; then
-	echo "counterexample replays (trails kept in $WORK):"
+	echo "counterexample replays (trails kept in $WORK; without -p, spin -t prints only the model's printf story):"
 	for r in "${replays[@]}"; do echo "  $r"; done
 fi
 rmdir "$WORK" 2>/dev/null || true

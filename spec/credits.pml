@@ -197,6 +197,7 @@ inline reserve() {
 #ifdef MUT_RESERVE_NO_CAS
 				atomic {                                     /* w.Store(claim) */
 					assert(C2_reserve_claims_free_slot && s_st[n] == FREE);
+					printf("caller %d: reserve class %d -> slot %d epoch %d (store)\n", h, c, n, claim);
 					SETW(n, claim, RES, 0);
 					tok_n = n; tok_e = claim; inv();
 					break
@@ -206,6 +207,7 @@ inline reserve() {
 					if
 					:: s_st[n] == FREE ->
 						assert(C2_reserve_claims_free_slot && SAME(n, 0, FREE, 0));
+						printf("caller %d: reserve class %d -> slot %d epoch %d\n", h, c, n, claim);
 						SETW(n, claim, RES, 0);
 						tok_n = n; tok_e = claim; inv();
 						break
@@ -236,6 +238,7 @@ inline reserve() {
 #endif
 		if
 		:: same ->                                           /* Exhausted */
+			printf("caller %d: reserve class %d -> exhausted\n", h, c);
 			assert(C2_exhausted_only_when_all_in_use && allbusy[h]);
 			break
 		:: else -> skip
@@ -261,6 +264,7 @@ inline release(tn, te) {
 		atomic {                                             /* w.CompareAndSwap(old, nil) */
 			if
 			:: SAME(tn, o_ep, o_st, o_pay) ->
+				printf("caller %d: release slot %d epoch %d frees row of epoch %d\n", h, tn, te, o_ep);
 				C3(o_ep, te);
 				assert(C9_release_frees_only_reserved && o_st == RES);
 				assert(C7_no_payload_lost && o_pay == 0);
@@ -281,6 +285,7 @@ inline enqueue(tn, te) {
 		o_ep = s_ep[tn]; o_st = s_st[tn]; o_pay = s_pay[tn];
 		if
 		:: !(PINNED(o_ep, o_st, te) && o_st == RES && e_holder[o_ep] == h) ->
+			printf("caller %d: enqueue slot %d epoch %d -> lost\n", h, tn, te);
 			o_ep = 0; o_st = 0; o_pay = 0; break           /* Lost */
 		:: else -> skip
 		fi
@@ -289,6 +294,7 @@ inline enqueue(tn, te) {
 		atomic {                                             /* w.CompareAndSwap(old, staged) */
 			if
 			:: SAME(tn, o_ep, o_st, o_pay) ->
+				printf("caller %d: enqueue slot %d epoch %d stages payload %d\n", h, tn, te, te);
 				C3(o_ep, te);
 				assert(C7_no_payload_lost && o_pay == 0);
 				s_pay[tn] = te;
@@ -299,6 +305,7 @@ inline enqueue(tn, te) {
 		if
 		:: enq ->
 			atomic {                                         /* w.Store(next) */
+				printf("caller %d: enqueue slot %d epoch %d publishes enqueued\n", h, tn, te);
 				C3(s_ep[tn], te);
 				assert(C7_no_payload_lost && (s_pay[tn] == 0 || s_pay[tn] == te));
 				SETW(tn, o_ep, ENQ, te);
@@ -311,6 +318,7 @@ inline enqueue(tn, te) {
 		atomic {                                             /* w.CompareAndSwap(old, next) */
 			if
 			:: SAME(tn, o_ep, o_st, o_pay) ->
+				printf("caller %d: enqueue slot %d epoch %d payload %d\n", h, tn, te, te);
 				C3(o_ep, te);
 				assert(C7_no_payload_lost && o_pay == 0);
 				s_st[tn] = ENQ; s_pay[tn] = te;
@@ -328,7 +336,9 @@ inline finish(tn, te) {
 #ifdef MUT_FINISH_BLIND
 	atomic {                                                 /* w.Store(nil) */
 		if
-		:: s_st[tn] != FREE -> C3(s_ep[tn], te)
+		:: s_st[tn] != FREE ->
+			printf("owner: finish slot %d epoch %d (blind) frees row of epoch %d\n", tn, te, s_ep[tn]);
+			C3(s_ep[tn], te)
 		:: else -> skip
 		fi;
 		SETW(tn, 0, FREE, 0);
@@ -347,6 +357,7 @@ inline finish(tn, te) {
 		atomic {                                             /* w.CompareAndSwap(old, nil) */
 			if
 			:: SAME(tn, o_ep, o_st, o_pay) ->
+				printf("owner: finish slot %d epoch %d frees row of epoch %d\n", tn, te, o_ep);
 				C3(o_ep, te);
 				SETW(tn, 0, FREE, 0);
 				inv();
@@ -401,6 +412,7 @@ proctype Caller(byte h; byte rounds) {
 				:: else -> skip                              /* Lost */
 				fi
 			:: exited[h] = true;                             /* declared exited mid-call */
+				printf("caller %d: exited while its enqueue is in flight\n", h);
 				enqueue(tok_n, tok_e);
 				goto die
 			fi;
@@ -409,7 +421,10 @@ proctype Caller(byte h; byte rounds) {
 		atomic { tok_n = 0; tok_e = 0; c = 0 }
 	od;
 die:
-	atomic { exited[h] = true; callers_done++; enq = false }
+	atomic {
+		printf("caller %d: stops (exited)\n", h);
+		exited[h] = true; callers_done++; enq = false
+	}
 }
 
 /* Owner.drain, forever. Each round reads one enqueued row, as one entry of
@@ -443,6 +458,7 @@ active proctype Owner() {
 			atomic {                                         /* w.CompareAndSwap(old, next) */
 				if
 				:: SAME(n, o_ep, o_st, o_pay) ->
+					printf("owner: take slot %d epoch %d -> payload %d\n", n, e, o_pay);
 					C3(o_ep, e);
 					s_st[n] = PROC;
 					got = o_pay;
@@ -458,7 +474,8 @@ active proctype Owner() {
 		:: got != 0 ->
 #ifdef MUT_OWNER_LEAKS
 			if
-			:: goto next                                     /* deadline passed: refuses, never finishes */
+			:: printf("owner: refuses expired payload %d, never finishes slot %d\n", got, n);
+				goto next                                    /* deadline passed: refuses, never finishes */
 			:: true -> skip
 			fi;
 #endif
@@ -512,6 +529,7 @@ end_sweep:                                                   /* idle: every slot
 			atomic {                                         /* w.CompareAndSwap(old, nil) */
 				if
 				:: SAME(n, o_ep, o_st, o_pay) ->
+					printf("sweeper: frees slot %d epoch %d (state %d, payload %d)\n", n, o_ep, o_st, o_pay);
 #ifndef NO_C10
 					assert(C10_sweep_frees_only_exited_reserved &&
 					       o_st == RES && exited[e_holder[o_ep]]);

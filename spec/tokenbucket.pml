@@ -106,6 +106,7 @@ active proctype Clock() {
 /* the commit of one take: publish (nver, nt, nl) over (o_ver, o_last) and
  * check the bound on what has been admitted */
 inline commit() {
+	printf("taker %d: commit at now=%d: tokens %d -> %d, last %d -> %d\n", id, now, have, nt, o_last, nl);
 	vers++;
 	ver = vers; tok = nt; last = nl;
 #ifndef NO_T4
@@ -120,6 +121,7 @@ inline commit() {
 	:: now > tmax -> tmax = now
 	:: else -> skip
 	fi;
+	printf("admitted %d by clocks %d..%d; the bound T5 allows %d\n", admitted, tmin, tmax, CAP + RATE * (tmax - tmin));
 	assert(T5_bound_never_exceeded && admitted * COST <= CAP + RATE * (tmax - tmin))
 }
 
@@ -131,6 +133,7 @@ proctype Taker(byte id) {
 	:: i == K -> break
 	:: else ->
 		now = clk;                              /* the caller's clock reading */
+		printf("taker %d: reads the clock: %d\n", id, now);
 		attempt = 1;
 		do
 		:: atomic {                             /* old := c.state.Load() */
@@ -139,6 +142,7 @@ proctype Taker(byte id) {
 			assert(T3_refill_within_capacity && have <= CAP);
 			if
 			:: have < COST ->                   /* refusal: writes nothing (T2) */
+				printf("taker %d: refused at now=%d (has %d)\n", id, now, have);
 				assert(T2_refused_only_when_tokens_missing &&
 				       REFILL(ver, tok, last, now) < COST);
 				goto done
@@ -160,11 +164,13 @@ retry:
 			atomic {                            /* c.state.CompareAndSwap(old, next) */
 				if
 				:: ver == o_ver -> commit(); goto done
-				:: else -> skip                 /* lost the race */
+				:: else ->                      /* lost the race */
+					printf("taker %d: lost the race (attempt %d)\n", id, attempt)
 				fi;
 #ifdef MUT_FAIL_CLOSED
 				if
 				:: attempt >= FAIL_AFTER ->     /* gives up: a refusal */
+					printf("taker %d: gives up after %d lost races\n", id, attempt);
 					assert(T2_refused_only_when_tokens_missing &&
 					       REFILL(ver, tok, last, now) < COST);
 					goto done
