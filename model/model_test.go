@@ -105,3 +105,21 @@ func TestCheckLimitsOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAfterNeverUnambiguous: T7. A bucket that first covers the cost
+// exactly 2^63-1 ms after now (possible only when now ≤ 0) is reported as
+// Never, and Never is never a real wait: real waits stop at 2^63-2. The
+// checks once read Never as a real wait here and reported a false kill.
+func TestRetryAfterNeverUnambiguous(t *testing.T) {
+	lim := Limits{Capacity: math.SmallestNonzeroFloat64, RefillPerSecond: 2.225073858507201e-308}
+	b, ok, _ := Take(Bucket{}, lim, math.SmallestNonzeroFloat64, -1) // empty at -1; refills at 0
+	if !ok {
+		t.Fatal("setup take refused")
+	}
+	if w := RetryAfter(b, lim, math.SmallestNonzeroFloat64, math.MinInt64+1); w != Never {
+		t.Fatalf("wait of exactly 2^63-1 answered %d, want Never", w)
+	}
+	if w := RetryAfter(b, lim, math.SmallestNonzeroFloat64, math.MinInt64+2); w != Never-1 {
+		t.Fatalf("wait of 2^63-2 answered %d", w)
+	}
+}

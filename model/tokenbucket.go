@@ -111,14 +111,15 @@ func Take(b Bucket, lim Limits, cost float64, nowMs int64) (next Bucket, ok bool
 	return next, true, next.Tokens
 }
 
-// Never is the RetryAfter answer when no clock value up to math.MaxInt64
-// refills the bucket enough (T7).
+// Never is the RetryAfter answer when no wait w ≤ math.MaxInt64 - 1 with
+// nowMs + w ≤ math.MaxInt64 refills the bucket enough (T7). Real waits stop
+// one short of it, so the answer is never ambiguous.
 const Never = math.MaxInt64
 
 // RetryAfter is the smallest whole number of milliseconds w ≥ 0 such that a
 // take of cost at nowMs + w succeeds when nobody else takes (T7). It is 0
-// exactly when a take at nowMs would succeed, and Never when no w with
-// nowMs + w ≤ math.MaxInt64 works.
+// exactly when a take at nowMs would succeed, and Never when no w ≤
+// math.MaxInt64 - 1 with nowMs + w ≤ math.MaxInt64 works.
 //
 // The model finds w by bisection over the refill formula itself, which is
 // monotone in the clock; it never uses the closed-form estimate, so it is the
@@ -128,9 +129,9 @@ func RetryAfter(b Bucket, lim Limits, cost float64, nowMs int64) int64 {
 	if covers(0) {
 		return 0
 	}
-	hi := int64(math.MaxInt64) // largest w with nowMs + w representable
-	if nowMs > 0 {
-		hi -= nowMs
+	hi := int64(Never - 1) // the largest real wait; Never is never one
+	if nowMs > 1 {
+		hi = math.MaxInt64 - nowMs // the largest w with nowMs + w representable
 	}
 	if !covers(hi) {
 		return Never

@@ -183,9 +183,10 @@ func (t *Table[K]) load(key K) *state {
 	return nil
 }
 
-// Never is what RetryAfter reports when no clock value up to math.MaxInt64
-// would refill the bucket enough (a refill rate so small that the wait
-// overflows the clock).
+// Never is what RetryAfter reports when no wait of at most math.MaxInt64-1
+// milliseconds within the clock's range would refill the bucket enough (a
+// refill rate so small that the wait overflows the clock). No real wait
+// equals Never.
 const Never = math.MaxInt64
 
 // RetryAfter is shorthand for RetryAfterAt with the table's clock.
@@ -214,9 +215,9 @@ func (t *Table[K]) RetryAfterAt(nowMs int64, key K, lim Limits, cost float64) (i
 	if t.faults.Has(fault.TBSeedCeil) {
 		return int64(est), nil
 	}
-	limit := int64(math.MaxInt64) // the largest w with nowMs+w representable
-	if nowMs > 0 {
-		limit -= nowMs
+	limit := int64(Never - 1) // the largest real wait; Never is never one
+	if nowMs > 1 {
+		limit = math.MaxInt64 - nowMs // the largest w with nowMs+w representable
 	}
 	covers := func(w int64) bool { return t.refill(s, lim, nowMs+w) >= cost }
 	// Accrual starts at max(nowMs, last): a clock behind the stored

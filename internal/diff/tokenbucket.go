@@ -212,26 +212,24 @@ func (m *TBMachine) trackBound(in model.TBInput[int]) *Failure {
 // peeks: a take at now+w would succeed, and at now+w-1 it would not.
 func (m *TBMachine) checkRetryAfter(in model.TBInput[int], w int64) *Failure {
 	lim, cost, now := in.Limits, in.Cost, in.NowMs
-	room := int64(math.MaxInt64) // the largest w with now+w representable
-	if now > 0 {
-		room -= now
+	room := int64(model.Never - 1) // the largest real wait (T7)
+	if now > 1 {
+		room = math.MaxInt64 - now // the largest w with now+w representable
 	}
 	switch {
 	case w < 0:
 		return m.hist.fail("T7", fmt.Sprintf("retry_after answered %d < 0", w))
 	case w == model.Never:
-		// Never is 2^63-1, which is also a real wait when now ≤ 0 and the
-		// bucket fills exactly at now + 2^63-1: accept either reading.
+		// Real waits stop at room, one short of Never (spec T7), so Never
+		// is right exactly when even the longest real wait is not enough.
 		p, f := m.peek(in.Key, lim, now+room)
 		if f != nil {
 			return f
 		}
 		if p < cost {
-			return nil // no wait the clock can express is enough
+			return nil
 		}
-		if w != room {
-			return m.hist.fail("T7", fmt.Sprintf("retry_after answered Never, but at %d (now + %d) the bucket holds %v ≥ cost %v", now+room, room, p, cost))
-		}
+		return m.hist.fail("T7", fmt.Sprintf("retry_after answered Never, but at %d (now + %d) the bucket holds %v ≥ cost %v", now+room, room, p, cost))
 	case w > room:
 		return m.hist.fail("T7", fmt.Sprintf("retry_after answered %d, past the end of the clock (at most %d)", w, room))
 	}
