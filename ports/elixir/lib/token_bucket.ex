@@ -99,7 +99,8 @@ defmodule Tollgate.TokenBucket do
 
   # Bisection over the refill formula itself, which is monotone in the clock.
   defp smallest_wait(covers, now) do
-    hi = if now > 0, do: @max_ms - now, else: @max_ms
+    # Real waits stop one short of @never (T7), so the answer is unambiguous.
+    hi = if now > 1, do: @max_ms - now, else: @max_ms - 1
 
     cond do
       covers.(0) -> 0
