@@ -160,7 +160,7 @@ while IFS= read -r line; do
 done <<<"$RUNS"
 wait
 
-fmt='%-12s %-34s %-46s %12s  %-48s %8s\n'
+fmt='%-12s %-34s %-36s %10s  %-62s %8s\n'
 # shellcheck disable=SC2059 # fmt is the table layout
 printf "$fmt" model variant property states result seconds
 failed=0
