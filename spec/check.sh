@@ -61,18 +61,19 @@ RUNS=$(cat <<EOF
 09|credits|cr-class-off-by-one|$CREDITS_SCALE -DMUT_CLASS_OFF_BY_ONE|safety|assertions|C1_class_bounds
 10|credits|cr-reserve-no-cas|$CREDITS_SCALE -DMUT_RESERVE_NO_CAS|safety|assertions|C2_reserve_claims_free_slot
 11|credits|cr-finish-blind|$CREDITS_SCALE -DMUT_FINISH_BLIND|safety|assertions|C3_stale_token_never_changes_later_reservation
-12|credits|one-scan exhausted (seed)|$CREDITS_SCALE -DMUT_ONE_SCAN|safety|assertions|C2_exhausted_only_when_all_in_use
-13|credits|no sweeper|$CREDITS_LIVE_SCALE -DMUT_NO_SWEEP|ltl:c10_exited_slot_freed|c10_exited_slot_freed|acceptance cycle
-14|credits|no sweeper|$CREDITS_LIVE_SCALE -DMUT_NO_SWEEP|ltl:c15_no_leak|c15_no_leak|acceptance cycle
-15|credits|owner leaks expired rows|$CREDITS_LIVE_SCALE -DMUT_OWNER_LEAKS|ltl:c7_taken_and_finished|c7_taken_and_finished|acceptance cycle
-16|tokenbucket|correct|$TB_SCALE|safety|T2 T3 T4 T5 (assertions)|pass
-17|tokenbucket|correct|$TB_SCALE|np|T11 lock-free (non-progress)|pass
-18|tokenbucket|tb-timestamp-regress|$TB_SCALE -DMUT_TS_REGRESS|safety|assertions|T4_timestamp_never_decreases
-19|tokenbucket|tb-timestamp-regress, no T4 check|$TB_SCALE -DMUT_TS_REGRESS -DNO_T4|safety|assertions|T5_bound_never_exceeded
-20|tokenbucket|tb-fail-closed|$TB_SCALE -DMUT_FAIL_CLOSED|safety|assertions|T2_refused_only_when_tokens_missing
-21|tokenbucket|tb-plain-store|$TB_SCALE -DMUT_PLAIN_STORE|safety|assertions|T5_bound_never_exceeded
-22|tokenbucket|tb-no-clamp|$TB_SCALE -DMUT_NO_CLAMP|safety|assertions|T3_refill_within_capacity
-23|tokenbucket|no reload on retry|$TB_SCALE -DMUT_NO_RELOAD|np|T11 lock-free (non-progress)|non-progress cycle
+12|credits|cr-release-no-holder|$CREDITS_SCALE -DMUT_RELEASE_NO_HOLDER|safety|assertions|C9_release_only_by_its_holder
+13|credits|one-scan exhausted (seed)|$CREDITS_SCALE -DMUT_ONE_SCAN|safety|assertions|C2_exhausted_only_when_all_in_use
+14|credits|no sweeper|$CREDITS_LIVE_SCALE -DMUT_NO_SWEEP|ltl:c10_exited_slot_freed|c10_exited_slot_freed|acceptance cycle
+15|credits|no sweeper|$CREDITS_LIVE_SCALE -DMUT_NO_SWEEP|ltl:c15_no_leak|c15_no_leak|acceptance cycle
+16|credits|owner leaks expired rows|$CREDITS_LIVE_SCALE -DMUT_OWNER_LEAKS|ltl:c7_taken_and_finished|c7_taken_and_finished|acceptance cycle
+17|tokenbucket|correct|$TB_SCALE|safety|T2 T3 T4 T5 (assertions)|pass
+18|tokenbucket|correct|$TB_SCALE|np|T11 lock-free (non-progress)|pass
+19|tokenbucket|tb-timestamp-regress|$TB_SCALE -DMUT_TS_REGRESS|safety|assertions|T4_timestamp_never_decreases
+20|tokenbucket|tb-timestamp-regress, no T4 check|$TB_SCALE -DMUT_TS_REGRESS -DNO_T4|safety|assertions|T5_bound_never_exceeded
+21|tokenbucket|tb-fail-closed|$TB_SCALE -DMUT_FAIL_CLOSED|safety|assertions|T2_refused_only_when_tokens_missing
+22|tokenbucket|tb-plain-store|$TB_SCALE -DMUT_PLAIN_STORE|safety|assertions|T5_bound_never_exceeded
+23|tokenbucket|tb-no-clamp|$TB_SCALE -DMUT_NO_CLAMP|safety|assertions|T3_refill_within_capacity
+24|tokenbucket|no reload on retry|$TB_SCALE -DMUT_NO_RELOAD|np|T11 lock-free (non-progress)|non-progress cycle
 EOF
 )
 if [ -n "${SPIN_ONLY:-}" ]; then

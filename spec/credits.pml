@@ -32,7 +32,9 @@
  * caller may exit (Holder.Exit) before enqueueing, release, enqueue (and then
  * stop waiting — reply or timeout, the table cannot tell — or exit), or be
  * declared exited while its enqueue is still in flight. Caller 1 may replay
- * the release of its previous token. The owner may finish a token twice.
+ * the release of its previous token; caller 2 may release caller 1's current
+ * token (code of another holder holding it). The owner may finish a token
+ * twice.
  *
  * Properties. Safety assertions are named after the spec invariant IDs (the
  * name is the first operand of each assert, so pan prints it):
@@ -44,7 +46,7 @@
  *   C4  a row carries a payload iff it is enqueued or processing
  *   C7  each payload is taken at most once; a payload-bearing row is never
  *       freed or overwritten except by the owner's finish of its epoch
- *   C9  release frees only a reserved row
+ *   C9  release frees only a reserved row, and only for its holder
  *   C10 sweep frees only reserved rows of exited holders
  * Liveness (LTL under weak fairness; pan -a -f -N name):
  *   c7_taken_and_finished   a slot holding a payload is eventually free: the
@@ -63,6 +65,8 @@
  *   MUT_CLASS_OFF_BY_ONE   cr-class-off-by-one: general reaches slot 3
  *   MUT_RESERVE_NO_CAS     cr-reserve-no-cas: reserve claims with a store
  *   MUT_FINISH_BLIND       cr-finish-blind: finish stores free unchecked
+ *   MUT_RELEASE_NO_HOLDER  cr-release-no-holder: release checks the epoch,
+ *                          not the holder
  *   MUT_ONE_SCAN           the seed's single pass: exhausted after one scan
  *   MUT_NO_SWEEP           nobody sweeps: exited reservations leak
  *   MUT_OWNER_LEAKS        the owner refuses an expired request and never
@@ -116,6 +120,7 @@ byte taken[MAXE + 1];       /* takes that returned payload p */
 byte reserving[NC + 1];     /* class of caller h's Reserve in progress, 0 = none */
 bool allbusy[NC + 1];       /* every slot of that class was in use at an instant of it */
 byte callers_done;
+byte lent_n, lent_e;        /* caller 1's current token, as code of another holder may hold it */
 
 /* property names: pan prints the failing assertion with its name */
 hidden byte C1_class_bounds = 1;
@@ -126,6 +131,7 @@ hidden byte C4_payload_iff_enqueued_or_processing = 1;
 hidden byte C7_taken_at_most_once = 1;
 hidden byte C7_no_payload_lost = 1;
 hidden byte C9_release_frees_only_reserved = 1;
+hidden byte C9_release_only_by_its_holder = 1;
 hidden byte C10_sweep_frees_only_exited_reserved = 1;
 hidden byte gi;             /* scratch index, used inside atomic sequences only */
 
@@ -138,6 +144,12 @@ hidden byte gi;             /* scratch index, used inside atomic sequences only 
 #define PINNED(oe, os, te) ((os) != FREE)
 #else
 #define PINNED(oe, os, te) ((os) != FREE && (oe) == (te))   /* (*Table).pinned */
+#endif
+
+#ifdef MUT_RELEASE_NO_HOLDER
+#define RELEASER_OK(oe) true
+#else
+#define RELEASER_OK(oe) (e_holder[oe] == h)               /* old.holder == h */
 #endif
 
 /* a token's compare-and-swap replaces a row of its own epoch (C3) */
@@ -256,7 +268,7 @@ inline release(tn, te) {
 	:: atomic {                                              /* old := w.Load() */
 		o_ep = s_ep[tn]; o_st = s_st[tn]; o_pay = s_pay[tn];
 		if
-		:: !(PINNED(o_ep, o_st, te) && o_st == RES && e_holder[o_ep] == h) ->
+		:: !(PINNED(o_ep, o_st, te) && o_st == RES && RELEASER_OK(o_ep)) ->
 			o_ep = 0; o_st = 0; o_pay = 0; break           /* false */
 		:: else -> skip
 		fi
@@ -267,6 +279,7 @@ inline release(tn, te) {
 				printf("caller %d: release slot %d epoch %d frees row of epoch %d\n", h, tn, te, o_ep);
 				C3(o_ep, te);
 				assert(C9_release_frees_only_reserved && o_st == RES);
+				assert(C9_release_only_by_its_holder && e_holder[o_ep] == h);
 				assert(C7_no_payload_lost && o_pay == 0);
 				SETW(tn, 0, FREE, 0);
 				inv();
@@ -396,7 +409,13 @@ proctype Caller(byte h; byte rounds) {
 		:: tok_n == 0 -> skip                                /* Exhausted */
 		:: else ->
 			if
+			:: h == 1 -> atomic { lent_n = tok_n; lent_e = tok_e }
+			:: else -> skip
+			fi;
+			if
 			:: prev_n != 0 -> release(prev_n, prev_e)        /* a stale token replayed (C3) */
+			:: h == 2 && lent_n != 0 ->
+				release(lent_n, lent_e)                      /* another holder's token (C9) */
 			:: true -> skip
 			fi;
 			if
