@@ -209,8 +209,8 @@ inline reserve() {
 				try = false;
 #ifdef MUT_RESERVE_NO_CAS
 				atomic {                                     /* w.Store(claim) */
-					assert(C2_reserve_claims_free_slot && s_st[n] == FREE);
 					printf("caller %d: reserve class %d -> slot %d epoch %d (store)\n", h, c, n, claim);
+					assert(C2_reserve_claims_free_slot && s_st[n] == FREE);
 					SETW(n, claim, RES, 0);
 					tok_n = n; tok_e = claim; inv();
 					break
