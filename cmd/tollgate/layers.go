@@ -4,6 +4,7 @@ package main
 // init functions; importing them here puts them in the mutants table.
 // One import per layer package, one line each.
 import (
+	_ "github.com/tollgate/tollgate/conform"
 	_ "github.com/tollgate/tollgate/internal/diff"
 	_ "github.com/tollgate/tollgate/internal/fault"
 	_ "github.com/tollgate/tollgate/linearizability"
