@@ -20,12 +20,9 @@ import (
 // porcupine models of package linearizability (T11, C16). Nothing about the
 // primitives is decided here.
 
-// stamps is the history's clock: call stamps are drawn before a request is
-// written and return stamps after its answer is read, so the interval
-// [call, return] contains the moment the driver performed it.
-type stamps struct{ n atomic.Int64 }
-
-func (s *stamps) next() int64 { return s.n.Add(1) }
+// The history's clock is linearizability.Stamps: call stamps are drawn
+// before a request is written and return stamps after its answer is read, so
+// the interval [call, return] contains the moment the driver performed it.
 
 // TBAnswer decodes a driver's token-bucket answer into the model's output.
 func TBAnswer(in model.TBInput[string], r Response) (model.TBOutput, error) {
@@ -157,7 +154,7 @@ type concurrentShape struct {
 func runConcurrentTB(conn *Conn, prefix string, seed uint64, shape concurrentShape, dir, name string) *CaseFailure {
 	h := linearizability.TBHistory{Workload: fmt.Sprintf("conform %d clients x %d ops", shape.clients, shape.opsPerClient), Seed: seed}
 	var mu sync.Mutex
-	var st stamps
+	var st linearizability.Stamps
 	var clock atomic.Int64
 	clock.Store(1000)
 	var fatal *CaseFailure
@@ -190,9 +187,9 @@ func runConcurrentTB(conn *Conn, prefix string, seed uint64, shape concurrentSha
 				}
 				req := EncodeTB(in)
 				req.Table, req.Client = prefix, client
-				call := st.next()
+				call := st.Stamp()
 				ans, err := conn.Send(req)
-				ret := st.next()
+				ret := st.Stamp()
 				mu.Lock()
 				if err != nil {
 					if fatal == nil {
@@ -240,7 +237,7 @@ func verdict(name string, covers []string, rep linearizability.Report, err error
 func runConcurrentCr(conn *Conn, prefix string, seed uint64, shape concurrentShape, dir, name string) *CaseFailure {
 	h := linearizability.CrHistory{Workload: fmt.Sprintf("conform %d clients x %d rounds", shape.clients, shape.opsPerClient), Seed: seed}
 	var mu sync.Mutex
-	var st stamps
+	var st linearizability.Stamps
 	var fatal *CaseFailure
 	ids := &epochIDs{}
 	var nextHolder atomic.Uint64
@@ -254,9 +251,9 @@ func runConcurrentCr(conn *Conn, prefix string, seed uint64, shape concurrentSha
 		names := &concNames{ids: ids}
 		req := EncodeCr(in, client, names)
 		req.Table, req.Client = prefix, client
-		call := st.next()
+		call := st.Stamp()
 		ans, err := conn.Send(req)
-		ret := st.next()
+		ret := st.Stamp()
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {

@@ -13,14 +13,16 @@ import (
 	"github.com/tollgate/tollgate/model"
 )
 
-// stamps is the one monotonic time base of a recording: a shared atomic
+// Stamps is the one monotonic time base of a recording: a shared atomic
 // counter. Stamp() before an operation and Stamp() after it bracket every
 // memory access of the operation in Go's sequentially consistent order of
 // atomics, so no two stamps can be reordered around an operation
-// (porcupine#40).
-type stamps struct{ n atomic.Int64 }
+// (porcupine#40). The zero value is ready to use; it is safe for concurrent
+// use. The conformance harness stamps a driver's requests with it too.
+type Stamps struct{ n atomic.Int64 }
 
-func (s *stamps) Stamp() int64 { return s.n.Add(1) }
+// Stamp returns the next instant, larger than every instant returned before.
+func (s *Stamps) Stamp() int64 { return s.n.Add(1) }
 
 // barrier holds the goroutines of a recording until all of them are
 // running, so that no client runs its script before the others have been
@@ -145,7 +147,7 @@ func RecordTokenBucket(w TBWorkload, faults fault.Set, seed uint64) (TBHistory, 
 		return TBHistory{}, err
 	}
 	table := sut.NewTokenBucket[string](faults)
-	var ts stamps
+	var ts Stamps
 	var clock atomic.Int64
 	clock.Store(w.StartMs)
 	scripts := make([][]tbStep, w.Clients)
@@ -274,7 +276,7 @@ func (w CrWorkload) Validate() error {
 // crRecorder is one credit-table recording in progress.
 type crRecorder struct {
 	table   *sut.Credits[Payload]
-	ts      stamps
+	ts      Stamps
 	holders atomic.Uint64                          // last HolderID handed out
 	exits   atomic.Int64                           // exits so far (sweepers sweep when it moves)
 	swept   atomic.Int64                           // exits counted before the start of the latest finished sweep
