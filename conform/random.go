@@ -221,20 +221,29 @@ func genCr(r *rand.Rand, n int) *session {
 		s.ref = append(s.ref, ref)
 		s.slot = append(s.slot, slot)
 		// Step the model to learn which reserves succeeded.
-		in, ok := resolve(s, len(s.cr)-1, outs, names)
-		if !ok {
-			outs = append(outs, nil)
-			continue
-		}
-		var out model.CrOutput[string]
-		st, out = st.Step(in)
-		outs = append(outs, &out)
-		if in.Kind == model.CrReserve && out.Result == model.OK {
+		in, out := stepResolved(s, len(s.cr)-1, &st, &outs, names)
+		if out != nil && in.Kind == model.CrReserve && out.Result == model.OK {
 			reserves = append(reserves, len(s.cr)-1)
 			holderOf[len(s.cr)-1] = client
 		}
 	}
 	return s
+}
+
+// stepResolved resolves operation i of s against the outputs so far, steps
+// the model state *st with it and appends its output to *outs. An operation
+// that cannot be resolved (its reservation never succeeded) gets a nil
+// output and leaves the state alone.
+func stepResolved(s *session, i int, st *model.Credits[string], outs *[]*model.CrOutput[string], names *SymbolicEpochs) (model.CrInput[string], *model.CrOutput[string]) {
+	in, ok := resolve(s, i, *outs, names)
+	if !ok {
+		*outs = append(*outs, nil)
+		return in, nil
+	}
+	var out model.CrOutput[string]
+	*st, out = st.Step(in)
+	*outs = append(*outs, &out)
+	return in, &out
 }
 
 // resolve returns operation i of a credit session with its token and holder
@@ -312,15 +321,11 @@ func replay(conn *Conn, prefix string, s *session) *CaseFailure {
 		return fail
 	}
 	for i := range s.cr {
-		in, ok := resolve(s, i, outs, names)
-		if !ok {
-			outs = append(outs, nil)
+		in, out := stepResolved(s, i, &st, &outs, names)
+		if out == nil {
 			continue
 		}
-		var out model.CrOutput[string]
-		st, out = st.Step(in)
-		outs = append(outs, &out)
-		if !send(EncodeCr(in, s.clients[i], names), CrResponse(in, out, names), s.clients[i]) {
+		if !send(EncodeCr(in, s.clients[i], names), CrResponse(in, *out, names), s.clients[i]) {
 			return fail
 		}
 	}
