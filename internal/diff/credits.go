@@ -125,17 +125,8 @@ func (m *CrMachine) Step(in model.CrInput[int]) (fail *Failure) {
 	return nil
 }
 
-func (m *CrMachine) apply(in model.CrInput[int]) (out model.CrOutput[int], perr string) {
-	defer func() {
-		if r := recover(); r != nil {
-			perr = fmt.Sprintf("implementation panicked: %v", r)
-		}
-	}()
-	out = m.sut.Apply(in)
-	if m.tamper != nil {
-		out = m.tamper(in, out)
-	}
-	return out, ""
+func (m *CrMachine) apply(in model.CrInput[int]) (model.CrOutput[int], string) {
+	return guardedApply(m.sut.Apply, m.tamper, in)
 }
 
 // properties checks the invariants visible in one answer and updates the

@@ -65,3 +65,19 @@ func (h *history[I]) fail(property, detail string) *Failure {
 	}
 	return &Failure{Property: property, Step: len(ops), Op: op, Detail: detail, History: ops}
 }
+
+// guardedApply performs in on the implementation through apply, passes the
+// answer through tamper when a test set one, and reports a panic of the
+// implementation as a message instead of crashing the machine.
+func guardedApply[I, O any](apply func(I) O, tamper func(I, O) O, in I) (out O, perr string) {
+	defer func() {
+		if r := recover(); r != nil {
+			perr = fmt.Sprintf("implementation panicked: %v", r)
+		}
+	}()
+	out = apply(in)
+	if tamper != nil {
+		out = tamper(in, out)
+	}
+	return out, ""
+}

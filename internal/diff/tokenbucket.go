@@ -79,17 +79,8 @@ func FormatTB(in model.TBInput[int]) string {
 // floatBits compares floats bit for bit (T3), so -0 ≠ 0 and NaN = NaN.
 var floatBits = cmp.Comparer(func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
 
-func (m *TBMachine) apply(in model.TBInput[int]) (out model.TBOutput, perr string) {
-	defer func() {
-		if r := recover(); r != nil {
-			perr = fmt.Sprintf("implementation panicked: %v", r)
-		}
-	}()
-	out = m.sut.Apply(in)
-	if m.tamper != nil {
-		out = m.tamper(in, out)
-	}
-	return out, ""
+func (m *TBMachine) apply(in model.TBInput[int]) (model.TBOutput, string) {
+	return guardedApply(m.sut.Apply, m.tamper, in)
 }
 
 // Step applies in to the implementation and the model, checks the
