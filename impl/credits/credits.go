@@ -22,9 +22,9 @@ import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
-	"time"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/tableopt"
 )
 
 // Slot counts (C1).
@@ -154,39 +154,29 @@ type Table[P any] struct {
 }
 
 // Option configures a Table.
-type Option func(*config)
-
-type config struct {
-	clock  func() int64
-	faults fault.Set
-}
+type Option func(*tableopt.Config)
 
 // WithClock sets the millisecond clock that marks enqueued rows. The default
 // counts milliseconds on the monotonic clock since the package was loaded.
 func WithClock(clock func() int64) Option {
-	return func(c *config) { c.clock = clock }
+	return func(c *tableopt.Config) { c.Clock = clock }
 }
 
 // WithFaults builds a deliberately broken table for tollgate's own mutation
 // checks. fault.Set lives in an internal package, so code outside this module
 // can only pass the empty set, which changes nothing.
 func WithFaults(s fault.Set) Option {
-	return func(c *config) { c.faults = s }
+	return func(c *tableopt.Config) { c.Faults = s }
 }
-
-var start = time.Now()
 
 // MonotonicMs is the default clock: milliseconds on the monotonic clock
 // since the package was loaded.
-func MonotonicMs() int64 { return int64(time.Since(start) / time.Millisecond) }
+func MonotonicMs() int64 { return tableopt.MonotonicMs() }
 
 // New returns a live table with every slot free.
 func New[P any](opts ...Option) *Table[P] {
-	cfg := config{clock: MonotonicMs}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	return &Table[P]{clock: cfg.clock, faults: cfg.faults}
+	cfg := tableopt.Build(opts)
+	return &Table[P]{clock: cfg.Clock, faults: cfg.Faults}
 }
 
 // slotRange returns the slots of class c (C1), panicking on a non-class.

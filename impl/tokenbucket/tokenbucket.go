@@ -18,9 +18,9 @@ package tokenbucket
 import (
 	"math"
 	"sync/atomic"
-	"time"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/tableopt"
 )
 
 // state is one bucket's value, immutable once published in a cell.
@@ -40,41 +40,31 @@ type Table[K comparable] struct {
 }
 
 // Option configures a Table.
-type Option func(*config)
-
-type config struct {
-	clock  func() int64
-	faults fault.Set
-}
+type Option func(*tableopt.Config)
 
 // WithClock makes the table read time from clock, which returns milliseconds
 // and should never decrease (the table tolerates one that does: T4). The
 // default is a monotonic clock counting milliseconds since the package was
 // loaded.
 func WithClock(clock func() int64) Option {
-	return func(c *config) { c.clock = clock }
+	return func(c *tableopt.Config) { c.Clock = clock }
 }
 
 // WithFaults builds a deliberately broken table for tollgate's own mutation
 // checks. fault.Set lives in an internal package, so code outside this module
 // can only pass the empty set, which changes nothing.
 func WithFaults(s fault.Set) Option {
-	return func(c *config) { c.faults = s }
+	return func(c *tableopt.Config) { c.Faults = s }
 }
-
-var start = time.Now()
 
 // MonotonicMs is the default clock: milliseconds on the monotonic clock
 // since the package was loaded.
-func MonotonicMs() int64 { return int64(time.Since(start) / time.Millisecond) }
+func MonotonicMs() int64 { return tableopt.MonotonicMs() }
 
 // New returns an empty table.
 func New[K comparable](opts ...Option) *Table[K] {
-	cfg := config{clock: MonotonicMs}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	t := &Table[K]{clock: cfg.clock, faults: cfg.faults}
+	cfg := tableopt.Build(opts)
+	t := &Table[K]{clock: cfg.Clock, faults: cfg.Faults}
 	t.buckets.Store(newTrie[K]())
 	return t
 }
