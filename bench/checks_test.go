@@ -48,7 +48,7 @@ func TestT1ConservationHoldsUnderContention(t *testing.T) {
 func TestT1ConservationCatchesTBPlainStore(t *testing.T) {
 	for attempt := 1; attempt <= 10; attempt++ {
 		inst := &tollgateTB{
-			t:   tokenbucket.New[uint64](tokenbucket.WithFaults(fault.Of(fault.TBPlainStore))),
+			t:   tokenbucket.New[uint64](tokenbucket.WithFaults(fault.TBPlainStore)),
 			lim: tokenbucket.Limits(Admit.Limits(1)),
 		}
 		if err := tbAdmitRun(inst, 8, 200_000, 1); err != nil {
@@ -86,7 +86,7 @@ func TestReserveReleaseCheckHolds(t *testing.T) {
 func TestReserveReleaseCheckCatchesCrReserveNoCAS(t *testing.T) {
 	for attempt := 1; attempt <= 10; attempt++ {
 		probe, _ := crRun(func() func() Admitter {
-			return newTollgateCrWith(credits.WithFaults(fault.Of(fault.CrReserveNoCAS)))
+			return newTollgateCrWith(credits.WithFaults(fault.CrReserveNoCAS))
 		}, 8, 100_000)
 		if err := probe.(checker).check(); err != nil {
 			t.Logf("attempt %d caught %s: %v", attempt, fault.CrReserveNoCAS, err)

@@ -132,13 +132,13 @@ func TestConnReapsChild(t *testing.T) {
 	}
 }
 
-func serveWith(faults fault.Set) func(io.Reader, io.Writer, io.Writer) error {
+func serveWith(faults fault.Fault) func(io.Reader, io.Writer, io.Writer) error {
 	return func(in io.Reader, out io.Writer, logw io.Writer) error { return ServeGo(in, out, logw, faults) }
 }
 
 // TestGoDriverPasses: the Go driver, in process, passes every suite.
 func TestGoDriverPasses(t *testing.T) {
-	rep := Run(Config{Serve: serveWith(fault.Set{}), Seed: 7, Budget: 700 * time.Millisecond, Clients: 8,
+	rep := Run(Config{Serve: serveWith(fault.None), Seed: 7, Budget: 700 * time.Millisecond, Clients: 8,
 		Timeout: 10 * time.Second, Dir: t.TempDir()})
 	var out bytes.Buffer
 	rep.Print(&out, "")
@@ -175,7 +175,7 @@ func TestMutantDriversFail(t *testing.T) {
 	} {
 		t.Run(tc.fault.String()+"/"+tc.suite, func(t *testing.T) {
 			suite := strings.SplitN(tc.suite, "/", 2)[1]
-			rep := Run(Config{Serve: serveWith(fault.Of(tc.fault)), Seed: 3, Budget: 2 * time.Second, Clients: 4,
+			rep := Run(Config{Serve: serveWith(tc.fault), Seed: 3, Budget: 2 * time.Second, Clients: 4,
 				Timeout: 10 * time.Second, Suites: []string{suite}, Dir: t.TempDir()})
 			var out bytes.Buffer
 			rep.Print(&out, "replay --seed %d --suites %s")
@@ -205,7 +205,7 @@ func TestConcurrentSuiteKills(t *testing.T) {
 	for _, f := range []fault.Fault{fault.TBTimestampRegress, fault.TBFailClosed, fault.TBPlainStore} {
 		t.Run(f.String(), func(t *testing.T) {
 			dir := t.TempDir()
-			rep := Run(Config{Serve: serveWith(fault.Of(f)), Seed: 5, Budget: 3 * time.Second, Clients: 16,
+			rep := Run(Config{Serve: serveWith(f), Seed: 5, Budget: 3 * time.Second, Clients: 16,
 				Timeout: 10 * time.Second, Suites: []string{SuiteConcurrent}, Primitives: []string{PrimTokenBucket}, Dir: dir})
 			for _, r := range rep.Results {
 				if r.Suite == "tb/concurrent" && r.Failed == 1 {

@@ -22,7 +22,7 @@ const DriverName = "tollgate-go"
 // faults (the empty set for the real implementation). Each client is its own
 // goroutine; requests without a client run on the reading goroutine. Logs go
 // to logw. ServeGo returns when in ends and every answer is written.
-func ServeGo(in io.Reader, out io.Writer, logw io.Writer, faults fault.Set) error {
+func ServeGo(in io.Reader, out io.Writer, logw io.Writer, faults fault.Fault) error {
 	d := &goDriver{
 		out:     bufio.NewWriter(out),
 		faults:  faults,
@@ -77,7 +77,7 @@ type goDriver struct {
 	out   *bufio.Writer
 
 	mu      sync.Mutex
-	faults  fault.Set
+	faults  fault.Fault
 	tb      map[string]*sut.TokenBucket[string]
 	cr      map[string]*sut.Credits[string]
 	clients map[string]*goClient

@@ -14,7 +14,7 @@ import (
 func ExampleRun() {
 	rep := conform.Run(conform.Config{
 		Serve: func(in io.Reader, out, logw io.Writer) error {
-			return conform.ServeGo(in, out, logw, fault.Set{}) // the real implementation
+			return conform.ServeGo(in, out, logw, fault.None) // the real implementation
 		},
 		Seed: 1, Budget: time.Second, Clients: 4, Timeout: 10 * time.Second,
 		Suites: []string{conform.SuiteVectors},

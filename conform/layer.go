@@ -39,7 +39,7 @@ func conformHunt(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcom
 	if f.Credits() {
 		prim = PrimCredits
 	}
-	faults := fault.Of(f)
+	faults := f
 	start := time.Now()
 	out := mutant.Outcome{Seed: seed}
 	// The concurrent suite before the random one: the faults only it can see

@@ -96,7 +96,7 @@ func TestExtraVectorFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := Run(Config{Serve: serveWith(fault.Set{}), Seed: 1, Budget: time.Second, Clients: 2, Timeout: 10 * time.Second,
+	rep := Run(Config{Serve: serveWith(fault.None), Seed: 1, Budget: time.Second, Clients: 2, Timeout: 10 * time.Second,
 		Suites: []string{SuiteVectors}, Primitives: []string{PrimTokenBucket}, Vectors: files})
 	var out bytes.Buffer
 	rep.Print(&out, "")

@@ -10,19 +10,19 @@ import (
 
 var faultFlag = flag.String("diff.fault", "", "run the targets against this mutant (replays a kill from the mutants table)")
 
-func faults(t testing.TB) fault.Set {
+func faults(t testing.TB) fault.Fault {
 	t.Helper()
 	if *faultFlag == "" {
-		return fault.Set{}
+		return fault.None
 	}
 	f, err := fault.Parse(*faultFlag)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fault.Of(f)
+	return f
 }
 
-func target(f *testing.F, run func([]byte, fault.Set, diff.Options) *diff.Failure) {
+func target(f *testing.F, run func([]byte, fault.Fault, diff.Options) *diff.Failure) {
 	set := faults(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if fail := run(data, set, diff.Options{}); fail != nil {

@@ -14,7 +14,7 @@ import (
 
 var writeSeeds = flag.Bool("fuzz.write-seeds", false, "regenerate the generated seed files under testdata/fuzz (kill-<mutant>, random-<n>)")
 
-type runner = func([]byte, fault.Set, diff.Options) *diff.Failure
+type runner = func([]byte, fault.Fault, diff.Options) *diff.Failure
 
 var runners = map[string]runner{
 	"FuzzCredits":     diff.RunCreditsBytes,
@@ -29,13 +29,13 @@ func shortestKill(run runner, f fault.Fault, tries int) []byte {
 	var best []byte
 	for i := range tries {
 		in := diff.RandomInput(1, i)
-		if run(in, fault.Of(f), diff.Options{}) == nil {
+		if run(in, f, diff.Options{}) == nil {
 			continue
 		}
 		lo, hi := 0, len(in) // run(in[:hi]) fails
 		for hi-lo > 1 {
 			mid := (lo + hi) / 2
-			if run(in[:mid], fault.Of(f), diff.Options{}) != nil {
+			if run(in[:mid], f, diff.Options{}) != nil {
 				hi = mid
 			} else {
 				lo = mid
@@ -43,7 +43,7 @@ func shortestKill(run runner, f fault.Fault, tries int) []byte {
 		}
 		// Failure need not be monotone in the prefix; scan down from hi.
 		for n := hi; n > 0; n-- {
-			if run(in[:n], fault.Of(f), diff.Options{}) != nil {
+			if run(in[:n], f, diff.Options{}) != nil {
 				hi = n
 			}
 		}

@@ -142,7 +142,7 @@ func (w TBWorkload) script(r *rand.Rand) []tbStep {
 // i from its own stream) before any client starts, so the loop that runs
 // them does little besides the operations; the interleaving is whatever the
 // scheduler makes of them.
-func RecordTokenBucket(w TBWorkload, faults fault.Set, seed uint64) (TBHistory, error) {
+func RecordTokenBucket(w TBWorkload, faults fault.Fault, seed uint64) (TBHistory, error) {
 	if err := w.Validate(); err != nil {
 		return TBHistory{}, err
 	}
@@ -485,7 +485,7 @@ func (r *crRecorder) sweeper(c int, stop *atomic.Bool) {
 
 // RecordCredits runs w against a fresh credit table carrying faults and
 // returns the history, sorted by call stamp.
-func RecordCredits(w CrWorkload, faults fault.Set, seed uint64) (CrHistory, error) {
+func RecordCredits(w CrWorkload, faults fault.Fault, seed uint64) (CrHistory, error) {
 	if err := w.Validate(); err != nil {
 		return CrHistory{}, err
 	}

@@ -26,7 +26,7 @@ type Plan struct {
 	// applies to the token-bucket workloads that use more than one key.
 	Clients, Keys, Ops int
 	Seed               uint64        // history i is recorded from Seed + i
-	Faults             fault.Set     // the mutant to run against (empty: the real table)
+	Faults             fault.Fault     // the mutant to run against (empty: the real table)
 	Mutant             string        // its name, stored in the histories
 	Timeout            time.Duration // porcupine's budget per history
 	Dir                string        // where failing histories are written

@@ -137,11 +137,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if c.primitive != "all" {
 		prims = []string{c.primitive}
 	}
-	var faults fault.Set
+	var faults fault.Fault
 	target := "the real implementations"
 	if c.mutant != "" {
 		f, _ := fault.Parse(c.mutant)
-		faults = fault.Of(f)
+		faults = f
 		target = "mutant " + c.mutant
 	}
 	fmt.Fprintf(stdout, "tollgate check: %s, %s budget, seed %d, porcupine timeout %v per history\n", target, c.duration, c.seed, c.timeout)
@@ -222,7 +222,7 @@ func hasWorkload(prim, name string) bool {
 // random byte inputs (diff.RandomInput from the seed) for budget: the model
 // and the implementation step side by side, answers compared after every
 // operation. A failing input is written as a fuzz corpus file.
-func sequentialCheck(c checkConfig, prim string, faults fault.Set, budget time.Duration, stdout io.Writer) (row, bool) {
+func sequentialCheck(c checkConfig, prim string, faults fault.Fault, budget time.Duration, stdout io.Writer) (row, bool) {
 	r := row{primitive: prim, check: "sequential", overlapping: -1, result: string(linearizability.Ok)}
 	if budget <= 0 {
 		return r, false

@@ -26,14 +26,14 @@ func runDriver(args []string) int {
 		}
 		return 2
 	}
-	var faults fault.Set
+	var faults fault.Fault
 	if *mutant != "" {
 		f, err := fault.Parse(*mutant)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "tollgate driver:", err)
 			return 2
 		}
-		faults = fault.Of(f)
+		faults = f
 		fmt.Fprintf(os.Stderr, "tollgate driver: serving mutant %s\n", f)
 	}
 	if err := conform.ServeGo(os.Stdin, os.Stdout, os.Stderr, faults); err != nil {

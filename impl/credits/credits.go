@@ -20,102 +20,23 @@ package credits
 
 import (
 	"fmt"
-	"runtime"
-	"sync/atomic"
 
-	"github.com/tollgate/tollgate/internal/fault"
-	"github.com/tollgate/tollgate/internal/tableopt"
+	"github.com/tollgate/tollgate/internal/clock"
+	"github.com/tollgate/tollgate/internal/seam"
 )
-
-// Slot counts (C1).
-const (
-	Slots         = 32
-	GeneralSlots  = 26
-	InternalSlots = 6
-)
-
-// Class is an admission class. The zero value is not a class; passing it is
-// a defect and panics (C12).
-type Class uint8
-
-// The two classes.
-const (
-	General  Class = 1 // slots 1..26
-	Internal Class = 2 // slots 27..32
-)
-
-func (c Class) String() string {
-	switch c {
-	case General:
-		return "general"
-	case Internal:
-		return "internal"
-	}
-	return fmt.Sprintf("Class(%d)", uint8(c))
-}
-
-// Bounds is the declared split of the table (C1).
-type Bounds struct {
-	General, Internal, Total int
-}
-
-// TableBounds reports the split every table has: 26 general, 6 internal,
-// 32 in all.
-func TableBounds() Bounds {
-	return Bounds{General: GeneralSlots, Internal: InternalSlots, Total: Slots}
-}
-
-// Token names one reservation: the slot it claimed and its epoch. The zero
-// Token names none; using it is a defect and panics (C12).
-type Token struct {
-	Slot  int
-	Epoch uint64
-}
-
-// Result is the outcome of Reserve and Enqueue.
-type Result uint8
-
-// The results. OK is the zero value.
-const (
-	OK        Result = iota
-	Exhausted        // Reserve: every slot of the class is in use
-	Lost             // Enqueue: the reservation is no longer this holder's
-	NoTable          // the table was closed
-)
-
-func (r Result) String() string {
-	switch r {
-	case OK:
-		return "ok"
-	case Exhausted:
-		return "exhausted"
-	case Lost:
-		return "lost"
-	case NoTable:
-		return "no_table"
-	}
-	return fmt.Sprintf("Result(%d)", uint8(r))
-}
-
-// State is the state of a slot row.
-type State uint8
-
-// Row states. A free slot's word holds nil, so Free never appears in a row.
-const (
-	Free State = iota
-	Reserved
-	Enqueued
-	Processing
-)
-
-func (s State) String() string {
-	return [...]string{"free", "reserved", "enqueued", "processing"}[s]
-}
 
 // row is the immutable value a slot word points at. Every transition
 // publishes a new row (or nil), so a row pointer, once replaced, never
 // returns to its slot, and a compare-and-swap against a loaded pointer
-// succeeds only if the slot did not change in between.
+// succeeds only if the slot did not change in between (no ABA).
+//
+// "Never returns" rests on Go's garbage collector: a goroutine that loaded a
+// row still holds a pointer to it, so its memory cannot be freed and handed
+// out as a new row while that goroutine could still compare against it. A
+// port without a tracing collector (C, C++, Rust) must get the same
+// guarantee another way: the epoch in the compare-and-swap word itself (a
+// tagged word), or safe memory reclamation (hazard pointers, epoch-based
+// reclamation) before a row is reused (spec/credits.md §5, spec/PORTING.md).
 type row[P any] struct {
 	state    State // Reserved, Enqueued or Processing
 	holder   *Holder
@@ -145,47 +66,43 @@ type Table[P any] struct {
 	//	                               Sweep (holder exited)
 	//
 	// each one a single compare-and-swap on this word.
-	slots  [Slots]atomic.Pointer[row[P]]
-	epochs atomic.Uint64 // the last epoch drawn (C3)
-	closed atomic.Bool   // set once by Close (C11)
+	slots [Slots]seam.Pointer[row[P]]
+	// epochs holds the last epoch drawn; it only grows, by Add (C3).
+	epochs seam.Uint64
+	// closed moves false → true once, by Close, and never back (C11).
+	closed seam.Bool
 	clock  func() int64
-	faults fault.Set
 	stats
 }
 
 // Option configures a Table.
-type Option func(*tableopt.Config)
+type Option func(*config)
+
+type config struct{ clock func() int64 }
 
 // WithClock sets the millisecond clock that marks enqueued rows. The default
-// counts milliseconds on the monotonic clock since the package was loaded.
+// is MonotonicMs.
 func WithClock(clock func() int64) Option {
-	return func(c *tableopt.Config) { c.Clock = clock }
-}
-
-// WithFaults builds a deliberately broken table for tollgate's own mutation
-// checks. fault.Set lives in an internal package, so code outside this module
-// can only pass the empty set, which changes nothing.
-func WithFaults(s fault.Set) Option {
-	return func(c *tableopt.Config) { c.Faults = s }
+	return func(c *config) { c.clock = clock }
 }
 
 // MonotonicMs is the default clock: milliseconds on the monotonic clock
-// since the package was loaded.
-func MonotonicMs() int64 { return tableopt.MonotonicMs() }
+// since the process started (the same base as tokenbucket.MonotonicMs).
+func MonotonicMs() int64 { return clock.MonotonicMs() }
 
 // New returns a live table with every slot free.
 func New[P any](opts ...Option) *Table[P] {
-	cfg := tableopt.Build(opts)
-	return &Table[P]{clock: cfg.Clock, faults: cfg.Faults}
+	cfg := config{clock: MonotonicMs}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &Table[P]{clock: cfg.clock}
 }
 
 // slotRange returns the slots of class c (C1), panicking on a non-class.
 func (t *Table[P]) slotRange(c Class) (first, last int) {
 	switch c {
 	case General:
-		if t.faults.Has(fault.CrClassOffByOne) {
-			return 1, GeneralSlots + 1
-		}
 		return 1, GeneralSlots
 	case Internal:
 		return GeneralSlots + 1, Slots
@@ -193,7 +110,7 @@ func (t *Table[P]) slotRange(c Class) (first, last int) {
 	panic(fmt.Sprintf("credits: class %d is neither General nor Internal (defect)", uint8(c)))
 }
 
-func (t *Table[P]) word(tok Token) *atomic.Pointer[row[P]] {
+func (t *Table[P]) word(tok Token) *seam.Pointer[row[P]] {
 	if tok.Slot < 1 || tok.Slot > Slots {
 		panic(fmt.Sprintf("credits: token slot %d outside 1..%d (defect)", tok.Slot, Slots))
 	}
@@ -210,8 +127,8 @@ func checkHolder(h *Holder) {
 }
 
 // pinned reports whether r is tok's reservation: the epoch matches (C3).
-func (t *Table[P]) pinned(r *row[P], tok Token) bool {
-	return r != nil && (r.epoch == tok.Epoch || t.faults.Has(fault.CrNoEpochPin))
+func pinned[P any](r *row[P], tok Token) bool {
+	return r != nil && r.epoch == tok.Epoch
 }
 
 // Reserve claims a free slot of class c for h under a fresh epoch (C1, C2,
@@ -241,10 +158,6 @@ func (t *Table[P]) Reserve(h *Holder, c Class) (Token, Result) {
 			}
 			if claim == nil {
 				claim = &row[P]{state: Reserved, holder: h, epoch: t.epochs.Add(1)}
-			}
-			if t.faults.Has(fault.CrReserveNoCAS) {
-				w.Store(claim)
-				return Token{Slot: n, Epoch: claim.epoch}, OK
 			}
 			// nil → Reserved: the slot becomes h's under claim's epoch. A
 			// failure means another reserve won it; try the next slot.
@@ -290,24 +203,10 @@ func (t *Table[P]) EnqueueAt(nowMs int64, h *Holder, tok Token, payload P) Resul
 			return NoTable
 		}
 		old := w.Load()
-		if !t.pinned(old, tok) || old.state != Reserved || old.holder != h {
+		if !pinned(old, tok) || old.state != Reserved || old.holder != h {
 			return Lost
 		}
 		next := &row[P]{state: Enqueued, holder: h, epoch: old.epoch, markedMs: nowMs, payload: payload}
-		if t.faults.Has(fault.CrTwoWriteEnqueue) {
-			staged := &row[P]{state: Reserved, holder: h, epoch: old.epoch, markedMs: nowMs, payload: payload}
-			if !w.CompareAndSwap(old, staged) {
-				continue
-			}
-			// The goroutine may be descheduled between the two writes, as
-			// the scheduler may do at any instruction; yielding here makes
-			// that happen on every call instead of almost never, so that the
-			// staged row is visible long enough for a racing release or
-			// sweep to find it (the window is otherwise a few nanoseconds).
-			runtime.Gosched()
-			w.Store(next)
-			return OK
-		}
 		// Reserved → Enqueued, payload and state in the same write. Fails
 		// only if the row changed since the load (released or swept); the
 		// reload then answers Lost.
@@ -330,7 +229,7 @@ func (t *Table[P]) Take(tok Token) (P, bool) {
 			return zero, false
 		}
 		old := w.Load()
-		if !t.pinned(old, tok) || old.state != Enqueued {
+		if !pinned(old, tok) || old.state != Enqueued {
 			return zero, false
 		}
 		next := &row[P]{state: Processing, holder: old.holder, epoch: old.epoch, markedMs: old.markedMs, payload: old.payload}
@@ -348,16 +247,12 @@ func (t *Table[P]) Take(tok Token) (P, bool) {
 // Finish, or one after Close, changes nothing and reports false.
 func (t *Table[P]) Finish(tok Token) bool {
 	w := t.word(tok)
-	if t.faults.Has(fault.CrFinishBlind) {
-		w.Store(nil)
-		return true
-	}
 	for {
 		if t.closed.Load() {
 			return false
 		}
 		old := w.Load()
-		if !t.pinned(old, tok) || (old.state != Processing && old.state != Enqueued) {
+		if !pinned(old, tok) || (old.state != Processing && old.state != Enqueued) {
 			return false
 		}
 		// Processing (or Enqueued) → free: the owner consumed the row.
@@ -380,7 +275,7 @@ func (t *Table[P]) Release(h *Holder, tok Token) bool {
 			return false
 		}
 		old := w.Load()
-		if !t.pinned(old, tok) || old.state != Reserved || (old.holder != h && !t.faults.Has(fault.CrReleaseNoHolder)) {
+		if !pinned(old, tok) || old.state != Reserved || old.holder != h {
 			return false
 		}
 		// Reserved → free, by the holder itself.
@@ -406,10 +301,7 @@ func (t *Table[P]) Sweep() int {
 		}
 		w := &t.slots[n-1]
 		old := w.Load()
-		if old == nil || old.holder.Alive() {
-			continue
-		}
-		if old.state != Reserved && !t.faults.Has(fault.CrSweepAll) {
+		if old == nil || old.state != Reserved || old.holder.Alive() {
 			continue
 		}
 		// Reserved (holder exited) → free. Fails if the row moved on.
@@ -420,13 +312,6 @@ func (t *Table[P]) Sweep() int {
 		}
 	}
 	return freed
-}
-
-// Entry is one enqueued row as Enqueued lists it.
-type Entry[P any] struct {
-	Token    Token
-	MarkedMs int64
-	Payload  P
 }
 
 // Enqueued lists the enqueued rows, oldest mark first, ties by slot (C13).
@@ -451,16 +336,6 @@ func (t *Table[P]) Enqueued() []Entry[P] {
 		}
 	}
 	return out
-}
-
-// Counts is the number of rows of one class in each state.
-type Counts struct {
-	Free, Reserved, Enqueued, Processing int
-}
-
-// Snapshot is the per-class usage of a table.
-type Snapshot struct {
-	General, Internal Counts
 }
 
 // Snapshot counts the rows of each class by state (C14). Each slot is read

@@ -367,7 +367,7 @@ func TestModelAgreesFixed(t *testing.T) {
 	}
 	for i, script := range scripts {
 		var m model.Credits[int]
-		s := sut.NewCredits[int](fault.Set{})
+		s := sut.NewCredits[int](fault.None)
 		for j, op := range script {
 			var want model.CrOutput[int]
 			m, want = m.Step(op)
@@ -398,7 +398,7 @@ func TestCyclingStormSeesBrokenTables(t *testing.T) {
 	for _, f := range []fault.Fault{fault.CrReserveNoCAS} {
 		caught := ""
 		for round := 0; round < 50 && caught == ""; round++ {
-			caught = cyclingStorm(credits.New[int](credits.WithFaults(fault.Of(f))), 64, 300)
+			caught = cyclingStorm(credits.New[int](credits.WithFaults(f)), 64, 300)
 		}
 		if caught == "" {
 			t.Errorf("%v: 50 storms saw nothing wrong", f)
@@ -431,7 +431,7 @@ func TestClassBoundSeesOffByOne(t *testing.T) {
 	if n := generalCapacity(credits.New[int]()); n != 26 {
 		t.Fatalf("granted %d general reservations, want 26", n)
 	}
-	if n := generalCapacity(credits.New[int](credits.WithFaults(fault.Of(fault.CrClassOffByOne)))); n != -27 {
+	if n := generalCapacity(credits.New[int](credits.WithFaults(fault.CrClassOffByOne))); n != -27 {
 		t.Fatalf("the off-by-one table answered %d; the check would not see it", n)
 	}
 }

@@ -1,6 +1,6 @@
 package credits
 
-import "sync/atomic"
+import "github.com/tollgate/tollgate/internal/seam"
 
 // Holder stands in for the process that holds a reservation: Go has no
 // process identifiers, so a caller creates a Holder, passes it to Reserve,
@@ -10,7 +10,10 @@ import "sync/atomic"
 //
 // A Holder is safe for concurrent use. Exiting is final.
 type Holder struct {
-	dead atomic.Bool
+	// dead moves false → true once, by Exit, and never back. Sweep reads it
+	// after loading a reserved row: a holder seen dead stays dead, so the
+	// sweep's compare-and-swap frees a row that no live holder can reach.
+	dead seam.Bool
 }
 
 // NewHolder returns a live holder.

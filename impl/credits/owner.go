@@ -3,20 +3,45 @@ package credits
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 )
 
 // Errors returned by Owner.Call. A refusal by the handler itself is returned
 // as the handler's error.
+//
+// The table and Owner.Call speak one vocabulary in two forms. The table's
+// methods answer with a Result because Exhausted, Lost and NoTable are
+// ordinary answers of a lock-free table, which a caller branches on (as
+// Reserve answers Exhausted under load); Owner.Call is the whole
+// request/reply exchange and follows Go's convention of an error for a call
+// that did not get its reply. The first three errors are exactly those
+// Results (Result.Err); the other three are outcomes only the exchange has.
 var (
-	ErrExhausted = errors.New("credits: every slot of the class is in use")
-	ErrNoTable   = errors.New("credits: the table is closed")
-	ErrLost      = errors.New("credits: the reservation was lost before enqueue")
+	ErrExhausted = errors.New("credits: exhausted: every slot of the class is in use")
+	ErrLost      = errors.New("credits: lost: the reservation was no longer this holder's at enqueue")
+	ErrNoTable   = errors.New("credits: no_table: the table is closed")
 	ErrNoOwner   = errors.New("credits: no owner is running; the reservation was released")
 	ErrOwnerGone = errors.New("credits: the owner stopped before replying")
 	ErrDeadline  = errors.New("credits: the owner refused the request: its deadline had passed")
 )
+
+// Err returns the error Owner.Call reports for r: nil for OK, ErrExhausted,
+// ErrLost or ErrNoTable for the refusals.
+func (r Result) Err() error {
+	switch r {
+	case OK:
+		return nil
+	case Exhausted:
+		return ErrExhausted
+	case Lost:
+		return ErrLost
+	case NoTable:
+		return ErrNoTable
+	}
+	panic(fmt.Sprintf("credits: %v is not a result (defect)", r))
+}
 
 // Request is the payload Owner.Call stores in a row: the caller's request,
 // its deadline on the table's clock, and the one-shot reply channel the
@@ -36,8 +61,8 @@ type reply[Resp any] struct {
 // Handler serves one request on the owner's goroutine.
 type Handler[Req, Resp any] func(ctx context.Context, req Req) (Resp, error)
 
-// Owner drains a table's enqueued rows on a fixed poll: for each it takes the
-// row, refuses it if its deadline has passed or else hands it to the handler,
+// Owner drains a table's enqueued rows on a fixed poll (C15): for each it
+// takes the row, refuses it if its deadline has passed or else hands it to the handler,
 // replies to the caller, and finishes the row. The slot stays held until
 // then, even when the caller timed out or exited first: freeing a row is the
 // owner's act of consuming it, not the caller's. There is no message from
@@ -94,7 +119,8 @@ func (o *Owner[Req, Resp]) Running() bool { return o.running.Load() }
 // Done is closed when Run has returned and the table is closed.
 func (o *Owner[Req, Resp]) Done() <-chan struct{} { return o.done }
 
-// drain serves every row enqueued at the start of this poll.
+// drain serves every row enqueued at the start of this poll (C15): take,
+// reply, then finish, so the slot is freed only once the row is consumed.
 func (o *Owner[Req, Resp]) drain(ctx context.Context) {
 	for _, e := range o.table.Enqueued() {
 		if ctx.Err() != nil {
@@ -116,7 +142,7 @@ func (o *Owner[Req, Resp]) drain(ctx context.Context) {
 }
 
 // Call reserves a slot of class c for h, enqueues body, and waits for the
-// owner's reply or for ctx. If ctx is done first, Call returns ctx's error at
+// owner's reply or for ctx (C15). If ctx is done first, Call returns ctx's error at
 // once but the slot stays held until the owner has taken and finished the
 // row. A caller that finds no owner running releases its reservation and
 // returns ErrNoOwner. A context that is already done is refused before
@@ -127,11 +153,8 @@ func (o *Owner[Req, Resp]) Call(ctx context.Context, h *Holder, c Class, body Re
 		return zero, err
 	}
 	tok, res := o.table.Reserve(h, c)
-	switch res {
-	case Exhausted:
-		return zero, ErrExhausted
-	case NoTable:
-		return zero, ErrNoTable
+	if res != OK {
+		return zero, res.Err()
 	}
 	if !o.running.Load() {
 		o.table.Release(h, tok)
@@ -141,11 +164,8 @@ func (o *Owner[Req, Resp]) Call(ctx context.Context, h *Holder, c Class, body Re
 	if d, ok := ctx.Deadline(); ok {
 		req.HasDeadline, req.DeadlineMs = true, o.table.clock()+time.Until(d).Milliseconds()
 	}
-	switch o.table.Enqueue(h, tok, req) {
-	case Lost:
-		return zero, ErrLost
-	case NoTable:
-		return zero, ErrNoTable
+	if res := o.table.Enqueue(h, tok, req); res != OK {
+		return zero, res.Err()
 	}
 	select {
 	case r := <-req.reply:

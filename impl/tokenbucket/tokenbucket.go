@@ -16,11 +16,11 @@
 package tokenbucket
 
 import (
+	"fmt"
 	"math"
-	"sync/atomic"
 
-	"github.com/tollgate/tollgate/internal/fault"
-	"github.com/tollgate/tollgate/internal/tableopt"
+	"github.com/tollgate/tollgate/internal/clock"
+	"github.com/tollgate/tollgate/internal/seam"
 )
 
 // state is one bucket's value, immutable once published in a cell.
@@ -33,38 +33,36 @@ type state struct {
 // create one with New. A Table is safe for concurrent use by many
 // goroutines; every method is lock-free.
 type Table[K comparable] struct {
-	buckets atomic.Pointer[trie[K]] // replaced whole by ResetAll
+	// buckets is the current map. It holds a non-nil trie from New on and
+	// moves only by ResetAll's store of a fresh, empty trie (T10).
+	buckets seam.Pointer[trie[K]]
 	clock   func() int64
-	faults  fault.Set
 	stats
 }
 
 // Option configures a Table.
-type Option func(*tableopt.Config)
+type Option func(*config)
+
+type config struct{ clock func() int64 }
 
 // WithClock makes the table read time from clock, which returns milliseconds
 // and should never decrease (the table tolerates one that does: T4). The
-// default is a monotonic clock counting milliseconds since the package was
-// loaded.
+// default is MonotonicMs.
 func WithClock(clock func() int64) Option {
-	return func(c *tableopt.Config) { c.Clock = clock }
-}
-
-// WithFaults builds a deliberately broken table for tollgate's own mutation
-// checks. fault.Set lives in an internal package, so code outside this module
-// can only pass the empty set, which changes nothing.
-func WithFaults(s fault.Set) Option {
-	return func(c *tableopt.Config) { c.Faults = s }
+	return func(c *config) { c.clock = clock }
 }
 
 // MonotonicMs is the default clock: milliseconds on the monotonic clock
-// since the package was loaded.
-func MonotonicMs() int64 { return tableopt.MonotonicMs() }
+// since the process started (the same base as credits.MonotonicMs).
+func MonotonicMs() int64 { return clock.MonotonicMs() }
 
 // New returns an empty table.
 func New[K comparable](opts ...Option) *Table[K] {
-	cfg := tableopt.Build(opts)
-	t := &Table[K]{clock: cfg.Clock, faults: cfg.Faults}
+	cfg := config{clock: MonotonicMs}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	t := &Table[K]{clock: cfg.clock}
 	t.buckets.Store(newTrie[K]())
 	return t
 }
@@ -99,19 +97,15 @@ func (t *Table[K]) TakeAt(nowMs int64, key K, lim Limits, cost float64) (remaini
 
 func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread bool) (float64, bool) {
 	c := t.buckets.Load().insert(key)
-	for attempt := 1; ; attempt++ {
+	for {
 		old := c.state.Load()
-		have := t.refill(old, lim, nowMs)
+		have := refill(old, lim, nowMs)
 		if have < cost {
 			return 0, false // T2: a refusal writes nothing
 		}
 		next := &state{tokens: have - cost, lastMs: nowMs}
-		if old != nil && old.lastMs > nowMs && !t.faults.Has(fault.TBTimestampRegress) {
+		if old != nil && old.lastMs > nowMs {
 			next.lastMs = old.lastMs // T4: never move the timestamp back
-		}
-		if t.faults.Has(fault.TBPlainStore) {
-			c.state.Store(next)
-			return next.tokens, true
 		}
 		// old → next commits this take, but only if no other take (or reset)
 		// committed since the load above; then old is gone and we recompute.
@@ -121,10 +115,7 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 		if c.state.CompareAndSwap(old, next) {
 			return next.tokens, true
 		}
-		t.lostRace()
-		if t.faults.Has(fault.TBFailClosed) && attempt >= fault.FailClosedAttempts {
-			return 0, false
-		}
+		t.lostRace() // T2: a lost race is retried, never a refusal
 		if reread {
 			nowMs = t.clock()
 		}
@@ -133,7 +124,7 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 
 // refill is the T3 formula: min(tokens + (float64(elapsed)/1000) * rate,
 // capacity), rounded at every step in that order. An absent bucket is full.
-func (t *Table[K]) refill(s *state, lim Limits, nowMs int64) float64 {
+func refill(s *state, lim Limits, nowMs int64) float64 {
 	if s == nil {
 		return lim.Capacity
 	}
@@ -144,9 +135,6 @@ func (t *Table[K]) refill(s *state, lim Limits, nowMs int64) float64 {
 	var accrued float64
 	if e := elapsed(s.lastMs, nowMs); e != 0 {
 		accrued = float64(float64(e) / 1000 * lim.RefillPerSecond)
-	}
-	if t.faults.Has(fault.TBNoClamp) {
-		return s.tokens + accrued
 	}
 	return min(s.tokens+accrued, lim.Capacity)
 }
@@ -163,7 +151,7 @@ func (t *Table[K]) PeekAt(nowMs int64, key K, lim Limits) (float64, error) {
 	if err := check(lim, 0, false); err != nil {
 		return 0, err
 	}
-	return t.refill(t.load(key), lim, nowMs), nil
+	return refill(t.load(key), lim, nowMs), nil
 }
 
 func (t *Table[K]) load(key K) *state {
@@ -172,12 +160,6 @@ func (t *Table[K]) load(key K) *state {
 	}
 	return nil
 }
-
-// Never is what RetryAfter reports when no wait of at most math.MaxInt64-1
-// milliseconds within the clock's range would refill the bucket enough (a
-// refill rate so small that the wait overflows the clock). No real wait
-// equals Never.
-const Never = math.MaxInt64
 
 // RetryAfter is shorthand for RetryAfterAt with the table's clock.
 func (t *Table[K]) RetryAfter(key K, lim Limits, cost float64) (int64, error) {
@@ -197,19 +179,16 @@ func (t *Table[K]) RetryAfterAt(nowMs int64, key K, lim Limits, cost float64) (i
 		return 0, err
 	}
 	s := t.load(key)
-	have := t.refill(s, lim, nowMs)
+	have := refill(s, lim, nowMs)
 	if have >= cost {
 		return 0, nil
 	}
 	est := math.Ceil((cost - have) / lim.RefillPerSecond * 1000)
-	if t.faults.Has(fault.TBSeedCeil) {
-		return int64(est), nil
-	}
 	limit := int64(Never - 1) // the largest real wait; Never is never one
 	if nowMs > 1 {
 		limit = math.MaxInt64 - nowMs // the largest w with nowMs+w representable
 	}
-	covers := func(w int64) bool { return t.refill(s, lim, nowMs+w) >= cost }
+	covers := func(w int64) bool { return refill(s, lim, nowMs+w) >= cost }
 	// Accrual starts at max(nowMs, last): a clock behind the stored
 	// timestamp first waits out the gap. s is not nil here: an absent bucket
 	// is full and covers any valid cost.
@@ -249,9 +228,10 @@ func elapsed(last, now int64) uint64 {
 	return uint64(now) - uint64(last)
 }
 
-// Reset forgets key's bucket, so its next take starts from a full one. It
-// linearizes at its store to the bucket word; a take that loaded the word
-// before it fails its compare-and-swap and recomputes from the full bucket.
+// Reset forgets key's bucket, so its next take starts from a full one
+// (T10). It linearizes at its store to the bucket word; a take that loaded
+// the word before it fails its compare-and-swap and recomputes from the
+// full bucket.
 func (t *Table[K]) Reset(key K) {
 	if c := t.buckets.Load().find(key); c != nil {
 		c.state.Store(nil)
@@ -259,8 +239,27 @@ func (t *Table[K]) Reset(key K) {
 }
 
 // ResetAll forgets every bucket by replacing the table's map with an empty
-// one. Takes that found their cell before the swap may still commit to the
-// old map; they linearize before ResetAll, whose call they overlap.
+// one (T10). Takes that found their cell before the store may still commit
+// to the old map; they linearize before ResetAll, whose call they overlap.
 func (t *Table[K]) ResetAll() {
 	t.buckets.Store(newTrie[K]())
+}
+
+// check validates lim and, when withCost is set, cost: capacity first, then
+// refill_per_second, then cost (T9).
+func check(lim Limits, cost float64, withCost bool) error {
+	const finitePositive = "must be finite and greater than zero"
+	switch {
+	case !(lim.Capacity > 0 && lim.Capacity <= math.MaxFloat64):
+		return &ArgError{"capacity", lim.Capacity, finitePositive}
+	case !(lim.RefillPerSecond > 0 && lim.RefillPerSecond <= math.MaxFloat64):
+		return &ArgError{"refill_per_second", lim.RefillPerSecond, finitePositive}
+	case !withCost:
+		return nil
+	case !(cost > 0 && cost <= math.MaxFloat64):
+		return &ArgError{"cost", cost, finitePositive}
+	case cost > lim.Capacity:
+		return &ArgError{"cost", cost, fmt.Sprintf("must not exceed capacity %v, or it could never be taken", lim.Capacity)}
+	}
+	return nil
 }

@@ -325,7 +325,7 @@ func TestStaleClockDeparture(t *testing.T) {
 	if got := admittedAlternating(tokenbucket.New[string]()); got != 10 {
 		t.Fatalf("monotone timestamp admitted %d of 200, want 10 (capacity 10, no clock newer than the first)", got)
 	}
-	seed := tokenbucket.New[string](tokenbucket.WithFaults(fault.Of(fault.TBTimestampRegress)))
+	seed := tokenbucket.New[string](tokenbucket.WithFaults(fault.TBTimestampRegress))
 	if got := admittedAlternating(seed); got != 200 {
 		t.Fatalf("the seed's timestamp admitted %d of 200; the departure test expects it to over-admit all 200", got)
 	}
@@ -347,7 +347,7 @@ func TestStaleClockDeparture(t *testing.T) {
 	if got := run(tokenbucket.New[string]()); got > 2 {
 		t.Fatalf("admitted %d takes by 1300 ms, at most 2 can accrue", got)
 	}
-	if got := run(tokenbucket.New[string](tokenbucket.WithFaults(fault.Of(fault.TBTimestampRegress)))); got != 3 {
+	if got := run(tokenbucket.New[string](tokenbucket.WithFaults(fault.TBTimestampRegress))); got != 3 {
 		t.Fatalf("the seed's timestamp admitted %d, the issue measured 3", got)
 	}
 }
@@ -388,7 +388,7 @@ func TestBoundUnderStaleClocks(t *testing.T) {
 func TestRetryAfterSeedRounding(t *testing.T) {
 	lim := tokenbucket.Limits{Capacity: 7, RefillPerSecond: 3}
 	build := func(fs ...fault.Fault) *tokenbucket.Table[string] {
-		tb := tokenbucket.New[string](tokenbucket.WithFaults(fault.Of(fs...)))
+		tb := tokenbucket.New[string](tokenbucket.WithFaults(fs...))
 		tb.TakeAt(0, "k", lim, 2)
 		tb.TakeAt(350, "k", lim, 6)
 		return tb
@@ -424,7 +424,7 @@ func TestRetryAfterExact(t *testing.T) {
 	for i := range n {
 		lim := model.Limits{Capacity: float64(1 + r.IntN(20)), RefillPerSecond: float64(1+r.IntN(100)) / float64(1+r.IntN(10))}
 		var m model.TBTable[int]
-		s := sut.NewTokenBucket[int](fault.Set{})
+		s := sut.NewTokenBucket[int](fault.None)
 		now := int64(r.IntN(5000))
 		for range 1 + r.IntN(3) {
 			take := model.TBInput[int]{Kind: model.TBTake, Limits: lim, Cost: float64(1+r.IntN(int(lim.Capacity)*4)) / 4, NowMs: now}
@@ -493,7 +493,7 @@ func TestModelAgreesFixed(t *testing.T) {
 	}
 	for i, seq := range seqs {
 		var m model.TBTable[string]
-		s := sut.NewTokenBucket[string](fault.Set{})
+		s := sut.NewTokenBucket[string](fault.None)
 		for j, op := range seq {
 			var want model.TBOutput
 			m, want = m.Step(op)
@@ -581,7 +581,7 @@ func TestStormSeesBrokenCommit(t *testing.T) {
 	for _, f := range []fault.Fault{fault.TBPlainStore, fault.TBFailClosed} {
 		caught := ""
 		for round := 0; round < 500 && caught == ""; round++ {
-			caught = conserved(tokenbucket.New[string](tokenbucket.WithFaults(fault.Of(f))), 1000)
+			caught = conserved(tokenbucket.New[string](tokenbucket.WithFaults(f)), 1000)
 		}
 		if caught == "" {
 			t.Errorf("%v: 500 storms conserved every token", f)

@@ -2,18 +2,31 @@ package tokenbucket
 
 import (
 	"hash/maphash"
-	"sync/atomic"
+
+	"github.com/tollgate/tollgate/internal/seam"
+)
+
+// The trie's shape: each inner node consumes bitsPerLevel bits of the key's
+// 64-bit hash, so it has fanout children, chosen by hash>>shift & levelMask.
+const (
+	bitsPerLevel = 4
+	fanout       = 1 << bitsPerLevel
+	levelMask    = fanout - 1
 )
 
 // trie is the lock-free map from keys to cells behind a Table: a hash trie
-// of 16-way nodes whose child words change only by compare-and-swap. Nothing
+// of fanout-way nodes whose child words change only by compare-and-swap.
+// Lookups and inserts are lock-free and linearizable (T11): a lookup
+// linearizes at the load that found the key's cell (or the nil word that
+// proves it absent), an insert at the compare-and-swap that published the
+// cell. Nothing
 // is ever removed from a trie (Reset clears a cell's state instead), so a
 // reader never races with an unlink; ResetAll replaces the whole trie.
 //
 // Each child word of a node holds one of:
 //
 //	nil              no key with this hash prefix yet
-//	*tnode, kids≠nil an inner node: descend with the next 4 hash bits
+//	*tnode, kids≠nil an inner node: descend with the next bitsPerLevel bits
 //	*tnode, kids=nil a cell: a key, its bucket word, and a chain (next) of
 //	                 cells whose keys have exactly the same 64-bit hash
 //
@@ -27,16 +40,16 @@ type trie[K comparable] struct {
 }
 
 type tnode[K comparable] struct {
-	kids *[16]atomic.Pointer[tnode[K]] // non-nil for an inner node
+	kids *[fanout]seam.Pointer[tnode[K]] // non-nil for an inner node
 
 	// cell fields
 	hash uint64
 	key  K
-	next atomic.Pointer[tnode[K]]
+	next seam.Pointer[tnode[K]]
 	// state is the bucket word. It holds nil (absent: never taken, or reset)
 	// or a pointer to an immutable state; every commit replaces it by
 	// compare-and-swap, and only Reset stores to it directly.
-	state atomic.Pointer[state]
+	state seam.Pointer[state]
 }
 
 func newTrie[K comparable]() *trie[K] {
@@ -44,7 +57,7 @@ func newTrie[K comparable]() *trie[K] {
 }
 
 func newInner[K comparable]() *tnode[K] {
-	return &tnode[K]{kids: new([16]atomic.Pointer[tnode[K]])}
+	return &tnode[K]{kids: new([fanout]seam.Pointer[tnode[K]])}
 }
 
 // find returns key's cell, or nil when the key has none.
@@ -56,8 +69,8 @@ func (t *trie[K]) insert(key K) *tnode[K] { return t.insertHash(key, maphash.Com
 // findHash is find with the key's hash h given (tests force collisions).
 func (t *trie[K]) findHash(key K, h uint64) *tnode[K] {
 	n := t.root
-	for shift := uint(0); ; shift += 4 {
-		c := n.kids[(h>>shift)&15].Load()
+	for shift := uint(0); ; shift += bitsPerLevel {
+		c := n.kids[(h>>shift)&levelMask].Load()
 		if c == nil {
 			return nil
 		}
@@ -82,7 +95,7 @@ func (t *trie[K]) insertHash(key K, h uint64) *tnode[K] {
 	var fresh *tnode[K]
 	n, shift := t.root, uint(0)
 	for {
-		word := &n.kids[(h>>shift)&15]
+		word := &n.kids[(h>>shift)&levelMask]
 		c := word.Load()
 		switch {
 		case c == nil:
@@ -95,7 +108,7 @@ func (t *trie[K]) insertHash(key K, h uint64) *tnode[K] {
 				return fresh
 			}
 		case c.kids != nil:
-			n, shift = c, shift+4
+			n, shift = c, shift+bitsPerLevel
 		case c.hash == h:
 			if found := c.appendKey(key, &fresh); found != nil {
 				return found
@@ -103,10 +116,10 @@ func (t *trie[K]) insertHash(key K, h uint64) *tnode[K] {
 		default:
 			// Two hashes share this prefix: push the cell one level down.
 			inner := newInner[K]()
-			inner.kids[(c.hash>>(shift+4))&15].Store(c)
+			inner.kids[(c.hash>>(shift+bitsPerLevel))&levelMask].Store(c)
 			// cell → inner node holding that cell: keeps every key reachable.
 			if word.CompareAndSwap(c, inner) {
-				n, shift = inner, shift+4
+				n, shift = inner, shift+bitsPerLevel
 			}
 		}
 	}

@@ -57,7 +57,7 @@ type CrMachine struct {
 
 // NewCrMachine returns a machine over a fresh model state and a fresh
 // implementation table carrying faults (the empty set for the real one).
-func NewCrMachine(faults fault.Set, opts Options) *CrMachine {
+func NewCrMachine(faults fault.Fault, opts Options) *CrMachine {
 	return &CrMachine{
 		opts:     opts,
 		sut:      sut.NewCredits[int](faults),

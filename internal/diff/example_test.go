@@ -12,8 +12,8 @@ import (
 // class reaches slot 27 is caught by C1.
 func ExampleRunCreditsBytes() {
 	input := []byte{1, 1} // action 1 ("fill"), class byte 1 (general)
-	fmt.Println(diff.RunCreditsBytes(input, fault.Set{}, diff.Options{}))
-	f := diff.RunCreditsBytes(input, fault.Of(fault.CrClassOffByOne), diff.Options{})
+	fmt.Println(diff.RunCreditsBytes(input, fault.None, diff.Options{}))
+	f := diff.RunCreditsBytes(input, fault.CrClassOffByOne, diff.Options{})
 	fmt.Println(f.Property, "at step", f.Step, f.Op)
 	// Output:
 	// <nil>

@@ -111,7 +111,7 @@ var huntMu sync.Mutex
 // rapidTarget is a rapid machine and the test that runs it.
 type rapidTarget struct {
 	test string
-	prop func(fault.Set, Options, Hook) func(*rapid.T)
+	prop func(fault.Fault, Options, Hook) func(*rapid.T)
 }
 
 func rapidTargets(f fault.Fault) []rapidTarget {
@@ -171,7 +171,7 @@ func huntRapid(f fault.Fault, budget time.Duration, seed uint64, opts Options) m
 		}
 		var kill killRecord
 		rec := &recorder{}
-		rapid.Check(rec, tg.prop(fault.Of(f), opts, kill.hook))
+		rapid.Check(rec, tg.prop(f, opts, kill.hook))
 		if !rec.failed {
 			continue
 		}
@@ -202,7 +202,7 @@ func huntRapid(f fault.Fault, budget time.Duration, seed uint64, opts Options) m
 // fuzzTarget is a fuzz target's name and its byte runner.
 type fuzzTarget struct {
 	name string
-	run  func([]byte, fault.Set, Options) *Failure
+	run  func([]byte, fault.Fault, Options) *Failure
 }
 
 func fuzzTargets(f fault.Fault) []fuzzTarget {
@@ -251,7 +251,7 @@ func huntFuzz(f fault.Fault, budget time.Duration, seed uint64, opts Options) mu
 			return mutant.Outcome{Seed: seed, Detail: err.Error()}
 		}
 		for _, s := range seeds {
-			if fail := tg.run(s.Input, fault.Of(f), opts); fail != nil {
+			if fail := tg.run(s.Input, f, opts); fail != nil {
 				return kill(tg, s.Input, fail, "corpus entry "+tg.name+"/"+s.Name)
 			}
 		}
@@ -259,7 +259,7 @@ func huntFuzz(f fault.Fault, budget time.Duration, seed uint64, opts Options) mu
 	for i := 0; time.Since(start) < budget; i++ {
 		tg := targets[i%len(targets)]
 		input := RandomInput(seed, i)
-		if fail := tg.run(input, fault.Of(f), opts); fail != nil {
+		if fail := tg.run(input, f, opts); fail != nil {
 			return kill(tg, input, fail, fmt.Sprintf("random input %d of seed %d", i, seed))
 		}
 	}

@@ -63,7 +63,7 @@ func TestFuzzLayerRandomInputsKill(t *testing.T) {
 			start := time.Now()
 			for i := 0; time.Since(start) < killBudget; i++ {
 				tg := fuzzTargets(f)[i%len(fuzzTargets(f))]
-				if fail := tg.run(RandomInput(layerSeed, i), fault.Of(f), Options{}); fail != nil {
+				if fail := tg.run(RandomInput(layerSeed, i), f, Options{}); fail != nil {
 					t.Logf("random input %d killed it in %v: %s", i, time.Since(start), fail.Property)
 					return
 				}

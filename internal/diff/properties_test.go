@@ -16,7 +16,7 @@ import (
 type crTamper = func(model.CrInput[int], model.CrOutput[int]) model.CrOutput[int]
 type tbTamper = func(model.TBInput[int], model.TBOutput) model.TBOutput
 
-func runCr(faults fault.Set, opts Options, tamper crTamper, ins []model.CrInput[int]) *Failure {
+func runCr(faults fault.Fault, opts Options, tamper crTamper, ins []model.CrInput[int]) *Failure {
 	m := NewCrMachine(faults, opts)
 	m.tamper = tamper
 	for _, in := range ins {
@@ -30,7 +30,7 @@ func runCr(faults fault.Set, opts Options, tamper crTamper, ins []model.CrInput[
 	return nil
 }
 
-func runTB(faults fault.Set, opts Options, tamper tbTamper, ins []model.TBInput[int]) *Failure {
+func runTB(faults fault.Fault, opts Options, tamper tbTamper, ins []model.TBInput[int]) *Failure {
 	m := NewTBMachine(faults, opts)
 	m.tamper = tamper
 	for _, in := range ins {
@@ -84,10 +84,10 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 	}{
 		{"C1/class-off-by-one", "C1", func() *Failure {
 			ins := slices.Repeat([]model.CrInput[int]{reserve(1, model.General)}, 27)
-			return runCr(fault.Of(fault.CrClassOffByOne), propsOnly, nil, ins)
+			return runCr(fault.CrClassOffByOne, propsOnly, nil, ins)
 		}},
 		{"C3/epoch-repeated", "C3", func() *Failure {
-			return runCr(fault.Set{}, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
+			return runCr(fault.None, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
 				if in.Kind == model.CrReserve {
 					out.Token.Epoch = 1
 				}
@@ -95,7 +95,7 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 			}, []model.CrInput[int]{reserve(1, model.General), {Kind: model.CrRelease, Holder: 1, Token: tok1}, reserve(1, model.General)})
 		}},
 		{"C6/foreign-payload", "C6", func() *Failure {
-			return runCr(fault.Set{}, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
+			return runCr(fault.None, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
 				if in.Kind == model.CrTake {
 					out.Payload = 99
 				}
@@ -103,12 +103,12 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 			}, []model.CrInput[int]{reserve(1, model.General), enqueue(1, tok1, 7, 0), crOp(model.CrTake, tok1)})
 		}},
 		{"C6/no-epoch-pin", "C6", func() *Failure { // a stale enqueue lands on the recycled slot
-			return runCr(fault.Of(fault.CrNoEpochPin), propsOnly, nil, []model.CrInput[int]{
+			return runCr(fault.CrNoEpochPin, propsOnly, nil, []model.CrInput[int]{
 				reserve(1, model.General), {Kind: model.CrRelease, Holder: 1, Token: tok1},
 				reserve(1, model.General), enqueue(1, tok1, 7, 0), crOp(model.CrTake, model.Token{Slot: 1, Epoch: 2})})
 		}},
 		{"C7/taken-twice", "C7", func() *Failure {
-			return runCr(fault.Set{}, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
+			return runCr(fault.None, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
 				if in.Kind == model.CrTake {
 					out.OK, out.Payload = true, 7
 				}
@@ -116,17 +116,17 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 			}, []model.CrInput[int]{reserve(1, model.General), enqueue(1, tok1, 7, 0), crOp(model.CrTake, tok1), crOp(model.CrTake, tok1)})
 		}},
 		{"C7/sweep-all-loses-payload", "C7", func() *Failure {
-			return runCr(fault.Of(fault.CrSweepAll), propsOnly, nil, []model.CrInput[int]{
+			return runCr(fault.CrSweepAll, propsOnly, nil, []model.CrInput[int]{
 				reserve(1, model.General), enqueue(1, tok1, 7, 0), {Kind: model.CrExit, Holder: 1}, {Kind: model.CrSweep}})
 		}},
 		{"C8/finish-blind", "C8", func() *Failure {
-			return runCr(fault.Of(fault.CrFinishBlind), propsOnly, nil, []model.CrInput[int]{
+			return runCr(fault.CrFinishBlind, propsOnly, nil, []model.CrInput[int]{
 				reserve(1, model.General), enqueue(1, tok1, 7, 0), crOp(model.CrTake, tok1), crOp(model.CrFinish, tok1),
 				reserve(2, model.General), crOp(model.CrFinish, tok1)})
 		}},
 		{"C11/closed-shows-rows", "C11", func() *Failure {
 			closed := false
-			return runCr(fault.Set{}, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
+			return runCr(fault.None, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
 				closed = closed || in.Kind == model.CrClose
 				if in.Kind == model.CrSnapshot && closed {
 					out.Snap.General.Free = 1
@@ -135,7 +135,7 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 			}, []model.CrInput[int]{reserve(1, model.General), {Kind: model.CrClose}})
 		}},
 		{"C13/order", "C13", func() *Failure {
-			return runCr(fault.Set{}, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
+			return runCr(fault.None, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
 				if in.Kind == model.CrEnqueued {
 					slices.Reverse(out.Entries)
 				}
@@ -143,7 +143,7 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 			}, []model.CrInput[int]{reserve(1, model.General), reserve(1, model.General), enqueue(1, tok1, 7, 5), enqueue(1, tok2, 8, 3)})
 		}},
 		{"C14/counts", "C14", func() *Failure {
-			return runCr(fault.Set{}, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
+			return runCr(fault.None, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
 				if in.Kind == model.CrSnapshot {
 					out.Snap.Internal.Reserved++
 				}
@@ -151,13 +151,13 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 			}, []model.CrInput[int]{reserve(1, model.Internal)})
 		}},
 		{"agree/credits", "agree/bounds", func() *Failure {
-			return runCr(fault.Set{}, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
+			return runCr(fault.None, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
 				out.Bounds.Total++
 				return out
 			}, []model.CrInput[int]{{Kind: model.CrBounds}})
 		}},
 		{"T1/fraction-lost", "T1", func() *Failure {
-			return runTB(fault.Set{}, Options{}, func(in model.TBInput[int], out model.TBOutput) model.TBOutput {
+			return runTB(fault.None, Options{}, func(in model.TBInput[int], out model.TBOutput) model.TBOutput {
 				if in.Kind == model.TBTake && out.OK {
 					out.Remaining = float64(int64(out.Remaining)) // truncates 0.75 to 0
 				}
@@ -165,7 +165,7 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 			}, []model.TBInput[int]{take(lim1, 0.25, 0)})
 		}},
 		{"T2/false-refusal", "T2", func() *Failure {
-			return runTB(fault.Set{}, Options{}, func(in model.TBInput[int], out model.TBOutput) model.TBOutput {
+			return runTB(fault.None, Options{}, func(in model.TBInput[int], out model.TBOutput) model.TBOutput {
 				if in.Kind == model.TBTake {
 					out = model.TBOutput{}
 				}
@@ -173,18 +173,18 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 			}, []model.TBInput[int]{take(lim1, 1, 0)})
 		}},
 		{"T5/timestamp-regress", "T5", func() *Failure {
-			return runTB(fault.Of(fault.TBTimestampRegress), propsOnly, nil, alternating)
+			return runTB(fault.TBTimestampRegress, propsOnly, nil, alternating)
 		}},
 		{"T6/no-clamp", "T6", func() *Failure {
-			return runTB(fault.Of(fault.TBNoClamp), propsOnly, nil, []model.TBInput[int]{
+			return runTB(fault.TBNoClamp, propsOnly, nil, []model.TBInput[int]{
 				take(lim1, 1, 0), {Kind: model.TBPeek, Limits: lim1, NowMs: 10_000}})
 		}},
 		{"T7/seed-ceil-short", "T7", func() *Failure { // the clock behind the stored timestamp: the closed form ignores the gap
-			return runTB(fault.Of(fault.TBSeedCeil), propsOnly, nil, []model.TBInput[int]{
+			return runTB(fault.TBSeedCeil, propsOnly, nil, []model.TBInput[int]{
 				take(lim1, 1, 1000), {Kind: model.TBRetryAfter, Limits: lim1, Cost: 1, NowMs: 0}})
 		}},
 		{"T7/not-smallest", "T7", func() *Failure {
-			return runTB(fault.Set{}, Options{}, func(in model.TBInput[int], out model.TBOutput) model.TBOutput {
+			return runTB(fault.None, Options{}, func(in model.TBInput[int], out model.TBOutput) model.TBOutput {
 				if in.Kind == model.TBRetryAfter {
 					out.RetryAfterMs++
 				}
@@ -192,12 +192,12 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 			}, []model.TBInput[int]{take(lim1, 1, 0), {Kind: model.TBRetryAfter, Limits: lim1, Cost: 1, NowMs: 0}})
 		}},
 		{"T9/valid-refused", "T9", func() *Failure {
-			return runTB(fault.Set{}, Options{}, func(_ model.TBInput[int], out model.TBOutput) model.TBOutput {
+			return runTB(fault.None, Options{}, func(_ model.TBInput[int], out model.TBOutput) model.TBOutput {
 				return model.TBOutput{Invalid: model.FieldCost}
 			}, []model.TBInput[int]{take(lim1, 1, 0)})
 		}},
 		{"agree/tokenbucket", "agree/take", func() *Failure {
-			return runTB(fault.Of(fault.TBTimestampRegress), Options{}, nil, alternating)
+			return runTB(fault.TBTimestampRegress, Options{}, nil, alternating)
 		}},
 	}
 	for _, c := range cases {
@@ -225,7 +225,7 @@ func TestRealImplementationPassesScripts(t *testing.T) {
 		{reserve(1, model.General), enqueue(1, tok1, 7, 0), crOp(model.CrTake, tok1), crOp(model.CrFinish, tok1), reserve(2, model.General), crOp(model.CrFinish, tok1)},
 	}
 	for i, s := range crScripts {
-		if f := runCr(fault.Set{}, Options{}, nil, s); f != nil {
+		if f := runCr(fault.None, Options{}, nil, s); f != nil {
 			t.Errorf("credits script %d: %s", i, f.Replay())
 		}
 	}
@@ -240,7 +240,7 @@ func TestRealImplementationPassesScripts(t *testing.T) {
 		{take(lim1, 0.25, 0)},
 	}
 	for i, s := range tbScripts {
-		if f := runTB(fault.Set{}, Options{}, nil, s); f != nil {
+		if f := runTB(fault.None, Options{}, nil, s); f != nil {
 			t.Errorf("token-bucket script %d: %s", i, f.Replay())
 		}
 	}

@@ -13,17 +13,17 @@ var faultFlag = flag.String("diff.fault", "", "run the rapid machines against th
 
 // faults returns the set named by -diff.fault (empty: the real
 // implementation).
-func faults(t *testing.T) fault.Set {
+func faults(t *testing.T) fault.Fault {
 	t.Helper()
 	if *faultFlag == "" {
-		return fault.Set{}
+		return fault.None
 	}
 	f, err := fault.Parse(*faultFlag)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("running against mutant %v: this run is expected to fail", f)
-	return fault.Of(f)
+	return f
 }
 
 // TestRapidCredits is the credit table's state machine (C1–C14) against

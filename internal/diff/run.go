@@ -28,7 +28,7 @@ func report(t *rapid.T, hook Hook, f *Failure) {
 // release, sweep, exit, enqueued, snapshot, bounds, close) applies to the
 // implementation built with faults and to the model, and the "" action
 // checks the invariants after every step.
-func CreditsProp(faults fault.Set, opts Options, hook Hook) func(*rapid.T) {
+func CreditsProp(faults fault.Fault, opts Options, hook Hook) func(*rapid.T) {
 	return func(t *rapid.T) {
 		m := NewCrMachine(faults, opts)
 		actions := make(map[string]func(*rapid.T), len(crActions)+1)
@@ -43,18 +43,18 @@ func CreditsProp(faults fault.Set, opts Options, hook Hook) func(*rapid.T) {
 
 // TokenBucketProp is the token bucket's rapid state machine (takes, bursts,
 // peeks, retry-after, wait-then-take, clock moves, resets).
-func TokenBucketProp(faults fault.Set, opts Options, hook Hook) func(*rapid.T) {
+func TokenBucketProp(faults fault.Fault, opts Options, hook Hook) func(*rapid.T) {
 	return tbProp(tbActions, faults, opts, hook)
 }
 
 // HostileProp is the token bucket's rapid machine over hostile numbers:
 // limits and costs from raw float64 bit patterns and clocks near the int64
 // limits.
-func HostileProp(faults fault.Set, opts Options, hook Hook) func(*rapid.T) {
+func HostileProp(faults fault.Fault, opts Options, hook Hook) func(*rapid.T) {
 	return tbProp(hostileActions, faults, opts, hook)
 }
 
-func tbProp(acts []tbAction, faults fault.Set, opts Options, hook Hook) func(*rapid.T) {
+func tbProp(acts []tbAction, faults fault.Fault, opts Options, hook Hook) func(*rapid.T) {
 	return func(t *rapid.T) {
 		m := NewTBMachine(faults, opts)
 		actions := make(map[string]func(*rapid.T), len(acts)+1)
@@ -77,7 +77,7 @@ const MaxInputBytes = 4096
 // following ones its arguments) and runs it through a CrMachine, checking
 // after every action. Any byte string is a valid input. It returns the
 // first violation, or nil.
-func RunCreditsBytes(data []byte, faults fault.Set, opts Options) *Failure {
+func RunCreditsBytes(data []byte, faults fault.Fault, opts Options) *Failure {
 	m := NewCrMachine(faults, opts)
 	c := &byteChooser{b: data[:min(len(data), MaxInputBytes)]}
 	if f := m.Check(); f != nil {
@@ -97,7 +97,7 @@ func RunCreditsBytes(data []byte, faults fault.Set, opts Options) *Failure {
 
 // RunTokenBucketBytes is RunCreditsBytes for the token bucket (the actions
 // of TokenBucketProp).
-func RunTokenBucketBytes(data []byte, faults fault.Set, opts Options) *Failure {
+func RunTokenBucketBytes(data []byte, faults fault.Fault, opts Options) *Failure {
 	return runTBBytes(tbActions, data, faults, opts)
 }
 
@@ -105,11 +105,11 @@ func RunTokenBucketBytes(data []byte, faults fault.Set, opts Options) *Failure {
 // costs and clocks are raw bit patterns or their extremes (the actions of
 // HostileProp). Every answer must be a clear error (T9) or the model's
 // result; tokens must stay finite and within [0, capacity].
-func RunHostileBytes(data []byte, faults fault.Set, opts Options) *Failure {
+func RunHostileBytes(data []byte, faults fault.Fault, opts Options) *Failure {
 	return runTBBytes(hostileActions, data, faults, opts)
 }
 
-func runTBBytes(acts []tbAction, data []byte, faults fault.Set, opts Options) *Failure {
+func runTBBytes(acts []tbAction, data []byte, faults fault.Fault, opts Options) *Failure {
 	m := NewTBMachine(faults, opts)
 	c := &byteChooser{b: data[:min(len(data), MaxInputBytes)]}
 	for !c.Done() {

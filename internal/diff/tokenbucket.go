@@ -49,7 +49,7 @@ type TBMachine struct {
 
 // NewTBMachine returns a machine over an empty model table and a fresh
 // implementation table carrying faults.
-func NewTBMachine(faults fault.Set, opts Options) *TBMachine {
+func NewTBMachine(faults fault.Fault, opts Options) *TBMachine {
 	return &TBMachine{
 		opts:   opts,
 		sut:    sut.NewTokenBucket[int](faults),

@@ -1,11 +1,11 @@
 // Package fault names the deliberately broken variants (mutants) that
 // tollgate's checkers must detect. Each Fault is one bug that has happened in
-// real rate limiters or semaphores; impl/credits and impl/tokenbucket carry a
-// branch for each, taken only when a table was built with that fault.
+// real rate limiters or semaphores, written as a small patch against impl/
+// (internal/mutants/patches/<name>.patch); go generate turns each patch into
+// a mutant package, and internal/sut builds a table of the package a Fault
+// names. impl/ itself holds only the correct algorithm.
 //
-// A Set can only be built inside this module (its field is unexported and the
-// package is internal), so no user of impl/ can switch a fault on: the zero
-// Set, the only one reachable from outside, is the correct implementation.
+// None, the zero Fault, is the correct implementation.
 package fault
 
 import (
@@ -15,6 +15,9 @@ import (
 
 // Fault is one injected bug.
 type Fault uint8
+
+// None is no fault: the correct implementation.
+const None Fault = 0
 
 // Credit-table faults.
 const (
@@ -44,9 +47,9 @@ const (
 	// TBTimestampRegress: the stored timestamp becomes the caller's clock even
 	// when it is older (the seed's behaviour).
 	TBTimestampRegress
-	// TBFailClosed: a take gives up after a bounded number of commit attempts
-	// and reports a refusal (the seed's bounded retry; see
-	// FailClosedAttempts for the bound).
+	// TBFailClosed: a take gives up after a bounded number of lost races
+	// and reports a refusal (the seed's bounded retry; the patch states the
+	// bound and why).
 	TBFailClosed
 	// TBSeedCeil: retry-after is ceil(deficit / rate * 1000) with no
 	// correction against the refill formula (the seed's rounding).
@@ -56,14 +59,6 @@ const (
 
 	numFaults
 )
-
-// FailClosedAttempts is the number of commit attempts the TBFailClosed
-// mutant makes before it refuses. The seed gives up after 100; the flaw is
-// the same at any bound, only rarer. On two cores, 200 storms of 400 takes
-// lost about 1,400 races but never two in a row for one take, so a bound of
-// 2 went unseen; with 1, the first lost race before the bucket is empty
-// shows as a refusal while tokens remain.
-const FailClosedAttempts = 1
 
 var names = [...]string{
 	CrNoEpochPin:       "cr-no-epoch-pin",
@@ -80,8 +75,12 @@ var names = [...]string{
 	TBNoClamp:          "tb-no-clamp",
 }
 
-// String is the fault's stable name, as the mutants command prints it.
+// String is the fault's stable name, as the mutants command prints it, and
+// the base name of its patch; None is "none".
 func (f Fault) String() string {
+	if f == None {
+		return "none"
+	}
 	if f > 0 && f < numFaults {
 		return names[f]
 	}
@@ -114,21 +113,3 @@ func Parse(name string) (Fault, error) {
 	}
 	return 0, fmt.Errorf("fault: unknown mutant %q (known: %s)", name, strings.Join(known, ", "))
 }
-
-// Set is a set of faults. The zero Set is empty: the correct implementation.
-type Set struct{ bits uint32 }
-
-// Of returns the set holding fs.
-func Of(fs ...Fault) Set {
-	var s Set
-	for _, f := range fs {
-		s.bits |= 1 << f
-	}
-	return s
-}
-
-// Has reports whether f is in s.
-func (s Set) Has(f Fault) bool { return s.bits&(1<<f) != 0 }
-
-// Empty reports whether s holds no fault.
-func (s Set) Empty() bool { return s.bits == 0 }

@@ -5,6 +5,11 @@
 // recorder, the conformance driver) compares model.Step with Apply and
 // restates nothing.
 //
+// The adapters drive a table through the TBTable and CrTable interfaces,
+// which the real tables of impl/ and every generated mutant table
+// (internal/mutants, selected by a fault.Fault) satisfy alike, so every
+// checker runs against a mutant exactly as against the real code.
+//
 // Both adapters are safe for concurrent use when the table under them is.
 package sut
 
@@ -18,16 +23,50 @@ import (
 	"github.com/tollgate/tollgate/model"
 )
 
-// TokenBucket applies model token-bucket inputs to an implementation table.
-type TokenBucket[K comparable] struct {
-	Table *tokenbucket.Table[K]
+// TBTable is the method set of *tokenbucket.Table that the checkers use.
+// Every mutant table has it too (its Limits and ArgError are aliases of
+// impl/tokenbucket's).
+type TBTable[K comparable] interface {
+	TakeAt(nowMs int64, key K, lim tokenbucket.Limits, cost float64) (remaining float64, ok bool, err error)
+	PeekAt(nowMs int64, key K, lim tokenbucket.Limits) (float64, error)
+	RetryAfterAt(nowMs int64, key K, lim tokenbucket.Limits, cost float64) (int64, error)
+	Reset(key K)
+	ResetAll()
+	CASRetries() uint64
 }
 
-// NewTokenBucket returns an adapter over a new table carrying faults (the
-// empty set for the real implementation). Only the …At operations are used,
+// CrTable is the method set of *credits.Table that the checkers use. Every
+// mutant table has it too (its Token, Holder, Result, Entry and Snapshot are
+// aliases of impl/credits's).
+type CrTable[P any] interface {
+	Reserve(h *credits.Holder, c credits.Class) (credits.Token, credits.Result)
+	EnqueueAt(nowMs int64, h *credits.Holder, tok credits.Token, payload P) credits.Result
+	Take(tok credits.Token) (P, bool)
+	Finish(tok credits.Token) bool
+	Release(h *credits.Holder, tok credits.Token) bool
+	Sweep() int
+	Enqueued() []credits.Entry[P]
+	Snapshot() credits.Snapshot
+	Close()
+	Closed() bool
+	CASRetries() uint64
+}
+
+var (
+	_ TBTable[string] = (*tokenbucket.Table[string])(nil)
+	_ CrTable[string] = (*credits.Table[string])(nil)
+)
+
+// TokenBucket applies model token-bucket inputs to an implementation table.
+type TokenBucket[K comparable] struct {
+	Table TBTable[K]
+}
+
+// NewTokenBucket returns an adapter over a new table of f's package
+// (fault.None: the real implementation). Only the …At operations are used,
 // so the table's own clock never matters.
-func NewTokenBucket[K comparable](faults fault.Set) *TokenBucket[K] {
-	return &TokenBucket[K]{Table: tokenbucket.New[K](tokenbucket.WithFaults(faults))}
+func NewTokenBucket[K comparable](f fault.Fault) *TokenBucket[K] {
+	return &TokenBucket[K]{Table: NewTBTable[K](f)}
 }
 
 // Apply performs in on the table and returns its answer in model form.
@@ -66,14 +105,15 @@ func (s *TokenBucket[K]) Apply(in model.TBInput[K]) model.TBOutput {
 // Credits applies model credit-table inputs to an implementation table.
 // Model holder IDs map to implementation holders created on first use.
 type Credits[P comparable] struct {
-	Table   *credits.Table[P]
+	Table   CrTable[P]
 	holders sync.Map // model.HolderID → *credits.Holder
 }
 
-// NewCredits returns an adapter over a new table carrying faults. Enqueue
-// marks come from the inputs' NowMs, so the table's own clock never matters.
-func NewCredits[P comparable](faults fault.Set) *Credits[P] {
-	return &Credits[P]{Table: credits.New[P](credits.WithFaults(faults))}
+// NewCredits returns an adapter over a new table of f's package (fault.None:
+// the real implementation). Enqueue marks come from the inputs' NowMs, so
+// the table's own clock never matters.
+func NewCredits[P comparable](f fault.Fault) *Credits[P] {
+	return &Credits[P]{Table: NewCrTable[P](f)}
 }
 
 // Holder returns the implementation holder standing for id.

@@ -1,5 +1,8 @@
 package tokenbucket
 
+// The value types of the table's API. They hold no shared memory; every
+// word that goroutines share is in tokenbucket.go and trie.go.
+
 import (
 	"fmt"
 	"math"
@@ -29,21 +32,8 @@ func (e *ArgError) Error() string {
 	return fmt.Sprintf("tokenbucket: %s = %v: %s", e.Field, e.Value, e.Rule)
 }
 
-// check validates lim and, when withCost is set, cost: capacity first, then
-// refill_per_second, then cost (T9).
-func check(lim Limits, cost float64, withCost bool) error {
-	const finitePositive = "must be finite and greater than zero"
-	switch {
-	case !(lim.Capacity > 0 && lim.Capacity <= math.MaxFloat64):
-		return &ArgError{"capacity", lim.Capacity, finitePositive}
-	case !(lim.RefillPerSecond > 0 && lim.RefillPerSecond <= math.MaxFloat64):
-		return &ArgError{"refill_per_second", lim.RefillPerSecond, finitePositive}
-	case !withCost:
-		return nil
-	case !(cost > 0 && cost <= math.MaxFloat64):
-		return &ArgError{"cost", cost, finitePositive}
-	case cost > lim.Capacity:
-		return &ArgError{"cost", cost, fmt.Sprintf("must not exceed capacity %v, or it could never be taken", lim.Capacity)}
-	}
-	return nil
-}
+// Never is what RetryAfter reports when no wait of at most math.MaxInt64-1
+// milliseconds within the clock's range would refill the bucket enough (a
+// refill rate so small that the wait overflows the clock). No real wait
+// equals Never.
+const Never = math.MaxInt64
