@@ -22,7 +22,7 @@ func benchTB(b *testing.B, n int) TBHistory {
 	if w.Name != "many-keys" {
 		b.Fatalf("workload %s, want many-keys", w.Name)
 	}
-	h, err := RecordTokenBucket(w, fault.None, 1)
+	h, err := RecordTokenBucket(w, InProcessTB(fault.None), 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func benchCr(b *testing.B, n int) CrHistory {
 	}
 	w = w.Scaled(8, n/30)
 	for seed := uint64(1); ; seed++ {
-		h, err := RecordCredits(w, fault.None, seed)
+		h, err := RecordCredits(w, InProcessCr(fault.None), seed)
 		if err != nil {
 			b.Fatal(err)
 		}

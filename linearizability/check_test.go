@@ -97,7 +97,7 @@ func TestStaleReadingsRecorded(t *testing.T) {
 			w = x
 		}
 	}
-	h, err := RecordTokenBucket(w, fault.None, *flagSeed)
+	h, err := RecordTokenBucket(w, InProcessTB(fault.None), *flagSeed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestUnknownOutcomes(t *testing.T) {
 	}
 	unknown := 0
 	for seed := *flagSeed; seed < *flagSeed+5; seed++ {
-		h, err := RecordCredits(w, fault.None, seed)
+		h, err := RecordCredits(w, InProcessCr(fault.None), seed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func TestUnknownOutcomes(t *testing.T) {
 // TestCreditsRoundTrip: a credit-table history written as JSON loads back
 // and checks the same.
 func TestCreditsRoundTrip(t *testing.T) {
-	h, err := RecordCredits(CrWorkloads()[0], fault.None, *flagSeed)
+	h, err := RecordCredits(CrWorkloads()[0], InProcessCr(fault.None), *flagSeed)
 	if err != nil {
 		t.Fatal(err)
 	}

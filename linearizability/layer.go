@@ -30,7 +30,7 @@ const HuntTimeout = 10 * time.Second
 func Hunt(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcome {
 	p := Plan{
 		Primitive: PrimitiveTokenBucket, Duration: budget, Seed: seed,
-		Faults: f, Mutant: f.String(), Timeout: HuntTimeout,
+		Fault: f, Mutant: f.String(), Timeout: HuntTimeout,
 		Dir: filepath.Join(os.TempDir(), "tollgate-porcupine"), StopOnIllegal: true,
 	}
 	if f.Credits() {

@@ -1,6 +1,7 @@
 package linearizability
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -8,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/tollgate/tollgate/internal/fault"
-	"github.com/tollgate/tollgate/internal/sut"
 	"github.com/tollgate/tollgate/model"
 )
 
@@ -38,6 +37,35 @@ func (b *barrier) wait() {
 	for b.arrived.Load() < b.n {
 		runtime.Gosched()
 	}
+}
+
+// brake stops a recording when its backend breaks: the first such error is
+// kept, and every client loop checks stopped before its next call.
+type brake struct {
+	first atomic.Pointer[error]
+}
+
+// unknown sorts a non-nil error from Backend.Do: it reports true for an
+// unknown outcome (to be recorded as such), false for a call that was not
+// made (nothing to record) or for a broken backend, which it also records
+// as the reason to stop.
+func (b *brake) unknown(err error) bool {
+	switch {
+	case errors.Is(err, ErrUnknown):
+		return true
+	case !errors.Is(err, ErrNotRun):
+		b.first.CompareAndSwap(nil, &err)
+	}
+	return false
+}
+
+func (b *brake) stopped() bool { return b.first.Load() != nil }
+
+func (b *brake) err() error {
+	if e := b.first.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 // TBWorkload describes a token-bucket recording: Clients goroutines each run
@@ -137,16 +165,17 @@ func (w TBWorkload) script(r *rand.Rand) []tbStep {
 	return steps
 }
 
-// RecordTokenBucket runs w against a fresh table carrying faults and returns
-// the history, sorted by call stamp. The scripts are drawn from seed (client
-// i from its own stream) before any client starts, so the loop that runs
-// them does little besides the operations; the interleaving is whatever the
-// scheduler makes of them.
-func RecordTokenBucket(w TBWorkload, faults fault.Fault, seed uint64) (TBHistory, error) {
+// RecordTokenBucket runs w against b and returns the history, sorted by call
+// stamp. The scripts are drawn from seed (client i from its own stream)
+// before any client starts, so the loop that runs them does little besides
+// the operations; the interleaving is whatever the scheduler makes of them.
+// b must be fresh: every key starts absent. An error from b other than
+// ErrUnknown and ErrNotRun stops the recording and is returned.
+func RecordTokenBucket(w TBWorkload, b TBBackend, seed uint64) (TBHistory, error) {
 	if err := w.Validate(); err != nil {
 		return TBHistory{}, err
 	}
-	table := sut.NewTokenBucket[string](faults)
+	var broke brake
 	var ts Stamps
 	var clock atomic.Int64
 	clock.Store(w.StartMs)
@@ -166,6 +195,9 @@ func RecordTokenBucket(w TBWorkload, faults fault.Fault, seed uint64) (TBHistory
 			ops := perClient[c]
 			start.wait()
 			for _, s := range scripts[c] {
+				if broke.stopped() {
+					break
+				}
 				if s.advance {
 					now := clock.Add(w.ClockStepMs)
 					clockMarks[c] = append(clockMarks[c], Mark{Tag: "clock", At: ts.Stamp(), Text: fmt.Sprintf("clock → %dms", now)})
@@ -176,14 +208,24 @@ func RecordTokenBucket(w TBWorkload, faults fault.Fault, seed uint64) (TBHistory
 					runtime.Gosched()
 				}
 				call := ts.Stamp()
-				out := table.Apply(in)
+				out, err := b.Do(c, in)
 				ret := ts.Stamp()
-				ops = append(ops, TBOp{Client: c, Input: in, Output: out, Call: call, Return: ret})
+				op := TBOp{Client: c, Input: in, Output: out, Call: call, Return: ret}
+				if err != nil {
+					if !broke.unknown(err) {
+						continue
+					}
+					op.Output, op.Unknown, op.Return = model.TBOutput{}, true, 0
+				}
+				ops = append(ops, op)
 			}
 			perClient[c] = ops
 		}()
 	}
 	done.Wait()
+	if err := broke.err(); err != nil {
+		return TBHistory{}, err
+	}
 	h := TBHistory{Workload: w.Name, Seed: seed}
 	for c := range perClient {
 		h.Ops = append(h.Ops, perClient[c]...)
@@ -191,339 +233,5 @@ func RecordTokenBucket(w TBWorkload, faults fault.Fault, seed uint64) (TBHistory
 	}
 	sort.Slice(h.Ops, func(i, j int) bool { return h.Ops[i].Call < h.Ops[j].Call })
 	sort.Slice(h.Marks, func(i, j int) bool { return h.Marks[i].At < h.Marks[j].At })
-	return h, nil
-}
-
-// Credit-table holder actions (CrWorkload.Mix), in order.
-const (
-	ActEnqueue        = iota // enqueue a payload for the owner
-	ActRelease               // give the reservation back
-	ActExitHolding           // the holder dies holding its reservation; a sweep frees it
-	ActExitMidEnqueue        // the holder dies while its enqueue is in flight
-	ActStaleToken            // reuse the previous reservation's token, then release
-	ActSweepRace             // the holder dies; a sweep spins against its enqueue (still under way) for the row
-	ActReleaseRace           // a second thread of the holder spins release against its enqueue
-	ActForeignRelease        // try to release the latest reservation of another holder, then release
-	numActs
-)
-
-// CrWorkload describes a credit-table recording.
-//
-// Holders goroutines each run Rounds rounds: reserve a slot of one of
-// Classes, hold it for up to Hold scheduler yields, then do one action drawn
-// from Mix. A holder that dies starts again as a new holder (a new
-// HolderID). An exit in the middle of an enqueue is made by a second
-// goroutine of that holder (its own client id) while the enqueue runs, and
-// with probability UnknownProb the enqueue's answer is dropped (recorded as
-// unknown), as if the caller died before it arrived.
-//
-// Owners goroutines poll the table's Enqueued list (not recorded: not
-// atomic) and take and finish what they find, racing each other; with
-// probability DoubleFinishProb they finish twice (C8). Sweepers goroutines
-// sweep whenever a holder has exited since their last sweep, racing the
-// enqueues; a holder that died waits for such a sweep before it starts again
-// as a new holder (awaitSweep). If CloseAfter > 0, the first owner closes the table (the owner
-// dies) after finishing that many rows.
-type CrWorkload struct {
-	Name             string
-	Holders          int
-	Rounds           int
-	Classes          []model.Class
-	Hold             int
-	Mix              [numActs]int
-	UnknownProb      float64
-	Owners           int
-	Sweepers         int
-	DoubleFinishProb float64
-	CloseAfter       int
-}
-
-// Validate reports a workload that cannot run, naming the field and the rule.
-func (w CrWorkload) Validate() error {
-	bad := func(field string, v any, rule string) error {
-		return fmt.Errorf("linearizability: workload %s: %s %v %s", w.Name, field, v, rule)
-	}
-	switch {
-	case w.Holders < 1:
-		return bad("holders", w.Holders, "must be >= 1")
-	case w.Rounds < 1:
-		return bad("rounds", w.Rounds, "must be >= 1")
-	case len(w.Classes) == 0:
-		return bad("classes", w.Classes, "must not be empty")
-	case w.Hold < 0:
-		return bad("hold", w.Hold, "must be >= 0")
-	case w.Owners < 0 || w.Sweepers < 0:
-		return bad("owners/sweepers", []int{w.Owners, w.Sweepers}, "must be >= 0")
-	}
-	for _, c := range w.Classes {
-		if c != model.General && c != model.Internal {
-			return bad("classes", c, "must hold only general and internal")
-		}
-	}
-	total := 0
-	for _, m := range w.Mix {
-		if m < 0 {
-			return bad("mix weight", m, "must be >= 0")
-		}
-		total += m
-	}
-	if total == 0 {
-		return bad("mix", w.Mix, "must have a positive weight")
-	}
-	return nil
-}
-
-// crRecorder is one credit-table recording in progress.
-type crRecorder struct {
-	table   *sut.Credits[Payload]
-	ts      Stamps
-	holders atomic.Uint64                          // last HolderID handed out
-	exits   atomic.Int64                           // exits so far (sweepers sweep when it moves)
-	swept   atomic.Int64                           // exits counted before the start of the latest finished sweep
-	latest  atomic.Pointer[model.CrInput[Payload]] // the latest reservation: its holder and token
-	mu      sync.Mutex
-	ops     []CrOp
-}
-
-// do applies in for client and records it; unknown drops the answer.
-func (r *crRecorder) do(client int, in model.CrInput[Payload], unknown bool) model.CrOutput[Payload] {
-	call := r.ts.Stamp()
-	out := r.table.Apply(in)
-	ret := r.ts.Stamp()
-	op := CrOp{Client: client, Input: in, Output: out, Call: call, Return: ret}
-	if unknown {
-		op.Output, op.Unknown, op.Return = model.CrOutput[Payload]{}, true, 0
-	}
-	r.record(op)
-	return out
-}
-
-func (r *crRecorder) record(op CrOp) {
-	r.mu.Lock()
-	r.ops = append(r.ops, op)
-	r.mu.Unlock()
-}
-
-func (r *crRecorder) newHolder() model.HolderID { return model.HolderID(r.holders.Add(1)) }
-
-func (r *crRecorder) exit(client int, h model.HolderID) {
-	r.do(client, model.CrInput[Payload]{Kind: model.CrExit, Holder: h}, false)
-	r.exits.Add(1)
-}
-
-// awaitSweep waits, when the workload has sweepers, until a sweep has
-// started and finished since every exit so far. This bounds the reserved
-// rows of exited holders waiting for a sweep to about one per holder: the
-// checker does not know which rows a sweep freed, only how many, so a sweep
-// freeing k of d candidate rows leaves C(d, k) possible states, and with
-// dozens of candidates the search does not finish.
-func (r *crRecorder) awaitSweep(w CrWorkload) {
-	if w.Sweepers == 0 {
-		return
-	}
-	for e := r.exits.Load(); r.swept.Load() < e; {
-		runtime.Gosched()
-	}
-}
-
-func (r *crRecorder) holder(w CrWorkload, c int, rng *rand.Rand) {
-	killer := w.Holders + c
-	h := r.newHolder()
-	var prev model.Token
-	for round := range w.Rounds {
-		class := w.Classes[rng.IntN(len(w.Classes))]
-		res := r.do(c, model.CrInput[Payload]{Kind: model.CrReserve, Holder: h, Class: class}, false)
-		if res.Result != model.OK {
-			runtime.Gosched()
-			continue
-		}
-		tok := res.Token
-		act := pick(rng, w.Mix[:])
-		if l := r.latest.Swap(&model.CrInput[Payload]{Holder: h, Token: tok}); act == ActForeignRelease && l != nil && l.Holder != h {
-			// Right away, while the other holder may still hold it (C9).
-			r.do(c, model.CrInput[Payload]{Kind: model.CrRelease, Holder: h, Token: l.Token}, false)
-		}
-		for range rng.IntN(w.Hold + 1) {
-			runtime.Gosched()
-		}
-		enqueue := model.CrInput[Payload]{Kind: model.CrEnqueue, Holder: h, Token: tok,
-			Payload: fmt.Sprintf("c%d.r%d", c, round), NowMs: int64(round)}
-		release := model.CrInput[Payload]{Kind: model.CrRelease, Holder: h, Token: tok}
-		switch act {
-		case ActEnqueue:
-			r.do(c, enqueue, false)
-		case ActRelease:
-			r.do(c, release, false)
-		case ActExitHolding:
-			r.exit(c, h)
-			r.awaitSweep(w)
-			h = r.newHolder()
-		case ActExitMidEnqueue:
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func(h model.HolderID) {
-				defer wg.Done()
-				r.exit(killer, h)
-			}(h)
-			r.do(c, enqueue, rng.Float64() < w.UnknownProb)
-			wg.Wait()
-			r.awaitSweep(w)
-			h = r.newHolder()
-		case ActSweepRace:
-			r.race(c, killer, enqueue, true)
-			r.awaitSweep(w)
-			h = r.newHolder()
-		case ActReleaseRace:
-			r.race(c, killer, enqueue, false)
-		case ActForeignRelease:
-			r.do(c, release, false)
-		case ActStaleToken:
-			if prev.Epoch != 0 {
-				stale := enqueue
-				stale.Token = prev
-				r.do(c, stale, false)
-			}
-			r.do(c, release, false)
-		}
-		prev = tok
-	}
-}
-
-// race runs enqueue on this goroutine against a second goroutine (client
-// helper) that hammers the same row: with sweep, the helper first records
-// the holder's exit, then sweeps until a sweep frees a row or the enqueue has
-// returned; otherwise it releases the token until a release frees it or the
-// enqueue has returned. Exactly one of the two may win the row (C5, C9,
-// C10). Only the helper's winning call and its last call are recorded: a
-// sweep that freed nothing and a refused release change nothing in the
-// model, so leaving the others out loses nothing, and it keeps the history
-// short.
-func (r *crRecorder) race(client, helper int, enqueue model.CrInput[Payload], sweep bool) {
-	var ready, done atomic.Bool
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if sweep {
-			r.exit(helper, enqueue.Holder)
-		}
-		in := model.CrInput[Payload]{Kind: model.CrRelease, Holder: enqueue.Holder, Token: enqueue.Token}
-		if sweep {
-			in = model.CrInput[Payload]{Kind: model.CrSweep}
-		}
-		ready.Store(true)
-		for {
-			last := done.Load()
-			call := r.ts.Stamp()
-			out := r.table.Apply(in)
-			ret := r.ts.Stamp()
-			if won := out.Count > 0 || (!sweep && out.OK); won || last {
-				r.record(CrOp{Client: helper, Input: in, Output: out, Call: call, Return: ret})
-				if won {
-					return
-				}
-			}
-			if last {
-				return
-			}
-		}
-	}()
-	for !ready.Load() {
-		runtime.Gosched()
-	}
-	r.do(client, enqueue, false)
-	done.Store(true)
-	wg.Wait()
-}
-
-func (r *crRecorder) owner(w CrWorkload, c int, rng *rand.Rand, stop *atomic.Bool, closer bool) {
-	finished := 0
-	for {
-		stopping := stop.Load()
-		entries := r.table.Table.Enqueued()
-		for _, e := range entries {
-			tok := model.Token{Slot: e.Token.Slot, Epoch: e.Token.Epoch}
-			got := r.do(c, model.CrInput[Payload]{Kind: model.CrTake, Token: tok}, false)
-			if !got.OK {
-				continue
-			}
-			runtime.Gosched()
-			fin := model.CrInput[Payload]{Kind: model.CrFinish, Token: tok}
-			r.do(c, fin, false)
-			if rng.Float64() < w.DoubleFinishProb {
-				r.do(c, fin, false)
-			}
-			finished++
-			if closer && w.CloseAfter > 0 && finished == w.CloseAfter {
-				r.do(c, model.CrInput[Payload]{Kind: model.CrClose}, false)
-				return
-			}
-		}
-		if stopping && len(entries) == 0 {
-			return
-		}
-		runtime.Gosched()
-	}
-}
-
-func (r *crRecorder) sweeper(c int, stop *atomic.Bool) {
-	seen := int64(0)
-	for {
-		stopping := stop.Load()
-		if n := r.exits.Load(); n != seen {
-			seen = n
-			r.do(c, model.CrInput[Payload]{Kind: model.CrSweep}, false)
-			r.swept.Store(n)
-			continue
-		}
-		if stopping {
-			return
-		}
-		runtime.Gosched()
-	}
-}
-
-// RecordCredits runs w against a fresh credit table carrying faults and
-// returns the history, sorted by call stamp.
-func RecordCredits(w CrWorkload, faults fault.Fault, seed uint64) (CrHistory, error) {
-	if err := w.Validate(); err != nil {
-		return CrHistory{}, err
-	}
-	r := &crRecorder{table: sut.NewCredits[Payload](faults)}
-	var stop atomic.Bool
-	var holders, others sync.WaitGroup
-	start := barrier{n: int64(w.Holders + w.Owners + w.Sweepers)}
-	for c := range w.Holders {
-		holders.Add(1)
-		go func() {
-			defer holders.Done()
-			rng := rand.New(rand.NewPCG(seed, uint64(c)))
-			start.wait()
-			r.holder(w, c, rng)
-		}()
-	}
-	base := 2 * w.Holders
-	for i := range w.Owners {
-		others.Add(1)
-		go func() {
-			defer others.Done()
-			rng := rand.New(rand.NewPCG(seed, uint64(base+i)))
-			start.wait()
-			r.owner(w, base+i, rng, &stop, i == 0)
-		}()
-	}
-	for i := range w.Sweepers {
-		others.Add(1)
-		go func() {
-			defer others.Done()
-			start.wait()
-			r.sweeper(base+w.Owners+i, &stop)
-		}()
-	}
-	holders.Wait()
-	stop.Store(true)
-	others.Wait()
-	h := CrHistory{Workload: w.Name, Seed: seed, Ops: r.ops}
-	sort.Slice(h.Ops, func(i, j int) bool { return h.Ops[i].Call < h.Ops[j].Call })
 	return h, nil
 }

@@ -26,7 +26,7 @@ type Plan struct {
 	// applies to the token-bucket workloads that use more than one key.
 	Clients, Keys, Ops int
 	Seed               uint64        // history i is recorded from Seed + i
-	Faults             fault.Fault     // the mutant to run against (empty: the real table)
+	Fault              fault.Fault   // the mutant to run against (fault.None: the real table)
 	Mutant             string        // its name, stored in the histories
 	Timeout            time.Duration // porcupine's budget per history
 	Dir                string        // where failing histories are written
@@ -110,7 +110,7 @@ func Run(p Plan, progress func(Tally)) (Tally, error) {
 		n = len(ws)
 		record = func(i int, seed uint64) (Report, string, error) {
 			w := ws[i%len(ws)]
-			h, err := RecordTokenBucket(w, p.Faults, seed)
+			h, err := RecordTokenBucket(w, InProcessTB(p.Fault), seed)
 			if err != nil {
 				return Report{}, w.Name, err
 			}
@@ -128,7 +128,7 @@ func Run(p Plan, progress func(Tally)) (Tally, error) {
 		n = len(ws)
 		record = func(i int, seed uint64) (Report, string, error) {
 			w := ws[i%len(ws)]
-			h, err := RecordCredits(w, p.Faults, seed)
+			h, err := RecordCredits(w, InProcessCr(p.Fault), seed)
 			if err != nil {
 				return Report{}, w.Name, err
 			}

@@ -159,7 +159,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		p := linearizability.Plan{
 			Primitive: prim, Duration: per - seqBudget, Clients: c.clients, Keys: c.keys, Ops: c.ops,
-			Seed: c.seed, Faults: faults, Mutant: c.mutant, Timeout: c.timeout, Dir: c.out,
+			Seed: c.seed, Fault: faults, Mutant: c.mutant, Timeout: c.timeout, Dir: c.out,
 			StopOnIllegal: c.mutant != "", Workload: c.workload,
 		}
 		if c.workload != "" && !hasWorkload(prim, c.workload) {
