@@ -4,25 +4,29 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tollgate/tollgate/linearizability"
 	"github.com/tollgate/tollgate/model"
 )
 
-// Concurrent sessions (suite "concurrent"): N clients of the driver issue
-// requests at once, each client with one request outstanding; the harness
-// stamps every request when it is written and every answer when it is read,
-// decodes the answers into the model's outputs, and hands the history to the
-// porcupine models of package linearizability (T11, C16). Nothing about the
-// primitives is decided here.
-
-// The history's clock is linearizability.Stamps: call stamps are drawn
-// before a request is written and return stamps after its answer is read, so
-// the interval [call, return] contains the moment the driver performed it.
+// Concurrent sessions (suite "concurrent") run the workloads of package
+// linearizability, through its one recorder, against the driver: this file
+// holds only what is specific to a pipe. tbPipe and crPipe are
+// linearizability backends that encode each call as a request, send it on
+// the connection and decode the answer into the model's output; the
+// recorder stamps each call before the request is written and after its
+// answer is read, so the interval contains the moment the driver performed
+// it. The histories are checked by the porcupine models of package
+// linearizability (T11, C16). Nothing about the primitives is decided here.
+//
+// The protocol runs each client's requests in order, one at a time
+// (spec/protocol.md §2), and a client that exited issues nothing more. So a
+// holder's calls are serialized here (a workload's "second thread of the
+// holder" waits its turn instead of overlapping), and a call of an exited
+// holder is not sent (linearizability.ErrNotRun): it could not have been
+// made. Everything else overlaps as the workload makes it.
 
 // TBAnswer decodes a driver's token-bucket answer into the model's output.
 func TBAnswer(in model.TBInput[string], r Response) (model.TBOutput, error) {
@@ -150,71 +154,178 @@ type concurrentShape struct {
 	clients, opsPerClient int
 }
 
-// runConcurrentTB records one token-bucket session and checks it.
+// pipeFailure is the error a pipe backend returns when the driver broke: a
+// transport error or an answer that is not one of the operation's.
+type pipeFailure struct{ f *CaseFailure }
+
+func (e *pipeFailure) Error() string {
+	if e.f.Driver != nil {
+		return e.f.Driver.Error()
+	}
+	return e.f.Got
+}
+
+// send sends req and returns its answer, or the failure that stops the
+// session.
+func send(conn *Conn, req Request) (Answer, error) {
+	ans, err := conn.Send(req)
+	if err != nil {
+		f := &CaseFailure{Sent: []string{Line(withoutID(req))}}
+		errors.As(err, &f.Driver)
+		if f.Driver == nil {
+			f.Got = err.Error()
+		}
+		return ans, &pipeFailure{f}
+	}
+	return ans, nil
+}
+
+func undecodable(req Request, ans Answer, err error) error {
+	return &pipeFailure{&CaseFailure{Sent: []string{Line(withoutID(req))}, Got: err.Error(), GotLine: ans.Line}}
+}
+
+// tbPipe is a token-bucket backend over a driver connection: history client
+// c is the driver's client "<prefix>.c<c>".
+type tbPipe struct {
+	conn   *Conn
+	prefix string
+}
+
+func (p *tbPipe) Do(client int, in model.TBInput[string]) (model.TBOutput, error) {
+	req := EncodeTB(in)
+	req.Table, req.Client = p.prefix, fmt.Sprintf("%s.c%d", p.prefix, client)
+	ans, err := send(p.conn, req)
+	if err != nil {
+		return model.TBOutput{}, err
+	}
+	out, err := TBAnswer(in, ans.Resp)
+	if err != nil {
+		return out, undecodable(req, ans, err)
+	}
+	return out, nil
+}
+
+// crPipe is a credit-table backend over a driver connection. A holder is
+// the driver's client "<prefix>.h<holder>" (spec/protocol.md §2: a client
+// is the holder); calls that name no holder go out as client
+// "<prefix>.w<c>" for history client c.
+type crPipe struct {
+	conn   *Conn
+	prefix string
+	ids    *epochIDs
+
+	mu      sync.Mutex
+	holders map[model.HolderID]*pipeHolder
+}
+
+type pipeHolder struct {
+	mu   sync.Mutex // one request of this client outstanding at a time
+	dead bool
+}
+
+func (p *crPipe) holder(h model.HolderID) *pipeHolder {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ph := p.holders[h]
+	if ph == nil {
+		ph = &pipeHolder{}
+		p.holders[h] = ph
+	}
+	return ph
+}
+
+func (p *crPipe) Do(client int, in model.CrInput[string]) (model.CrOutput[string], error) {
+	var zero model.CrOutput[string]
+	name := fmt.Sprintf("%s.w%d", p.prefix, client)
+	switch in.Kind {
+	case model.CrReserve, model.CrEnqueue, model.CrRelease, model.CrExit:
+		ph := p.holder(in.Holder)
+		ph.mu.Lock()
+		defer ph.mu.Unlock()
+		if ph.dead {
+			return zero, linearizability.ErrNotRun
+		}
+		if in.Kind == model.CrExit {
+			ph.dead = true
+		}
+		name = fmt.Sprintf("%s.h%d", p.prefix, in.Holder)
+	}
+	req := EncodeCr(in, name, pipeEpochs{p.ids})
+	req.Table, req.Client = p.prefix, name
+	ans, err := send(p.conn, req)
+	if err != nil {
+		return zero, err
+	}
+	if in.Kind == model.CrEnqueued {
+		return p.entries(req, ans)
+	}
+	out, err := crAnswer(in, ans.Resp, p.ids)
+	if err != nil {
+		return out, undecodable(req, ans, err)
+	}
+	return out, nil
+}
+
+// entries decodes a cr.enqueued answer into the model's entries, epochs
+// numbered as everywhere else in the session.
+func (p *crPipe) entries(req Request, ans Answer) (model.CrOutput[string], error) {
+	out := model.CrOutput[string]{OK: ans.Resp.OK}
+	if !ans.Resp.OK || ans.Resp.Entries == nil {
+		return out, undecodable(req, ans, errors.New("answer of cr.enqueued lacks entries"))
+	}
+	for _, e := range *ans.Resp.Entries {
+		out.Entries = append(out.Entries, model.Entry[string]{Slot: e.Slot, Epoch: p.ids.id(e.Epoch), MarkedMs: e.MarkedMs, Payload: e.Payload})
+	}
+	return out, nil
+}
+
+// sessionFailure names the failure of one concurrent session: the driver broke
+// (pipeFailure), or the recording could not run.
+func sessionFailure(name string, covers []string, err error) *CaseFailure {
+	var pf *pipeFailure
+	if errors.As(err, &pf) {
+		pf.f.Case, pf.f.Covers = name, covers
+		return pf.f
+	}
+	return &CaseFailure{Case: name, Covers: covers, Got: err.Error()}
+}
+
+// checkTimeout is porcupine's budget for one concurrent session.
+const checkTimeout = 20 * time.Second
+
+// runConcurrentTB records one token-bucket session, the workload chosen by
+// seed from linearizability.TBWorkloads and scaled to shape, and checks it.
 func runConcurrentTB(conn *Conn, prefix string, seed uint64, shape concurrentShape, dir, name string) *CaseFailure {
-	h := linearizability.TBHistory{Workload: fmt.Sprintf("conform %d clients x %d ops", shape.clients, shape.opsPerClient), Seed: seed}
-	var mu sync.Mutex
-	var st linearizability.Stamps
-	var clock atomic.Int64
-	clock.Store(1000)
-	var fatal *CaseFailure
-	keys := []string{"hot", ":_"}
-	lims := map[string]model.Limits{"hot": {Capacity: 20, RefillPerSecond: 200}, ":_": {Capacity: 3, RefillPerSecond: 50}}
-	var wg sync.WaitGroup
-	for c := 0; c < shape.clients; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(seed, uint64(c)))
-			client := fmt.Sprintf("%s.c%d", prefix, c)
-			for j := 0; j < shape.opsPerClient; j++ {
-				key := keys[0]
-				if r.IntN(4) == 0 {
-					key = keys[1]
-				}
-				now := clock.Add(r.Int64N(3))
-				if r.IntN(5) == 0 {
-					now -= r.Int64N(20) // a stale reading (T4)
-				}
-				in := model.TBInput[string]{Kind: model.TBTake, Key: key, Limits: lims[key], Cost: 1, NowMs: now}
-				switch x := r.IntN(20); {
-				case x < 2:
-					in.Kind = model.TBPeek
-				case x < 4:
-					in.Kind = model.TBRetryAfter
-				case x < 5:
-					in.Kind = model.TBReset
-				}
-				req := EncodeTB(in)
-				req.Table, req.Client = prefix, client
-				call := st.Stamp()
-				ans, err := conn.Send(req)
-				ret := st.Stamp()
-				mu.Lock()
-				if err != nil {
-					if fatal == nil {
-						fatal = &CaseFailure{Sent: []string{Line(withoutID(req))}}
-						errors.As(err, &fatal.Driver)
-					}
-					mu.Unlock()
-					return
-				}
-				out, derr := TBAnswer(in, ans.Resp)
-				if derr != nil && fatal == nil {
-					fatal = &CaseFailure{Sent: []string{Line(withoutID(req))}, Got: derr.Error(), GotLine: ans.Line}
-				}
-				h.Ops = append(h.Ops, linearizability.TBOp{Client: c, Input: in, Output: out, Call: call, Return: ret})
-				mu.Unlock()
-			}
-		}()
+	covers := []string{"T11"}
+	ws := linearizability.TBWorkloads()
+	w := ws[seed%uint64(len(ws))].Scaled(shape.clients, 0, shape.opsPerClient)
+	h, err := linearizability.RecordTokenBucket(w, &tbPipe{conn: conn, prefix: prefix}, seed)
+	if err != nil {
+		return sessionFailure(name, covers, err)
 	}
-	wg.Wait()
-	if fatal != nil {
-		fatal.Case = name
-		return fatal
+	h.Workload = fmt.Sprintf("conform %s: %d clients x %d ops", w.Name, w.Clients, w.OpsPerClient)
+	rep, err := linearizability.CheckTokenBucket(h, linearizability.Options{Timeout: checkTimeout, Dir: dir, Name: name})
+	return verdict(name, covers, rep, err, len(h.Ops))
+}
+
+// runConcurrentCr records one credit-table session, the workload chosen by
+// seed from linearizability.CrWorkloads and scaled to shape, on a new table
+// of the driver, and checks it.
+func runConcurrentCr(conn *Conn, prefix string, seed uint64, shape concurrentShape, dir, name string) *CaseFailure {
+	covers := []string{"C16", "C3"}
+	if _, err := send(conn, Request{Op: OpNew, Table: prefix}); err != nil {
+		return sessionFailure(name, covers, err)
 	}
-	rep, err := linearizability.CheckTokenBucket(h, linearizability.Options{Timeout: 20 * time.Second, Dir: dir, Name: name})
-	return verdict(name, []string{"T11"}, rep, err, len(h.Ops))
+	ws := linearizability.CrWorkloads()
+	w := ws[seed%uint64(len(ws))].Scaled(shape.clients, shape.opsPerClient)
+	b := &crPipe{conn: conn, prefix: prefix, ids: &epochIDs{}, holders: map[model.HolderID]*pipeHolder{}}
+	h, err := linearizability.RecordCredits(w, b, seed)
+	if err != nil {
+		return sessionFailure(name, covers, err)
+	}
+	h.Workload = fmt.Sprintf("conform %s: %d holders x %d rounds", w.Name, w.Holders, w.Rounds)
+	rep, err := linearizability.CheckCredits(h, linearizability.Options{Timeout: checkTimeout, Dir: dir, Name: name})
+	return verdict(name, covers, rep, err, len(h.Ops))
 }
 
 func verdict(name string, covers []string, rep linearizability.Report, err error, ops int) *CaseFailure {
@@ -231,146 +342,13 @@ func verdict(name string, covers []string, rep linearizability.Report, err error
 		Artifact: rep.HTMLPath + " (history: " + rep.JSONPath + ")"}
 }
 
-// runConcurrentCr records one credit-table session: clients reserve, then
-// enqueue, release, exit holding, or reuse a stale token; one owner client
-// lists enqueued rows and takes and finishes each; it also sweeps.
-func runConcurrentCr(conn *Conn, prefix string, seed uint64, shape concurrentShape, dir, name string) *CaseFailure {
-	h := linearizability.CrHistory{Workload: fmt.Sprintf("conform %d clients x %d rounds", shape.clients, shape.opsPerClient), Seed: seed}
-	var mu sync.Mutex
-	var st linearizability.Stamps
-	var fatal *CaseFailure
-	ids := &epochIDs{}
-	var nextHolder atomic.Uint64
-	if _, err := conn.Send(Request{Op: OpNew, Table: prefix}); err != nil {
-		f := &CaseFailure{Case: name, Sent: []string{Line(Request{Op: OpNew, Table: prefix})}}
-		errors.As(err, &f.Driver)
-		return f
-	}
-	// do sends one recorded operation for history client c.
-	do := func(c int, client string, in model.CrInput[string], record bool) (model.CrOutput[string], Response, bool) {
-		names := &concNames{ids: ids}
-		req := EncodeCr(in, client, names)
-		req.Table, req.Client = prefix, client
-		call := st.Stamp()
-		ans, err := conn.Send(req)
-		ret := st.Stamp()
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			if fatal == nil {
-				fatal = &CaseFailure{Sent: []string{Line(withoutID(req))}}
-				errors.As(err, &fatal.Driver)
-			}
-			return model.CrOutput[string]{}, Response{}, false
-		}
-		if !record {
-			return model.CrOutput[string]{}, ans.Resp, fatal == nil
-		}
-		out, derr := crAnswer(in, ans.Resp, ids)
-		if derr != nil {
-			if fatal == nil {
-				fatal = &CaseFailure{Sent: []string{Line(withoutID(req))}, Got: derr.Error(), GotLine: ans.Line}
-			}
-			return out, ans.Resp, false
-		}
-		h.Ops = append(h.Ops, linearizability.CrOp{Client: c, Input: in, Output: out, Call: call, Return: ret})
-		return out, ans.Resp, fatal == nil
-	}
-	var holders sync.WaitGroup
-	var done atomic.Bool
-	for c := 0; c < shape.clients; c++ {
-		holders.Add(1)
-		go func() {
-			defer holders.Done()
-			r := rand.New(rand.NewPCG(seed, uint64(c)))
-			gen := 0
-			client := fmt.Sprintf("%s.c%d.%d", prefix, c, gen)
-			holder := model.HolderID(nextHolder.Add(1))
-			var prev model.Token
-			for j := 0; j < shape.opsPerClient; j++ {
-				class := model.General
-				if r.IntN(2) == 0 {
-					class = model.Internal
-				}
-				out, _, ok := do(c, client, model.CrInput[string]{Kind: model.CrReserve, Holder: holder, Class: class}, true)
-				if !ok {
-					return
-				}
-				if out.Result != model.OK {
-					continue
-				}
-				tok := out.Token
-				switch x := r.IntN(10); {
-				case x < 5:
-					_, _, ok = do(c, client, model.CrInput[string]{Kind: model.CrEnqueue, Holder: holder, Token: tok,
-						Payload: fmt.Sprintf("%s#%d", client, j), NowMs: int64(j)}, true)
-				case x < 7:
-					_, _, ok = do(c, client, model.CrInput[string]{Kind: model.CrRelease, Holder: holder, Token: tok}, true)
-				case x < 8 && prev.Epoch != 0: // a stale token (C3), then give the slot back
-					if _, _, ok = do(c, client, model.CrInput[string]{Kind: model.CrEnqueue, Holder: holder, Token: prev, Payload: "stale", NowMs: int64(j)}, true); ok {
-						_, _, ok = do(c, client, model.CrInput[string]{Kind: model.CrRelease, Holder: holder, Token: tok}, true)
-					}
-				default: // die holding the reservation; the goroutine lives on as a new client
-					_, _, ok = do(c, client, model.CrInput[string]{Kind: model.CrExit, Holder: holder}, true)
-					gen++
-					client = fmt.Sprintf("%s.c%d.%d", prefix, c, gen)
-					holder = model.HolderID(nextHolder.Add(1))
-				}
-				if !ok {
-					return
-				}
-				prev = tok
-			}
-		}()
-	}
-	owner := shape.clients
-	ownerClient := prefix + ".owner"
-	var ownerWG sync.WaitGroup
-	ownerWG.Add(1)
-	go func() {
-		defer ownerWG.Done()
-		r := rand.New(rand.NewPCG(seed, 1<<32))
-		for last := false; !last; {
-			last = done.Load()
-			_, resp, ok := do(owner, ownerClient, model.CrInput[string]{Kind: model.CrEnqueued}, false)
-			if !ok {
-				return
-			}
-			if resp.Entries != nil {
-				for _, e := range *resp.Entries {
-					tok := model.Token{Slot: e.Slot, Epoch: ids.id(e.Epoch)}
-					if _, _, ok := do(owner, ownerClient, model.CrInput[string]{Kind: model.CrTake, Token: tok}, true); !ok {
-						return
-					}
-					if _, _, ok := do(owner, ownerClient, model.CrInput[string]{Kind: model.CrFinish, Token: tok}, true); !ok {
-						return
-					}
-				}
-			}
-			if r.IntN(3) == 0 || last {
-				if _, _, ok := do(owner, ownerClient, model.CrInput[string]{Kind: model.CrSweep}, true); !ok {
-					return
-				}
-			}
-		}
-	}()
-	holders.Wait()
-	done.Store(true)
-	ownerWG.Wait()
-	if fatal != nil {
-		fatal.Case = name
-		return fatal
-	}
-	rep, err := linearizability.CheckCredits(h, linearizability.Options{Timeout: 20 * time.Second, Dir: dir, Name: name})
-	return verdict(name, []string{"C16", "C3"}, rep, err, len(h.Ops))
-}
+// pipeEpochs writes the session's epoch numbers back as the driver's own
+// values (the epochs of requests; holders are named by client).
+type pipeEpochs struct{ ids *epochIDs }
 
-// concNames writes model epochs back as the driver's values.
-type concNames struct{ ids *epochIDs }
-
-func (n *concNames) Holder(string) (model.HolderID, error) { return 0, nil }
-func (n *concNames) Epoch(json.RawMessage) (uint64, error) { return 0, nil }
-func (n *concNames) RawEpoch(e uint64) json.RawMessage {
+func (n pipeEpochs) Holder(string) (model.HolderID, error) { return 0, nil }
+func (n pipeEpochs) Epoch(json.RawMessage) (uint64, error) { return 0, nil }
+func (n pipeEpochs) RawEpoch(e uint64) json.RawMessage {
 	n.ids.mu.Lock()
 	defer n.ids.mu.Unlock()
 	return json.RawMessage(n.ids.raw[e-1])
