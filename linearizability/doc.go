@@ -39,8 +39,12 @@
 // # Recording
 //
 // RecordTokenBucket and RecordCredits run one goroutine per client (one
-// client id each) with random operation scripts against an implementation
-// table through internal/sut. Call and return timestamps are drawn from one
+// client id each) with random operation scripts against a Backend: the
+// in-process implementation (InProcessTB, InProcessCr, through internal/sut),
+// a port's driver over a pipe (package conform), or any other system that
+// answers the model's operations, with ErrUnknown for a call whose outcome
+// cannot be known. The workloads are defined once, here, for all of them.
+// Call and return timestamps are drawn from one
 // shared atomic counter immediately before and after the operation. Go's
 // atomics are sequentially consistent, so a return stamp smaller than
 // another call's stamp proves the first operation's memory accesses all
@@ -60,12 +64,14 @@
 // enqueue, foreign-token releases, and the owner closing the table part way.
 // Enqueued is polled by the owners to find work but never recorded.
 //
-// A holder that dies waits until a sweep has run after its exit before it
-// starts again. The checker knows how many rows a sweep freed, not which, so
-// a sweep freeing k of d candidate rows leaves C(d, k) possible states; when
-// the sweeper fell behind and two dozen dead rows piled up, a 5,000-operation
-// history did not check in 30 s. With the wait, the same histories check in
-// 0.05–0.3 s.
+// A holder that dies takes one of CrWorkload.MaxDead permits first and
+// gives it back only once a sweep has run after its exit. The checker knows
+// how many rows a sweep freed, not which, so a sweep freeing k of d
+// candidate rows leaves C(d, k) possible states; when the sweeper fell
+// behind and two dozen dead rows piled up, a 5,000-operation history did
+// not check in 30 s, and through a pipe (where sweeps came only from the
+// owner) a sweep that freed 8 rows went Unknown after 40 s. With the
+// permits, d ≤ MaxDead (3) by construction.
 //
 // # Sizes (2-core machine, shared with other jobs; go test -bench)
 //
