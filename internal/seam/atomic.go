@@ -25,6 +25,10 @@ func (u *Uint64) Load() uint64 { return u.v.Load() }
 // Add atomically adds delta and returns the new value.
 func (u *Uint64) Add(delta uint64) uint64 { return u.v.Add(delta) }
 
+// Store atomically stores v. (The real tables never store to a counter; the
+// method exists so that a mutant patch can draw an epoch by load-then-store.)
+func (u *Uint64) Store(v uint64) { u.v.Store(v) }
+
 // Bool is an atomic bool: sync/atomic.Bool in this build.
 type Bool struct{ v atomic.Bool }
 

@@ -1,0 +1,204 @@
+// Package hooked is internal/seam with every operation a switch point: the
+// same types and methods, each of which first hands control to the
+// installed Scheduler and, once it has run, reports what it did. With no
+// scheduler installed every method is the plain sync/atomic operation.
+//
+// The real tables of impl/ import internal/seam, whose methods are
+// sync/atomic's and compile to the same instructions. go generate
+// (internal/mutants/gen) writes copies of the impl packages whose only
+// difference is that import, rewritten to this package; the interleaving
+// explorer (internal/explore) drives those copies. So the explored code is
+// the real code, line for line, and the real build pays nothing for it.
+//
+// One scheduler at a time is installed for the whole process (Install
+// refuses a second): exploration runs the code under test one logical
+// thread at a time, so no other goroutine may use a hooked table while a
+// scheduler is installed.
+package hooked
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// Op is the kind of a shared-memory operation.
+type Op uint8
+
+// The operations. A compare-and-swap that fails writes nothing: Access.Wrote
+// reports false for it, so it conflicts with other operations as a read.
+const (
+	Load Op = iota + 1
+	Store
+	CAS
+	Add
+)
+
+func (o Op) String() string {
+	switch o {
+	case Load:
+		return "load"
+	case Store:
+		return "store"
+	case CAS:
+		return "cas"
+	case Add:
+		return "add"
+	}
+	return "op?"
+}
+
+// Access is one operation that has run: the word it touched (its address),
+// the kind, and its values. Old is the value loaded (Load), the expected
+// value (CAS) or the value before (Add, Store: not read, nil); New the value
+// stored, swapped in, or the sum. OK is the CAS result (true for the
+// others). Values are *T for pointer words, uint64 and bool otherwise.
+type Access struct {
+	Word     unsafe.Pointer
+	Op       Op
+	Old, New any
+	OK       bool
+}
+
+// Wrote reports whether the operation changed memory (a failed CAS did
+// not).
+func (a Access) Wrote() bool { return a.Op != Load && a.OK }
+
+// Scheduler decides when the calling logical thread may run its next
+// operation.
+type Scheduler interface {
+	// Before is called before op on word by the running logical thread and
+	// returns when that thread is scheduled to perform it.
+	Before(word unsafe.Pointer, op Op)
+	// After reports the operation, right after it ran.
+	After(a Access)
+}
+
+var installed atomic.Pointer[Scheduler]
+
+// Install makes s the process's scheduler until the returned function is
+// called. It panics if a scheduler is installed already.
+func Install(s Scheduler) (uninstall func()) {
+	if !installed.CompareAndSwap(nil, &s) {
+		panic("hooked: a scheduler is installed already (one exploration at a time)")
+	}
+	return func() { installed.Store(nil) }
+}
+
+func current() Scheduler {
+	if p := installed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Pointer is an atomic *T whose operations are switch points.
+type Pointer[T any] struct{ v atomic.Pointer[T] }
+
+func (p *Pointer[T]) word() unsafe.Pointer { return unsafe.Pointer(p) }
+
+// Load atomically loads the pointer.
+func (p *Pointer[T]) Load() *T {
+	s := current()
+	if s == nil {
+		return p.v.Load()
+	}
+	s.Before(p.word(), Load)
+	v := p.v.Load()
+	s.After(Access{Word: p.word(), Op: Load, Old: v, OK: true})
+	return v
+}
+
+// Store atomically stores v.
+func (p *Pointer[T]) Store(v *T) {
+	s := current()
+	if s == nil {
+		p.v.Store(v)
+		return
+	}
+	s.Before(p.word(), Store)
+	p.v.Store(v)
+	s.After(Access{Word: p.word(), Op: Store, New: v, OK: true})
+}
+
+// CompareAndSwap executes the compare-and-swap operation on the pointer.
+func (p *Pointer[T]) CompareAndSwap(old, new *T) bool {
+	s := current()
+	if s == nil {
+		return p.v.CompareAndSwap(old, new)
+	}
+	s.Before(p.word(), CAS)
+	ok := p.v.CompareAndSwap(old, new)
+	s.After(Access{Word: p.word(), Op: CAS, Old: old, New: new, OK: ok})
+	return ok
+}
+
+// Uint64 is an atomic uint64 whose operations are switch points.
+type Uint64 struct{ v atomic.Uint64 }
+
+func (u *Uint64) word() unsafe.Pointer { return unsafe.Pointer(u) }
+
+// Load atomically loads the value.
+func (u *Uint64) Load() uint64 {
+	s := current()
+	if s == nil {
+		return u.v.Load()
+	}
+	s.Before(u.word(), Load)
+	v := u.v.Load()
+	s.After(Access{Word: u.word(), Op: Load, Old: v, OK: true})
+	return v
+}
+
+// Add atomically adds delta and returns the new value.
+func (u *Uint64) Add(delta uint64) uint64 {
+	s := current()
+	if s == nil {
+		return u.v.Add(delta)
+	}
+	s.Before(u.word(), Add)
+	v := u.v.Add(delta)
+	s.After(Access{Word: u.word(), Op: Add, Old: v - delta, New: v, OK: true})
+	return v
+}
+
+// Store atomically stores v. (The real tables never store to a counter;
+// a mutant that draws an epoch by load-then-store does.)
+func (u *Uint64) Store(v uint64) {
+	s := current()
+	if s == nil {
+		u.v.Store(v)
+		return
+	}
+	s.Before(u.word(), Store)
+	u.v.Store(v)
+	s.After(Access{Word: u.word(), Op: Store, New: v, OK: true})
+}
+
+// Bool is an atomic bool whose operations are switch points.
+type Bool struct{ v atomic.Bool }
+
+func (b *Bool) word() unsafe.Pointer { return unsafe.Pointer(b) }
+
+// Load atomically loads the value.
+func (b *Bool) Load() bool {
+	s := current()
+	if s == nil {
+		return b.v.Load()
+	}
+	s.Before(b.word(), Load)
+	v := b.v.Load()
+	s.After(Access{Word: b.word(), Op: Load, Old: v, OK: true})
+	return v
+}
+
+// Store atomically stores v.
+func (b *Bool) Store(v bool) {
+	s := current()
+	if s == nil {
+		b.v.Store(v)
+		return
+	}
+	s.Before(b.word(), Store)
+	b.v.Store(v)
+	s.After(Access{Word: b.word(), Op: Store, New: v, OK: true})
+}
