@@ -1,5 +1,3 @@
-//go:build !tollgate_explore
-
 package seam
 
 import "sync/atomic"
