@@ -40,7 +40,7 @@ func (c Class) SlotRange() (first, last int) {
 	case Internal:
 		return GeneralSlots + 1, Slots
 	}
-	panic(fmt.Sprintf("model: class %d is neither General nor Internal (defect)", uint8(c)))
+	panic(ClassDefect(c).Error())
 }
 
 // ClassOf returns the class that owns slot n; it panics outside 1..32 (C12).
@@ -50,12 +50,6 @@ func ClassOf(n int) Class {
 		return General
 	}
 	return Internal
-}
-
-func checkSlot(n int) {
-	if n < 1 || n > Slots {
-		panic(fmt.Sprintf("model: slot %d outside 1..%d (defect)", n, Slots))
-	}
 }
 
 // RowState is the state of one slot row (spec/credits.md §1).
@@ -192,19 +186,6 @@ func (s Credits[P]) Alive(h HolderID) bool {
 func (s Credits[P]) Equal(u Credits[P]) bool {
 	return s.rows == u.rows && s.lastEpoch == u.lastEpoch && s.closed == u.closed &&
 		slices.Equal(s.dead, u.dead)
-}
-
-func checkHolder(h HolderID) {
-	if h == 0 {
-		panic("model: holder 0 is not a holder (defect)")
-	}
-}
-
-func checkToken(t Token) {
-	checkSlot(t.Slot)
-	if t.Epoch == 0 {
-		panic(fmt.Sprintf("model: token for slot %d has epoch 0, which no reservation carries (defect)", t.Slot))
-	}
 }
 
 // Reserve claims the lowest free slot of class c for holder h under the next

@@ -14,5 +14,13 @@
 // impl/ is written independently and checked against it; the checkers import
 // this package instead of restating any rule.
 //
+// Besides the semantics, the model holds every rule the checkers share, so
+// none is written twice: output equality (TBOutput.Equal, CrOutput.Equal),
+// the defects of C12 (CrInput.Check, the predicate the model's own panics
+// use), the over-admission bound of T5 (T5Bound), the one rendering of
+// inputs and answers (the String and Answer methods), and the classifiers
+// that name the invariant a differing answer breaks (TBDivergence,
+// CrDivergence).
+//
 // Invariant IDs (C1…, T1…) in comments refer to the spec documents.
 package model

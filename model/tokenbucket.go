@@ -192,6 +192,14 @@ type TBOutput struct {
 	RetryAfterMs int64
 }
 
+// Equal compares two outputs field by field, floats bit for bit (T3), so
+// -0 differs from 0 and a NaN equals the same NaN.
+func (o TBOutput) Equal(u TBOutput) bool {
+	bits := math.Float64bits
+	return o.Invalid == u.Invalid && o.OK == u.OK && o.RetryAfterMs == u.RetryAfterMs &&
+		bits(o.Remaining) == bits(u.Remaining) && bits(o.Tokens) == bits(u.Tokens)
+}
+
 // TBTable is a whole token-bucket table: one Bucket per key. It is a value:
 // Step never changes the receiver. The zero value is an empty table.
 type TBTable[K comparable] struct {

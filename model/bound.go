@@ -1,0 +1,67 @@
+package model
+
+import "fmt"
+
+// T5Tolerance is the relative slack on the T5 bound for floating-point
+// rounding (spec/tokenbucket.md T5): a check fails only when the admitted
+// cost exceeds the bound by more than this fraction of it.
+const T5Tolerance = 1e-9
+
+// T5Bound follows one key between resets and states the bound of T5:
+// admitted ≤ C + R × (t_max − t_min) / 1000, where C and R are the largest
+// capacity and rate a committed take passed, t_min is the clock of the take
+// that created the bucket and t_max the newest clock a committed take
+// carried. The zero value is a key with no committed take; Reset returns to
+// it.
+//
+// Only committed takes count, for the clock as for the rest. Tokens accrue
+// from the stored timestamp, which is the newest clock a committed take
+// carried (T4), to the clock of the take that uses them, which then becomes
+// the stored timestamp if it is newer. A refused take, a peek or a
+// retry_after stores nothing (T2, T6, T7): a newer clock they carried
+// credits no token until a take at that clock commits, and that take moves
+// t_max itself. Counting them would only widen the bound, by as much as the
+// newest reading of a peek happens to be, and hide a stale-clock fault
+// behind it.
+type T5Bound struct {
+	Admitted float64 // total cost of the committed takes
+	Capacity float64 // the largest capacity a committed take passed
+	Rate     float64 // the largest refill_per_second a committed take passed
+	FirstMs  int64   // the clock of the take that created the bucket (t_min)
+	NewestMs int64   // the newest clock a committed take carried (t_max)
+	Takes    int     // committed takes
+}
+
+// Commit records a take that committed (the implementation answered ok).
+func (b *T5Bound) Commit(lim Limits, cost float64, nowMs int64) {
+	if b.Takes == 0 {
+		b.FirstMs, b.NewestMs = nowMs, nowMs
+	}
+	b.Takes++
+	b.Admitted += cost
+	b.Capacity = max(b.Capacity, lim.Capacity)
+	b.Rate = max(b.Rate, lim.RefillPerSecond)
+	b.NewestMs = max(b.NewestMs, nowMs)
+}
+
+// Reset forgets everything: the key was reset (T10), and the bound starts
+// again with the next committed take.
+func (b *T5Bound) Reset() { *b = T5Bound{} }
+
+// SpanMs is t_max − t_min, exactly (the newest clock is never older than the
+// first, so the unsigned difference cannot overflow).
+func (b *T5Bound) SpanMs() uint64 { return ElapsedMs(b.FirstMs, b.NewestMs) }
+
+// Limit is the bound C + R × (t_max − t_min) / 1000 for the takes recorded
+// so far.
+func (b *T5Bound) Limit() float64 { return b.Capacity + float64(b.SpanMs())/1000*b.Rate }
+
+// Exceeded reports whether the admitted cost is over the bound by more than
+// the tolerance T5Tolerance.
+func (b *T5Bound) Exceeded() bool { return b.Admitted > b.Limit()*(1+T5Tolerance) }
+
+// String describes the admitted cost and the bound it is held to.
+func (b *T5Bound) String() string {
+	return fmt.Sprintf("admitted %v in %d takes since the bucket was created at %d ms, bound is %v (capacity %v + rate %v × %d ms)",
+		b.Admitted, b.Takes, b.FirstMs, b.Limit(), b.Capacity, b.Rate, b.SpanMs())
+}
