@@ -8,6 +8,19 @@ import (
 	"github.com/tollgate/tollgate/impl/credits"
 	"github.com/tollgate/tollgate/impl/tokenbucket"
 	"github.com/tollgate/tollgate/internal/fault"
+
+	crclassoffbyone "github.com/tollgate/tollgate/internal/mutants/cr-class-off-by-one"
+	crfinishblind "github.com/tollgate/tollgate/internal/mutants/cr-finish-blind"
+	crnoepochpin "github.com/tollgate/tollgate/internal/mutants/cr-no-epoch-pin"
+	crreleasenoholder "github.com/tollgate/tollgate/internal/mutants/cr-release-no-holder"
+	crreservenocas "github.com/tollgate/tollgate/internal/mutants/cr-reserve-no-cas"
+	crsweepall "github.com/tollgate/tollgate/internal/mutants/cr-sweep-all"
+	crtwowriteenqueue "github.com/tollgate/tollgate/internal/mutants/cr-two-write-enqueue"
+	tbfailclosed "github.com/tollgate/tollgate/internal/mutants/tb-fail-closed"
+	tbnoclamp "github.com/tollgate/tollgate/internal/mutants/tb-no-clamp"
+	tbplainstore "github.com/tollgate/tollgate/internal/mutants/tb-plain-store"
+	tbseedceil "github.com/tollgate/tollgate/internal/mutants/tb-seed-ceil"
+	tbtimestampregress "github.com/tollgate/tollgate/internal/mutants/tb-timestamp-regress"
 )
 
 // NewTBTable returns a new token-bucket table of f's package: impl/tokenbucket
@@ -17,6 +30,16 @@ func NewTBTable[K comparable](f fault.Fault) TBTable[K] {
 	switch f {
 	case fault.None:
 		return tokenbucket.New[K]()
+	case fault.TBPlainStore:
+		return tbplainstore.New[K]()
+	case fault.TBTimestampRegress:
+		return tbtimestampregress.New[K]()
+	case fault.TBFailClosed:
+		return tbfailclosed.New[K]()
+	case fault.TBSeedCeil:
+		return tbseedceil.New[K]()
+	case fault.TBNoClamp:
+		return tbnoclamp.New[K]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a token-bucket mutant (defect)", f))
 }
@@ -28,6 +51,20 @@ func NewCrTable[P any](f fault.Fault) CrTable[P] {
 	switch f {
 	case fault.None:
 		return credits.New[P]()
+	case fault.CrNoEpochPin:
+		return crnoepochpin.New[P]()
+	case fault.CrTwoWriteEnqueue:
+		return crtwowriteenqueue.New[P]()
+	case fault.CrSweepAll:
+		return crsweepall.New[P]()
+	case fault.CrReleaseNoHolder:
+		return crreleasenoholder.New[P]()
+	case fault.CrFinishBlind:
+		return crfinishblind.New[P]()
+	case fault.CrClassOffByOne:
+		return crclassoffbyone.New[P]()
+	case fault.CrReserveNoCAS:
+		return crreservenocas.New[P]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a credit-table mutant (defect)", f))
 }

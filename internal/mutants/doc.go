@@ -1,0 +1,30 @@
+// Package mutants holds tollgate's mutants: deliberately broken copies of
+// the tables of impl/credits and impl/tokenbucket that the checkers must
+// catch. Each mutant is one bug that has happened in real rate limiters or
+// semaphores, written as the smallest change to the real lines: a unified
+// diff against impl/, patches/<name>.patch, whose leading comment says what
+// the bug is, where it happened and which invariant it breaks.
+//
+// go generate turns each patch into the package <name>/ (package credits or
+// tokenbucket, as the original): the table files of impl/ with the patch
+// applied, and aliases of impl's value types and constants, so a mutant
+// table satisfies the interfaces of internal/sut exactly as the real one
+// does. It also writes internal/sut/tables_gen.go, which builds the table of
+// the package a fault.Fault names. impl/ itself stays the correct algorithm
+// only; the generated packages are never edited by hand, and the tests of
+// this package fail when one is out of date with its patch or with impl/.
+//
+// To add a mutant:
+//
+//  1. Copy the impl/ file, make the bug in it, and write the patch with
+//     diff -u (paths a/impl/... and b/impl/...), a few lines of comment
+//     before the first --- line. A patch may touch only the table files
+//     that mutants copy (impl/credits: credits.go, stats_off.go,
+//     stats_on.go; impl/tokenbucket: tokenbucket.go, trie.go, stats_off.go,
+//     stats_on.go).
+//  2. Add the fault's constant and name to internal/fault; the patch's base
+//     name is the fault's name.
+//  3. Run go generate ./internal/mutants and commit the generated files.
+package mutants
+
+//go:generate go run ./gen
