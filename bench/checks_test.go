@@ -3,19 +3,73 @@ package bench
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tollgate/tollgate/impl/credits"
 	"github.com/tollgate/tollgate/impl/tokenbucket"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/sut"
 	"github.com/tollgate/tollgate/model"
 )
 
 // The benchmarks refuse to report numbers from a design that broke the
 // spec under the contention it was measured at. These tests show each such
 // check passing on the correct designs and failing on a fault.
+
+// mutantTB is the tollgate design (tollgateTB) on a table of any package,
+// so that a check can be shown failing on a mutant; the benchmarks measure
+// tollgateTB on the concrete *tokenbucket.Table.
+type mutantTB struct {
+	t   sut.TBTable[uint64]
+	lim tokenbucket.Limits
+}
+
+func (d *mutantTB) TakeAt(nowMs int64, key uint64, _ any) bool {
+	_, ok, err := d.t.TakeAt(nowMs, key, d.lim, 1)
+	if err != nil {
+		panic(fmt.Sprintf("bench: tollgate rejected valid limits: %v", err))
+	}
+	return ok
+}
+
+func (d *mutantTB) tokens(nowMs int64, key uint64) float64 {
+	v, err := d.t.PeekAt(nowMs, key, d.lim)
+	if err != nil {
+		panic(fmt.Sprintf("bench: tollgate rejected valid limits: %v", err))
+	}
+	return v
+}
+
+// mutantCr is the tollgate design (tollgateCr) on a table of any package:
+// the table of f's package, each goroutine with its own Holder.
+type mutantCr struct {
+	t    sut.CrTable[int]
+	h    *credits.Holder
+	lost *atomic.Int64
+}
+
+func newMutantCr(f fault.Fault) func() Admitter {
+	t := sut.NewCrTable[int](f)
+	lost := new(atomic.Int64)
+	return func() Admitter { return mutantCr{t: t, h: credits.NewHolder(), lost: lost} }
+}
+
+func (d mutantCr) Cycle() bool {
+	tok, res := d.t.Reserve(d.h, credits.General)
+	if res != credits.OK {
+		return false
+	}
+	if !d.t.Release(d.h, tok) {
+		d.lost.Add(1)
+	}
+	return true
+}
+
+func (d mutantCr) check() error { return checkCr(d.lost.Load(), d.t.Snapshot()) }
 
 // tbAdmitRun runs the Admit workload of RunTB (without timing) on inst
 // with g goroutines and n takes over keys keys, and returns the result of
@@ -47,8 +101,8 @@ func TestT1ConservationHoldsUnderContention(t *testing.T) {
 // so it tries up to 10 runs.
 func TestT1ConservationCatchesTBPlainStore(t *testing.T) {
 	for attempt := 1; attempt <= 10; attempt++ {
-		inst := &tollgateTB{
-			t:   tokenbucket.New[uint64](tokenbucket.WithFaults(fault.TBPlainStore)),
+		inst := &mutantTB{
+			t:   sut.NewTBTable[uint64](fault.TBPlainStore),
 			lim: tokenbucket.Limits(Admit.Limits(1)),
 		}
 		if err := tbAdmitRun(inst, 8, 200_000, 1); err != nil {
@@ -85,9 +139,7 @@ func TestReserveReleaseCheckHolds(t *testing.T) {
 // first one's release then fails (C9). Tries up to 10 runs.
 func TestReserveReleaseCheckCatchesCrReserveNoCAS(t *testing.T) {
 	for attempt := 1; attempt <= 10; attempt++ {
-		probe, _ := crRun(func() func() Admitter {
-			return newTollgateCrWith(credits.WithFaults(fault.CrReserveNoCAS))
-		}, 8, 100_000)
+		probe, _ := crRun(func() func() Admitter { return newMutantCr(fault.CrReserveNoCAS) }, 8, 100_000)
 		if err := probe.(checker).check(); err != nil {
 			t.Logf("attempt %d caught %s: %v", attempt, fault.CrReserveNoCAS, err)
 			return

@@ -56,12 +56,8 @@ type tollgateCr struct {
 	lost *atomic.Int64
 }
 
-func newTollgateCr() func() Admitter { return newTollgateCrWith() }
-
-// newTollgateCrWith builds the design on a table made with opts (the
-// tests pass a fault to see RunCr's check fail).
-func newTollgateCrWith(opts ...credits.Option) func() Admitter {
-	t := credits.New[int](opts...)
+func newTollgateCr() func() Admitter {
+	t := credits.New[int]()
 	lost := new(atomic.Int64)
 	return func() Admitter { return tollgateCr{t: t, h: credits.NewHolder(), lost: lost} }
 }
@@ -79,11 +75,15 @@ func (d tollgateCr) Cycle() bool {
 
 // check reports a broken reservation: a release that failed, or a row
 // still in use after every goroutine released what it reserved (C9, C14).
-func (d tollgateCr) check() error {
-	if n := d.lost.Load(); n > 0 {
-		return fmt.Errorf("bench: C9 %d releases of a fresh reservation failed: another reserve took the same slot", n)
+func (d tollgateCr) check() error { return checkCr(d.lost.Load(), d.t.Snapshot()) }
+
+// checkCr is the check of a reserve+release run on a credit table: lost
+// releases that failed, and the table's snapshot after the run.
+func checkCr(lost int64, s credits.Snapshot) error {
+	if lost > 0 {
+		return fmt.Errorf("bench: C9 %d releases of a fresh reservation failed: another reserve took the same slot", lost)
 	}
-	if s := d.t.Snapshot(); s.General.Free != credits.GeneralSlots {
+	if s.General.Free != credits.GeneralSlots {
 		return fmt.Errorf("bench: C14 after every release the general class holds %+v, want all %d free", s.General, credits.GeneralSlots)
 	}
 	return nil

@@ -398,7 +398,7 @@ func TestCyclingStormSeesBrokenTables(t *testing.T) {
 	for _, f := range []fault.Fault{fault.CrReserveNoCAS} {
 		caught := ""
 		for round := 0; round < 50 && caught == ""; round++ {
-			caught = cyclingStorm(credits.New[int](credits.WithFaults(f)), 64, 300)
+			caught = cyclingStorm(sut.NewCrTable[int](f), 64, 300)
 		}
 		if caught == "" {
 			t.Errorf("%v: 50 storms saw nothing wrong", f)
@@ -409,7 +409,7 @@ func TestCyclingStormSeesBrokenTables(t *testing.T) {
 }
 
 // generalCapacity counts the general reservations a table grants.
-func generalCapacity(tab *credits.Table[int]) int {
+func generalCapacity(tab sut.CrTable[int]) int {
 	h := credits.NewHolder()
 	n := 0
 	for {
@@ -431,13 +431,13 @@ func TestClassBoundSeesOffByOne(t *testing.T) {
 	if n := generalCapacity(credits.New[int]()); n != 26 {
 		t.Fatalf("granted %d general reservations, want 26", n)
 	}
-	if n := generalCapacity(credits.New[int](credits.WithFaults(fault.CrClassOffByOne))); n != -27 {
+	if n := generalCapacity(sut.NewCrTable[int](fault.CrClassOffByOne)); n != -27 {
 		t.Fatalf("the off-by-one table answered %d; the check would not see it", n)
 	}
 }
 
 // cyclingStorm runs the storm and returns the first violation, or "".
-func cyclingStorm(tab *credits.Table[int], workers, cycles int) string {
+func cyclingStorm(tab sut.CrTable[int], workers, cycles int) string {
 	var (
 		held     [3]atomic.Int64 // by class; incremented after a successful reserve
 		taken    sync.Map        // payload → true

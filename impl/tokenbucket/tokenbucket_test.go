@@ -304,7 +304,7 @@ func TestBadInput(t *testing.T) {
 // refilling 10/s while the caller's clock alternates between 1000 ms and
 // 0 ms, and returns how many takes were admitted. The bucket is created at
 // 1000 ms and no clock is ever newer, so T5 allows 10 + 10 × 0 = 10.
-func admittedAlternating(tb *tokenbucket.Table[string]) int {
+func admittedAlternating(tb sut.TBTable[string]) int {
 	admitted := 0
 	for i := range 200 {
 		now := int64(1000)
@@ -325,7 +325,7 @@ func TestStaleClockDeparture(t *testing.T) {
 	if got := admittedAlternating(tokenbucket.New[string]()); got != 10 {
 		t.Fatalf("monotone timestamp admitted %d of 200, want 10 (capacity 10, no clock newer than the first)", got)
 	}
-	seed := tokenbucket.New[string](tokenbucket.WithFaults(fault.TBTimestampRegress))
+	seed := sut.NewTBTable[string](fault.TBTimestampRegress)
 	if got := admittedAlternating(seed); got != 200 {
 		t.Fatalf("the seed's timestamp admitted %d of 200; the departure test expects it to over-admit all 200", got)
 	}
@@ -334,7 +334,7 @@ func TestStaleClockDeparture(t *testing.T) {
 	// at 1300 ms commits, then a reader whose clock said 1200 ms commits
 	// late, then another take at 1300 ms: 3 takes admitted by 1300 ms where
 	// at most 2 tokens can accrue.
-	run := func(tb *tokenbucket.Table[string]) int {
+	run := func(tb sut.TBTable[string]) int {
 		tb.TakeAt(1100, "k", lim10, 10)
 		n := 0
 		for _, now := range []int64{1300, 1200, 1300} { // the 1200 ms reader is late
@@ -347,7 +347,7 @@ func TestStaleClockDeparture(t *testing.T) {
 	if got := run(tokenbucket.New[string]()); got > 2 {
 		t.Fatalf("admitted %d takes by 1300 ms, at most 2 can accrue", got)
 	}
-	if got := run(tokenbucket.New[string](tokenbucket.WithFaults(fault.TBTimestampRegress))); got != 3 {
+	if got := run(sut.NewTBTable[string](fault.TBTimestampRegress)); got != 3 {
 		t.Fatalf("the seed's timestamp admitted %d, the issue measured 3", got)
 	}
 }
@@ -387,13 +387,13 @@ func TestBoundUnderStaleClocks(t *testing.T) {
 // answers 1093 but the bucket holds 4.999999999999999 at that time (T7).
 func TestRetryAfterSeedRounding(t *testing.T) {
 	lim := tokenbucket.Limits{Capacity: 7, RefillPerSecond: 3}
-	build := func(fs ...fault.Fault) *tokenbucket.Table[string] {
-		tb := tokenbucket.New[string](tokenbucket.WithFaults(fs...))
+	build := func(f fault.Fault) sut.TBTable[string] {
+		tb := sut.NewTBTable[string](f)
 		tb.TakeAt(0, "k", lim, 2)
 		tb.TakeAt(350, "k", lim, 6)
 		return tb
 	}
-	w, _ := build().RetryAfterAt(907, "k", lim, 5)
+	w, _ := build(fault.None).RetryAfterAt(907, "k", lim, 5)
 	if w != 1094 {
 		t.Fatalf("retry_after = %d, want 1094", w)
 	}
@@ -401,10 +401,10 @@ func TestRetryAfterSeedRounding(t *testing.T) {
 	if seedW != 1093 {
 		t.Fatalf("the seed's formula gave %d, expected 1093", seedW)
 	}
-	if _, ok, _ := build().TakeAt(907+seedW, "k", lim, 5); ok {
+	if _, ok, _ := build(fault.None).TakeAt(907+seedW, "k", lim, 5); ok {
 		t.Fatal("a take at the seed's answer succeeded; the example no longer shows the flaw")
 	}
-	if _, ok, _ := build().TakeAt(907+w, "k", lim, 5); !ok {
+	if _, ok, _ := build(fault.None).TakeAt(907+w, "k", lim, 5); !ok {
 		t.Fatal("a take at our answer failed")
 	}
 }
@@ -506,7 +506,7 @@ func TestModelAgreesFixed(t *testing.T) {
 
 // storm releases n goroutines together; each takes cost 1 from key(i) at
 // the frozen clock 1000. It returns the admissions per key.
-func storm(tb *tokenbucket.Table[string], n int, key func(i int) string, lim tokenbucket.Limits) map[string]int {
+func storm(tb sut.TBTable[string], n int, key func(i int) string, lim tokenbucket.Limits) map[string]int {
 	var (
 		start = make(chan struct{})
 		wg    sync.WaitGroup
@@ -533,7 +533,7 @@ func storm(tb *tokenbucket.Table[string], n int, key func(i int) string, lim tok
 // the tokens left must equal capacity, and admissions must equal
 // min(400, capacity). A lost update leaves too many tokens behind; a lost
 // race turned into a refusal admits too few while tokens remain.
-func conserved(tb *tokenbucket.Table[string], capacity float64) string {
+func conserved(tb sut.TBTable[string], capacity float64) string {
 	lim := tokenbucket.Limits{Capacity: capacity, RefillPerSecond: 5}
 	admitted := storm(tb, 400, func(int) string { return "hot" }, lim)["hot"]
 	left, _ := tb.PeekAt(1000, "hot", lim)
@@ -581,7 +581,7 @@ func TestStormSeesBrokenCommit(t *testing.T) {
 	for _, f := range []fault.Fault{fault.TBPlainStore, fault.TBFailClosed} {
 		caught := ""
 		for round := 0; round < 500 && caught == ""; round++ {
-			caught = conserved(tokenbucket.New[string](tokenbucket.WithFaults(f)), 1000)
+			caught = conserved(sut.NewTBTable[string](f), 1000)
 		}
 		if caught == "" {
 			t.Errorf("%v: 500 storms conserved every token", f)
