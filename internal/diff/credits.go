@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/sut"
 	"github.com/tollgate/tollgate/model"
@@ -64,7 +61,6 @@ func NewCrMachine(faults fault.Fault, opts Options) *CrMachine {
 		epochs:   map[uint64]bool{},
 		payloads: map[int]*payloadInfo{},
 		live:     map[model.Token]int{},
-		hist:     history[model.CrInput[int]]{format: FormatCr},
 	}
 }
 
@@ -81,30 +77,11 @@ func (m *CrMachine) NextPayload() int {
 	return m.nextPayload
 }
 
-// FormatCr renders a credit-table input the way failure reports list it.
-func FormatCr(in model.CrInput[int]) string {
-	switch in.Kind {
-	case model.CrReserve:
-		return fmt.Sprintf("reserve(h%d, %v)", in.Holder, in.Class)
-	case model.CrEnqueue:
-		return fmt.Sprintf("enqueue(h%d, %v, p%d, now=%d)", in.Holder, fmtTok(in.Token), in.Payload, in.NowMs)
-	case model.CrTake, model.CrFinish:
-		return fmt.Sprintf("%v(%v)", in.Kind, fmtTok(in.Token))
-	case model.CrRelease:
-		return fmt.Sprintf("release(h%d, %v)", in.Holder, fmtTok(in.Token))
-	case model.CrExit:
-		return fmt.Sprintf("exit(h%d)", in.Holder)
-	}
-	return in.Kind.String() + "()"
-}
-
-func fmtTok(t model.Token) string { return fmt.Sprintf("{slot %d, epoch %d}", t.Slot, t.Epoch) }
-
-var crCmp = []cmp.Option{cmpopts.EquateEmpty()}
-
 // Step applies in to the implementation and the model, checks the
 // properties on the implementation's answer, then (unless PropertiesOnly)
-// compares the answer with the model's. It returns the first violation.
+// compares the answer with the model's. It returns the first violation; a
+// different answer is reported under the invariant model.CrDivergence
+// names.
 func (m *CrMachine) Step(in model.CrInput[int]) (fail *Failure) {
 	m.hist.add(in)
 	next, want := m.model.Step(in)
@@ -115,14 +92,19 @@ func (m *CrMachine) Step(in model.CrInput[int]) (fail *Failure) {
 	if f := m.properties(in, got); f != nil {
 		return f
 	}
-	if !m.opts.PropertiesOnly {
-		// Equal first (cheap); cmp.Diff only to describe a difference.
-		if !want.Equal(got) {
-			return m.hist.fail("agree/"+in.Kind.String(), "answer differs from the model (-model +impl):\n"+cmp.Diff(want, got, crCmp...))
-		}
+	// Equal first (cheap); the diff only to describe a difference.
+	if !m.opts.PropertiesOnly && !want.Equal(got) {
+		return m.disagree(in, want, got, m.hist.ins[:len(m.hist.ins)-1], "")
 	}
 	m.model = next
 	return nil
+}
+
+// disagree reports an answer of the implementation that differs from the
+// model's, after the inputs prior, under the invariant it breaks.
+func (m *CrMachine) disagree(in model.CrInput[int], want, got model.CrOutput[int], prior []model.CrInput[int], context string) *Failure {
+	return m.hist.fail(model.CrDivergence(prior, in, want, got), fmt.Sprintf("%s%v: the model answers %s, the implementation %s",
+		context, in, want.Answer(in.Kind), got.Answer(in.Kind)))
 }
 
 func (m *CrMachine) apply(in model.CrInput[int]) (model.CrOutput[int], string) {
@@ -163,7 +145,7 @@ func (m *CrMachine) properties(in model.CrInput[int], got model.CrOutput[int]) *
 		case !ok:
 			return m.hist.fail("C6", fmt.Sprintf("take returned p%d, which was never enqueued", got.Payload))
 		case p.tok != in.Token:
-			return m.hist.fail("C6", fmt.Sprintf("take of %v returned p%d, which was enqueued under %v", fmtTok(in.Token), got.Payload, fmtTok(p.tok)))
+			return m.hist.fail("C6", fmt.Sprintf("take of %v returned p%d, which was enqueued under %v", in.Token, got.Payload, p.tok))
 		case p.state != inRow:
 			return m.hist.fail("C7", fmt.Sprintf("take returned p%d a second time (or after it was finished)", got.Payload))
 		}
@@ -177,7 +159,7 @@ func (m *CrMachine) properties(in model.CrInput[int], got model.CrOutput[int]) *
 			delete(m.live, in.Token)
 			return nil
 		}
-		return m.hist.fail("C8", fmt.Sprintf("finish of %v freed a row, but no payload is enqueued or processing under that token", fmtTok(in.Token)))
+		return m.hist.fail("C8", fmt.Sprintf("finish of %v freed a row, but no payload is enqueued or processing under that token", in.Token))
 	case model.CrClose:
 		m.closed = true
 		for _, pl := range m.live {
@@ -226,11 +208,13 @@ func (m *CrMachine) Check() *Failure {
 	if m.opts.PropertiesOnly {
 		return nil
 	}
-	if want := m.model.Snapshot(); want != snap {
-		return m.hist.fail("agree/state", "snapshot differs from the model's (-model +impl):\n"+cmp.Diff(want, snap))
-	}
-	if want := m.model.Enqueued(); !slices.Equal(want, entries) {
-		return m.hist.fail("agree/state", "enqueued() differs from the model's (-model +impl):\n"+cmp.Diff(want, entries, crCmp...))
+	for _, read := range []struct {
+		in  model.CrInput[int]
+		got model.CrOutput[int]
+	}{{model.CrInput[int]{Kind: model.CrSnapshot}, snapOut}, {model.CrInput[int]{Kind: model.CrEnqueued}, listOut}} {
+		if _, want := m.model.Step(read.in); !want.Equal(read.got) {
+			return m.disagree(read.in, want, read.got, m.hist.ins, "after the last operation, ")
+		}
 	}
 	return nil
 }
@@ -247,7 +231,7 @@ func (m *CrMachine) checkPayloads(snap model.Snapshot, entries []model.Entry[int
 		switch p.state {
 		case inRow:
 			if !listed[pl] {
-				return m.hist.fail("C7", fmt.Sprintf("payload p%d enqueued under %v and never taken is no longer listed by enqueued(): lost", pl, fmtTok(p.tok)))
+				return m.hist.fail("C7", fmt.Sprintf("payload p%d enqueued under %v and never taken is no longer listed by enqueued(): lost", pl, p.tok))
 			}
 		case taken:
 			processing++

@@ -14,15 +14,18 @@
 //   - the two mutant layers "rapid" and "fuzz" registered with
 //     internal/mutant from this package's init.
 //
-// Every failure is a *Failure naming the property (a spec invariant ID such
-// as "C7" or "T5", or "agree/<op>" for an answer that differs from the
-// model), the step, and the operations applied so far, so it can be replayed
-// by hand.
+// Every failure is a *Failure naming the property by its spec invariant ID
+// ("C7", "T5", …), the step, and the operations applied so far (rendered by
+// the model's String methods), so it can be replayed by hand.
 //
 // Each machine checks named properties on the implementation's own answers
-// first (C1, C3, C6, C7, C8, C11, C13, C14; T1, T2, T5, T6, T7, T9), then
-// compares the answer with the model's; Options.PropertiesOnly switches the
-// comparison off, so tests can show each property catching a fault alone.
+// first (C1, C3, C6, C7, C8, C11, C13, C14; T1, T2, T5, T6, T7, T9; T5 with
+// model.T5Bound), then compares the answer with the model's
+// (model.TBOutput.Equal, model.CrOutput.Equal). An answer that differs is
+// reported under the invariant model.TBDivergence or model.CrDivergence
+// names for it, the same classification the conformance harness prints.
+// Options.PropertiesOnly switches the comparison off, so tests can show each
+// property catching a fault alone.
 //
 // Flags of the tests in this package (besides rapid's -rapid.checks,
 // -rapid.steps, -rapid.seed, -rapid.failfile):

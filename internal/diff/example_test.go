@@ -17,7 +17,7 @@ func ExampleRunCreditsBytes() {
 	fmt.Println(f.Property, "at step", f.Step, f.Op)
 	// Output:
 	// <nil>
-	// C1 at step 27 reserve(h1, general)
+	// C1 at step 27 reserve h1 general
 }
 
 // A hunt is what the mutants command runs for each (mutant, layer) pair.

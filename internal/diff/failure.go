@@ -8,9 +8,13 @@ import (
 // Failure is one violated property: which one, at which step, with which
 // operations. It is an error.
 type Failure struct {
-	Property string   // spec invariant ID ("C7", "T5", …) or "agree/<op>"
+	// Property is the spec invariant ID ("C7", "T5", …): the property that
+	// failed, or for an answer that differs from the model's, the invariant
+	// model.TBDivergence / model.CrDivergence says it breaks. "panic" when
+	// the implementation panicked.
+	Property string
 	Step     int      // 1-based index of the operation that exposed it
-	Op       string   // that operation
+	Op       string   // that operation, as its String method renders it
 	Detail   string   // what was expected and what was seen (cmp.Diff for answers)
 	History  []string // every operation applied, in order, ending with Op
 }
@@ -40,11 +44,11 @@ type Options struct {
 	PropertiesOnly bool
 }
 
-// history keeps the inputs a machine applied, formatted only when a
-// failure is reported (formatting every step would dominate the run time).
-type history[I any] struct {
-	ins    []I
-	format func(I) string
+// history keeps the inputs a machine applied, rendered (by the model's
+// String methods) only when a failure is reported: rendering every step
+// would dominate the run time.
+type history[I fmt.Stringer] struct {
+	ins []I
 }
 
 func (h *history[I]) add(in I) { h.ins = append(h.ins, in) }
@@ -52,7 +56,7 @@ func (h *history[I]) add(in I) { h.ins = append(h.ins, in) }
 func (h *history[I]) strings() []string {
 	out := make([]string, len(h.ins))
 	for i, in := range h.ins {
-		out[i] = h.format(in)
+		out[i] = in.String()
 	}
 	return out
 }

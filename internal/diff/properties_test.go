@@ -150,7 +150,7 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 				return out
 			}, []model.CrInput[int]{reserve(1, model.Internal)})
 		}},
-		{"agree/credits", "agree/bounds", func() *Failure {
+		{"divergence/bounds", "C1", func() *Failure { // an answer that differs from the model's is named by model.CrDivergence
 			return runCr(fault.None, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
 				out.Bounds.Total++
 				return out
@@ -196,7 +196,7 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 				return model.TBOutput{Invalid: model.FieldCost}
 			}, []model.TBInput[int]{take(lim1, 1, 0)})
 		}},
-		{"agree/tokenbucket", "agree/take", func() *Failure {
+		{"divergence/timestamp-regress", "T4", func() *Failure { // named by model.TBDivergence: the seed's stored clock reproduces the answer
 			return runTB(fault.TBTimestampRegress, Options{}, nil, alternating)
 		}},
 	}
@@ -243,5 +243,19 @@ func TestRealImplementationPassesScripts(t *testing.T) {
 		if f := runTB(fault.None, Options{}, nil, s); f != nil {
 			t.Errorf("token-bucket script %d: %s", i, f.Replay())
 		}
+	}
+}
+
+// TestBytesOpsCounted: the byte runners report the operations an input
+// applied, not its length and not the reads of the checks.
+func TestBytesOpsCounted(t *testing.T) {
+	if n, f := RunCreditsBytesOps([]byte{1, 1}, fault.None, Options{}); f != nil || n != model.GeneralSlots+1 {
+		t.Fatalf("fill general: %d operations (%v), want %d reserves and the refusal", n, f, model.GeneralSlots)
+	}
+	if n, f := RunCreditsBytesOps([]byte{1, 1}, fault.CrClassOffByOne, Options{}); f == nil || n != f.Step || n != 27 {
+		t.Fatalf("a failing input: %d operations, failure %v", n, f)
+	}
+	if n, f := RunTokenBucketBytesOps([]byte{0}, fault.None, Options{}); f != nil || n != 1 {
+		t.Fatalf("one take: %d operations (%v)", n, f)
 	}
 }

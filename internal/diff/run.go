@@ -78,26 +78,41 @@ const MaxInputBytes = 4096
 // after every action. Any byte string is a valid input. It returns the
 // first violation, or nil.
 func RunCreditsBytes(data []byte, faults fault.Fault, opts Options) *Failure {
+	_, f := RunCreditsBytesOps(data, faults, opts)
+	return f
+}
+
+// RunCreditsBytesOps is RunCreditsBytes that also returns how many
+// operations the input applied (the reads of the checks between them are not
+// counted).
+func RunCreditsBytesOps(data []byte, faults fault.Fault, opts Options) (int, *Failure) {
 	m := NewCrMachine(faults, opts)
 	c := &byteChooser{b: data[:min(len(data), MaxInputBytes)]}
 	if f := m.Check(); f != nil {
-		return f
+		return 0, f
 	}
 	for !c.Done() {
 		a := crActions[c.Intn("action", len(crActions))]
 		if f := a.run(m, c); f != nil {
-			return f
+			return len(m.hist.ins), f
 		}
 		if f := m.Check(); f != nil {
-			return f
+			return len(m.hist.ins), f
 		}
 	}
-	return nil
+	return len(m.hist.ins), nil
 }
 
 // RunTokenBucketBytes is RunCreditsBytes for the token bucket (the actions
 // of TokenBucketProp).
 func RunTokenBucketBytes(data []byte, faults fault.Fault, opts Options) *Failure {
+	_, f := runTBBytes(tbActions, data, faults, opts)
+	return f
+}
+
+// RunTokenBucketBytesOps is RunTokenBucketBytes that also returns how many
+// operations the input applied (the peeks of the checks are not counted).
+func RunTokenBucketBytesOps(data []byte, faults fault.Fault, opts Options) (int, *Failure) {
 	return runTBBytes(tbActions, data, faults, opts)
 }
 
@@ -106,22 +121,23 @@ func RunTokenBucketBytes(data []byte, faults fault.Fault, opts Options) *Failure
 // HostileProp). Every answer must be a clear error (T9) or the model's
 // result; tokens must stay finite and within [0, capacity].
 func RunHostileBytes(data []byte, faults fault.Fault, opts Options) *Failure {
-	return runTBBytes(hostileActions, data, faults, opts)
+	_, f := runTBBytes(hostileActions, data, faults, opts)
+	return f
 }
 
-func runTBBytes(acts []tbAction, data []byte, faults fault.Fault, opts Options) *Failure {
+func runTBBytes(acts []tbAction, data []byte, faults fault.Fault, opts Options) (int, *Failure) {
 	m := NewTBMachine(faults, opts)
 	c := &byteChooser{b: data[:min(len(data), MaxInputBytes)]}
 	for !c.Done() {
 		a := acts[c.Intn("action", len(acts))]
 		if f := a.run(m, c); f != nil {
-			return f
+			return len(m.hist.ins), f
 		}
 		if f := m.Check(); f != nil {
-			return f
+			return len(m.hist.ins), f
 		}
 	}
-	return nil
+	return len(m.hist.ins), nil
 }
 
 type tbAction = struct {

@@ -5,30 +5,10 @@ import (
 	"math"
 	"sort"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/sut"
 	"github.com/tollgate/tollgate/model"
 )
-
-// BoundTolerance is the relative slack allowed on the T5 bound for
-// floating-point rounding (spec/tokenbucket.md T5).
-const BoundTolerance = 1e-9
-
-// boundTrack follows one key between resets for T5.
-type boundTrack struct {
-	admitted   float64 // total cost of committed takes
-	capMax     float64 // largest capacity a committed take passed
-	rateMax    float64 // largest rate a committed take passed
-	tMin, tMax int64   // clock of the take that created the bucket; newest clock of a committed take
-}
-
-// Limit returns the T5 bound for the stretch tracked so far.
-func (b *boundTrack) Limit() float64 {
-	span := float64(uint64(b.tMax) - uint64(b.tMin)) // tMax ≥ tMin; exact unsigned difference
-	return b.capMax + span/1000*b.rateMax
-}
 
 // TBMachine runs one token-bucket table beside the model
 // (spec/tokenbucket.md). Keys are ints.
@@ -38,10 +18,10 @@ type TBMachine struct {
 	sut   *sut.TokenBucket[int]
 	hist  history[model.TBInput[int]]
 
-	bound   map[int]*boundTrack  // T5, per key since its last reset
-	limits  map[int]model.Limits // the limits each key was last used with (valid ones)
-	nowMs   int64                // the machine's clock
-	touched []int                // keys with limits, sorted, for Check
+	bound   map[int]*model.T5Bound // T5, per key since its last reset
+	limits  map[int]model.Limits   // the limits each key was last used with (valid ones)
+	nowMs   int64                  // the machine's clock
+	touched []int                  // keys with limits, sorted, for Check
 
 	// tamper, when set (tests only), rewrites the implementation's answers.
 	tamper func(in model.TBInput[int], out model.TBOutput) model.TBOutput
@@ -53,31 +33,13 @@ func NewTBMachine(faults fault.Fault, opts Options) *TBMachine {
 	return &TBMachine{
 		opts:   opts,
 		sut:    sut.NewTokenBucket[int](faults),
-		bound:  map[int]*boundTrack{},
+		bound:  map[int]*model.T5Bound{},
 		limits: map[int]model.Limits{},
-		hist:   history[model.TBInput[int]]{format: FormatTB},
 	}
 }
 
 // History returns the operations applied so far.
 func (m *TBMachine) History() []string { return m.hist.strings() }
-
-// FormatTB renders a token-bucket input the way failure reports list it.
-// Floats are printed with %v, which round-trips exactly.
-func FormatTB(in model.TBInput[int]) string {
-	switch in.Kind {
-	case model.TBTake, model.TBRetryAfter:
-		return fmt.Sprintf("%v(key %d, cap %v, rate %v, cost %v, now %d)", in.Kind, in.Key, in.Limits.Capacity, in.Limits.RefillPerSecond, in.Cost, in.NowMs)
-	case model.TBPeek:
-		return fmt.Sprintf("peek(key %d, cap %v, rate %v, now %d)", in.Key, in.Limits.Capacity, in.Limits.RefillPerSecond, in.NowMs)
-	case model.TBReset:
-		return fmt.Sprintf("reset(key %d)", in.Key)
-	}
-	return in.Kind.String() + "()"
-}
-
-// floatBits compares floats bit for bit (T3), so -0 ≠ 0 and NaN = NaN.
-var floatBits = cmp.Comparer(func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
 
 func (m *TBMachine) apply(in model.TBInput[int]) (model.TBOutput, string) {
 	return guardedApply(m.sut.Apply, m.tamper, in)
@@ -85,7 +47,8 @@ func (m *TBMachine) apply(in model.TBInput[int]) (model.TBOutput, string) {
 
 // Step applies in to the implementation and the model, checks the
 // properties on the implementation's answer, then (unless PropertiesOnly)
-// compares the answer with the model's, bit for bit.
+// compares the answer with the model's, bit for bit. A different answer is
+// reported under the invariant model.TBDivergence names.
 func (m *TBMachine) Step(in model.TBInput[int]) *Failure {
 	m.hist.add(in)
 	before := m.model.Bucket(in.Key)
@@ -97,20 +60,18 @@ func (m *TBMachine) Step(in model.TBInput[int]) *Failure {
 	if f := m.properties(in, before, got); f != nil {
 		return f
 	}
-	if !m.opts.PropertiesOnly {
-		if !outputsEqual(want, got) {
-			return m.hist.fail("agree/"+in.Kind.String(), "answer differs from the model (-model +impl):\n"+cmp.Diff(want, got, floatBits))
-		}
+	if !m.opts.PropertiesOnly && !want.Equal(got) {
+		return m.disagree(in, want, got, m.hist.ins[:len(m.hist.ins)-1], "")
 	}
 	m.model = next
 	return nil
 }
 
-// outputsEqual compares two answers, floats bit for bit (T3).
-func outputsEqual(a, b model.TBOutput) bool {
-	bits := math.Float64bits
-	return a.Invalid == b.Invalid && a.OK == b.OK && a.RetryAfterMs == b.RetryAfterMs &&
-		bits(a.Remaining) == bits(b.Remaining) && bits(a.Tokens) == bits(b.Tokens)
+// disagree reports an answer of the implementation that differs from the
+// model's, after the inputs prior, under the invariant it breaks.
+func (m *TBMachine) disagree(in model.TBInput[int], want, got model.TBOutput, prior []model.TBInput[int], context string) *Failure {
+	return m.hist.fail(model.TBDivergence(prior, in, want, got), fmt.Sprintf("%s%v: the model answers %s, the implementation %s",
+		context, in, want.Answer(in.Kind), got.Answer(in.Kind)))
 }
 
 func (m *TBMachine) peek(key int, lim model.Limits, nowMs int64) (float64, *Failure) {
@@ -128,7 +89,7 @@ func inRange(x, capacity float64) bool { return x >= 0 && x <= capacity && !math
 func (m *TBMachine) properties(in model.TBInput[int], before model.Bucket, got model.TBOutput) *Failure {
 	switch in.Kind {
 	case model.TBReset:
-		delete(m.bound, in.Key)
+		delete(m.bound, in.Key) // T5 starts again (T10)
 		return nil
 	case model.TBResetAll:
 		clear(m.bound)
@@ -181,20 +142,17 @@ func (m *TBMachine) properties(in model.TBInput[int], before model.Bucket, got m
 	return nil
 }
 
-// trackBound updates and checks T5 after a committed take.
+// trackBound updates and checks T5 after a take the implementation
+// committed (model.T5Bound: committed takes only, their clocks included).
 func (m *TBMachine) trackBound(in model.TBInput[int]) *Failure {
 	b := m.bound[in.Key]
 	if b == nil {
-		b = &boundTrack{tMin: in.NowMs, tMax: in.NowMs}
+		b = &model.T5Bound{}
 		m.bound[in.Key] = b
 	}
-	b.admitted += in.Cost
-	b.capMax = max(b.capMax, in.Limits.Capacity)
-	b.rateMax = max(b.rateMax, in.Limits.RefillPerSecond)
-	b.tMax = max(b.tMax, in.NowMs)
-	if limit := b.Limit(); b.admitted > limit*(1+BoundTolerance) {
-		return m.hist.fail("T5", fmt.Sprintf("key %d admitted %v since its bucket was created at %d ms, bound is %v (capacity %v + rate %v × %d ms)",
-			in.Key, b.admitted, b.tMin, limit, b.capMax, b.rateMax, uint64(b.tMax)-uint64(b.tMin)))
+	b.Commit(in.Limits, in.Cost, in.NowMs)
+	if b.Exceeded() {
+		return m.hist.fail("T5", fmt.Sprintf("key %d %v", in.Key, b))
 	}
 	return nil
 }
@@ -246,22 +204,24 @@ func (m *TBMachine) checkRetryAfter(in model.TBInput[int], w int64) *Failure {
 
 // Check verifies, for every key used so far with the limits it was last
 // used with, that a peek at the machine's clock is in range and (unless
-// PropertiesOnly) equals the model's refill bit for bit.
+// PropertiesOnly) equals the model's, bit for bit; a difference is reported
+// under the invariant model.TBDivergence names for that peek.
 func (m *TBMachine) Check() *Failure {
 	for _, key := range m.touched {
 		lim := m.limits[key]
-		p, f := m.peek(key, lim, m.nowMs)
-		if f != nil {
-			return f
+		in := model.TBInput[int]{Kind: model.TBPeek, Key: key, Limits: lim, NowMs: m.nowMs}
+		got, perr := m.apply(in)
+		if perr != "" {
+			return m.hist.fail("panic", "peek: "+perr)
 		}
-		if !inRange(p, lim.Capacity) {
-			return m.hist.fail("T6", fmt.Sprintf("key %d peeks %v tokens at %d, outside [0, capacity %v]", key, p, m.nowMs, lim.Capacity))
+		if !inRange(got.Tokens, lim.Capacity) {
+			return m.hist.fail("T6", fmt.Sprintf("key %d peeks %v tokens at %d, outside [0, capacity %v]", key, got.Tokens, m.nowMs, lim.Capacity))
 		}
 		if m.opts.PropertiesOnly {
 			continue
 		}
-		if want := model.Refill(m.model.Bucket(key), lim, m.nowMs); math.Float64bits(want) != math.Float64bits(p) {
-			return m.hist.fail("agree/state", fmt.Sprintf("key %d at %d ms: the model's bucket holds %v, the implementation's %v", key, m.nowMs, want, p))
+		if _, want := m.model.Step(in); !want.Equal(got) {
+			return m.disagree(in, want, got, m.hist.ins, "after the last operation, ")
 		}
 	}
 	return nil
