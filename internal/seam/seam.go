@@ -1,9 +1,8 @@
 // Package seam is the one door through which impl/ touches shared memory:
 // every slot word, counter, flag, bucket word and trie child word is one of
-// its types. Each method is the sync/atomic method of the same name and
-// inlines to the same instructions (CI checks the compiler's inlining
-// decisions: scripts/seam-inline.sh), so the real tables pay nothing for
-// the seam.
+// its types. They are aliases of sync/atomic's types, so the real tables
+// compile to exactly the instructions they would without the seam (CI
+// checks the disassembly: scripts/seam-check.sh).
 //
 // Its twin, internal/seam/hooked, has the same types with every operation a
 // switch point. go generate (internal/mutants/gen) writes copies of the
