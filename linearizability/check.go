@@ -50,32 +50,53 @@ type Report struct {
 	CheckTime   time.Duration // time spent checking, excluding writing files
 	// Detail says what failed: "porcupine: no linearization" or the C3
 	// epoch violation found outside porcupine.
-	Detail   string
-	HTMLPath string // the visualization, when written
-	JSONPath string // the raw history, when written
+	Detail string
+	// Invariant is the spec ID a failing history breaks: T11 (token
+	// bucket) or C16 (credit table) when porcupine finds no linearization,
+	// C3 when CheckEpochs finds an epoch issued twice; empty when Ok or
+	// Unknown.
+	Invariant string
+	HTMLPath  string // the visualization, when written
+	JSONPath  string // the raw history, when written
+}
+
+// check runs porcupine once. When files may be written it runs the verbose
+// check, whose linearization info the visualization is drawn from, so an
+// Illegal history is never searched twice; otherwise the plain one, which
+// stops at the first partition that fails.
+func check(m porcupine.Model, ops []porcupine.Operation, opt Options) (porcupine.CheckResult, *porcupine.LinearizationInfo) {
+	if opt.Dir == "" {
+		return porcupine.CheckOperationsTimeout(m, ops, opt.Timeout), nil
+	}
+	res, info := porcupine.CheckOperationsVerbose(m, ops, opt.Timeout)
+	return res, &info
 }
 
 // CheckTokenBucket checks a token-bucket history with TokenBucketModel. An
 // invalid history (Validate) is an error, not a verdict.
 func CheckTokenBucket(h TBHistory, opt Options) (Report, error) {
+	return checkTokenBucket(h, opt, TokenBucketModel())
+}
+
+func checkTokenBucket(h TBHistory, opt Options, m porcupine.Model) (Report, error) {
 	if err := h.Validate(); err != nil {
 		return Report{}, err
 	}
-	m := TokenBucketModel()
 	ops := h.Operations()
 	rep := Report{Primitive: "tokenbucket", Ops: len(h.Ops), Partitions: len(m.Partition(ops)), Overlapping: overlapping(ops)}
 	start := time.Now()
-	res := porcupine.CheckOperationsTimeout(m, ops, opt.Timeout)
+	res, info := check(m, ops, opt)
 	rep.CheckTime = time.Since(start)
 	rep.Result = Result(res)
 	switch res {
 	case porcupine.Illegal:
+		rep.Invariant = "T11"
 		rep.Detail = "porcupine: no linearization of the history agrees with model.StepBucket (T11)"
 	case porcupine.Unknown:
 		rep.Detail = fmt.Sprintf("porcupine: no verdict within %v (not a pass)", opt.Timeout)
 	}
 	if rep.Result != Ok || opt.AlwaysWrite {
-		if err := writeFiles(&rep, opt, m, ops, h, marks(h.Marks)); err != nil {
+		if err := writeFiles(&rep, opt, m, ops, info, h, marks(h.Marks)); err != nil {
 			return rep, err
 		}
 	}
@@ -85,16 +106,20 @@ func CheckTokenBucket(h TBHistory, opt Options) (Report, error) {
 // CheckCredits checks a credit-table history with CreditsModel and
 // CheckEpochs. An invalid history (Validate) is an error, not a verdict.
 func CheckCredits(h CrHistory, opt Options) (Report, error) {
+	return checkCredits(h, opt, CreditsModel())
+}
+
+func checkCredits(h CrHistory, opt Options, m porcupine.Model) (Report, error) {
 	if err := h.Validate(); err != nil {
 		return Report{}, err
 	}
-	m := CreditsModel()
 	ops := h.Operations()
 	rep := Report{Primitive: "credits", Ops: len(h.Ops), Partitions: 1, Overlapping: overlapping(ops)}
 	start := time.Now()
 	var ann []porcupine.Annotation
+	var info *porcupine.LinearizationInfo
 	if v := CheckEpochs(h); v != nil {
-		rep.Result = Illegal
+		rep.Result, rep.Invariant = Illegal, "C3"
 		rep.Detail = v.Error()
 		for _, i := range []int{v.First, v.Second} {
 			op := h.Ops[i]
@@ -102,10 +127,12 @@ func CheckCredits(h CrHistory, opt Options) (Report, error) {
 				Description: fmt.Sprintf("epoch %d", v.Epoch), Details: v.Error(), BackgroundColor: "#ffb3b3"})
 		}
 	} else {
-		res := porcupine.CheckOperationsTimeout(m, ops, opt.Timeout)
+		var res porcupine.CheckResult
+		res, info = check(m, ops, opt)
 		rep.Result = Result(res)
 		switch res {
 		case porcupine.Illegal:
+			rep.Invariant = "C16"
 			rep.Detail = "porcupine: no linearization of the history agrees with model.Credits (C16)"
 		case porcupine.Unknown:
 			rep.Detail = fmt.Sprintf("porcupine: no verdict within %v (not a pass)", opt.Timeout)
@@ -113,7 +140,7 @@ func CheckCredits(h CrHistory, opt Options) (Report, error) {
 	}
 	rep.CheckTime = time.Since(start)
 	if rep.Result != Ok || opt.AlwaysWrite {
-		if err := writeFiles(&rep, opt, m, ops, h, append(marks(h.Marks), ann...)); err != nil {
+		if err := writeFiles(&rep, opt, m, ops, info, h, append(marks(h.Marks), ann...)); err != nil {
 			return rep, err
 		}
 	}
@@ -151,9 +178,11 @@ func marks(ms []Mark) []porcupine.Annotation {
 }
 
 // writeFiles writes the raw history and porcupine's visualization into
-// opt.Dir. The visualization needs a verbose check, which is run again with
-// the same timeout (it is the slow path, taken only for a failure).
-func writeFiles(rep *Report, opt Options, m porcupine.Model, ops []porcupine.Operation, history any, ann []porcupine.Annotation) error {
+// opt.Dir. The visualization is drawn from info, the linearization info of
+// the check that gave the verdict; when there is none (an epoch reused, so
+// porcupine did not run), the operations are checked once, verbosely, for
+// it.
+func writeFiles(rep *Report, opt Options, m porcupine.Model, ops []porcupine.Operation, info *porcupine.LinearizationInfo, history any, ann []porcupine.Annotation) error {
 	if opt.Dir == "" {
 		return nil
 	}
@@ -172,10 +201,13 @@ func writeFiles(rep *Report, opt Options, m porcupine.Model, ops []porcupine.Ope
 	if err := os.WriteFile(rep.JSONPath, data, 0o644); err != nil {
 		return fmt.Errorf("linearizability: %w", err)
 	}
-	_, info := porcupine.CheckOperationsVerbose(m, ops, opt.Timeout)
+	if info == nil {
+		_, li := porcupine.CheckOperationsVerbose(m, ops, opt.Timeout)
+		info = &li
+	}
 	info.AddAnnotations(ann)
 	rep.HTMLPath = filepath.Join(opt.Dir, name+".html")
-	if err := porcupine.VisualizePath(m, info, rep.HTMLPath); err != nil {
+	if err := porcupine.VisualizePath(m, *info, rep.HTMLPath); err != nil {
 		return fmt.Errorf("linearizability: writing visualization: %w", err)
 	}
 	return nil

@@ -73,10 +73,10 @@ type CrOutcome struct {
 // the operation in CrHistory.Ops.
 type CrMeta struct{ Index int }
 
-// Validate reports the first operation that cannot be checked: a kind the
-// checker does not model, a defect the model would panic on (C12: holder 0,
-// slot outside 1..32, epoch 0, a non-class), an unknown reserve, or an
-// interval that does not run forwards.
+// Validate reports the first operation that cannot be checked: enqueued or
+// snapshot (not atomic), an unknown reserve, an interval that does not run
+// forwards, or a defect the model would panic on (model.CrInput.Check, C12:
+// an unknown kind, holder 0, a non-class, a slot outside 1..32, epoch 0).
 func (h CrHistory) Validate() error {
 	for i, op := range h.Ops {
 		in := op.Input
@@ -89,36 +89,16 @@ func (h CrHistory) Validate() error {
 		if !op.Unknown && op.Return < op.Call {
 			return bad("return", fmt.Sprintf("must not be before call %d", op.Call), op.Return)
 		}
-		needHolder, needToken := false, false
 		switch in.Kind {
 		case model.CrReserve:
 			if op.Unknown {
 				return bad("unknown", "is not allowed for reserve (its token, which later steps depend on, would be unknown)", true)
 			}
-			if in.Class != model.General && in.Class != model.Internal {
-				return bad("input.class", "must be general (1) or internal (2)", in.Class)
-			}
-			needHolder = true
-		case model.CrEnqueue, model.CrRelease:
-			needHolder, needToken = true, true
-		case model.CrTake, model.CrFinish:
-			needToken = true
-		case model.CrExit:
-			needHolder = true
-		case model.CrSweep, model.CrBounds, model.CrClose:
 		case model.CrEnqueued, model.CrSnapshot:
 			return bad("input.kind", "is not an atomic operation (spec/credits.md §5) and cannot be checked; leave it out of the history", in.Kind)
-		default:
-			return bad("input.kind", "is not an operation", in.Kind)
 		}
-		if needHolder && in.Holder == 0 {
-			return bad("input.holder", "must not be 0 (C12)", in.Holder)
-		}
-		if needToken && (in.Token.Slot < 1 || in.Token.Slot > model.Slots) {
-			return bad("input.token.slot", "must be in 1..32 (C12)", in.Token.Slot)
-		}
-		if needToken && in.Token.Epoch == 0 {
-			return bad("input.token.epoch", "must not be 0 (C12)", in.Token.Epoch)
+		if d := in.Check(); d != nil {
+			return bad("input."+d.Field, d.Rule+" (C12)", d.Value)
 		}
 		if in.Kind == model.CrSweep && !op.Unknown && (op.Output.Count < 0 || op.Output.Count > model.Slots) {
 			return bad("output.count", "must be in 0..32", op.Output.Count)
@@ -195,7 +175,7 @@ func creditsStep(s model.Credits[Payload], in CrInput, o CrOutcome) []model.Cred
 	}
 	if in.Op.Kind == model.CrReserve && o.Output.Result == model.OK {
 		tok := o.Output.Token
-		if tok.Slot < 1 || tok.Slot > model.Slots || tok.Epoch == 0 || model.ClassOf(tok.Slot) != in.Op.Class {
+		if model.TokenDefect(tok) != nil || model.ClassOf(tok.Slot) != in.Op.Class {
 			return nil
 		}
 		s2, ok := s.ReserveSlot(in.Op.Holder, tok)
@@ -359,60 +339,21 @@ func mix(h, v uint64) uint64 {
 	return h ^ h>>33
 }
 
-// DescribeCrOp renders one operation for the visualization.
+// DescribeCrOp renders one operation for the visualization: the input as
+// model.CrInput.String renders it, a sweep's row step as "sweep row k of n",
+// and the answer as model.CrOutput.Answer does, or "?" when it is unknown.
 func DescribeCrOp(in CrInput, o CrOutcome) string {
-	op := in.Op
-	var call string
-	switch op.Kind {
-	case model.CrReserve:
-		call = fmt.Sprintf("reserve(h%d, %s)", op.Holder, op.Class)
-	case model.CrEnqueue:
-		call = fmt.Sprintf("enqueue(h%d, %d/e%d, %q) @%dms", op.Holder, op.Token.Slot, op.Token.Epoch, op.Payload, op.NowMs)
-	case model.CrRelease:
-		call = fmt.Sprintf("release(h%d, %d/e%d)", op.Holder, op.Token.Slot, op.Token.Epoch)
-	case model.CrTake, model.CrFinish:
-		call = fmt.Sprintf("%s(%d/e%d)", op.Kind, op.Token.Slot, op.Token.Epoch)
-	case model.CrExit:
-		call = fmt.Sprintf("exit(h%d)", op.Holder)
-	case model.CrSweep:
-		switch in.step {
-		case crSweepRow:
-			call = fmt.Sprintf("sweep row %d of %d", in.Part, in.Of)
-			if in.Optional {
-				call = fmt.Sprintf("sweep (outcome unknown) row %d of up to %d", in.Part, in.Of)
-			}
-		default:
-			call = "sweep()"
-		}
-	default:
-		call = op.Kind.String() + "()"
+	call := in.Op.String()
+	switch {
+	case in.step == crSweepRow && in.Optional:
+		call = fmt.Sprintf("sweep (outcome unknown) row %d of up to %d", in.Part, in.Of)
+	case in.step == crSweepRow:
+		call = fmt.Sprintf("sweep row %d of %d", in.Part, in.Of)
 	}
 	if o.Unknown {
 		return call + " → ?"
 	}
-	out := o.Output
-	var res string
-	switch op.Kind {
-	case model.CrReserve:
-		res = out.Result.String()
-		if out.Result == model.OK {
-			res = fmt.Sprintf("ok %d/e%d", out.Token.Slot, out.Token.Epoch)
-		}
-	case model.CrEnqueue:
-		res = out.Result.String()
-	case model.CrTake:
-		res = "none"
-		if out.OK {
-			res = fmt.Sprintf("%q", out.Payload)
-		}
-	case model.CrFinish, model.CrRelease:
-		res = fmt.Sprint(out.OK)
-	case model.CrSweep:
-		res = fmt.Sprintf("freed %d", out.Count)
-	default:
-		res = "ok"
-	}
-	return call + " → " + res
+	return call + " → " + o.Output.Answer(in.Op.Kind)
 }
 
 // DescribeCredits renders a credits state: the rows in use, the last epoch,

@@ -3,7 +3,10 @@ package linearizability
 import (
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/anishathalye/porcupine"
 
 	"github.com/tollgate/tollgate/model"
 )
@@ -120,5 +123,59 @@ func TestIllegalWritesFiles(t *testing.T) {
 	if _, err := CheckCredits(CrHistory{Ops: []CrOp{cr(0, model.CrInput[Payload]{Kind: model.CrSnapshot}, model.CrOutput[Payload]{}, 1, 2)}}, Options{}); err == nil ||
 		!strings.Contains(err.Error(), "input.kind") {
 		t.Fatalf("snapshot in a history: err %v, want an error naming input.kind", err)
+	}
+}
+
+// countSteps wraps m so that every Step it takes is counted in n.
+func countSteps(m porcupine.Model, n *atomic.Int64) porcupine.Model {
+	step := m.Step
+	m.Step = func(state, input, output any) (bool, any) {
+		n.Add(1)
+		return step(state, input, output)
+	}
+	return m
+}
+
+// TestIllegalCheckedOnce: an Illegal history whose files are written is
+// searched by porcupine once, verbosely, and the visualization is drawn
+// from that search: the check takes exactly as many model steps as one
+// porcupine.CheckOperationsVerbose of the history and drawing its info
+// (porcupine.VisualizePath steps the model along the linearizations).
+func TestIllegalCheckedOnce(t *testing.T) {
+	tb := TBHistory{Ops: []TBOp{take(0, "a", 0, 1, 4, true, 9), take(1, "a", 0, 2, 3, true, 9), take(2, "b", 0, 2, 5, true, 9)}}
+	r1i, r1o := reserve(1, 1, 1)
+	r2i, r2o := reserve(2, 1, 2)
+	cr := CrHistory{Ops: []CrOp{cr(0, r1i, r1o, 1, 4), cr(1, r2i, r2o, 2, 3)}}
+	for _, c := range []struct {
+		name  string
+		model porcupine.Model
+		ops   []porcupine.Operation
+		check func(porcupine.Model) (Report, error)
+	}{
+		{"tokenbucket", TokenBucketModel(), tb.Operations(), func(m porcupine.Model) (Report, error) {
+			return checkTokenBucket(tb, Options{Dir: t.TempDir()}, m)
+		}},
+		{"credits", CreditsModel(), cr.Operations(), func(m porcupine.Model) (Report, error) {
+			return checkCredits(cr, Options{Dir: t.TempDir()}, m)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var once, checked atomic.Int64
+			m := countSteps(c.model, &once)
+			_, info := porcupine.CheckOperationsVerbose(m, c.ops, 0)
+			if err := porcupine.VisualizePath(m, info, filepath.Join(t.TempDir(), "once.html")); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := c.check(countSteps(c.model, &checked))
+			if err != nil || rep.Result != Illegal || rep.HTMLPath == "" {
+				t.Fatalf("%+v, %v", rep, err)
+			}
+			if checked.Load() != once.Load() {
+				t.Fatalf("the check took %d model steps; one verbose search and its visualization take %d", checked.Load(), once.Load())
+			}
+			if want := map[string]string{"tokenbucket": "T11", "credits": "C16"}[c.name]; rep.Invariant != want {
+				t.Fatalf("invariant %q, want %q", rep.Invariant, want)
+			}
+		})
 	}
 }

@@ -114,8 +114,8 @@ func (h TBHistory) Operations() []porcupine.Operation {
 // model.StepBucket: the arithmetic, the clamp, the monotone timestamp and the
 // retry-after search are the model's, never restated here. An operation is
 // accepted when the model's output equals the recorded one, floats bit for
-// bit (T3); an unknown operation is accepted with either outcome. Step is pure
-// and deterministic.
+// bit (model.TBOutput.Equal, T3); an unknown operation is accepted with either
+// outcome. Step is pure and deterministic.
 func TokenBucketModel() porcupine.Model {
 	return porcupine.Model{
 		Partition: partitionByKey,
@@ -128,7 +128,7 @@ func TokenBucketModel() porcupine.Model {
 			if o.Unknown {
 				return true, next
 			}
-			return TBOutputEqual(out, o.Output), next
+			return out.Equal(o.Output), next
 		},
 		Equal: func(a, b any) bool { return model.BucketEqual(a.(model.Bucket), b.(model.Bucket)) },
 		Hash: func(state any) uint64 {
@@ -158,47 +158,14 @@ func TokenBucketModel() porcupine.Model {
 	}
 }
 
-// TBOutputEqual compares two token-bucket outputs, floats bit for bit (T3).
-func TBOutputEqual(a, b model.TBOutput) bool {
-	return a.Invalid == b.Invalid && a.OK == b.OK && a.RetryAfterMs == b.RetryAfterMs &&
-		math.Float64bits(a.Remaining) == math.Float64bits(b.Remaining) &&
-		math.Float64bits(a.Tokens) == math.Float64bits(b.Tokens)
-}
-
-// DescribeTBOp renders one operation for the visualization, including the
-// clock reading it carried.
+// DescribeTBOp renders one operation for the visualization: the input as
+// model.TBInput.String renders it (with the clock reading it carried) and
+// the answer as model.TBOutput.Answer does, or "?" when it is unknown.
 func DescribeTBOp(in model.TBInput[string], o TBOutcome) string {
-	var call string
-	switch in.Kind {
-	case model.TBTake, model.TBRetryAfter:
-		call = fmt.Sprintf("%s(%q, cost=%v, cap=%v, rate=%v/s) @%dms", in.Kind, in.Key, in.Cost, in.Limits.Capacity, in.Limits.RefillPerSecond, in.NowMs)
-	case model.TBPeek:
-		call = fmt.Sprintf("peek(%q, cap=%v, rate=%v/s) @%dms", in.Key, in.Limits.Capacity, in.Limits.RefillPerSecond, in.NowMs)
-	case model.TBReset:
-		call = fmt.Sprintf("reset(%q)", in.Key)
-	default:
-		call = in.Kind.String() + "()"
-	}
 	if o.Unknown {
-		return call + " → ?"
+		return in.String() + " → ?"
 	}
-	out := o.Output
-	var res string
-	switch {
-	case out.Invalid != "":
-		res = "invalid " + out.Invalid
-	case in.Kind == model.TBTake && out.OK:
-		res = fmt.Sprintf("ok(%v)", out.Remaining)
-	case in.Kind == model.TBTake:
-		res = "rate_limited"
-	case in.Kind == model.TBPeek:
-		res = fmt.Sprint(out.Tokens)
-	case in.Kind == model.TBRetryAfter:
-		res = fmt.Sprintf("%dms", out.RetryAfterMs)
-	default:
-		res = "ok"
-	}
-	return call + " → " + res
+	return in.String() + " → " + o.Output.Answer(in.Kind)
 }
 
 // partitionByKey splits a token-bucket history by key, in key order so the
