@@ -24,7 +24,7 @@ const (
 	PatchesDir = MutantsDir + "/patches"
 	TablesFile = "internal/sut/tables_gen.go"
 	faultFile  = "internal/fault/fault.go"
-	// Command is how to regenerate, as error messages and headers say it.
+	// Command is how to regenerate, as error messages say it.
 	Command = "go generate ./internal/mutants"
 )
 
@@ -103,9 +103,6 @@ func (m Mutant) Name() string { return m.Fault.String() }
 
 // Dir is the mutant package's directory.
 func (m Mutant) Dir() string { return MutantsDir + "/" + m.Name() }
-
-// Package is the Go package name of the mutant: its primitive's.
-func (m Mutant) Package() string { return primitives[m.Fault.Credits()].name }
 
 // Mutants lists the patches under root in fault declaration order, and
 // fails unless patches and faults match one to one.
@@ -202,8 +199,8 @@ func Generate(root string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range primitives {
-		if err := p.checkFiles(root); err != nil {
+	for _, credits := range []bool{true, false} {
+		if err := primitives[credits].checkFiles(root); err != nil {
 			return nil, err
 		}
 	}
