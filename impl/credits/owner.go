@@ -19,9 +19,9 @@ import (
 // that did not get its reply. The first three errors are exactly those
 // Results (Result.Err); the other three are outcomes only the exchange has.
 var (
-	ErrExhausted = errors.New("credits: exhausted: every slot of the class is in use")
-	ErrLost      = errors.New("credits: lost: the reservation was no longer this holder's at enqueue")
-	ErrNoTable   = errors.New("credits: no_table: the table is closed")
+	ErrExhausted = errors.New("credits: every slot of the class is in use")
+	ErrLost      = errors.New("credits: the reservation was lost before enqueue")
+	ErrNoTable   = errors.New("credits: the table is closed")
 	ErrNoOwner   = errors.New("credits: no owner is running; the reservation was released")
 	ErrOwnerGone = errors.New("credits: the owner stopped before replying")
 	ErrDeadline  = errors.New("credits: the owner refused the request: its deadline had passed")

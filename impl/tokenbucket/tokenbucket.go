@@ -251,15 +251,15 @@ func check(lim Limits, cost float64, withCost bool) error {
 	const finitePositive = "must be finite and greater than zero"
 	switch {
 	case !(lim.Capacity > 0 && lim.Capacity <= math.MaxFloat64):
-		return &ArgError{"capacity", lim.Capacity, finitePositive}
+		return &ArgError{Field: "capacity", Value: lim.Capacity, Rule: finitePositive}
 	case !(lim.RefillPerSecond > 0 && lim.RefillPerSecond <= math.MaxFloat64):
-		return &ArgError{"refill_per_second", lim.RefillPerSecond, finitePositive}
+		return &ArgError{Field: "refill_per_second", Value: lim.RefillPerSecond, Rule: finitePositive}
 	case !withCost:
 		return nil
 	case !(cost > 0 && cost <= math.MaxFloat64):
-		return &ArgError{"cost", cost, finitePositive}
+		return &ArgError{Field: "cost", Value: cost, Rule: finitePositive}
 	case cost > lim.Capacity:
-		return &ArgError{"cost", cost, fmt.Sprintf("must not exceed capacity %v, or it could never be taken", lim.Capacity)}
+		return &ArgError{Field: "cost", Value: cost, Rule: fmt.Sprintf("must not exceed capacity %v, or it could never be taken", lim.Capacity)}
 	}
 	return nil
 }

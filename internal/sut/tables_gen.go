@@ -16,6 +16,8 @@ import (
 	crreservenocas "github.com/tollgate/tollgate/internal/mutants/cr-reserve-no-cas"
 	crsweepall "github.com/tollgate/tollgate/internal/mutants/cr-sweep-all"
 	crtwowriteenqueue "github.com/tollgate/tollgate/internal/mutants/cr-two-write-enqueue"
+	exploredcredits "github.com/tollgate/tollgate/internal/mutants/explored/credits"
+	exploredtokenbucket "github.com/tollgate/tollgate/internal/mutants/explored/tokenbucket"
 	tbfailclosed "github.com/tollgate/tollgate/internal/mutants/tb-fail-closed"
 	tbnoclamp "github.com/tollgate/tollgate/internal/mutants/tb-no-clamp"
 	tbplainstore "github.com/tollgate/tollgate/internal/mutants/tb-plain-store"
@@ -67,4 +69,25 @@ func NewCrTable[P any](f fault.Fault) CrTable[P] {
 		return crreservenocas.New[P]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a credit-table mutant (defect)", f))
+}
+
+// NewHookedTBTable is NewTBTable on internal/seam/hooked: for fault.None the
+// real table files of impl/tokenbucket, copied with only the seam import
+// changed; a mutant's package is hooked already. The interleaving explorer
+// drives these tables; with no scheduler installed they behave exactly as
+// NewTBTable's.
+func NewHookedTBTable[K comparable](f fault.Fault) TBTable[K] {
+	if f == fault.None {
+		return exploredtokenbucket.New[K]()
+	}
+	return NewTBTable[K](f)
+}
+
+// NewHookedCrTable is NewCrTable on internal/seam/hooked (see
+// NewHookedTBTable).
+func NewHookedCrTable[P any](f fault.Fault) CrTable[P] {
+	if f == fault.None {
+		return exploredcredits.New[P]()
+	}
+	return NewCrTable[P](f)
 }

@@ -2,7 +2,8 @@
 
 // Package credits is the cr-class-off-by-one mutant of impl/credits: its
 // table files with internal/mutants/patches/cr-class-off-by-one.patch
-// applied. It is deliberately broken, for tollgate's checkers only. Its
+// applied, on internal/seam/hooked so that the interleaving explorer can
+// drive it. It is deliberately broken, for tollgate's checkers only. Its
 // value types and constants are aliases of impl/credits's, so its tables
 // satisfy the interfaces of internal/sut exactly as the real table does.
 package credits

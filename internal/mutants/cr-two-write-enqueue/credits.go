@@ -7,7 +7,7 @@ import (
 	"runtime"
 
 	"github.com/tollgate/tollgate/internal/clock"
-	"github.com/tollgate/tollgate/internal/seam"
+	seam "github.com/tollgate/tollgate/internal/seam/hooked"
 )
 
 // row is the immutable value a slot word points at. Every transition

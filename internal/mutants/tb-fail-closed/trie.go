@@ -5,7 +5,7 @@ package tokenbucket
 import (
 	"hash/maphash"
 
-	"github.com/tollgate/tollgate/internal/seam"
+	seam "github.com/tollgate/tollgate/internal/seam/hooked"
 )
 
 // The trie's shape: each inner node consumes bitsPerLevel bits of the key's

@@ -2,7 +2,8 @@
 
 // Package tokenbucket is the tb-timestamp-regress mutant of
 // impl/tokenbucket: its table files with
-// internal/mutants/patches/tb-timestamp-regress.patch applied. It is
+// internal/mutants/patches/tb-timestamp-regress.patch applied, on
+// internal/seam/hooked so that the interleaving explorer can drive it. It is
 // deliberately broken, for tollgate's checkers only. Its value types and
 // constants are aliases of impl/tokenbucket's, so its tables satisfy the
 // interfaces of internal/sut exactly as the real table does.

@@ -7,7 +7,7 @@ import (
 	"math"
 
 	"github.com/tollgate/tollgate/internal/clock"
-	"github.com/tollgate/tollgate/internal/seam"
+	seam "github.com/tollgate/tollgate/internal/seam/hooked"
 )
 
 // state is one bucket's value, immutable once published in a cell.

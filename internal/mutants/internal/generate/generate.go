@@ -29,8 +29,9 @@ const (
 )
 
 // reserved are the directories of internal/mutants that are not mutant
-// packages.
-var reserved = []string{"gen", "internal", "patch", "patches", "testdata"}
+// packages. (explored holds generated packages too, but no mutant may take
+// its name.)
+var reserved = []string{"explored", "gen", "internal", "patch", "patches", "testdata"}
 
 // A primitive is one package of impl/ that mutants copy.
 type primitive struct {
@@ -209,6 +210,13 @@ func Generate(root string) ([]File, error) {
 		return nil, err
 	}
 	var out []File
+	for _, credits := range []bool{true, false} {
+		fs, err := exploredFiles(root, mod, primitives[credits])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs...)
+	}
 	for _, m := range ms {
 		fs, err := mutantFiles(root, mod, m)
 		if err != nil {
@@ -272,7 +280,7 @@ func Owned(root string) ([]string, error) {
 		return nil, err
 	}
 	for _, e := range entries {
-		if !e.IsDir() || slices.Contains(reserved, e.Name()) {
+		if !e.IsDir() || (slices.Contains(reserved, e.Name()) && e.Name() != "explored") {
 			continue
 		}
 		err := filepath.WalkDir(filepath.Join(base, e.Name()), func(p string, d os.DirEntry, err error) error {
