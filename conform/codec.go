@@ -176,10 +176,14 @@ type CrNames interface {
 
 var classes = map[string]model.Class{"general": model.General, "internal": model.Internal}
 
+// protocolFields names the fields of model.DefectError as the protocol
+// spells them.
+var protocolFields = map[string]string{model.FieldHolder: "client", model.FieldClass: "class", model.FieldSlot: "slot", model.FieldEpoch: "epoch"}
+
 // DecodeCr turns a credit-table request (not cr.new) into the model's input.
-// A class other than general/internal and a slot outside 1..32 are
-// bad_request: the model treats them as defects (C12), which a driver must
-// never turn into an answer.
+// A class other than general/internal, a slot outside 1..32 and epoch 0 are
+// bad_request: the model treats them as defects (C12, model.CrInput.Check),
+// which a driver must never turn into an answer.
 func DecodeCr(r *Request, names CrNames) (model.CrInput[string], error) {
 	var in model.CrInput[string]
 	kind, ok := crOps[r.Op]
@@ -205,7 +209,7 @@ func DecodeCr(r *Request, names CrNames) (model.CrInput[string], error) {
 		}
 		in.Class = c
 	case model.CrEnqueue, model.CrTake, model.CrFinish, model.CrRelease:
-		if r.Slot == nil || *r.Slot < 1 || *r.Slot > model.Slots {
+		if r.Slot == nil {
 			return in, badf("%s: field slot is required, an integer in 1..%d", r.Op, model.Slots)
 		}
 		if len(r.Epoch) == 0 {
@@ -225,6 +229,9 @@ func DecodeCr(r *Request, names CrNames) (model.CrInput[string], error) {
 			return in, badf("%s: field now_ms is required (an integer)", r.Op)
 		}
 		in.Payload, in.NowMs = *r.Payload, *r.NowMs
+	}
+	if d := in.Check(); d != nil {
+		return in, badf("%s: field %s %v %s (C12)", r.Op, protocolFields[d.Field], d.Value, d.Rule)
 	}
 	return in, nil
 }
@@ -252,6 +259,73 @@ func EncodeCr(in model.CrInput[string], client string, names CrNames) Request {
 		r.Payload, r.NowMs = I(in.Payload), I(in.NowMs)
 	}
 	return r
+}
+
+// CrAnswer decodes a driver's credit-table answer to in into the model's
+// output: CrResponse's inverse. epoch maps the driver's epoch values to the
+// model's numbers. An answer that is not one of in's operation
+// (spec/protocol.md §4) is an error naming what is wrong.
+func CrAnswer(in model.CrInput[string], r Response, epoch func(json.RawMessage) uint64) (model.CrOutput[string], error) {
+	var out model.CrOutput[string]
+	if !r.OK {
+		switch {
+		case r.Error == ErrNoTable && (in.Kind == model.CrReserve || in.Kind == model.CrEnqueue):
+			out.Result = model.NoTable
+		case r.Error == ErrExhausted && in.Kind == model.CrReserve:
+			out.Result = model.Exhausted
+		case r.Error == ErrLost && in.Kind == model.CrEnqueue:
+			out.Result = model.Lost
+		case r.Error == ErrNone && in.Kind == model.CrTake:
+		default:
+			return out, fmt.Errorf("error %q is not an answer of %s", r.Error, in.Kind)
+		}
+		return out, nil
+	}
+	missing := func(field string) error { return fmt.Errorf("answer of %s lacks field %s", in.Kind, field) }
+	switch in.Kind {
+	case model.CrReserve:
+		if r.Slot == nil || len(r.Epoch) == 0 {
+			return out, missing("slot or epoch")
+		}
+		out.Token = model.Token{Slot: *r.Slot, Epoch: epoch(r.Epoch)}
+		return out, nil
+	case model.CrEnqueue:
+		return out, nil
+	case model.CrTake:
+		if r.Payload == nil {
+			return out, missing("payload")
+		}
+		out.Payload = *r.Payload
+	case model.CrFinish, model.CrRelease, model.CrSweep:
+		if r.Freed == nil {
+			return out, missing("freed")
+		}
+		out.Count = *r.Freed
+		if in.Kind != model.CrSweep {
+			out.OK, out.Count = out.Count == 1, 0
+			return out, nil
+		}
+	case model.CrEnqueued:
+		if r.Entries == nil {
+			return out, missing("entries")
+		}
+		for _, e := range *r.Entries {
+			out.Entries = append(out.Entries, model.Entry[string]{Slot: e.Slot, Epoch: epoch(e.Epoch), MarkedMs: e.MarkedMs, Payload: e.Payload})
+		}
+	case model.CrSnapshot:
+		var g, i Counts
+		if json.Unmarshal(r.General, &g) != nil || json.Unmarshal(r.Internal, &i) != nil {
+			return out, missing("general or internal (count objects)")
+		}
+		out.Snap = model.Snapshot{General: model.Counts(g), Internal: model.Counts(i)}
+	case model.CrBounds:
+		if json.Unmarshal(r.General, &out.Bounds.General) != nil || json.Unmarshal(r.Internal, &out.Bounds.Internal) != nil || r.Total == nil {
+			return out, missing("general, internal or total (integers)")
+		}
+		out.Bounds.Total = *r.Total
+	}
+	out.OK = true
+	return out, nil
 }
 
 // CrResponse renders the model's output for in as the protocol answer.
@@ -332,10 +406,10 @@ func (s *SymbolicEpochs) Epoch(raw json.RawMessage) (uint64, error) {
 		return 0, badf("epoch %s is not a symbolic epoch \"$eN\"", raw)
 	}
 	n, err := strconv.ParseUint(sym[2:], 10, 64)
-	if err != nil || n == 0 {
+	if err != nil {
 		return 0, badf("epoch %s is not a symbolic epoch \"$eN\"", raw)
 	}
-	return n, nil
+	return n, nil // "$e0" is the epoch-0 defect, refused by DecodeCr (C12)
 }
 
 // RawEpoch implements CrNames.
@@ -350,10 +424,10 @@ type IntegerEpochs struct{}
 // Epoch implements the epoch half of CrNames.
 func (IntegerEpochs) Epoch(raw json.RawMessage) (uint64, error) {
 	n, err := strconv.ParseUint(string(raw), 10, 64)
-	if err != nil || n == 0 || n > math.MaxInt64 {
+	if err != nil || n > math.MaxInt64 {
 		return 0, badf("epoch %s was never issued by this driver (epochs are positive integers)", raw)
 	}
-	return n, nil
+	return n, nil // 0 is the epoch-0 defect, refused by DecodeCr (C12)
 }
 
 // RawEpoch implements the epoch half of CrNames.

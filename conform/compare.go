@@ -3,6 +3,9 @@ package conform
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+
+	"github.com/tollgate/tollgate/model"
 )
 
 // Epochs binds the symbolic epochs of expected answers ("$e1", …) to the
@@ -60,6 +63,97 @@ func (e *Epochs) name(raw json.RawMessage) string {
 		return s
 	}
 	return "!never-issued " + c
+}
+
+// modelEpoch is the model's number of an epoch the driver issued: n for the
+// symbol "$en" it is bound to, which the model numbers the same way. An
+// epoch bound to no symbol (answered where the model issued none, or not an
+// epoch at all) is math.MaxUint64, a number the model never issues.
+func (e *Epochs) modelEpoch(raw json.RawMessage) uint64 {
+	if c, err := compactRaw(raw); err == nil {
+		if sym, ok := e.rawToSym[c]; ok {
+			if n, err := (&SymbolicEpochs{}).Epoch(rawJSON(sym)); err == nil {
+				return n
+			}
+		}
+	}
+	return math.MaxUint64
+}
+
+// Divergence is what the first answer that differs says, in the model's
+// terms: the invariant it breaks and the operation with both answers.
+type Divergence struct {
+	Invariant string // the spec ID model.TBDivergence / model.CrDivergence names, or "protocol"
+	Detail    string // the operation and both answers, as the model renders them
+}
+
+// diverge judges the driver's answer got to the last of sent, the requests
+// of one case in symbolic form (epochs "$eN" numbered as the model issues
+// them), with binder holding the driver's epochs. It replays the requests
+// before it through the model (those the protocol refuses are left out; a
+// cr.new starts a fresh table) and hands both answers to the model's
+// classifier. A refused request that was answered otherwise, or an answer
+// that is not one of its operation's, breaks the protocol itself. It
+// returns the zero Divergence when the driver agrees with the model (a
+// vector file whose expectation the model does not share).
+func diverge(sent []Request, got Response, binder *Epochs) Divergence {
+	last := sent[len(sent)-1]
+	protocol := func(why string) Divergence {
+		return Divergence{Invariant: "protocol", Detail: fmt.Sprintf("%s: %s (spec/protocol.md)", last.Op, why)}
+	}
+	describe := func(in fmt.Stringer, want, got string) string {
+		return fmt.Sprintf("%v: the model answers %s, the driver %s", in, want, got)
+	}
+	switch {
+	case IsTB(last.Op):
+		var prior []model.TBInput[string]
+		var tbl model.TBTable[string]
+		for _, r := range sent[:len(sent)-1] {
+			if in, err := DecodeTB(&r); err == nil {
+				prior = append(prior, in)
+				tbl, _ = tbl.Step(in)
+			}
+		}
+		in, err := DecodeTB(&last)
+		if err != nil {
+			return protocol("a request the protocol refuses was not answered bad_request")
+		}
+		_, want := tbl.Step(in)
+		out, err := TBAnswer(in, got)
+		if err != nil {
+			return protocol(err.Error())
+		}
+		if id := model.TBDivergence(prior, in, want, out); id != "" {
+			return Divergence{id, describe(in, want.Answer(in.Kind), out.Answer(in.Kind))}
+		}
+	case IsCr(last.Op) && last.Op != OpNew:
+		names := &SymbolicEpochs{}
+		var prior []model.CrInput[string]
+		var st model.Credits[string]
+		for _, r := range sent[:len(sent)-1] {
+			if r.Op == OpNew {
+				prior, st = nil, model.Credits[string]{}
+			} else if in, err := DecodeCr(&r, names); err == nil {
+				prior = append(prior, in)
+				st, _ = st.Step(in)
+			}
+		}
+		in, err := DecodeCr(&last, names)
+		if err != nil {
+			return protocol("a request the protocol refuses was not answered bad_request")
+		}
+		_, want := st.Step(in)
+		out, err := CrAnswer(in, got, binder.modelEpoch)
+		if err != nil {
+			return protocol(err.Error())
+		}
+		if id := model.CrDivergence(prior, in, want, out); id != "" {
+			return Divergence{id, describe(in, want.Answer(in.Kind), out.Answer(in.Kind))}
+		}
+	default:
+		return protocol("not an operation of the primitive, or answered otherwise than the protocol says")
+	}
+	return Divergence{}
 }
 
 func symOf(raw json.RawMessage) string {

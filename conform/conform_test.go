@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -154,29 +155,35 @@ func TestGoDriverPasses(t *testing.T) {
 }
 
 // TestMutantDriversFail: the Go driver built with each fault the sequential
-// suites can see is reported failing, with a minimal case in protocol form.
-// Each row names the suite that must catch it.
+// suites can see is reported failing, with a minimal case in protocol form
+// that names the invariant its first differing answer breaks
+// (model.TBDivergence, model.CrDivergence). Each row names the suite that
+// must catch it, the case and the invariants the report may name.
 func TestMutantDriversFail(t *testing.T) {
 	for _, tc := range []struct {
-		fault fault.Fault
-		suite string
-		want  string // a failing case name or an invariant the failure cites
+		fault  fault.Fault
+		suite  string
+		want   string   // a failing case name
+		breaks []string // the invariants the failure may name
 	}{
-		{fault.TBTimestampRegress, "tb/vectors", "T4/stale-clock-does-not-move-last"},
-		{fault.TBSeedCeil, "tb/vectors", "T7/retry-after-exact-not-closed-form"},
-		{fault.TBNoClamp, "tb/vectors", "T8/limits-per-call-clamp"},
-		{fault.TBTimestampRegress, "tb/random", "session"},
-		{fault.CrNoEpochPin, "cr/vectors", "C3/epochs-never-reused"},
-		{fault.CrNoEpochPin, "cr/random", "session"},
-		{fault.CrReleaseNoHolder, "cr/vectors", "C9/release-holder-epoch-reserved-only"},
-		{fault.CrFinishBlind, "cr/vectors", "C8/finish-exactly-once"},
-		{fault.CrSweepAll, "cr/vectors", "C10/sweep-dead-reserved-only"},
-		{fault.CrClassOffByOne, "cr/vectors", "C1/class-bounds"},
+		{fault.TBTimestampRegress, "tb/vectors", "T4/stale-clock-does-not-move-last", []string{"T4"}},
+		{fault.TBSeedCeil, "tb/vectors", "T7/retry-after-exact-not-closed-form", []string{"T7"}},
+		{fault.TBNoClamp, "tb/vectors", "T8/limits-per-call-clamp", []string{"T8"}},
+		{fault.TBTimestampRegress, "tb/random", "session", []string{"T4", "T5"}},
+		{fault.TBSeedCeil, "tb/random", "session", []string{"T7"}},
+		{fault.TBNoClamp, "tb/random", "session", []string{"T1", "T6", "T8"}},
+		{fault.CrNoEpochPin, "cr/vectors", "C3/epochs-never-reused", []string{"C3"}},
+		{fault.CrNoEpochPin, "cr/random", "session", []string{"C3"}},
+		{fault.CrReleaseNoHolder, "cr/vectors", "C9/release-holder-epoch-reserved-only", []string{"C9"}},
+		{fault.CrReleaseNoHolder, "cr/random", "session", []string{"C9"}},
+		{fault.CrFinishBlind, "cr/vectors", "C8/finish-exactly-once", []string{"C8", "C3"}},
+		{fault.CrSweepAll, "cr/vectors", "C10/sweep-dead-reserved-only", []string{"C10"}},
+		{fault.CrClassOffByOne, "cr/vectors", "C1/class-bounds", []string{"C1"}},
 	} {
 		t.Run(tc.fault.String()+"/"+tc.suite, func(t *testing.T) {
-			suite := strings.SplitN(tc.suite, "/", 2)[1]
+			prim, suite, _ := strings.Cut(tc.suite, "/")
 			rep := Run(Config{Serve: serveWith(tc.fault), Seed: 3, Budget: 2 * time.Second, Clients: 4,
-				Timeout: 10 * time.Second, Suites: []string{suite}, Dir: t.TempDir()})
+				Timeout: 10 * time.Second, Suites: []string{suite}, Primitives: []string{prim}, Dir: t.TempDir()})
 			var out bytes.Buffer
 			rep.Print(&out, "replay --seed %d --suites %s")
 			for _, r := range rep.Results {
@@ -184,13 +191,17 @@ func TestMutantDriversFail(t *testing.T) {
 					continue
 				}
 				for _, f := range r.Failures {
-					if strings.Contains(f.Case, tc.want) && len(f.Sent) > 0 && f.Got != "" {
-						if suite == SuiteRandom && !strings.Contains(out.String(), "shrunk from") {
-							t.Errorf("random failure not shrunk:\n%s", out.String())
-						}
-						t.Logf("%s killed by %s: %d requests\n%s", tc.fault, tc.suite, len(f.Sent), out.String())
-						return
+					if !strings.Contains(f.Case, tc.want) || len(f.Sent) == 0 || f.Got == "" {
+						continue
 					}
+					if suite == SuiteRandom && !strings.Contains(out.String(), "shrunk from") {
+						t.Errorf("random failure not shrunk:\n%s", out.String())
+					}
+					if !slices.Contains(tc.breaks, f.Breaks.Invariant) || !strings.Contains(out.String(), ": breaks "+f.Breaks.Invariant) {
+						t.Fatalf("%s: the report names %q, want one of %v:\n%s", tc.fault, f.Breaks.Invariant, tc.breaks, out.String())
+					}
+					t.Logf("%s killed by %s, breaks %s: %d requests\n%s", tc.fault, tc.suite, f.Breaks.Invariant, len(f.Sent), out.String())
+					return
 				}
 			}
 			t.Fatalf("%s survived %s (want a failure of %q):\n%s", tc.fault, tc.suite, tc.want, out.String())

@@ -271,7 +271,8 @@ func resolve(s *session, i int, outs []*model.CrOutput[string], names *SymbolicE
 }
 
 // replay sends a session to the driver on a fresh table and returns the
-// first mismatch, or nil. The failure lists the requests in symbolic form.
+// first mismatch, or nil. The failure lists the requests in symbolic form and
+// names the invariant the differing answer breaks.
 func replay(conn *Conn, prefix string, s *session) *CaseFailure {
 	fail := &CaseFailure{}
 	binder := NewEpochs()
@@ -279,7 +280,9 @@ func replay(conn *Conn, prefix string, s *session) *CaseFailure {
 	var tbl model.TBTable[string]
 	var st model.Credits[string]
 	var outs []*model.CrOutput[string]
+	var sent []Request // in symbolic form, for the classification
 	send := func(sym Request, want Response, client string) bool {
+		sent = append(sent, sym)
 		req := sym
 		req.Table = prefix
 		if client != "" {
@@ -303,6 +306,7 @@ func replay(conn *Conn, prefix string, s *session) *CaseFailure {
 		}
 		if got := Canonical(req.Op, ans.Resp, &want, binder); got != wantC {
 			fail.Want, fail.Got, fail.GotLine = wantC, got, ans.Line
+			fail.Breaks = diverge(sent, ans.Resp, binder)
 			return false
 		}
 		return true
@@ -332,9 +336,10 @@ func replay(conn *Conn, prefix string, s *session) *CaseFailure {
 	return nil
 }
 
-// shrink deletes operations from a failing session while it keeps failing,
-// in chunks of halving size (a simple delta debugging), for at most
-// maxTries replays. It returns the smallest failing session and its failure.
+// shrink deletes operations from a failing session while it keeps failing
+// the same way (its first differing answer breaks the same invariant), in
+// chunks of halving size (a simple delta debugging), for at most maxTries
+// replays. It returns the smallest failing session and its failure.
 func shrink(conn *Conn, nextPrefix func() string, s *session, f *CaseFailure, maxTries int) (*session, *CaseFailure, int) {
 	tries := 0
 	// Everything after the first mismatch is irrelevant.
@@ -351,7 +356,7 @@ func shrink(conn *Conn, nextPrefix func() string, s *session, f *CaseFailure, ma
 			cand := s.keep(func(i int) bool { return i < start || i >= start+chunk })
 			tries++
 			cf := replay(conn, nextPrefix(), cand)
-			if cf != nil && cf.Driver == nil {
+			if cf != nil && cf.Driver == nil && cf.Breaks.Invariant == f.Breaks.Invariant {
 				s, f, removed = cand, cf, true
 				continue
 			}

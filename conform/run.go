@@ -259,7 +259,7 @@ func randomSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
 		if f.Driver == nil {
 			var tries int
 			_, f, tries = shrink(conn, prefix, s, f, 400)
-			f.Shrunk = fmt.Sprintf("shrunk from %d to %d requests in %d replays", before, len(f.Sent), tries)
+			f.Shrunk = fmt.Sprintf("shrunk from %d to %d requests in %d replays, still breaking %s", before, len(f.Sent), tries, f.Breaks.Invariant)
 		}
 		f.Case = fmt.Sprintf("session %d", i)
 		f.Seed = cfg.Seed
@@ -327,9 +327,15 @@ func (r *Report) Print(w io.Writer, replay string) {
 			if len(f.Covers) > 0 {
 				fmt.Fprintf(w, " [%s]", strings.Join(f.Covers, " "))
 			}
+			if f.Breaks.Invariant != "" {
+				fmt.Fprintf(w, ": breaks %s", f.Breaks.Invariant)
+			}
 			fmt.Fprintln(w)
 			if f.Shrunk != "" {
 				fmt.Fprintf(w, "    (%s)\n", f.Shrunk)
+			}
+			if f.Breaks.Detail != "" {
+				fmt.Fprintf(w, "    %s\n", f.Breaks.Detail)
 			}
 			if len(f.Sent) > 0 {
 				legend := ""

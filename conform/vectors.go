@@ -195,6 +195,10 @@ type CaseFailure struct {
 	Driver   *DriverError
 	Shrunk   string // how the case was minimized, if it was
 	Artifact string // a file written for this failure (porcupine visualization)
+	// Breaks names the invariant the first differing answer breaks, for a
+	// vector or a random session (concurrent sessions name theirs in
+	// Covers: T11, C16, C3).
+	Breaks Divergence
 }
 
 // runVector sends one case on conn, with table and client names made unique
@@ -202,7 +206,9 @@ type CaseFailure struct {
 func runVector(conn *Conn, prefix string, v Vector) *CaseFailure {
 	binder := NewEpochs()
 	fail := &CaseFailure{Case: v.Name, Covers: v.Covers}
+	var sent []Request // in symbolic form, for the classification
 	for _, s := range v.Steps {
+		sent = append(sent, s.Send)
 		req := s.Send
 		if IsTB(req.Op) || IsCr(req.Op) {
 			req.Table = prefix
@@ -233,6 +239,7 @@ func runVector(conn *Conn, prefix string, v Vector) *CaseFailure {
 		got := Canonical(req.Op, ans.Resp, &want, binder)
 		if got != wantC {
 			fail.Want, fail.Got, fail.GotLine = wantC, got, ans.Line
+			fail.Breaks = diverge(sent, ans.Resp, binder)
 			return fail
 		}
 	}

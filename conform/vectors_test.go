@@ -2,6 +2,8 @@ package conform
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/model"
 )
 
 const vectorDir = "../spec/vectors"
@@ -112,5 +115,82 @@ func TestExtraVectorFile(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"protocol":1,"primitive":"xx","cases":[]}`), 0o644)
 	if _, err := LoadVectors(bad); err == nil || !strings.Contains(err.Error(), "field primitive") {
 		t.Errorf("a bad primitive gave %v, want an error naming the field", err)
+	}
+}
+
+// TestCrAnswerInvertsCrResponse: every answer of the credit-table vectors,
+// rendered by CrResponse and read back by CrAnswer, is the model's output
+// again, so the harness judges a driver's answers in the model's terms.
+func TestCrAnswerInvertsCrResponse(t *testing.T) {
+	n := 0
+	for _, sc := range crScripts() {
+		names := &SymbolicEpochs{}
+		var st model.Credits[string]
+		for _, req := range sc.steps {
+			if req.Op == OpNew {
+				st = model.Credits[string]{}
+				continue
+			}
+			in, err := DecodeCr(&req, names)
+			if err != nil {
+				continue
+			}
+			var out model.CrOutput[string]
+			st, out = st.Step(in)
+			resp := CrResponse(in, out, names)
+			back, err := CrAnswer(in, resp, func(raw json.RawMessage) uint64 { e, _ := names.Epoch(raw); return e })
+			if err != nil || !back.Equal(out) {
+				t.Fatalf("%s: %v answered %s, read back as %v (%v)", sc.name, in, Line(resp), back.Answer(in.Kind), err)
+			}
+			n++
+		}
+	}
+	if n < 50 {
+		t.Fatalf("only %d answers checked", n)
+	}
+	if _, err := CrAnswer(model.CrInput[string]{Kind: model.CrTake}, Response{Error: ErrLost}, nil); err == nil {
+		t.Fatal("lost accepted as an answer of take")
+	}
+}
+
+// TestDecodeCrDefects: the defects of C12 are bad requests that name the
+// protocol's field, decided by model.CrInput.Check.
+func TestDecodeCrDefects(t *testing.T) {
+	for field, req := range map[string]Request{
+		"slot":  crTake(33, 1),
+		"epoch": crTake(3, 0),
+	} {
+		_, err := DecodeCr(&req, &SymbolicEpochs{})
+		var bad *BadRequest
+		if !errors.As(err, &bad) || !strings.Contains(err.Error(), "field "+field) || !strings.Contains(err.Error(), "C12") {
+			t.Errorf("%s: %v, want a bad request naming field %s and C12", Line(req), err, field)
+		}
+	}
+	if _, err := (IntegerEpochs{}).Epoch(json.RawMessage("0")); err != nil {
+		t.Errorf("epoch 0 refused while parsing (%v); DecodeCr refuses it as C12", err)
+	}
+}
+
+// TestDivergeNamesTheInvariant: a driver answer that differs from the
+// model's is named by the model's classifier, with the operation and both
+// answers in the model's rendering; an answer that is not one of the
+// operation's breaks the protocol.
+func TestDivergeNamesTheInvariant(t *testing.T) {
+	sent := []Request{take("k", 10, 10, 5, 1000), take1("k", 10, 10, 0), take1("k", 10, 10, 1000)}
+	d := diverge(sent, Response{OK: true, Remaining: F(9)}, NewEpochs())
+	if d.Invariant != "T4" || d.Detail != `take "k" cost=1 at 1000ms [cap 10, 10/s]: the model answers ok remaining=3, the driver ok remaining=9` {
+		t.Fatalf("%+v", d)
+	}
+	if d := diverge(sent, Response{OK: true, Remaining: F(3)}, NewEpochs()); d != (Divergence{}) {
+		t.Fatalf("an answer the model gives: %+v", d)
+	}
+	if d := diverge(sent, Response{Error: ErrExhausted}, NewEpochs()); d.Invariant != "protocol" {
+		t.Fatalf("exhausted from a take: %+v", d)
+	}
+	binder := NewEpochs()
+	binder.bind("$e1", json.RawMessage(`"a"`))
+	cr := []Request{crNew(), reserve("a", "general"), release("a", 1, 1), reserve("a", "general")}
+	if d := diverge(cr, Response{OK: true, Slot: I(1), Epoch: json.RawMessage(`"a"`)}, binder); d.Invariant != "C3" {
+		t.Fatalf("an epoch issued again: %+v", d)
 	}
 }

@@ -27,11 +27,12 @@ import "slices"
 //     than the stored timestamp) reached the key since its last reset, this
 //     input included, else T5 (over-admission).
 //   - a take refused that the model admits: T2.
-//   - remaining or tokens differ: T4 after a stale clock; above the largest
-//     amount the call allows (capacity − cost for a take, capacity for a
-//     peek): T8 when an earlier call on the key passed a larger capacity
-//     (the clamp of the smaller one), else T1 for a take and T6 for a peek;
-//     otherwise T3 (the arithmetic).
+//   - remaining or tokens differ: outside what the call allows (0 up to
+//     capacity − cost for a take, up to capacity for a peek), which no
+//     history of clocks explains: T8 when an earlier call on the key passed
+//     a larger capacity (the clamp of the smaller one), else T1 for a take
+//     and T6 for a peek; inside it, T4 after a stale clock, otherwise T3
+//     (the arithmetic).
 //   - retry_after differs: T7.
 func TBDivergence[K comparable](prior []TBInput[K], in TBInput[K], want, got TBOutput) string {
 	if want.Equal(got) {
@@ -83,13 +84,14 @@ func TBDivergence[K comparable](prior []TBInput[K], in TBInput[K], want, got TBO
 // capacity is smaller than an earlier one on the key, own the invariant of
 // the operation that returned it.
 func tbAmountDivergence(got, most float64, shrunk, stale bool, own string) string {
+	inside := got >= 0 && got <= most
 	switch {
+	case !inside && shrunk:
+		return "T8"
+	case !inside:
+		return own
 	case stale:
 		return "T4"
-	case !(got >= 0 && got <= most) && shrunk:
-		return "T8"
-	case !(got >= 0 && got <= most):
-		return own
 	}
 	return "T3"
 }

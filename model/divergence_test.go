@@ -90,6 +90,8 @@ func TestTBDivergenceRules(t *testing.T) {
 			func(w TBOutput) TBOutput { w.Remaining = 2.5; return w }, "T4"},
 		{"remaining above capacity - cost", nil, tTake("k", lim10, 1, 0),
 			func(w TBOutput) TBOutput { w.Remaining = 9.5; return w }, "T1"},
+		{"remaining above capacity - cost after a stale clock", []TBInput[string]{tTake("k", lim10, 5, 1000), tTake("k", lim10, 1, 0)}, tTake("k", lim10, 1, 1000),
+			func(w TBOutput) TBOutput { w.Remaining = 9.5; return w }, "T1"},
 		{"remaining not clamped to a smaller capacity", []TBInput[string]{tTake("k", lim10, 1, 0)}, tTake("k", lim5, 1, 0),
 			func(w TBOutput) TBOutput { w.Remaining = 8; return w }, "T8"},
 		{"remaining rounded otherwise", []TBInput[string]{tTake("k", lim3, 10, 0)}, tTake("k", lim3, 0.5, 333),
