@@ -40,6 +40,12 @@ const (
 	// CrReserveNoCAS: reserve reads a free slot and claims it with a plain
 	// store, so two reservers can both win it.
 	CrReserveNoCAS
+	// CrOneScan: reserve answers exhausted after one pass over the class
+	// (the seed's single select_replace pass).
+	CrOneScan
+	// CrEpochLoadStore: reserve draws its epoch by load-then-store, so two
+	// reservers can draw the same one.
+	CrEpochLoadStore
 
 	// TBPlainStore: a take commits with a plain store instead of a
 	// compare-and-swap (lost update).
@@ -56,6 +62,9 @@ const (
 	TBSeedCeil
 	// TBNoClamp: refill is not clamped to capacity.
 	TBNoClamp
+	// TBTriePlainAppend: an equal-hash key is appended to its trie chain by
+	// a plain store, so a racing append can be lost.
+	TBTriePlainAppend
 
 	numFaults
 )
@@ -68,11 +77,14 @@ var names = [...]string{
 	CrFinishBlind:      "cr-finish-blind",
 	CrClassOffByOne:    "cr-class-off-by-one",
 	CrReserveNoCAS:     "cr-reserve-no-cas",
+	CrOneScan:          "cr-one-scan",
+	CrEpochLoadStore:   "cr-epoch-load-store",
 	TBPlainStore:       "tb-plain-store",
 	TBTimestampRegress: "tb-timestamp-regress",
 	TBFailClosed:       "tb-fail-closed",
 	TBSeedCeil:         "tb-seed-ceil",
 	TBNoClamp:          "tb-no-clamp",
+	TBTriePlainAppend:  "tb-trie-plain-append",
 }
 
 // String is the fault's stable name, as the mutants command prints it, and
@@ -89,7 +101,7 @@ func (f Fault) String() string {
 
 // Credits reports whether f is a credit-table fault (otherwise it is a
 // token-bucket fault).
-func (f Fault) Credits() bool { return f >= CrNoEpochPin && f <= CrReserveNoCAS }
+func (f Fault) Credits() bool { return f >= CrNoEpochPin && f <= CrEpochLoadStore }
 
 // All lists every fault in declaration order.
 func All() []Fault {

@@ -10,8 +10,10 @@ import (
 	"github.com/tollgate/tollgate/internal/fault"
 
 	crclassoffbyone "github.com/tollgate/tollgate/internal/mutants/cr-class-off-by-one"
+	crepochloadstore "github.com/tollgate/tollgate/internal/mutants/cr-epoch-load-store"
 	crfinishblind "github.com/tollgate/tollgate/internal/mutants/cr-finish-blind"
 	crnoepochpin "github.com/tollgate/tollgate/internal/mutants/cr-no-epoch-pin"
+	cronescan "github.com/tollgate/tollgate/internal/mutants/cr-one-scan"
 	crreleasenoholder "github.com/tollgate/tollgate/internal/mutants/cr-release-no-holder"
 	crreservenocas "github.com/tollgate/tollgate/internal/mutants/cr-reserve-no-cas"
 	crsweepall "github.com/tollgate/tollgate/internal/mutants/cr-sweep-all"
@@ -23,6 +25,7 @@ import (
 	tbplainstore "github.com/tollgate/tollgate/internal/mutants/tb-plain-store"
 	tbseedceil "github.com/tollgate/tollgate/internal/mutants/tb-seed-ceil"
 	tbtimestampregress "github.com/tollgate/tollgate/internal/mutants/tb-timestamp-regress"
+	tbtrieplainappend "github.com/tollgate/tollgate/internal/mutants/tb-trie-plain-append"
 )
 
 // NewTBTable returns a new token-bucket table of f's package: impl/tokenbucket
@@ -42,6 +45,8 @@ func NewTBTable[K comparable](f fault.Fault) TBTable[K] {
 		return tbseedceil.New[K]()
 	case fault.TBNoClamp:
 		return tbnoclamp.New[K]()
+	case fault.TBTriePlainAppend:
+		return tbtrieplainappend.New[K]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a token-bucket mutant (defect)", f))
 }
@@ -67,6 +72,10 @@ func NewCrTable[P any](f fault.Fault) CrTable[P] {
 		return crclassoffbyone.New[P]()
 	case fault.CrReserveNoCAS:
 		return crreservenocas.New[P]()
+	case fault.CrOneScan:
+		return cronescan.New[P]()
+	case fault.CrEpochLoadStore:
+		return crepochloadstore.New[P]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a credit-table mutant (defect)", f))
 }
