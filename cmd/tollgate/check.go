@@ -115,9 +115,10 @@ flags:
 // row is one line of the summary table.
 type row struct {
 	primitive, check string
-	histories, ops   int
+	histories, ops   int // histories checked (for the sequential check, random inputs) and their operations
 	overlapping      int // operations that overlapped another (-1: not applicable)
 	result           string
+	invariant        string // the spec ID the first failure breaks ("" when none failed)
 	checkTime        time.Duration
 }
 
@@ -177,7 +178,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "check:", err)
 			return exitUsage
 		}
-		rows = append(rows, row{prim, "porcupine", t.Histories, t.Ops, t.Overlapping, string(t.Result()), t.CheckTime})
+		lin := row{primitive: prim, check: "porcupine", histories: t.Histories, ops: t.Ops, overlapping: t.Overlapping,
+			result: string(t.Result()), checkTime: t.CheckTime}
+		if t.Result() == linearizability.Illegal {
+			lin.invariant = t.First.Invariant
+		}
+		rows = append(rows, lin)
 		switch t.Result() {
 		case linearizability.Illegal:
 			code = exitIllegal
@@ -227,22 +233,22 @@ func sequentialCheck(c checkConfig, prim string, faults fault.Fault, budget time
 	if budget <= 0 {
 		return r, false
 	}
-	target, run := "FuzzTokenBucket", diff.RunTokenBucketBytes
+	target, run := "FuzzTokenBucket", diff.RunTokenBucketBytesOps
 	if prim == linearizability.PrimitiveCredits {
-		target, run = "FuzzCredits", diff.RunCreditsBytes
+		target, run = "FuzzCredits", diff.RunCreditsBytesOps
 	}
 	start := time.Now()
 	for i := 0; i == 0 || time.Since(start) < budget; i++ {
 		input := diff.RandomInput(c.seed, i)
 		r.histories++
-		r.ops += len(input)
-		fail := run(input, faults, diff.Options{})
+		ops, fail := run(input, faults, diff.Options{})
+		r.ops += ops
 		if fail == nil {
 			continue
 		}
-		r.result = string(linearizability.Illegal)
+		r.result, r.invariant = string(linearizability.Illegal), fail.Property
 		r.checkTime = time.Since(start)
-		fmt.Fprintf(stdout, "\nsequential check of %s FAILED (random input %d of seed %d):\n%s", prim, i, c.seed, fail.Replay())
+		fmt.Fprintf(stdout, "\nsequential check of %s FAILED (random input %d of seed %d), breaks %s:\n%s", prim, i, c.seed, fail.Property, fail.Replay())
 		name := fmt.Sprintf("check-seed%d-input%d", c.seed, i)
 		path := filepath.Join(c.out, name)
 		if err := os.MkdirAll(c.out, 0o755); err == nil {
@@ -263,8 +269,12 @@ func sequentialCheck(c checkConfig, prim string, faults fault.Fault, budget time
 
 func reportFailure(w io.Writer, c checkConfig, t linearizability.Tally) {
 	rep := t.First
-	fmt.Fprintf(w, "\n%s: %s history (workload %s, seed %d, %d operations): %s\n",
-		t.Primitive, rep.Result, t.FirstWorkload, t.FirstSeed, rep.Ops, rep.Detail)
+	breaks := ""
+	if rep.Invariant != "" {
+		breaks = ", breaks " + rep.Invariant
+	}
+	fmt.Fprintf(w, "\n%s: %s history (workload %s, seed %d, %d operations)%s: %s\n",
+		t.Primitive, rep.Result, t.FirstWorkload, t.FirstSeed, rep.Ops, breaks, rep.Detail)
 	if rep.Result == linearizability.Unknown {
 		fmt.Fprintf(w, "  porcupine gave up after %v; raise -timeout or lower -clients/-ops\n", c.timeout)
 	}
@@ -283,19 +293,20 @@ func reportFailure(w io.Writer, c checkConfig, t linearizability.Tally) {
 func printSummary(w io.Writer, rows []row) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "primitive\tcheck\thistories\toperations\toverlapping\tresult\tcheck time\t")
+	fmt.Fprintln(tw, "primitive\tcheck\thistories\toperations\toverlapping\tresult\tbreaks\tcheck time\t")
 	for _, r := range rows {
-		ops, over := fmt.Sprint(r.ops), "-"
-		if r.check == "sequential" {
-			ops += " B" // the sequential check counts input bytes, not operations
-		}
+		over, breaks := "-", "-"
 		if r.overlapping >= 0 {
 			over = fmt.Sprint(r.overlapping)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%v\t\n", r.primitive, r.check, r.histories, ops, over, r.result, r.checkTime.Round(time.Millisecond))
+		if r.invariant != "" {
+			breaks = r.invariant
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%v\t\n", r.primitive, r.check, r.histories, r.ops, over, r.result, breaks, r.checkTime.Round(time.Millisecond))
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "(overlapping: operations whose call-return interval met another's, i.e. whose order the checker had to find)")
+	fmt.Fprintln(w, "(histories: for the sequential check, random inputs, each one sequence of operations; overlapping: operations whose call-return")
+	fmt.Fprintln(w, "interval met another's, i.e. whose order the checker had to find; breaks: the spec invariant the first failure breaks)")
 }
 
 // replayCheck checks a saved history again: the check of a recorded history
@@ -325,8 +336,12 @@ func replayCheck(c checkConfig, stdout, stderr io.Writer) int {
 	if mut == "" {
 		mut = "none (the real implementation)"
 	}
-	fmt.Fprintf(stdout, "%s history %s (seed %d, mutant %s): %d operations (%d overlapping another), %s in %v\n",
-		rep.Primitive, c.replay, seed, mut, rep.Ops, rep.Overlapping, rep.Result, rep.CheckTime.Round(time.Millisecond))
+	breaks := ""
+	if rep.Invariant != "" {
+		breaks = ", breaks " + rep.Invariant
+	}
+	fmt.Fprintf(stdout, "%s history %s (seed %d, mutant %s): %d operations (%d overlapping another), %s%s in %v\n",
+		rep.Primitive, c.replay, seed, mut, rep.Ops, rep.Overlapping, rep.Result, breaks, rep.CheckTime.Round(time.Millisecond))
 	if rep.Detail != "" {
 		fmt.Fprintln(stdout, " ", rep.Detail)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -16,10 +17,61 @@ func TestCheckRealTables(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
 	}
-	for _, want := range []string{"primitive", "tokenbucket", "credits", "porcupine", "sequential", "result: Ok"} {
+	for _, want := range []string{"primitive", "tokenbucket", "credits", "porcupine", "sequential", "breaks", "result: Ok"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+	// The sequential rows count operations, like the porcupine rows: a
+	// whole number in the operations column, no byte counts.
+	seq := regexp.MustCompile(`(?m)^\s*(tokenbucket|credits)\s+sequential\s+(\d+)\s+(\d+)\s+-\s+Ok\s+-\s`).FindAllStringSubmatch(out.String(), -1)
+	if len(seq) != 2 || strings.Contains(out.String(), " B ") {
+		t.Fatalf("sequential rows are not histories, operations, -, Ok, -:\n%s", out.String())
+	}
+	for _, m := range seq {
+		if h, ops := atoi(t, m[2]), atoi(t, m[3]); ops < h {
+			t.Errorf("%s: %d operations in %d inputs", m[1], ops, h)
+		}
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestCheckNamesTheInvariant: a failing check names the invariant in the
+// failure report and in the summary: the sequential row the ID the
+// differential machine reports (model.TBDivergence for an answer that
+// differs), the porcupine row T11 or C16.
+func TestCheckNamesTheInvariant(t *testing.T) {
+	for _, c := range []struct{ mutant, seq, lin string }{
+		{"tb-timestamp-regress", "T4", "T11"},
+		{"cr-release-no-holder", "C9", "C16"},
+	} {
+		t.Run(c.mutant, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := runCheck([]string{"-duration", "10s", "-seed", "2", "-mutant", c.mutant, "-seq-share", "0.2", "-progress", "0", "-out", t.TempDir()}, &out, &errb)
+			if code != exitIllegal {
+				t.Fatalf("exit %d, want %d\n%s%s", code, exitIllegal, out.String(), errb.String())
+			}
+			for _, want := range []string{
+				"FAILED (random input", "), breaks " + c.seq + ":", "breaks " + c.lin + ": porcupine",
+			} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("output lacks %q:\n%s", want, out.String())
+				}
+			}
+			for check, id := range map[string]string{"sequential": c.seq, "porcupine": c.lin} {
+				if !regexp.MustCompile(`(?m)^\s*\w+\s+` + check + `\s+\d+\s+\d+\s+\S+\s+Illegal\s+` + id + `\s`).MatchString(out.String()) {
+					t.Errorf("the %s row does not say Illegal %s:\n%s", check, id, out.String())
+				}
+			}
+		})
 	}
 }
 
