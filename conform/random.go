@@ -1,7 +1,6 @@
 package conform
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -274,63 +273,31 @@ func resolve(s *session, i int, outs []*model.CrOutput[string], names *SymbolicE
 // first mismatch, or nil. The failure lists the requests in symbolic form and
 // names the invariant the differing answer breaks.
 func replay(conn *Conn, prefix string, s *session) *CaseFailure {
-	fail := &CaseFailure{}
-	binder := NewEpochs()
+	run := newCaseRun(conn, prefix, &CaseFailure{})
 	names := &SymbolicEpochs{}
 	var tbl model.TBTable[string]
 	var st model.Credits[string]
 	var outs []*model.CrOutput[string]
-	var sent []Request // in symbolic form, for the classification
-	send := func(sym Request, want Response, client string) bool {
-		sent = append(sent, sym)
-		req := sym
-		req.Table = prefix
-		if client != "" {
-			req.Client = prefix + "." + client
-		}
-		if len(req.Epoch) > 0 {
-			req.Epoch = binder.Raw(req.Epoch)
-		}
-		show := sym
-		show.Table = "t"
-		fail.Sent = append(fail.Sent, Line(show))
-		wantC := Canonical(req.Op, want, nil, nil)
-		ans, err := conn.Send(req)
-		if err != nil {
-			var de *DriverError
-			if errors.As(err, &de) {
-				fail.Driver = de
-			}
-			fail.Want = wantC
-			return false
-		}
-		if got := Canonical(req.Op, ans.Resp, &want, binder); got != wantC {
-			fail.Want, fail.Got, fail.GotLine = wantC, got, ans.Line
-			fail.Breaks = diverge(sent, ans.Resp, binder)
-			return false
-		}
-		return true
-	}
 	if s.prim == PrimTokenBucket {
 		for _, in := range s.tb {
 			var out model.TBOutput
 			tbl, out = tbl.Step(in)
-			if !send(EncodeTB(in), TBResponse(in, out), "") {
-				return fail
+			if !run.step(EncodeTB(in), TBResponse(in, out)) {
+				return run.fail
 			}
 		}
 		return nil
 	}
-	if !send(Request{Op: OpNew}, Response{OK: true}, "") {
-		return fail
+	if !run.step(Request{Op: OpNew}, Response{OK: true}) {
+		return run.fail
 	}
 	for i := range s.cr {
 		in, out := stepResolved(s, i, &st, &outs, names)
 		if out == nil {
 			continue
 		}
-		if !send(EncodeCr(in, s.clients[i], names), CrResponse(in, *out, names), s.clients[i]) {
-			return fail
+		if !run.step(EncodeCr(in, s.clients[i], names), CrResponse(in, *out, names)) {
+			return run.fail
 		}
 	}
 	return nil

@@ -201,46 +201,63 @@ type CaseFailure struct {
 	Breaks Divergence
 }
 
+// caseRun sends the requests of one case (a vector or a random session) on
+// a connection, one at a time, and keeps what a failure reports. Requests
+// are given in symbolic form: table and client names as the case spells
+// them, made unique on the driver by prefix, and epochs as "$eN", bound to
+// the driver's values as it answers.
+type caseRun struct {
+	conn   *Conn
+	prefix string
+	binder *Epochs
+	sent   []Request // in symbolic form, for the classification
+	fail   *CaseFailure
+}
+
+func newCaseRun(conn *Conn, prefix string, fail *CaseFailure) *caseRun {
+	return &caseRun{conn: conn, prefix: prefix, binder: NewEpochs(), fail: fail}
+}
+
+// step sends sym and compares the answer with want in canonical form. At the
+// first mismatch or driver error it fills in the failure (with the invariant
+// the answer breaks) and reports false.
+func (c *caseRun) step(sym Request, want Response) bool {
+	c.sent = append(c.sent, sym)
+	req, show := sym, sym
+	if IsTB(req.Op) || IsCr(req.Op) {
+		req.Table, show.Table = c.prefix, "t"
+	}
+	if req.Client != "" {
+		req.Client = c.prefix + "." + req.Client
+	}
+	if len(req.Epoch) > 0 {
+		req.Epoch = c.binder.Raw(req.Epoch)
+	}
+	c.fail.Sent = append(c.fail.Sent, Line(show))
+	wantC := Canonical(req.Op, want, nil, nil)
+	ans, err := c.conn.Send(req)
+	if err != nil {
+		errors.As(err, &c.fail.Driver)
+		c.fail.Want = wantC
+		return false
+	}
+	if got := Canonical(req.Op, ans.Resp, &want, c.binder); got != wantC {
+		c.fail.Want, c.fail.Got, c.fail.GotLine = wantC, got, ans.Line
+		c.fail.Breaks = diverge(c.sent, ans.Resp, c.binder)
+		return false
+	}
+	return true
+}
+
 // runVector sends one case on conn, with table and client names made unique
 // by prefix, and reports the first mismatch.
 func runVector(conn *Conn, prefix string, v Vector) *CaseFailure {
-	binder := NewEpochs()
-	fail := &CaseFailure{Case: v.Name, Covers: v.Covers}
-	var sent []Request // in symbolic form, for the classification
+	run := newCaseRun(conn, prefix, &CaseFailure{Case: v.Name, Covers: v.Covers})
 	for _, s := range v.Steps {
-		sent = append(sent, s.Send)
-		req := s.Send
-		if IsTB(req.Op) || IsCr(req.Op) {
-			req.Table = prefix
-		}
-		if req.Client != "" {
-			req.Client = prefix + "." + req.Client
-		}
-		if len(req.Epoch) > 0 {
-			req.Epoch = binder.Raw(req.Epoch)
-		}
 		var want Response
 		_ = json.Unmarshal(s.Expect, &want)
-		wantC := Canonical(req.Op, want, nil, nil)
-		ans, err := conn.Send(req)
-		show := s.Send
-		if IsTB(show.Op) || IsCr(show.Op) {
-			show.Table = "t"
-		}
-		fail.Sent = append(fail.Sent, Line(show))
-		if err != nil {
-			var de *DriverError
-			if errors.As(err, &de) {
-				fail.Driver = de
-			}
-			fail.Want = wantC
-			return fail
-		}
-		got := Canonical(req.Op, ans.Resp, &want, binder)
-		if got != wantC {
-			fail.Want, fail.Got, fail.GotLine = wantC, got, ans.Line
-			fail.Breaks = diverge(sent, ans.Resp, binder)
-			return fail
+		if !run.step(s.Send, want) {
+			return run.fail
 		}
 	}
 	return nil

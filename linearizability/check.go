@@ -72,6 +72,20 @@ func check(m porcupine.Model, ops []porcupine.Operation, opt Options) (porcupine
 	return res, &info
 }
 
+// judge records porcupine's verdict: an Illegal history breaks invariant
+// (T11 or C16), since no linearization of it agrees with the model's step
+// function named by stepper; Unknown is not a pass.
+func (rep *Report) judge(res porcupine.CheckResult, invariant, stepper string, timeout time.Duration) {
+	rep.Result = Result(res)
+	switch res {
+	case porcupine.Illegal:
+		rep.Invariant = invariant
+		rep.Detail = fmt.Sprintf("porcupine: no linearization of the history agrees with %s (%s)", stepper, invariant)
+	case porcupine.Unknown:
+		rep.Detail = fmt.Sprintf("porcupine: no verdict within %v (not a pass)", timeout)
+	}
+}
+
 // CheckTokenBucket checks a token-bucket history with TokenBucketModel. An
 // invalid history (Validate) is an error, not a verdict.
 func CheckTokenBucket(h TBHistory, opt Options) (Report, error) {
@@ -87,14 +101,7 @@ func checkTokenBucket(h TBHistory, opt Options, m porcupine.Model) (Report, erro
 	start := time.Now()
 	res, info := check(m, ops, opt)
 	rep.CheckTime = time.Since(start)
-	rep.Result = Result(res)
-	switch res {
-	case porcupine.Illegal:
-		rep.Invariant = "T11"
-		rep.Detail = "porcupine: no linearization of the history agrees with model.StepBucket (T11)"
-	case porcupine.Unknown:
-		rep.Detail = fmt.Sprintf("porcupine: no verdict within %v (not a pass)", opt.Timeout)
-	}
+	rep.judge(res, "T11", "model.StepBucket", opt.Timeout)
 	if rep.Result != Ok || opt.AlwaysWrite {
 		if err := writeFiles(&rep, opt, m, ops, info, h, marks(h.Marks)); err != nil {
 			return rep, err
@@ -129,14 +136,7 @@ func checkCredits(h CrHistory, opt Options, m porcupine.Model) (Report, error) {
 	} else {
 		var res porcupine.CheckResult
 		res, info = check(m, ops, opt)
-		rep.Result = Result(res)
-		switch res {
-		case porcupine.Illegal:
-			rep.Invariant = "C16"
-			rep.Detail = "porcupine: no linearization of the history agrees with model.Credits (C16)"
-		case porcupine.Unknown:
-			rep.Detail = fmt.Sprintf("porcupine: no verdict within %v (not a pass)", opt.Timeout)
-		}
+		rep.judge(res, "C16", "model.Credits", opt.Timeout)
 	}
 	rep.CheckTime = time.Since(start)
 	if rep.Result != Ok || opt.AlwaysWrite {

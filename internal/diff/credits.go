@@ -251,10 +251,7 @@ func (m *CrMachine) checkPayloads(snap model.Snapshot, entries []model.Entry[int
 // crActions are the operations the credit machines choose from, named as
 // the rapid state machine's actions. Each draws its arguments from c and
 // applies one or more inputs with Step.
-var crActions = []struct {
-	name string
-	run  func(m *CrMachine, c chooser) *Failure
-}{
+var crActions = []action[*CrMachine]{
 	{"reserve", func(m *CrMachine, c chooser) *Failure {
 		return m.Step(model.CrInput[int]{Kind: model.CrReserve, Holder: drawHolder(c), Class: drawClass(c)})
 	}},

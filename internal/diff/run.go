@@ -23,40 +23,32 @@ func report(t *rapid.T, hook Hook, f *Failure) {
 	t.Fatal(f.Replay())
 }
 
-// CreditsProp is the credit table's rapid state machine: every action of
-// the machine's mix (reserve, fill a class, enqueue, take, finish, drain,
-// release, sweep, exit, enqueued, snapshot, bounds, close) applies to the
-// implementation built with faults and to the model, and the "" action
-// checks the invariants after every step.
-func CreditsProp(faults fault.Fault, opts Options, hook Hook) func(*rapid.T) {
+// action is one named step of a machine's mix: it draws its arguments from
+// the chooser and applies one or more inputs to the machine.
+type action[M any] struct {
+	name string
+	run  func(m M, c chooser) *Failure
+}
+
+type tbAction = action[*TBMachine]
+
+// machine is what the front ends drive: CrMachine and TBMachine.
+type machine interface {
+	// Check verifies the invariants that hold between operations.
+	Check() *Failure
+	// applied is the number of operations applied so far.
+	applied() int
+}
+
+func (m *CrMachine) applied() int { return len(m.hist.ins) }
+func (m *TBMachine) applied() int { return len(m.hist.ins) }
+
+// prop is the rapid state machine over acts on a machine from newMachine:
+// each action is a rapid action, and the "" action checks the invariants
+// after every step.
+func prop[M machine](newMachine func() M, acts []action[M], hook Hook) func(*rapid.T) {
 	return func(t *rapid.T) {
-		m := NewCrMachine(faults, opts)
-		actions := make(map[string]func(*rapid.T), len(crActions)+1)
-		for _, a := range crActions {
-			run := a.run
-			actions[a.name] = func(t *rapid.T) { report(t, hook, run(m, rapidChooser{t})) }
-		}
-		actions[""] = func(t *rapid.T) { report(t, hook, m.Check()) }
-		t.Repeat(actions)
-	}
-}
-
-// TokenBucketProp is the token bucket's rapid state machine (takes, bursts,
-// peeks, retry-after, wait-then-take, clock moves, resets).
-func TokenBucketProp(faults fault.Fault, opts Options, hook Hook) func(*rapid.T) {
-	return tbProp(tbActions, faults, opts, hook)
-}
-
-// HostileProp is the token bucket's rapid machine over hostile numbers:
-// limits and costs from raw float64 bit patterns and clocks near the int64
-// limits.
-func HostileProp(faults fault.Fault, opts Options, hook Hook) func(*rapid.T) {
-	return tbProp(hostileActions, faults, opts, hook)
-}
-
-func tbProp(acts []tbAction, faults fault.Fault, opts Options, hook Hook) func(*rapid.T) {
-	return func(t *rapid.T) {
-		m := NewTBMachine(faults, opts)
+		m := newMachine()
 		actions := make(map[string]func(*rapid.T), len(acts)+1)
 		for _, a := range acts {
 			run := a.run
@@ -65,6 +57,28 @@ func tbProp(acts []tbAction, faults fault.Fault, opts Options, hook Hook) func(*
 		actions[""] = func(t *rapid.T) { report(t, hook, m.Check()) }
 		t.Repeat(actions)
 	}
+}
+
+// CreditsProp is the credit table's rapid state machine: every action of
+// the machine's mix (reserve, fill a class, enqueue, take, finish, drain,
+// release, sweep, exit, enqueued, snapshot, bounds, close) applies to the
+// implementation built with faults and to the model, and the "" action
+// checks the invariants after every step.
+func CreditsProp(faults fault.Fault, opts Options, hook Hook) func(*rapid.T) {
+	return prop(func() *CrMachine { return NewCrMachine(faults, opts) }, crActions, hook)
+}
+
+// TokenBucketProp is the token bucket's rapid state machine (takes, bursts,
+// peeks, retry-after, wait-then-take, clock moves, resets).
+func TokenBucketProp(faults fault.Fault, opts Options, hook Hook) func(*rapid.T) {
+	return prop(func() *TBMachine { return NewTBMachine(faults, opts) }, tbActions, hook)
+}
+
+// HostileProp is the token bucket's rapid machine over hostile numbers:
+// limits and costs from raw float64 bit patterns and clocks near the int64
+// limits.
+func HostileProp(faults fault.Fault, opts Options, hook Hook) func(*rapid.T) {
+	return prop(func() *TBMachine { return NewTBMachine(faults, opts) }, hostileActions, hook)
 }
 
 // MaxInputBytes is the longest prefix of a fuzz input the decoders read;
@@ -86,34 +100,20 @@ func RunCreditsBytes(data []byte, faults fault.Fault, opts Options) *Failure {
 // operations the input applied (the reads of the checks between them are not
 // counted).
 func RunCreditsBytesOps(data []byte, faults fault.Fault, opts Options) (int, *Failure) {
-	m := NewCrMachine(faults, opts)
-	c := &byteChooser{b: data[:min(len(data), MaxInputBytes)]}
-	if f := m.Check(); f != nil {
-		return 0, f
-	}
-	for !c.Done() {
-		a := crActions[c.Intn("action", len(crActions))]
-		if f := a.run(m, c); f != nil {
-			return len(m.hist.ins), f
-		}
-		if f := m.Check(); f != nil {
-			return len(m.hist.ins), f
-		}
-	}
-	return len(m.hist.ins), nil
+	return runBytes(NewCrMachine(faults, opts), crActions, data)
 }
 
 // RunTokenBucketBytes is RunCreditsBytes for the token bucket (the actions
 // of TokenBucketProp).
 func RunTokenBucketBytes(data []byte, faults fault.Fault, opts Options) *Failure {
-	_, f := runTBBytes(tbActions, data, faults, opts)
+	_, f := RunTokenBucketBytesOps(data, faults, opts)
 	return f
 }
 
 // RunTokenBucketBytesOps is RunTokenBucketBytes that also returns how many
 // operations the input applied (the peeks of the checks are not counted).
 func RunTokenBucketBytesOps(data []byte, faults fault.Fault, opts Options) (int, *Failure) {
-	return runTBBytes(tbActions, data, faults, opts)
+	return runBytes(NewTBMachine(faults, opts), tbActions, data)
 }
 
 // RunHostileBytes decodes data into token-bucket operations whose limits,
@@ -121,28 +121,29 @@ func RunTokenBucketBytesOps(data []byte, faults fault.Fault, opts Options) (int,
 // HostileProp). Every answer must be a clear error (T9) or the model's
 // result; tokens must stay finite and within [0, capacity].
 func RunHostileBytes(data []byte, faults fault.Fault, opts Options) *Failure {
-	_, f := runTBBytes(hostileActions, data, faults, opts)
+	_, f := runBytes(NewTBMachine(faults, opts), hostileActions, data)
 	return f
 }
 
-func runTBBytes(acts []tbAction, data []byte, faults fault.Fault, opts Options) (int, *Failure) {
-	m := NewTBMachine(faults, opts)
+// runBytes drives m with the actions the bytes of data pick (the first byte
+// of each picks the action, the following ones its arguments), checking the
+// invariants before the first and after every one. It returns how many
+// operations were applied and the first violation, or nil.
+func runBytes[M machine](m M, acts []action[M], data []byte) (int, *Failure) {
 	c := &byteChooser{b: data[:min(len(data), MaxInputBytes)]}
+	if f := m.Check(); f != nil {
+		return m.applied(), f
+	}
 	for !c.Done() {
 		a := acts[c.Intn("action", len(acts))]
 		if f := a.run(m, c); f != nil {
-			return len(m.hist.ins), f
+			return m.applied(), f
 		}
 		if f := m.Check(); f != nil {
-			return len(m.hist.ins), f
+			return m.applied(), f
 		}
 	}
-	return len(m.hist.ins), nil
-}
-
-type tbAction = struct {
-	name string
-	run  func(m *TBMachine, c chooser) *Failure
+	return m.applied(), nil
 }
 
 // hostileFloats are the float64 values where arithmetic goes wrong first:

@@ -292,10 +292,7 @@ func (m *TBMachine) drawInput(c chooser, kind model.TBKind) model.TBInput[int] {
 }
 
 // tbActions are the operations the token-bucket machines choose from.
-var tbActions = []struct {
-	name string
-	run  func(m *TBMachine, c chooser) *Failure
-}{
+var tbActions = []tbAction{
 	{"take", func(m *TBMachine, c chooser) *Failure { return m.Step(m.drawInput(c, model.TBTake)) }},
 	{"take-more", func(m *TBMachine, c chooser) *Failure { return m.Step(m.drawInput(c, model.TBTake)) }},
 	{"burst", func(m *TBMachine, c chooser) *Failure { // take until refused, at one clock
