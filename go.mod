@@ -4,7 +4,6 @@ go 1.26.8
 
 require (
 	github.com/anishathalye/porcupine v1.3.1
-	github.com/google/go-cmp v0.7.0
 	go.uber.org/ratelimit v0.3.1
 	golang.org/x/sync v0.25.0
 	golang.org/x/time v0.16.0

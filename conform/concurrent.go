@@ -89,66 +89,6 @@ func (e *epochIDs) id(raw json.RawMessage) uint64 {
 	return n
 }
 
-// CrAnswer decodes a driver's credit-table answer into the model's output.
-func crAnswer(in model.CrInput[string], r Response, ids *epochIDs) (model.CrOutput[string], error) {
-	var out model.CrOutput[string]
-	result := func() error {
-		switch {
-		case r.OK:
-			out.Result = model.OK
-		case r.Error == ErrExhausted && in.Kind == model.CrReserve:
-			out.Result = model.Exhausted
-		case r.Error == ErrLost && in.Kind == model.CrEnqueue:
-			out.Result = model.Lost
-		case r.Error == ErrNoTable:
-			out.Result = model.NoTable
-		default:
-			return fmt.Errorf("error %q is not an answer of %s", r.Error, in.Kind)
-		}
-		return nil
-	}
-	freed := func() (int, error) {
-		if !r.OK || r.Freed == nil {
-			return 0, fmt.Errorf("answer of %s lacks field freed", in.Kind)
-		}
-		return *r.Freed, nil
-	}
-	switch in.Kind {
-	case model.CrReserve:
-		if err := result(); err != nil {
-			return out, err
-		}
-		if r.OK {
-			if r.Slot == nil || len(r.Epoch) == 0 {
-				return out, errors.New("answer of reserve lacks slot or epoch")
-			}
-			out.Token = model.Token{Slot: *r.Slot, Epoch: ids.id(r.Epoch)}
-		}
-	case model.CrEnqueue:
-		return out, result()
-	case model.CrTake:
-		if r.OK {
-			if r.Payload == nil {
-				return out, errors.New("answer of take lacks payload")
-			}
-			out.OK, out.Payload = true, *r.Payload
-		} else if r.Error != ErrNone {
-			return out, fmt.Errorf("error %q is not an answer of take", r.Error)
-		}
-	case model.CrFinish, model.CrRelease:
-		n, err := freed()
-		out.OK = n == 1
-		return out, err
-	case model.CrSweep:
-		n, err := freed()
-		out.Count, out.OK = n, true
-		return out, err
-	default:
-		out.OK = r.OK
-	}
-	return out, nil
-}
-
 // concurrentShape is the size of one concurrent session.
 type concurrentShape struct {
 	clients, opsPerClient int
@@ -256,25 +196,9 @@ func (p *crPipe) Do(client int, in model.CrInput[string]) (model.CrOutput[string
 	if err != nil {
 		return zero, err
 	}
-	if in.Kind == model.CrEnqueued {
-		return p.entries(req, ans)
-	}
-	out, err := crAnswer(in, ans.Resp, p.ids)
+	out, err := CrAnswer(in, ans.Resp, p.ids.id)
 	if err != nil {
 		return out, undecodable(req, ans, err)
-	}
-	return out, nil
-}
-
-// entries decodes a cr.enqueued answer into the model's entries, epochs
-// numbered as everywhere else in the session.
-func (p *crPipe) entries(req Request, ans Answer) (model.CrOutput[string], error) {
-	out := model.CrOutput[string]{OK: ans.Resp.OK}
-	if !ans.Resp.OK || ans.Resp.Entries == nil {
-		return out, undecodable(req, ans, errors.New("answer of cr.enqueued lacks entries"))
-	}
-	for _, e := range *ans.Resp.Entries {
-		out.Entries = append(out.Entries, model.Entry[string]{Slot: e.Slot, Epoch: p.ids.id(e.Epoch), MarkedMs: e.MarkedMs, Payload: e.Payload})
 	}
 	return out, nil
 }
@@ -339,7 +263,7 @@ func verdict(name string, covers []string, rep linearizability.Report, err error
 		return &CaseFailure{Case: name, Covers: covers, Got: fmt.Sprintf("porcupine gave no verdict within its timeout on %d operations (Unknown is not a pass)", ops)}
 	}
 	return &CaseFailure{Case: name, Covers: covers, Got: fmt.Sprintf("%s (%d operations)", rep.Detail, ops),
-		Artifact: rep.HTMLPath + " (history: " + rep.JSONPath + ")"}
+		Artifact: rep.HTMLPath + " (history: " + rep.JSONPath + ")", Breaks: Divergence{Invariant: rep.Invariant, Detail: rep.Detail}}
 }
 
 // pipeEpochs writes the session's epoch numbers back as the driver's own

@@ -18,14 +18,15 @@ const DriverName = "tollgate-go"
 
 // ServeGo runs the Go driver (spec/protocol.md): it reads requests from in
 // until end of input and answers on out, applying each request to the
-// implementations in impl/ through internal/sut. Tables are built with
-// faults (the empty set for the real implementation). Each client is its own
-// goroutine; requests without a client run on the reading goroutine. Logs go
-// to logw. ServeGo returns when in ends and every answer is written.
-func ServeGo(in io.Reader, out io.Writer, logw io.Writer, faults fault.Fault) error {
+// implementations in impl/ through internal/sut. Tables of f's primitive
+// are built from f's mutant package (fault.None: the real implementation),
+// the other primitive's are real. Each client is its own goroutine;
+// requests without a client run on the reading goroutine. Logs go to logw.
+// ServeGo returns when in ends and every answer is written.
+func ServeGo(in io.Reader, out io.Writer, logw io.Writer, f fault.Fault) error {
 	d := &goDriver{
 		out:     bufio.NewWriter(out),
-		faults:  faults,
+		faults:  f,
 		tb:      map[string]*sut.TokenBucket[string]{},
 		cr:      map[string]*sut.Credits[string]{},
 		clients: map[string]*goClient{},
@@ -84,6 +85,16 @@ type goDriver struct {
 	holders map[string]model.HolderID
 	wg      sync.WaitGroup
 	logw    io.Writer
+}
+
+// fault is the mutant the driver's tables of one primitive carry: the
+// driver's fault if it is one of that primitive's, else none (a driver
+// built with a credit-table mutant serves real token buckets).
+func (d *goDriver) fault(credits bool) fault.Fault {
+	if d.faults != fault.None && d.faults.Credits() == credits {
+		return d.faults
+	}
+	return fault.None
 }
 
 func (d *goDriver) reply(id int64, r Response) {
@@ -159,7 +170,7 @@ func (d *goDriver) handleTB(req Request) Response {
 	d.mu.Lock()
 	t, ok := d.tb[req.Table]
 	if !ok {
-		t = sut.NewTokenBucket[string](d.faults)
+		t = sut.NewTokenBucket[string](d.fault(false))
 		d.tb[req.Table] = t
 	}
 	d.mu.Unlock()
@@ -201,7 +212,7 @@ func (d *goDriver) handleCr(req Request) Response {
 		if ok {
 			return Response{Error: ErrBadRequest, Message: fmt.Sprintf("cr.new: table %q already exists (names are used once per driver)", req.Table)}
 		}
-		d.cr[req.Table] = sut.NewCredits[string](d.faults)
+		d.cr[req.Table] = sut.NewCredits[string](d.fault(true))
 		return Response{OK: true}
 	}
 	d.mu.Unlock()

@@ -39,14 +39,13 @@ func conformHunt(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcom
 	if f.Credits() {
 		prim = PrimCredits
 	}
-	faults := f
 	start := time.Now()
 	out := mutant.Outcome{Seed: seed}
 	// The concurrent suite before the random one: the faults only it can see
 	// are then killed without waiting for the random suite's budget.
 	for _, suite := range []string{SuiteVectors, SuiteConcurrent, SuiteRandom} {
 		rep := Run(Config{
-			Serve: func(in io.Reader, w, logw io.Writer) error { return ServeGo(in, w, logw, faults) },
+			Serve: func(in io.Reader, w, logw io.Writer) error { return ServeGo(in, w, logw, f) },
 			Seed:  seed, Budget: max(budget/2, 100*time.Millisecond), Clients: 16, Timeout: 10 * time.Second,
 			Suites: []string{suite}, Primitives: []string{prim}, Dir: filepath.Join(os.TempDir(), "tollgate-conform-failures"),
 		})
@@ -57,7 +56,10 @@ func conformHunt(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcom
 			fl := r.Failures[0]
 			out.Killed = true
 			out.Property = r.Suite + " " + fl.Case
-			if len(fl.Covers) > 0 {
+			switch {
+			case fl.Breaks.Invariant != "":
+				out.Property = r.Suite + " " + fl.Breaks.Invariant
+			case len(fl.Covers) > 0:
 				out.Property = r.Suite + " " + strings.Join(fl.Covers, ",")
 			}
 			out.Elapsed = time.Since(start)

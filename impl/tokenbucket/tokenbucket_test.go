@@ -353,34 +353,38 @@ func TestStaleClockDeparture(t *testing.T) {
 }
 
 // TestBoundUnderStaleClocks: T5 over random clocks that move both ways,
-// sequentially, against the exact bound with a 1e-9 relative tolerance.
+// sequentially, held to model.T5Bound after every committed take (committed
+// takes only, clocks included; 1e-9 relative tolerance). The seed's stored
+// clock (tb-timestamp-regress) must break it.
 func TestBoundUnderStaleClocks(t *testing.T) {
+	if err := staleClockBound(func() sut.TBTable[string] { return tokenbucket.New[string]() }); err != nil {
+		t.Fatal(err)
+	}
+	if err := staleClockBound(func() sut.TBTable[string] { return sut.NewTBTable[string](fault.TBTimestampRegress) }); err == nil {
+		t.Fatal("the seed's stored clock (tb-timestamp-regress) kept T5: the check cannot fail")
+	}
+}
+
+func staleClockBound(table func() sut.TBTable[string]) error {
 	r := rand.New(rand.NewPCG(7, 7))
 	for iter := range 300 {
-		tb := tokenbucket.New[string]()
+		tb := table()
 		lim := tokenbucket.Limits{Capacity: float64(1 + r.IntN(20)), RefillPerSecond: float64(1+r.IntN(50)) / 4}
-		var admitted float64
-		tMin, tMax := int64(math.MaxInt64), int64(math.MinInt64)
+		var bound model.T5Bound
 		base := int64(r.IntN(10_000))
 		for range 300 {
 			now := base + int64(r.IntN(2000)) - 1000
 			base += int64(r.IntN(50))
 			cost := float64(1+r.IntN(int(lim.Capacity))) / 2
 			if _, ok, _ := tb.TakeAt(now, "k", lim, cost); ok {
-				admitted += cost
-				if tMin == math.MaxInt64 {
-					tMin = now
+				bound.Commit(model.Limits(lim), cost, now)
+				if bound.Exceeded() {
+					return fmt.Errorf("iteration %d: %v (limits %+v)", iter, &bound, lim)
 				}
 			}
-			if tMin != math.MaxInt64 {
-				tMax = max(tMax, now)
-			}
-		}
-		bound := lim.Capacity + lim.RefillPerSecond*float64(tMax-tMin)/1000
-		if admitted > bound*(1+1e-9) {
-			t.Fatalf("iteration %d: admitted %v > bound %v (limits %+v, clocks %d..%d)", iter, admitted, bound, lim, tMin, tMax)
 		}
 	}
+	return nil
 }
 
 // TestRetryAfterSeedRounding: the case, where the seed's closed form
