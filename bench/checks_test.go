@@ -45,7 +45,10 @@ func (d *mutantTB) tokens(nowMs int64, key uint64) float64 {
 }
 
 // mutantCr is the tollgate design (tollgateCr) on a table of any package:
-// the table of f's package, each goroutine with its own Holder.
+// the table of f's package, each goroutine with its own Holder. It repeats
+// tollgateCr's few lines over the interface rather than the benchmark
+// calling through it: the benchmark's numbers are the concrete table's, not
+// a dynamic call's.
 type mutantCr struct {
 	t    sut.CrTable[int]
 	h    *credits.Holder
