@@ -1,0 +1,270 @@
+package explore
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/tollgate/tollgate/model"
+)
+
+// Steps of credit-table scenarios.
+
+// TokRef finds a token in what a step sees; false when there is none (the
+// reserve that was to make it did not succeed).
+type TokRef func(e CrEnv) (model.Token, bool)
+
+func tokOf(o model.CrOutput[string]) (model.Token, bool) {
+	return o.Token, o.Result == model.OK && o.Token.Slot != 0 && o.Token.Epoch != 0
+}
+
+// Mine is the token of this thread's reserve at step k.
+func Mine(k int) TokRef {
+	return func(e CrEnv) (model.Token, bool) {
+		if k >= len(e.Mine) {
+			return model.Token{}, false
+		}
+		return tokOf(e.Mine[k])
+	}
+}
+
+// SetupTok is the token of the setup's reserve at step k.
+func SetupTok(k int) TokRef {
+	return func(e CrEnv) (model.Token, bool) {
+		if k >= len(e.Setup) {
+			return model.Token{}, false
+		}
+		return tokOf(e.Setup[k])
+	}
+}
+
+// Listed is the token of the first row this thread's enqueued() at step k
+// listed.
+func Listed(k int) TokRef {
+	return func(e CrEnv) (model.Token, bool) {
+		if k >= len(e.Mine) || len(e.Mine[k].Entries) == 0 {
+			return model.Token{}, false
+		}
+		x := e.Mine[k].Entries[0]
+		return model.Token{Slot: x.Slot, Epoch: x.Epoch}, true
+	}
+}
+
+// Fixed is a fixed token (a stale or foreign one).
+func Fixed(slot int, epoch uint64) TokRef {
+	return func(CrEnv) (model.Token, bool) { return model.Token{Slot: slot, Epoch: epoch}, true }
+}
+
+// Input is a step with a fixed input.
+func Input(in model.CrInput[string]) CrStep {
+	return func(CrEnv) (model.CrInput[string], bool) { return in, true }
+}
+
+// Reserve is reserve(h, c).
+func Reserve(h model.HolderID, c model.Class) CrStep {
+	return Input(model.CrInput[string]{Kind: model.CrReserve, Holder: h, Class: c})
+}
+
+func withTok(kind model.CrKind, h model.HolderID, ref TokRef, payload string, now int64) CrStep {
+	return func(e CrEnv) (model.CrInput[string], bool) {
+		tok, ok := ref(e)
+		return model.CrInput[string]{Kind: kind, Holder: h, Token: tok, Payload: payload, NowMs: now}, ok
+	}
+}
+
+// Enqueue is enqueue(h, token, payload, now).
+func Enqueue(h model.HolderID, ref TokRef, payload string, now int64) CrStep {
+	return withTok(model.CrEnqueue, h, ref, payload, now)
+}
+
+// Take is take(token).
+func Take(ref TokRef) CrStep { return withTok(model.CrTake, 0, ref, "", 0) }
+
+// Finish is finish(token).
+func Finish(ref TokRef) CrStep { return withTok(model.CrFinish, 0, ref, "", 0) }
+
+// Release is release(h, token).
+func Release(h model.HolderID, ref TokRef) CrStep { return withTok(model.CrRelease, h, ref, "", 0) }
+
+// Sweep, Exit, Close and EnqueuedRows are the other operations
+// (EnqueuedRows is not recorded in the history: it is not atomic).
+func Sweep() CrStep { return Input(model.CrInput[string]{Kind: model.CrSweep}) }
+func Exit(h model.HolderID) CrStep {
+	return Input(model.CrInput[string]{Kind: model.CrExit, Holder: h})
+}
+func Close() CrStep        { return Input(model.CrInput[string]{Kind: model.CrClose}) }
+func EnqueuedRows() CrStep { return Input(model.CrInput[string]{Kind: model.CrEnqueued}) }
+
+// When runs step only if cond holds for what it sees.
+func When(cond func(e CrEnv) bool, step CrStep) CrStep {
+	return func(e CrEnv) (model.CrInput[string], bool) {
+		if !cond(e) {
+			return model.CrInput[string]{}, false
+		}
+		return step(e)
+	}
+}
+
+// Took reports whether this thread's take at step k found its payload.
+func Took(k int) func(CrEnv) bool {
+	return func(e CrEnv) bool { return k < len(e.Mine) && e.Mine[k].OK }
+}
+
+// Token-bucket inputs.
+
+var tbLim = model.Limits{Capacity: 2, RefillPerSecond: 1000} // one token per millisecond
+
+func tbTake(key string, cost float64, now int64) model.TBInput[string] {
+	return model.TBInput[string]{Kind: model.TBTake, Key: key, Limits: tbLim, Cost: cost, NowMs: now}
+}
+
+func tbPeek(key string, now int64) model.TBInput[string] {
+	return model.TBInput[string]{Kind: model.TBPeek, Key: key, Limits: tbLim, NowMs: now}
+}
+
+func tbReset(key string) model.TBInput[string] {
+	return model.TBInput[string]{Kind: model.TBReset, Key: key}
+}
+
+func tbResetAll() model.TBInput[string] { return model.TBInput[string]{Kind: model.TBResetAll} }
+
+// Catalogue is the named scenarios, each aimed at one race of
+// spec/credits.md or spec/tokenbucket.md.
+func Catalogue() []Scenario {
+	const (
+		h1, h2, h3, h9 model.HolderID = 1, 2, 3, 9
+		gen, inl                      = model.General, model.Internal
+	)
+	return []Scenario{
+		CreditsScenario("cr-last-slot",
+			"two reservers race for the last free internal slot (C1, C2, C3): one wins it, the other is exhausted unless the winner released it first",
+			[]CrStep{Reserve(h9, inl), Reserve(h9, inl), Reserve(h9, inl), Reserve(h9, inl), Reserve(h9, inl)},
+			[]CrStep{Reserve(h1, inl), Release(h1, Mine(0))},
+			[]CrStep{Reserve(h2, inl)}),
+		CreditsScenario("cr-exhausted-behind-scan",
+			"C2: A scans the internal class; B frees slot 27 behind A's scan while C, which read 27 before it was freed, claims 32, the one A has not reached: A sees every slot taken though one was always free, and must not answer exhausted",
+			[]CrStep{Reserve(h2, inl), Reserve(h9, inl), Reserve(h9, inl), Reserve(h9, inl), Reserve(h9, inl)},
+			[]CrStep{Reserve(h1, inl)},
+			[]CrStep{Release(h2, SetupTok(0))},
+			[]CrStep{Reserve(h3, inl)}),
+		CreditsScenario("cr-enqueue-vs-sweep",
+			"C4, C5, C10: a holder's enqueue races its exit and a sweep; the sweep may free the row only while it is still reserved, and then the enqueue is lost",
+			[]CrStep{Reserve(h1, gen)},
+			[]CrStep{Enqueue(h1, SetupTok(0), "p", 5)},
+			[]CrStep{Exit(h1)},
+			[]CrStep{Sweep()}),
+		CreditsScenario("cr-take-vs-finish",
+			"C6, C8: the owner takes and finishes a row that a second poll listed too and finishes defensively: exactly one finish frees it",
+			[]CrStep{Reserve(h1, gen), Enqueue(h1, SetupTok(0), "p", 1)},
+			[]CrStep{Take(SetupTok(0)), Finish(SetupTok(0))},
+			[]CrStep{Finish(SetupTok(0))}),
+		CreditsScenario("cr-stale-token-vs-recycle",
+			"C3: a release and an enqueue with the token of a freed reservation race the same holder recycling the slot under a new epoch: the stale token must change nothing",
+			[]CrStep{Reserve(h1, inl), Release(h1, SetupTok(0))},
+			[]CrStep{Release(h1, SetupTok(0)), Enqueue(h1, SetupTok(0), "stale", 2)},
+			[]CrStep{Reserve(h1, inl), Enqueue(h1, Mine(0), "fresh", 3)}),
+		CreditsScenario("cr-poll-vs-close",
+			"C11, C15: the owner's poll (enqueued → take → finish) races the table's close and a caller's reserve: after close nothing is taken, finished or reserved",
+			[]CrStep{Reserve(h1, gen), Enqueue(h1, SetupTok(0), "p", 1)},
+			[]CrStep{EnqueuedRows(), Take(Listed(0)), When(Took(1), Finish(Listed(0)))},
+			[]CrStep{Close()},
+			[]CrStep{Reserve(h2, gen)}),
+		TokenBucketScenario("tb-stale-clocks",
+			"T4, T5: two takes on one key with clocks that disagree; the older reading commits after the newer one and must not move the timestamp back",
+			nil,
+			[]model.TBInput[string]{tbTake("k", 2, 100)},
+			[]model.TBInput[string]{tbTake("k", 1, 102), tbTake("k", 1, 102)},
+			[]model.TBInput[string]{tbTake("k", 1, 101)}),
+		TokenBucketScenario("tb-take-vs-reset",
+			"T2, T10: takes race a reset of their key: a take that loaded the bucket before the reset retries from a full one",
+			nil,
+			[]model.TBInput[string]{tbTake("k", 2, 0)},
+			[]model.TBInput[string]{tbTake("k", 1, 0), tbTake("k", 1, 0)},
+			[]model.TBInput[string]{tbReset("k")}),
+		TokenBucketScenario("tb-take-vs-reset-all",
+			"T10, T11: takes on two keys race reset_all, which swaps the whole trie: a take that found its cell in the old trie may commit there and linearizes before the reset",
+			nil,
+			[]model.TBInput[string]{tbTake("a", 2, 0), tbTake("b", 2, 0)},
+			[]model.TBInput[string]{tbTake("a", 1, 0)},
+			[]model.TBInput[string]{tbResetAll()},
+			[]model.TBInput[string]{tbTake("b", 1, 0)}),
+		TokenBucketScenario("tb-trie-push-down",
+			"T11, T1: three keys whose hashes share the trie's first level are inserted at once: each insert after the first pushes a cell down a level while the others race it; no key's bucket may be lost",
+			[]string{"k1", "k2", "k3"},
+			nil,
+			[]model.TBInput[string]{tbTake("k1", 1, 0), tbTake("k1", 1, 0)},
+			[]model.TBInput[string]{tbTake("k2", 1, 0)},
+			[]model.TBInput[string]{tbTake("k3", 1, 0)}),
+	}
+}
+
+// Lookup returns the catalogue scenario of that name.
+func Lookup(name string) (Scenario, bool) {
+	for _, s := range Catalogue() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// Generate makes a random scenario of the primitive for the random
+// strategies: 2–3 threads of 1–3 operations over a small vocabulary that
+// makes them contend (the internal class, one or two keys, clocks a few
+// milliseconds apart).
+func Generate(p Primitive, seed uint64) Scenario {
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	n := 2 + rng.IntN(2)
+	name := fmt.Sprintf("gen-%s-%d", p, seed)
+	if p == TokenBucket {
+		keys := []string{"x", "y"}
+		var threads [][]model.TBInput[string]
+		for t := 0; t < n; t++ {
+			var ops []model.TBInput[string]
+			for k := 1 + rng.IntN(3); k > 0; k-- {
+				key := keys[rng.IntN(2)]
+				now := int64(rng.IntN(3))
+				switch r := rng.IntN(10); {
+				case r < 6:
+					ops = append(ops, tbTake(key, float64(1+rng.IntN(2)), now))
+				case r < 8:
+					ops = append(ops, tbPeek(key, now))
+				case r < 9:
+					ops = append(ops, tbReset(key))
+				default:
+					ops = append(ops, tbResetAll())
+				}
+			}
+			threads = append(threads, ops)
+		}
+		return TokenBucketScenario(name, "generated", []string{"x", "y"},
+			[]model.TBInput[string]{tbTake("x", 2, 0)}, threads...)
+	}
+	setup := []CrStep{Reserve(9, model.Internal), Reserve(9, model.Internal), Reserve(9, model.Internal),
+		Reserve(9, model.Internal), Reserve(8, model.Internal), Enqueue(8, SetupTok(4), "s", 1)}
+	var threads [][]CrStep
+	for t := 0; t < n; t++ {
+		h := model.HolderID(t + 1)
+		var ops []CrStep
+		reserved := -1
+		for k := 0; k < 1+rng.IntN(3); k++ {
+			switch r := rng.IntN(10); {
+			case reserved < 0 && r < 5:
+				ops, reserved = append(ops, Reserve(h, model.Internal)), k
+			case reserved >= 0 && r < 4:
+				ops = append(ops, Enqueue(h, Mine(reserved), fmt.Sprintf("p%d", t), int64(k)))
+			case reserved >= 0 && r < 6:
+				ops = append(ops, Release(h, Mine(reserved)))
+			case r < 7:
+				ops = append(ops, Take(SetupTok(4)))
+			case r < 8:
+				ops = append(ops, Finish(SetupTok(4)))
+			case r < 9:
+				ops = append(ops, Exit(model.HolderID(1+rng.IntN(n))))
+			default:
+				ops = append(ops, Sweep())
+			}
+		}
+		threads = append(threads, ops)
+	}
+	return CreditsScenario(name, "generated", setup, threads...)
+}

@@ -1,0 +1,380 @@
+package explore
+
+import (
+	"iter"
+	"runtime/debug"
+	"unsafe"
+
+	"github.com/tollgate/tollgate/internal/seam/hooked"
+)
+
+// The controller runs the logical threads of one run one at a time, each on
+// its own coroutine (iter.Pull). The scheduler it installs with
+// hooked.Install is the controller itself: Before records the calling
+// thread's pending seam operation and yields its coroutine, so control comes
+// back to the controller, which picks the thread that runs the next step.
+//
+// A step is what a thread does between two pauses: the seam operation it
+// was paused before (or, at an operation boundary, the call of its next
+// model operation), then its local code up to the next seam operation, the
+// next boundary or the end of its script. So every seam operation is a
+// switch point, and so is every boundary between two model operations.
+//
+// Coroutines, not goroutines with channels: BenchmarkSwitch measures a
+// switch through iter.Pull at 37–39 ns and a handoff over a pair of
+// unbuffered channels at 210–320 ns on this machine (2 cores, Go 1.26), and
+// a coroutine needs no second runnable goroutine, so a CPU hog on the other
+// core does not slow a switch down. The coroutines are pooled: one per
+// thread index for a whole exploration, each running one run's script after
+// another, so a run costs no goroutine creation (about 1 µs each).
+
+// tstate is where a thread is between two steps.
+type tstate uint8
+
+const (
+	// atBoundary: not started, or between two model operations. Switching
+	// away from it is free.
+	atBoundary tstate = iota
+	// midOp: inside a model operation with its next seam operation pending.
+	// Switching away from it while it could continue is a preemption.
+	midOp
+	// finished: its script is done (or it was unwound).
+	finished
+)
+
+// Sentinels, panicked inside a coroutine and recovered at its top.
+type sentinel struct{ why string }
+
+var (
+	// errAbandon unwinds a run that the controller gave up (the search
+	// stopped early, a sleep set blocked it, a failure ended it).
+	errAbandon = &sentinel{"run abandoned"}
+	// errStopped unwinds a coroutine whose yield returned false: the pool
+	// was stopped.
+	errStopped = &sentinel{"coroutine stopped"}
+)
+
+// Liveness conflicts. A holder's liveness flag lives in impl/credits (the
+// explored copies share its Holder type), so it is not a seam word; the
+// controller still orders an exit before or after every sweep step (see
+// spec/explore.md).
+const (
+	liveNone  int8 = 0
+	liveRead  int8 = 1
+	liveWrite int8 = 2
+)
+
+// access is what one step did to shared state, as the reduction compares
+// it: at most one seam word (by its stable id), whether it wrote it,
+// whether the step stamped a call or a return into the history, and its
+// holder-liveness effect.
+type access struct {
+	word      int32 // -1: none; privateWord: a word no other thread can reach
+	write     bool
+	call, ret bool
+	live      int8
+	// seen: the write changes what the step observer records (a slot's
+	// state, the closed flag), so it is ordered against every other such
+	// write (see crProgram.afterStep).
+	seen bool
+}
+
+const (
+	noWord      int32 = -1
+	privateWord int32 = -2
+)
+
+// dependent reports whether two steps of different threads do not commute:
+// they touch the same word and one writes, one stamps a call and the other
+// a return, both change what the step observer sees, or one exits a holder
+// while the other sweeps.
+func dependent(a, b access) bool {
+	if a.word >= 0 && a.word == b.word && (a.write || b.write) {
+		return true
+	}
+	if (a.call && b.ret) || (a.ret && b.call) || (a.seen && b.seen) {
+		return true
+	}
+	return a.live != liveNone && b.live != liveNone && (a.live == liveWrite || b.live == liveWrite)
+}
+
+// stepRec is one executed step.
+type stepRec struct {
+	thread    int
+	acc       access
+	raw       hooked.Access // the seam operation, when acc.word != noWord
+	hasRaw    bool
+	midAfter  bool   // the thread is inside an operation after the step
+	doneAfter bool   // the thread finished with this step
+	op        int    // index of the model operation the step ran in (-1: none)
+	preempt   bool   // running this step preempted the previous thread
+	note      string // what the step observer saw after it (traces only)
+}
+
+// worker is one pooled coroutine.
+type worker struct {
+	c     *controller
+	id    int
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+	body  func()
+	state tstate
+	// per run
+	ops      int  // model operations started
+	curOp    int  // index of the operation in progress (-1 none)
+	curLive  int8 // liveness effect of every step of the current operation
+	pval     any  // a panic of the code under test
+	pstack   []byte
+	panicked bool
+}
+
+// controller is the installed hooked.Scheduler and the pool of coroutines.
+type controller struct {
+	workers []*worker
+	cur     *worker
+	// direct runs the code under test without switching (setup, final
+	// observations); no step is recorded.
+	direct     bool
+	abandoning bool
+	rec        stepRec
+	ids        wordIDs // maps seam word addresses to stable ids
+	onAccess   func(hooked.Access)
+	// seen reports whether a write changes what the program observes
+	// between steps (nil: nothing is observed).
+	seen func(hooked.Access) bool
+	// step is the history time of the step being run: setup operations
+	// take one each, then every step of the threads one.
+	step int
+	// completed counts the model operations that returned (progress).
+	completed int
+	// tracing: the run is replayed for a trace (observers add notes).
+	tracing   bool
+	uninstall func()
+	// storage reused by every run
+	states []tstate
+	sched  []int8
+}
+
+// wordIDs names seam words by ids stable across the runs of one
+// exploration (addresses are not: every run has a fresh table).
+type wordIDs interface {
+	id(addr unsafe.Pointer) int32
+}
+
+func newController(n int) *controller {
+	c := &controller{}
+	for i := 0; i < n; i++ {
+		c.workers = append(c.workers, c.newWorker(i))
+	}
+	return c
+}
+
+func (c *controller) newWorker(i int) *worker {
+	w := &worker{c: c, id: i, state: finished}
+	w.next, w.stop = iter.Pull(func(yield func(struct{}) bool) {
+		w.yield = yield
+		for {
+			if !yield(struct{}{}) { // idle until a run hands it a script
+				return
+			}
+			if w.runBody() {
+				return
+			}
+		}
+	})
+	w.next() // run up to the first idle pause
+	return w
+}
+
+// runBody runs the current script and reports whether the pool was stopped
+// while it ran. A panic of the code under test is kept with its stack.
+func (w *worker) runBody() (stopped bool) {
+	defer func() {
+		switch r := recover(); r {
+		case nil:
+		case errAbandon:
+		case errStopped:
+			stopped = true
+		default:
+			w.pval, w.pstack, w.panicked = r, debug.Stack(), true
+		}
+		w.state = finished
+		w.curOp = -1
+	}()
+	w.body()
+	return false
+}
+
+// pause hands control back to the controller; it returns when the
+// controller schedules this thread again.
+func (w *worker) pause() {
+	if !w.yield(struct{}{}) {
+		panic(errStopped)
+	}
+	if w.c.abandoning {
+		panic(errAbandon)
+	}
+}
+
+// close stops every coroutine of the pool.
+func (c *controller) close() {
+	for _, w := range c.workers {
+		w.stop()
+	}
+	c.workers = nil
+}
+
+// Before implements hooked.Scheduler.
+func (c *controller) Before(word unsafe.Pointer, op hooked.Op) {
+	if c.direct {
+		return
+	}
+	w := c.cur
+	w.state = midOp
+	w.pause()
+}
+
+// After implements hooked.Scheduler.
+func (c *controller) After(a hooked.Access) {
+	if c.onAccess != nil {
+		c.onAccess(a)
+	}
+	if c.direct {
+		return
+	}
+	r := &c.rec
+	r.raw, r.hasRaw = a, true
+	r.acc.word = c.ids.id(a.Word)
+	r.acc.write = a.Wrote()
+	r.acc.seen = r.acc.write && c.seen != nil && c.seen(a)
+	r.acc.live |= c.cur.curLive
+}
+
+// begin prepares a run: every worker gets its script and starts at a
+// boundary.
+func (c *controller) begin(bodies []func()) {
+	for i, w := range c.workers {
+		w.body = bodies[i]
+		w.state = atBoundary
+		w.ops, w.curOp, w.curLive = 0, -1, liveNone
+		w.pval, w.pstack, w.panicked = nil, nil, false
+	}
+}
+
+// run runs one step of thread t and records it in c.rec.
+func (c *controller) run(t int) {
+	w := c.workers[t]
+	c.cur = w
+	c.rec = stepRec{thread: t, op: w.curOp, acc: access{word: noWord, live: w.curLive}}
+	w.next()
+	c.rec.midAfter = w.state == midOp
+	c.rec.doneAfter = w.state == finished
+	c.cur = nil
+}
+
+// abandon unwinds every thread that has not finished.
+func (c *controller) abandon() {
+	c.abandoning = true
+	for _, w := range c.workers {
+		if w.state != finished {
+			c.cur = w
+			w.next()
+		}
+	}
+	c.cur = nil
+	c.abandoning = false
+}
+
+// stamp is the history time of the current step: calls and returns are
+// ordered by the step that made them, a call before a return of the same
+// step. Step s stamps 4s (call) and 4s+1 (return); 4s+2 and 4s+3 bracket
+// an observation taken after it (observe).
+func (c *controller) stamp(ret bool) int64 {
+	s := int64(c.step) * 4
+	if ret {
+		s++
+	}
+	return s
+}
+
+// observe runs f after the current step, between it and the next one,
+// and returns the interval it is stamped with. f runs quiet.
+func (c *controller) observe(f func()) (call, ret int64) {
+	c.quiet(f)
+	return int64(c.step)*4 + 2, int64(c.step)*4 + 3
+}
+
+// install makes c the process's scheduler.
+func (c *controller) install() { c.uninstall = hooked.Install(c) }
+
+// remove uninstalls c.
+func (c *controller) remove() {
+	if c.uninstall != nil {
+		c.uninstall()
+		c.uninstall = nil
+	}
+}
+
+// quiet runs f in direct mode with no scheduler installed, so the seam
+// operations it makes are plain atomics: nothing else runs while it does
+// (every thread is paused), and it only looks.
+func (c *controller) quiet(f func()) {
+	d := c.direct
+	c.direct = true
+	c.remove()
+	defer func() {
+		c.install()
+		c.direct = d
+	}()
+	f()
+}
+
+// operation runs one model operation of the current thread: a pause at the
+// boundary before it (except for the thread's first), the call stamp, f,
+// the return stamp. live is the operation's holder-liveness effect.
+func (c *controller) operation(live int8, f func()) (call, ret int64) {
+	if c.direct {
+		call = c.stamp(false)
+		f()
+		ret = c.stamp(true)
+		c.step++
+		return call, ret
+	}
+	w := c.cur
+	if w.ops > 0 {
+		w.state = atBoundary
+		w.pause()
+		w = c.cur
+	}
+	w.ops++
+	w.curOp = w.ops - 1
+	w.curLive = live
+	w.state = midOp
+	c.rec.op = w.curOp
+	c.rec.acc.call = true
+	c.rec.acc.live |= live
+	call = c.stamp(false)
+	f()
+	// The controller may have switched to other threads inside f; c.rec and
+	// c.step are now those of the step that ran f's last seam operation.
+	ret = c.stamp(true)
+	c.rec.acc.ret = true
+	c.completed++
+	w.curOp, w.curLive = -1, liveNone
+	w.state = atBoundary
+	return call, ret
+}
+
+// addrIDs names a fixed list of words by their index: the toys' words, or
+// any instance whose words are all known when it is built.
+type addrIDs []unsafe.Pointer
+
+func (a addrIDs) id(addr unsafe.Pointer) int32 {
+	for i, w := range a {
+		if w == addr {
+			return int32(i)
+		}
+	}
+	return privateWord
+}

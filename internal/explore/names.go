@@ -1,0 +1,431 @@
+package explore
+
+import (
+	"fmt"
+	"hash/maphash"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/tollgate/tollgate/internal/seam/hooked"
+)
+
+// Naming the words of a table. The explored tables keep their words in
+// unexported fields; this test tool reads them with reflect and unsafe:
+// addresses, to give every seam word an id that is the same in every run
+// (addresses are not: each run has a fresh table) and a name for traces;
+// and the values of pointer words, to render them. It never writes a word
+// (it does write the token-bucket trie's hash seed, see pinSeed).
+
+var hookedPkg = reflect.TypeOf(hooked.Bool{}).PkgPath()
+
+func isWord(t reflect.Type) bool { return t.Kind() == reflect.Struct && t.PkgPath() == hookedPkg }
+
+// rawOffset is where a hooked.Pointer keeps its pointer: the v field of its
+// sync/atomic.Pointer.
+var rawOffset = func() uintptr {
+	t := reflect.TypeOf(hooked.Pointer[int]{})
+	v, ok := t.FieldByName("v")
+	if !ok {
+		panic("explore: hooked.Pointer has no field v")
+	}
+	inner, ok := v.Type.FieldByName("v")
+	if !ok || inner.Type.Kind() != reflect.UnsafePointer {
+		panic("explore: sync/atomic.Pointer has no unsafe.Pointer field v")
+	}
+	return v.Offset + inner.Offset
+}()
+
+// loadWord reads a hooked.Pointer word without switching.
+func loadWord(addr unsafe.Pointer) unsafe.Pointer {
+	return atomic.LoadPointer((*unsafe.Pointer)(unsafe.Add(addr, rawOffset)))
+}
+
+// pointee is the T of a hooked.Pointer[T] type.
+func pointee(word reflect.Type) reflect.Type {
+	v, _ := word.FieldByName("v") // sync/atomic.Pointer[T]
+	z := v.Type.Field(0)          // _ [0]*T
+	return z.Type.Elem().Elem()   // T
+}
+
+// layout is the static words of a table type, by offset.
+type layout struct {
+	typ   reflect.Type // the table struct
+	names map[uintptr]string
+	words map[uintptr]reflect.Type // the hooked type of each word
+}
+
+func newLayout(t reflect.Type) *layout {
+	l := &layout{typ: t, names: map[uintptr]string{}, words: map[uintptr]reflect.Type{}}
+	l.walk(t, "", 0)
+	return l
+}
+
+func (l *layout) walk(t reflect.Type, name string, off uintptr) {
+	switch {
+	case isWord(t):
+		l.names[off], l.words[off] = name, t
+	case t.Kind() == reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			n := f.Name
+			if name != "" {
+				n = name + "." + f.Name
+			}
+			if f.Anonymous {
+				n = name
+			}
+			l.walk(f.Type, n, off+f.Offset)
+		}
+	case t.Kind() == reflect.Array:
+		for i := 0; i < t.Len(); i++ {
+			l.walk(t.Elem(), fmt.Sprintf("%s[%d]", name, i), off+uintptr(i)*t.Elem().Size())
+		}
+	}
+}
+
+// tableOf returns the address of the struct behind a table interface and
+// its type.
+func tableOf(tab any) (unsafe.Pointer, reflect.Type) {
+	v := reflect.ValueOf(tab)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("explore: table %T is not a pointer to a struct", tab))
+	}
+	return v.UnsafePointer(), v.Elem().Type()
+}
+
+// fieldAt returns the field of the struct of type t at p, readable.
+func fieldAt(p unsafe.Pointer, t reflect.Type, name string) reflect.Value {
+	f, ok := t.FieldByName(name)
+	if !ok {
+		panic(fmt.Sprintf("explore: %v has no field %s", t, name))
+	}
+	return reflect.NewAt(f.Type, unsafe.Add(p, f.Offset)).Elem()
+}
+
+// readable makes an unexported struct field of an addressable value
+// readable.
+func readable(v reflect.Value) reflect.Value {
+	return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
+}
+
+// trieShape is the layout of the token-bucket trie types, found from the
+// table type.
+type trieShape struct {
+	trieT, nodeT, keyT                 reflect.Type
+	seedOff, rootOff                   uintptr
+	kidsOff, keyOff, nextOff, stateOff uintptr
+	stateWordT                         reflect.Type
+	fanout                             int
+	bucketsOff                         uintptr
+}
+
+func newTrieShape(table reflect.Type) (*trieShape, bool) {
+	b, ok := table.FieldByName("buckets")
+	if !ok || !isWord(b.Type) {
+		return nil, false
+	}
+	s := &trieShape{bucketsOff: b.Offset, trieT: pointee(b.Type)}
+	get := func(t reflect.Type, name string) reflect.StructField {
+		f, ok := t.FieldByName(name)
+		if !ok {
+			panic(fmt.Sprintf("explore: %v has no field %s", t, name))
+		}
+		return f
+	}
+	seed, root := get(s.trieT, "seed"), get(s.trieT, "root")
+	s.seedOff, s.rootOff, s.nodeT = seed.Offset, root.Offset, root.Type.Elem()
+	kids := get(s.nodeT, "kids")
+	s.kidsOff, s.fanout = kids.Offset, kids.Type.Elem().Len()
+	key := get(s.nodeT, "key")
+	s.keyOff, s.keyT = key.Offset, key.Type
+	st := get(s.nodeT, "state")
+	s.nextOff, s.stateOff, s.stateWordT = get(s.nodeT, "next").Offset, st.Offset, st.Type
+	return s, true
+}
+
+func (s *trieShape) kids(node unsafe.Pointer) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Add(node, s.kidsOff))
+}
+
+func (s *trieShape) key(node unsafe.Pointer) string {
+	return fmt.Sprint(reflect.NewAt(s.keyT, unsafe.Add(node, s.keyOff)).Elem().Interface())
+}
+
+func (s *trieShape) seed(trie unsafe.Pointer) *maphash.Seed {
+	return (*maphash.Seed)(unsafe.Add(trie, s.seedOff))
+}
+
+func (s *trieShape) root(trie unsafe.Pointer) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Add(trie, s.rootOff))
+}
+
+// words is the per-exploration word naming: static words by their offset
+// in the table, trie words by their place in the structure, interned to
+// ids stable across runs.
+type words struct {
+	lay    *layout
+	trie   *trieShape // nil for a table without a trie
+	keys   []string   // the scenario's keys, to name trie words by
+	seed   maphash.Seed
+	intern map[string]int32
+	labels map[int32]string
+	// per run
+	base  unsafe.Pointer
+	addr  map[unsafe.Pointer]int32
+	tries []namedTrie
+}
+
+type namedTrie struct {
+	p    unsafe.Pointer
+	name string
+}
+
+const dynamicBase = 1 << 20
+
+func newWords(table reflect.Type) *words {
+	w := &words{lay: newLayout(table), intern: map[string]int32{}, labels: map[int32]string{}}
+	if s, ok := newTrieShape(table); ok {
+		w.trie = s
+	}
+	return w
+}
+
+// reset starts a run over the table at base.
+func (w *words) reset(base unsafe.Pointer) {
+	w.base = base
+	if w.trie != nil {
+		w.addr = map[unsafe.Pointer]int32{}
+		w.tries = w.tries[:0]
+	}
+}
+
+func (w *words) id(addr unsafe.Pointer) int32 {
+	off := uintptr(addr) - uintptr(w.base)
+	if uintptr(addr) >= uintptr(w.base) && off < w.lay.typ.Size() {
+		if _, ok := w.lay.names[off]; ok {
+			return int32(off)
+		}
+	}
+	if w.trie == nil {
+		return privateWord
+	}
+	if id, ok := w.addr[addr]; ok {
+		return id
+	}
+	w.walk()
+	if id, ok := w.addr[addr]; ok {
+		return id
+	}
+	// Not reachable from any trie this run has seen: a node being built,
+	// which no other thread can reach until it is published.
+	return privateWord
+}
+
+// name renders a word for a trace.
+func (w *words) name(addr unsafe.Pointer) string {
+	id := w.id(addr)
+	switch {
+	case id == privateWord:
+		return "unpublished node word"
+	case id < dynamicBase:
+		return w.lay.names[uintptr(id)]
+	}
+	return w.labels[id]
+}
+
+func (w *words) register(addr unsafe.Pointer, key, label string) {
+	id, ok := w.intern[key]
+	if !ok {
+		id = int32(dynamicBase + len(w.intern))
+		w.intern[key] = id
+		w.labels[id] = label
+	}
+	w.addr[addr] = id
+}
+
+// addTrie records a trie this run has seen (the table's first one, or one
+// a reset_all stored), pins its seed and names it.
+func (w *words) addTrie(p unsafe.Pointer, name string) {
+	for _, t := range w.tries {
+		if t.p == p {
+			return
+		}
+	}
+	*w.trie.seed(p) = w.seed
+	w.tries = append(w.tries, namedTrie{p, name})
+}
+
+func (w *words) trieName(p unsafe.Pointer) string {
+	for _, t := range w.tries {
+		if t.p == p {
+			return t.name
+		}
+	}
+	return "trie?"
+}
+
+// walk names every word reachable from the tries of this run.
+func (w *words) walk() {
+	for _, t := range w.tries {
+		w.walkInner(w.trie.root(t.p), t.name, nil)
+	}
+}
+
+func (w *words) walkInner(node unsafe.Pointer, trie string, path []int) {
+	s := w.trie
+	kids := s.kids(node)
+	wordSize := reflect.TypeOf(hooked.Pointer[int]{}).Size()
+	for j := 0; j < s.fanout; j++ {
+		addr := unsafe.Add(kids, uintptr(j)*wordSize)
+		p := append(append([]int(nil), path...), j)
+		if _, ok := w.addr[addr]; !ok {
+			w.register(addr, trie+"/"+digits(p), trie+w.pathLabel(p))
+		}
+		child := loadWord(addr)
+		switch {
+		case child == nil:
+		case s.kids(child) != nil:
+			w.walkInner(child, trie, p)
+		default:
+			w.walkCell(child, trie)
+		}
+	}
+}
+
+func (w *words) walkCell(c unsafe.Pointer, trie string) {
+	for ; c != nil; c = loadWord(unsafe.Add(c, w.trie.nextOff)) {
+		k := strconv.Quote(w.trie.key(c))
+		w.register(unsafe.Add(c, w.trie.stateOff), trie+"/cell "+k+".state", trie+" cell "+k+".state")
+		w.register(unsafe.Add(c, w.trie.nextOff), trie+"/cell "+k+".next", trie+" cell "+k+".next")
+	}
+}
+
+func digits(p []int) string {
+	s := make([]string, len(p))
+	for i, d := range p {
+		s[i] = strconv.Itoa(d)
+	}
+	return strings.Join(s, ".")
+}
+
+// pathLabel names a child word by the scenario keys whose hash path goes
+// through it: trie0[k1,k2][k2] is the word of the second level on k2's
+// path below the first-level word k1 and k2 share.
+func (w *words) pathLabel(p []int) string {
+	var b strings.Builder
+	for level := range p {
+		var ks []string
+		for _, k := range w.keys {
+			h := maphash.Comparable(w.seed, k)
+			match := true
+			for l := 0; l <= level; l++ {
+				if int(h>>(4*uint(l)))&(w.trie.fanout-1) != p[l] {
+					match = false
+					break
+				}
+			}
+			if match {
+				ks = append(ks, strconv.Quote(k))
+			}
+		}
+		if len(ks) == 0 {
+			fmt.Fprintf(&b, "[#%d]", p[level])
+			continue
+		}
+		sort.Strings(ks)
+		b.WriteString("[" + strings.Join(ks, ",") + "]")
+	}
+	return b.String()
+}
+
+// pinnedSeed finds a hash seed under which the collide keys share their
+// first 4 hash bits and differ pairwise in the next 4, and every other key
+// has first 4 bits of its own.
+func pinnedSeed(collide, others []string) maphash.Seed {
+	for tries := 0; ; tries++ {
+		if tries > 1_000_000 {
+			panic("explore: no hash seed gives the scenario's trie shape")
+		}
+		s := maphash.MakeSeed()
+		lvl := func(k string, l uint) uint64 { return (maphash.Comparable(s, k) >> (4 * l)) & 15 }
+		ok := true
+		first := map[uint64]bool{}
+		second := map[uint64]bool{}
+		for i, k := range collide {
+			if i > 0 && lvl(k, 0) != lvl(collide[0], 0) {
+				ok = false
+				break
+			}
+			if second[lvl(k, 1)] {
+				ok = false
+				break
+			}
+			second[lvl(k, 1)] = true
+		}
+		if len(collide) > 0 {
+			first[lvl(collide[0], 0)] = true
+		}
+		for _, k := range others {
+			if !ok {
+				break
+			}
+			if first[lvl(k, 0)] {
+				ok = false
+			}
+			first[lvl(k, 0)] = true
+		}
+		if ok {
+			return s
+		}
+	}
+}
+
+// value renders the value of a seam word: a row, a trie node, a bucket
+// state, a trie, or a number or flag. holder names a credits holder.
+func (w *words) value(v any, holder func(unsafe.Pointer) string) string {
+	if v == nil {
+		return "nil"
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer {
+		return fmt.Sprint(v)
+	}
+	if rv.IsNil() {
+		return "nil"
+	}
+	e := rv.Elem()
+	if e.Kind() != reflect.Struct {
+		return fmt.Sprint(e.Interface())
+	}
+	name := e.Type().Name()
+	f := func(n string) reflect.Value { return readable(e.FieldByName(n)) }
+	switch {
+	case strings.HasPrefix(name, "row["):
+		s := fmt.Sprintf("{%v %s e%d", f("state").Interface(), holder(f("holder").UnsafePointer()), f("epoch").Uint())
+		if st := fmt.Sprint(f("state").Interface()); st != "reserved" {
+			s += fmt.Sprintf(" %q @%dms", fmt.Sprint(f("payload").Interface()), f("markedMs").Int())
+		}
+		return s + "}"
+	case strings.HasPrefix(name, "tnode["):
+		if f("kids").IsNil() {
+			return fmt.Sprintf("cell %q", fmt.Sprint(f("key").Interface()))
+		}
+		return "inner node"
+	case name == "state":
+		return fmt.Sprintf("{tokens=%v last=%dms}", f("tokens").Float(), f("lastMs").Int())
+	case strings.HasPrefix(name, "trie["):
+		return w.trieName(rv.UnsafePointer())
+	}
+	return fmt.Sprintf("%+v", e.Interface())
+}
+
+// rawValue reads a word of hooked type t at addr through its Load method;
+// only in direct mode (no switch).
+func rawValue(addr unsafe.Pointer, t reflect.Type) any {
+	m := reflect.NewAt(t, addr).MethodByName("Load")
+	return m.Call(nil)[0].Interface()
+}

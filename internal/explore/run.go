@@ -1,0 +1,183 @@
+package explore
+
+import (
+	"fmt"
+	"runtime/debug"
+)
+
+// program is what the controller explores: a fixed number of threads, a
+// fresh instance per run, and a check of each completed run. Scenarios of
+// the two primitives are programs; so are the test toys.
+type program interface {
+	threads() int
+	// begin builds a fresh instance (table, setup operations, run in direct
+	// mode) and returns the script of each thread and the word ids of this
+	// instance.
+	begin(c *controller) (bodies []func(), ids wordIDs)
+	// end checks a completed run (in direct mode). With outcome set it also
+	// returns the run's outcome: every thread's outputs and a summary of
+	// the final state.
+	end(c *controller, outcome bool) (*Failure, string)
+	// describe renders the operations and accesses of a replayed run for a
+	// trace (nil: the default rendering).
+	tracer() tracer
+}
+
+// stepObserver is a program that observes the instance between steps
+// (in direct mode: nothing runs while it looks) after every step whose
+// write the controller's seen reported.
+type stepObserver interface {
+	afterStep(c *controller)
+}
+
+// chooser picks the thread of every step of one run.
+type chooser interface {
+	// choose returns the thread to run next, or false to abandon the run
+	// (a sleep set blocked it).
+	choose(v *view) (int, bool)
+	// stepped reports the step that was just run.
+	stepped(r *stepRec)
+}
+
+// view is what a chooser sees before a step.
+type view struct {
+	depth  int // steps run so far in this run
+	last   int // thread of the previous step, -1 before the first
+	states []tstate
+}
+
+func (v *view) lastMid() bool { return v.last >= 0 && v.states[v.last] == midOp }
+
+// status is how a run ended.
+type status uint8
+
+const (
+	complete status = iota // every thread finished; checked
+	blocked                // abandoned by the chooser (redundant)
+	stalled                // no operation completed within the step cap
+	panicked               // the code under test panicked
+	stopped                // the exploration's budget ran out mid-run
+)
+
+// runResult is one executed run.
+type runResult struct {
+	status      status
+	schedule    []int8 // thread of every step (storage reused by the next run: clone to keep)
+	steps       []stepRec
+	preemptions int
+	failure     *Failure
+	outcome     string
+}
+
+// runOptions configure execute.
+type runOptions struct {
+	stepCap  int  // steps without a completed operation before a stall
+	keep     bool // keep every stepRec (traces, shrinking)
+	outcome  bool // compute the outcome string
+	observer func(c *controller, r *stepRec)
+}
+
+// execute performs one run of p under ch.
+func execute(c *controller, p program, ch chooser, opt runOptions) (res runResult) {
+	c.step, c.completed, c.tracing = 0, 0, opt.keep
+	c.direct = true
+	var bodies []func()
+	var ids wordIDs
+	if f := guard(func() { bodies, ids = p.begin(c) }); f != nil {
+		c.direct = false
+		f.Detail = "setup: " + f.Detail
+		res.status, res.failure = panicked, f
+		return res
+	}
+	c.direct = false
+	c.ids = ids
+	c.begin(bodies)
+	obs, _ := p.(stepObserver)
+	n := len(c.workers)
+	if len(c.states) != n {
+		c.states = make([]tstate, n)
+	}
+	states := c.states
+	res.schedule = c.sched[:0]
+	defer func() { c.sched = res.schedule[:0] }()
+	v := view{last: -1, states: states}
+	idle, lastDone := 0, c.completed
+	for {
+		live := 0
+		for i, w := range c.workers {
+			states[i] = w.state
+			if w.state != finished {
+				live++
+			}
+		}
+		if live == 0 {
+			break
+		}
+		t, ok := ch.choose(&v)
+		if !ok {
+			c.abandon()
+			res.status = blocked
+			return res
+		}
+		if t < 0 || t >= n || states[t] == finished {
+			panic(fmt.Sprintf("explore: chooser picked thread %d, which cannot run", t))
+		}
+		pre := v.last >= 0 && t != v.last && states[v.last] == midOp
+		c.run(t)
+		if obs != nil && c.rec.acc.seen {
+			obs.afterStep(c)
+		}
+		c.step++
+		c.rec.preempt = pre
+		if pre {
+			res.preemptions++
+		}
+		res.schedule = append(res.schedule, int8(t))
+		if opt.keep {
+			res.steps = append(res.steps, c.rec)
+		}
+		if opt.observer != nil {
+			opt.observer(c, &c.rec)
+		}
+		ch.stepped(&c.rec)
+		v.depth++
+		v.last = t
+		if w := c.workers[t]; w.panicked {
+			c.abandon()
+			res.status = panicked
+			res.failure = &Failure{Kind: KindPanic, Thread: t,
+				Detail: fmt.Sprintf("thread %d panicked: %v", t, w.pval), Stack: string(w.pstack)}
+			return res
+		}
+		if c.completed != lastDone {
+			lastDone, idle = c.completed, 0
+		} else if idle++; opt.stepCap > 0 && idle >= opt.stepCap {
+			c.abandon()
+			res.status = stalled
+			res.failure = &Failure{Kind: KindProgress, Detail: fmt.Sprintf(
+				"no operation completed in %d steps while threads kept stepping (lock-freedom)", opt.stepCap)}
+			return res
+		}
+	}
+	c.direct = true
+	var fail *Failure
+	var out string
+	if f := guard(func() { fail, out = p.end(c, opt.outcome) }); f != nil {
+		f.Detail = "final check: " + f.Detail
+		fail = f
+	}
+	c.direct = false
+	res.status, res.failure, res.outcome = complete, fail, out
+	return res
+}
+
+// guard runs f and turns a panic into a panic failure.
+func guard(f func()) (fail *Failure) {
+	defer func() {
+		if r := recover(); r != nil {
+			fail = &Failure{Kind: KindPanic, Thread: -1, Detail: fmt.Sprint(r), Stack: string(debug.Stack())}
+		}
+	}()
+	f()
+	return nil
+}
