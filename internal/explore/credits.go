@@ -163,7 +163,7 @@ func (p *crProgram) afterStep(c *controller) {
 	call, ret := c.observe(func() { out = p.do(p.threads()+2, in) })
 	p.run.obs = append(p.run.obs, linearizability.CrOp{Client: p.threads() + 2, Input: in, Output: out, Call: call, Return: ret})
 	if c.tracing {
-		c.rec.note = "snapshot " + out.Answer(model.CrSnapshot)
+		c.rec.note = "snapshot: " + compactSnapshot(out.Snap)
 	}
 }
 
@@ -406,4 +406,25 @@ func (t *crTracer) setup() []string {
 		out = append(out, fmt.Sprintf("%s ⇒ %s", in, r.setupOut[i].Answer(in.Kind)))
 	}
 	return out
+}
+
+// compactSnapshot renders a snapshot for a trace: each class's non-zero
+// counts.
+func compactSnapshot(s model.Snapshot) string {
+	class := func(name string, c model.Counts) string {
+		var parts []string
+		for _, f := range []struct {
+			n    int
+			what string
+		}{{c.Free, "free"}, {c.Reserved, "reserved"}, {c.Enqueued, "enqueued"}, {c.Processing, "processing"}} {
+			if f.n != 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", f.n, f.what))
+			}
+		}
+		if len(parts) == 0 {
+			return name + " all zero"
+		}
+		return name + " " + strings.Join(parts, ", ")
+	}
+	return class("general", s.General) + "; " + class("internal", s.Internal)
 }

@@ -3,12 +3,13 @@ package explore
 import "slices"
 
 // shrink reduces a failing schedule found by a random strategy: greedily,
-// it merges a thread's run of steps into that thread's previous or next run
-// (removing the context switches around it) or drops it (its steps then
-// run where the replay fallback puts them), and keeps a candidate when it
-// still fails with the same kind of failure and has fewer preemptions, or
-// as many and fewer context switches. It returns the schedule as executed
-// and its preemptions.
+// it cuts the schedule after one of its runs (the replay fallback then
+// finishes every thread without another preemption), merges a thread's run
+// of steps into that thread's previous or next run (removing the context
+// switches around it) or drops it (its steps then run where the fallback
+// puts them), and keeps a candidate when it still fails with the same kind
+// of failure and has fewer preemptions, or as many and fewer context
+// switches. It returns the schedule as executed and its preemptions.
 func shrink(c *controller, p program, sched []int8, pre int, kind Kind, stepCap int) ([]int8, int) {
 	best, bestPre := slices.Clone(sched), pre
 	better := func(s []int8, pr int) bool {
@@ -28,6 +29,12 @@ func shrink(c *controller, p program, sched []int8, pre int, kind Kind, stepCap 
 	for rounds := 0; rounds < 200; rounds++ {
 		improved := false
 		rs := runsOf(best)
+		for i := 1; i < len(rs) && !improved; i++ {
+			improved = try(rs[:i:i])
+		}
+		if improved {
+			continue
+		}
 	candidates:
 		for i := range rs {
 			t := rs[i].thread

@@ -3,6 +3,7 @@ package explore
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/tollgate/tollgate/internal/seam/hooked"
@@ -96,5 +97,138 @@ func counterToy(n, incs int, cas bool) *toy {
 			return nil
 		}
 		r.summary = func() string { return fmt.Sprint("x=", *x.Load()) }
+	}}
+}
+
+// spinToy: thread 0 waits for thread 1's flag by spinning on it; it is not
+// lock-free (thread 0 alone never completes), so the explorer must report a
+// progress violation.
+func spinToy() *toy {
+	return &toy{name: "spin-wait", n: 2, build: func(c *controller, r *toyRun) {
+		flag := new(hooked.Bool)
+		r.words = []unsafe.Pointer{unsafe.Pointer(flag)}
+		r.bodies = []func(){
+			func() {
+				c.operation(liveNone, func() {
+					for !flag.Load() {
+					}
+				})
+			},
+			func() { c.operation(liveNone, func() { flag.Store(true) }) },
+		}
+	}}
+}
+
+// panicToy: thread 0 panics if it reads the value thread 1 stored, which
+// takes a preemption-free schedule where thread 1 runs first.
+func panicToy() *toy {
+	return &toy{name: "panics", n: 2, build: func(c *controller, r *toyRun) {
+		x := new(hooked.Bool)
+		r.words = []unsafe.Pointer{unsafe.Pointer(x)}
+		r.bodies = []func(){
+			func() {
+				c.operation(liveNone, func() {
+					if x.Load() {
+						toyBoom()
+					}
+				})
+			},
+			func() { c.operation(liveNone, func() { x.Store(true) }) },
+		}
+	}}
+}
+
+func toyBoom() { panic("boom: thread 0 saw the flag") }
+
+// sweepToy is the holder-liveness race of the credit table in miniature:
+// two reserved rows of one holder, an enqueue into one, an exit of the
+// holder and two sweeps over both rows,
+// shaped as impl/credits shapes them (sweep loads the row, then reads the
+// holder's liveness, then compares-and-swaps). With hookedFlag the
+// liveness flag is a seam word like any other, so its store and load are
+// switch points; without, it is a plain atomic as in the explored copies
+// (holders are impl/credits's), the exit is an operation of its own and
+// sweeps and exits are ordered by the controller's liveness conflict.
+func sweepToy(hookedFlag bool) *toy {
+	name := "sweep (liveness glued)"
+	if hookedFlag {
+		name = "sweep (liveness a switch point)"
+	}
+	type row struct {
+		enqueued bool
+	}
+	return &toy{name: name, n: 3, build: func(c *controller, r *toyRun) {
+		slot, other := new(hooked.Pointer[row]), new(hooked.Pointer[row])
+		var plain atomic.Bool
+		flag := new(hooked.Bool)
+		alive := func() bool {
+			if hookedFlag {
+				return !flag.Load()
+			}
+			return !plain.Load()
+		}
+		exit := func() {
+			if hookedFlag {
+				flag.Store(true)
+			} else {
+				plain.Store(true)
+			}
+		}
+		slot.Store(&row{})
+		other.Store(&row{}) // the same holder's second reservation
+		r.words = []unsafe.Pointer{unsafe.Pointer(slot), unsafe.Pointer(flag), unsafe.Pointer(other)}
+		live := func(k int8) int8 {
+			if hookedFlag {
+				return liveNone
+			}
+			return k
+		}
+		r.bodies = []func(){
+			func() { // the holder: enqueue
+				c.operation(liveNone, func() {
+					for {
+						old := slot.Load()
+						if old == nil || old.enqueued {
+							r.outs[0] = append(r.outs[0], "lost")
+							return
+						}
+						if slot.CompareAndSwap(old, &row{enqueued: true}) {
+							r.outs[0] = append(r.outs[0], "ok")
+							return
+						}
+					}
+				})
+			},
+			func() { // the world: the holder exits
+				c.operation(live(liveWrite), exit)
+				r.outs[1] = append(r.outs[1], "exited")
+			},
+			func() { // the sweeper, twice, over both rows
+				for k := 0; k < 2; k++ {
+					c.operation(live(liveRead), func() {
+						freed := 0
+						for _, w := range []*hooked.Pointer[row]{slot, other} {
+							old := w.Load()
+							if old == nil || old.enqueued || alive() {
+								continue
+							}
+							if w.CompareAndSwap(old, nil) {
+								freed++
+							}
+						}
+						r.outs[2] = append(r.outs[2], fmt.Sprint(freed))
+					})
+				}
+			},
+		}
+		r.summary = func() string {
+			switch v := slot.Load(); {
+			case v == nil:
+				return "free"
+			case v.enqueued:
+				return "enqueued"
+			}
+			return "reserved"
+		}
 	}}
 }

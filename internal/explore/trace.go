@@ -49,7 +49,11 @@ func describeAccess(tr tracer, a hooked.Access) string {
 	return fmt.Sprintf("%s %s", a.Op, word)
 }
 
-// renderTrace lays a traced run out as a table with one column per thread.
+// renderTrace lays a traced run out as a table with one column per
+// thread: one row per step, the call of an operation, its seam operation
+// (or nothing, at a boundary) and its answer on lines of their own, and in
+// the last column where a switch preempted a thread and what the step
+// observer saw.
 func renderTrace(p program, tr tracer, r runResult) string {
 	n := p.threads()
 	var b strings.Builder
@@ -62,68 +66,80 @@ func renderTrace(p program, tr tracer, r runResult) string {
 			b.WriteString("\n")
 		}
 	}
-	head := []string{"step"}
+	type row [][]string // per column, its lines
+	head := row{{"step"}}
 	for t := 0; t < n; t++ {
-		head = append(head, fmt.Sprintf("T%d", t))
+		head = append(head, []string{fmt.Sprintf("T%d", t)})
 	}
-	head = append(head, "")
-	rows := [][]string{head}
+	head = append(head, []string{""})
+	rows := []row{head}
 	last := -1
 	for i, s := range r.steps {
-		row := make([]string, n+2)
-		row[0] = fmt.Sprint(i + 1)
-		var parts []string
+		rw := make(row, n+2)
+		rw[0] = []string{fmt.Sprint(i + 1)}
+		var lines []string
 		opName := "?"
 		if tr != nil && s.op >= 0 {
 			opName = tr.call(s.thread, s.op)
 		}
 		if s.acc.call {
-			parts = append(parts, "call "+opName)
+			lines = append(lines, "▶ "+opName)
 		}
 		if s.hasRaw {
-			a := describeAccess(tr, s.raw)
-			if !s.acc.call {
-				a = short(opName) + ": " + a
-			}
-			parts = append(parts, a)
+			lines = append(lines, short(opName)+": "+describeAccess(tr, s.raw))
 		}
 		if s.acc.ret && tr != nil {
-			parts = append(parts, "⇒ "+tr.ret(s.thread, s.op))
+			lines = append(lines, "⇒ "+tr.ret(s.thread, s.op))
 		}
 		if s.doneAfter {
-			parts = append(parts, "(done)")
+			lines[len(lines)-1] += " (done)"
+		}
+		rw[1+s.thread] = lines
+		var notes []string
+		if s.preempt {
+			notes = append(notes, fmt.Sprintf("← preempts T%d", last))
 		}
 		if s.note != "" {
-			parts = append(parts, "["+s.note+"]")
+			notes = append(notes, s.note)
 		}
-		row[1+s.thread] = strings.Join(parts, "; ")
-		if s.preempt {
-			row[n+1] = fmt.Sprintf("← preempts T%d", last)
-		}
+		rw[n+1] = notes
 		last = s.thread
-		rows = append(rows, row)
+		rows = append(rows, rw)
 	}
 	width := make([]int, n+2)
-	for _, row := range rows {
-		for j, cell := range row {
-			width[j] = max(width[j], utf8.RuneCountInString(cell))
-		}
-	}
-	for k, row := range rows {
-		for j, cell := range row {
-			pad := width[j] - utf8.RuneCountInString(cell)
-			switch {
-			case j == 0:
-				b.WriteString(strings.Repeat(" ", pad) + cell)
-			case j == n+1:
-				if cell != "" {
-					b.WriteString(" " + cell)
-				}
-			default:
-				b.WriteString(" │ " + cell + strings.Repeat(" ", pad))
+	for _, rw := range rows {
+		for j, cell := range rw {
+			for _, line := range cell {
+				width[j] = max(width[j], utf8.RuneCountInString(line))
 			}
 		}
-		b.WriteString("\n")
+	}
+	for k, rw := range rows {
+		height := 1
+		for _, cell := range rw {
+			height = max(height, len(cell))
+		}
+		for h := 0; h < height; h++ {
+			var line strings.Builder
+			for j, cell := range rw {
+				text := ""
+				if h < len(cell) {
+					text = cell[h]
+				}
+				pad := width[j] - utf8.RuneCountInString(text)
+				switch {
+				case j == 0:
+					line.WriteString(strings.Repeat(" ", pad) + text)
+				case j == n+1:
+					if text != "" {
+						line.WriteString("   " + text)
+					}
+				default:
+					line.WriteString(" │ " + text + strings.Repeat(" ", pad))
+				}
+			}
+			b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+		}
 		if k == 0 {
 			total := 0
 			for j := 0; j <= n; j++ {
@@ -135,7 +151,7 @@ func renderTrace(p program, tr tracer, r runResult) string {
 	if r.failure != nil && r.status != complete {
 		fmt.Fprintf(&b, "run ended: %s\n", r.failure.Detail)
 	}
-	return strings.TrimRight(b.String(), " \n") + "\n"
+	return b.String()
 }
 
 // short is the name of the operation without its arguments.

@@ -1,0 +1,66 @@
+package explore
+
+import (
+	"testing"
+
+	"github.com/tollgate/tollgate/internal/fault"
+)
+
+// TestCatalogueRealCode: every scenario, exhaustive at bound 2 on the real
+// code, finds nothing.
+func TestCatalogueRealCode(t *testing.T) {
+	for _, s := range Catalogue() {
+		r := Explore(s, Options{Bound: 2})
+		if r.Err != nil || r.Failure != nil || !r.Exhaustive {
+			t.Errorf("%s: %s", s.Name, r.Summary())
+			if r.Failure != nil {
+				t.Log(r.Failure.Report())
+			}
+			continue
+		}
+		t.Logf("%-28s %d threads, %d ops: %s, %d distinct histories, %v", s.Name, s.Threads(), s.Ops(), r.Summary(), r.Histories, r.Elapsed.Round(1e5))
+	}
+}
+
+// TestMutantsFound: the scenarios find the mutants of the races they aim
+// at, within bound 2, with the fewest preemptions the bug needs.
+func TestMutantsFound(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		mutant   fault.Fault
+		kind     Kind
+		bound    int
+	}{
+		{"cr-last-slot", fault.CrReserveNoCAS, KindLinearizability, 1},
+		{"cr-last-slot", fault.CrEpochLoadStore, KindLinearizability, 1},
+		{"cr-exhausted-behind-scan", fault.CrOneScan, KindInvariant, 2},
+		{"cr-enqueue-vs-sweep", fault.CrTwoWriteEnqueue, KindLinearizability, 1},
+		{"cr-enqueue-vs-sweep", fault.CrSweepAll, KindLinearizability, 0},
+		{"cr-take-vs-finish", fault.CrFinishBlind, KindLinearizability, 0},
+		{"cr-stale-token-vs-recycle", fault.CrNoEpochPin, KindLinearizability, 0},
+		{"cr-stale-token-vs-recycle", fault.CrReleaseNoHolder, KindLinearizability, 0},
+		{"cr-poll-vs-close", fault.CrFinishBlind, KindLinearizability, 0},
+		{"tb-stale-clocks", fault.TBTimestampRegress, KindLinearizability, 0},
+		{"tb-stale-clocks", fault.TBPlainStore, KindLinearizability, 1},
+		{"tb-stale-clocks", fault.TBFailClosed, KindLinearizability, 1},
+	} {
+		s, ok := Lookup(tc.scenario)
+		if !ok {
+			t.Fatalf("no scenario %s", tc.scenario)
+		}
+		r := Explore(s, Options{Fault: tc.mutant, Dir: t.TempDir()})
+		f := r.Failure
+		if f == nil {
+			t.Errorf("%s on %s: %s, want a %s violation", tc.scenario, tc.mutant, r.Summary(), tc.kind)
+			continue
+		}
+		if f.Kind != tc.kind || f.Bound != tc.bound || f.Preemptions != tc.bound {
+			t.Errorf("%s on %s: %s violation at bound %d with %d preemptions, want %s at bound %d",
+				tc.scenario, tc.mutant, f.Kind, f.Bound, f.Preemptions, tc.kind, tc.bound)
+		}
+		if f.HTMLPath == "" || f.Trace == "" || f.Schedule == "" {
+			t.Errorf("%s on %s: the failure lacks its files, trace or schedule: %+v", tc.scenario, tc.mutant, f)
+		}
+		t.Logf("%-26s %-22s %s %s at bound %d: %s", tc.scenario, tc.mutant, f.Kind, f.Invariant, f.Bound, f.Schedule)
+	}
+}
