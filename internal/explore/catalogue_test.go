@@ -58,6 +58,9 @@ func TestMutantsFound(t *testing.T) {
 			t.Errorf("%s on %s: %s violation at bound %d with %d preemptions, want %s at bound %d",
 				tc.scenario, tc.mutant, f.Kind, f.Bound, f.Preemptions, tc.kind, tc.bound)
 		}
+		if tc.mutant == fault.CrOneScan && f.Invariant != "C2" {
+			t.Errorf("cr-one-scan: invariant %q, want C2 (%s)", f.Invariant, f.Detail)
+		}
 		if f.HTMLPath == "" || f.Trace == "" || f.Schedule == "" {
 			t.Errorf("%s on %s: the failure lacks its files, trace or schedule: %+v", tc.scenario, tc.mutant, f)
 		}

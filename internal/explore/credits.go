@@ -289,7 +289,15 @@ func (p *crProgram) finalCheck(h linearizability.CrHistory, obs []linearizabilit
 		f.Detail = fmt.Sprintf("the history is linearizable, but no linearization ends in the state the table shows afterwards: snapshot %s, enqueued %s",
 			final[0].Answer(model.CrSnapshot), final[1].Answer(model.CrEnqueued))
 	} else {
-		f.Detail = fmt.Sprintf("the history is linearizable, but no linearization agrees with the %d snapshots of the table taken between steps (an answer that holds only at an instant the table never was in)", len(obs))
+		f.Detail = fmt.Sprintf("the history is linearizable, but no linearization agrees with the %d snapshots of the table taken between steps", len(obs))
+		if i, ok := p.culprit(h, obs, final); ok {
+			op := h.Ops[i]
+			f.Detail += fmt.Sprintf(": T%d's %s ⇒ %s holds at no instant the table was in (without it, the rest agrees)",
+				op.Client, op.Input, op.Output.Answer(op.Input.Kind))
+			if op.Input.Kind == model.CrReserve && op.Output.Result == model.Exhausted {
+				f.Invariant = "C2"
+			}
+		}
 		if p.dir != "" {
 			_, info := porcupine.CheckOperationsVerbose(m, ops, 0)
 			path := filepath.Join(p.dir, p.fname+"-observed.html")
@@ -299,6 +307,22 @@ func (p *crProgram) finalCheck(h linearizability.CrHistory, obs []linearizabilit
 		}
 	}
 	return f
+}
+
+// culprit finds the one operation of the history without which the rest
+// agrees with the observations, if there is exactly one.
+func (p *crProgram) culprit(h linearizability.CrHistory, obs []linearizability.CrOp, final []model.CrOutput[string]) (int, bool) {
+	found, n := -1, 0
+	for i := range h.Ops {
+		if h.Ops[i].Client >= p.threads() {
+			continue // setup
+		}
+		rest := linearizability.CrHistory{Ops: append(append([]linearizability.CrOp(nil), h.Ops[:i]...), h.Ops[i+1:]...)}
+		if porcupine.CheckOperations(linearizability.CreditsModel(), p.extended(rest, obs, final)) {
+			found, n = i, n+1
+		}
+	}
+	return found, n == 1
 }
 
 // outcome is every thread's answers and the final table.

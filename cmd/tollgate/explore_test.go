@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestExploreCommand(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := runExplore(append(args, "-dir", dir, "-progress", "0"), &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	code, out, _ := run("-scenario", "cr-take-vs-finish,tb-take-vs-reset")
+	if code != 0 || !strings.Contains(out, "yes (bound 2)") || !strings.Contains(out, "tb-take-vs-reset") {
+		t.Fatalf("real code: exit %d\n%s", code, out)
+	}
+	code, out, _ = run("-scenario", "cr-take-vs-finish", "-mutant", "cr-finish-blind")
+	if code != 1 || !strings.Contains(out, "linearizability violation") || !strings.Contains(out, "replay: tollgate explore") {
+		t.Fatalf("mutant: exit %d\n%s", code, out)
+	}
+	i := strings.Index(out, "-replay ")
+	sched := strings.Fields(out[i+len("-replay "):])[0]
+	code, out, _ = run("-scenario", "cr-take-vs-finish", "-mutant", "cr-finish-blind", "-replay", sched)
+	if code != 1 || !strings.Contains(out, "schedule "+sched) || !strings.Contains(out, "▶ finish") {
+		t.Fatalf("replay %s: exit %d\n%s", sched, code, out)
+	}
+	code, out, _ = run("-scenario", "cr-take-vs-finish", "-replay", sched)
+	if code != 0 || !strings.Contains(out, "no violation") {
+		t.Fatalf("replay on the real code: exit %d\n%s", code, out)
+	}
+	code, out, _ = run("-scenario", "all", "-mutant", "tb-timestamp-regress", "-strategy", "pct", "-budget", "300")
+	if code != 1 || strings.Contains(out, "cr-last-slot") || !strings.Contains(out, "tb-stale-clocks") {
+		t.Fatalf("pct on a token-bucket mutant: exit %d\n%s", code, out)
+	}
+	for _, bad := range [][]string{
+		{"-strategy", "bfs"},
+		{"-scenario", "no-such"},
+		{"-budget", "lots"},
+		{"-scenario", "cr-last-slot", "-mutant", "tb-plain-store"},
+		{"-replay", "0x1"},
+		{"-scenario", "cr-last-slot", "-replay", "zz"},
+	} {
+		if code, _, _ := run(bad...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
+	}
+}
