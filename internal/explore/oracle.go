@@ -57,6 +57,7 @@ type canon struct {
 	ev   []event
 	ops  []canonOp
 	data []byte
+	e    enc
 }
 
 type event struct {
@@ -72,15 +73,20 @@ type canonOp struct {
 
 func (k *canon) reset() { k.ev, k.ops, k.data = k.ev[:0], k.ops[:0], k.data[:0] }
 
-// add appends one operation; encode writes its input and output.
-func (k *canon) add(call, ret int64, encode func(e *enc)) {
+// add appends one operation; its input and output are to be encoded into
+// the returned encoder, then done called with it.
+func (k *canon) add(call, ret int64) *enc {
 	i := int32(len(k.ops))
-	e := enc{b: k.data}
-	off := int32(len(e.b))
-	encode(&e)
-	k.data = e.b
-	k.ops = append(k.ops, canonOp{off: off, end: int32(len(k.data))})
+	k.ops = append(k.ops, canonOp{off: int32(len(k.data))})
 	k.ev = append(k.ev, event{call, i, false}, event{ret, i, true})
+	k.e.b = k.data
+	return &k.e
+}
+
+// done ends the operation add began.
+func (k *canon) done() {
+	k.data = k.e.b
+	k.ops[len(k.ops)-1].end = int32(len(k.data))
 }
 
 func (k *canon) key(dst []byte) []byte {
@@ -153,7 +159,10 @@ func crKey(k *canon, dst []byte, ops, obs []linearizability.CrOp, final []model.
 	for _, set := range [2][]linearizability.CrOp{ops, obs} {
 		for i := range set {
 			op := &set[i]
-			k.add(op.Call, op.Return, func(e *enc) { e.crIn(op.Input); e.crOut(op.Output) })
+			e := k.add(op.Call, op.Return)
+			e.crIn(op.Input)
+			e.crOut(op.Output)
+			k.done()
 		}
 	}
 	b := k.key(dst)
@@ -187,7 +196,10 @@ func tbKey(k *canon, dst []byte, ops []linearizability.TBOp) []byte {
 	k.reset()
 	for i := range ops {
 		op := &ops[i]
-		k.add(op.Call, op.Return, func(e *enc) { e.tbIn(op.Input); e.tbOut(op.Output) })
+		e := k.add(op.Call, op.Return)
+		e.tbIn(op.Input)
+		e.tbOut(op.Output)
+		k.done()
 	}
 	return k.key(dst)
 }

@@ -1,0 +1,38 @@
+package explore_test
+
+import (
+	"fmt"
+
+	"github.com/tollgate/tollgate/internal/explore"
+	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/model"
+)
+
+// Two holders race for the last free internal slot, on the real table and
+// on a mutant that claims a free slot with a plain store instead of a
+// compare-and-swap.
+func Example() {
+	const h1, h2, h9 = model.HolderID(1), model.HolderID(2), model.HolderID(9)
+	in := model.Internal
+	s := explore.CreditsScenario("last-slot", "two reservers, one free slot",
+		[]explore.CrStep{explore.Reserve(h9, in), explore.Reserve(h9, in), explore.Reserve(h9, in),
+			explore.Reserve(h9, in), explore.Reserve(h9, in)},
+		[]explore.CrStep{explore.Reserve(h1, in)},
+		[]explore.CrStep{explore.Reserve(h2, in)})
+
+	r := explore.Explore(s, explore.Options{Bound: 2})
+	fmt.Println("real table:", r.Summary())
+
+	r = explore.Explore(s, explore.Options{Bound: 2, Fault: fault.CrReserveNoCAS})
+	f := r.Failure
+	fmt.Printf("%s: %s violation (%s) with %d preemption\n", f.Mutant, f.Kind, f.Invariant, f.Preemptions)
+	fmt.Println("schedule:", f.Schedule)
+
+	rep, _ := explore.Replay(s, fault.CrReserveNoCAS, f.Schedule)
+	fmt.Println("replayed:", rep.Failure.Kind, rep.Schedule == f.Schedule)
+	// Output:
+	// real table: exhaustive: 14 schedules within bound 2
+	// cr-reserve-no-cas: linearizability violation (C16) with 1 preemption
+	// schedule: 0x9.1x10.0x1
+	// replayed: linearizability true
+}
