@@ -21,10 +21,11 @@ import (
 // switch point, and so is every boundary between two model operations.
 //
 // Coroutines, not goroutines with channels: BenchmarkSwitch measures a
-// switch through iter.Pull at 37–39 ns and a handoff over a pair of
-// unbuffered channels at 210–320 ns on this machine (2 cores, Go 1.26), and
-// a coroutine needs no second runnable goroutine, so a CPU hog on the other
-// core does not slow a switch down. The coroutines are pooled: one per
+// switch through iter.Pull at 35–41 ns and a handoff over a pair of
+// unbuffered channels at 160–320 ns on this machine (2 cores, Go 1.26; the
+// higher figures with other jobs running), and a coroutine switch never
+// goes through the scheduler, so a CPU hog on the other core does not slow
+// it down. The coroutines are pooled: one per
 // thread index for a whole exploration, each running one run's script after
 // another, so a run costs no goroutine creation (about 1 µs each).
 

@@ -21,8 +21,9 @@
 //     schedule is a fresh run from a new table. Sleep sets prune schedules
 //     equivalent to ones already run (two steps commute unless they touch the
 //     same word and one writes, or one stamps a call and the other a return
-//     into the history); the pruning keeps within the bound
-//     (TestReductionLosesNothing compares it with the full search).
+//     into the history; spec/explore.md §5 has the whole relation); the
+//     pruning keeps within the bound (TestReductionLosesNothing compares it
+//     with the full search).
 //   - PCT (Burckhardt et al., ASPLOS 2010) and a uniform random walk run
 //     seeded random schedules; a failure they find is shrunk greedily to
 //     fewer preemptions.

@@ -159,7 +159,11 @@ func (f *Failure) Report() string {
 	if f.Shrunk != "" {
 		fmt.Fprintf(&b, "  shrunk from %s\n", f.Shrunk)
 	}
-	fmt.Fprintf(&b, "  replay: tollgate explore -scenario %s -mutant %s -replay %s\n", f.Scenario, f.Mutant, f.Schedule)
+	mutant := ""
+	if f.Mutant != "" && f.Mutant != fault.None.String() {
+		mutant = " -mutant " + f.Mutant
+	}
+	fmt.Fprintf(&b, "  replay: tollgate explore -scenario %s%s -replay %s\n", f.Scenario, mutant, f.Schedule)
 	if f.HTMLPath != "" {
 		fmt.Fprintf(&b, "  porcupine: %s\n", f.HTMLPath)
 	}
@@ -374,12 +378,10 @@ func (x *explorer) fail(r runResult, bound int) {
 	sched := slices.Clone(r.schedule) // execute reuses its storage
 	if x.opt.strategy() != DFS {
 		found := encodeSchedule(sched)
-		var pre int
-		sched, pre = shrink(x.c, x.p, sched, r.preemptions, f.Kind, x.opt.stepCap())
+		sched, _ = shrink(x.c, x.p, sched, r.preemptions, f.Kind, x.opt.stepCap())
 		if s := encodeSchedule(sched); s != found {
 			f.Shrunk = fmt.Sprintf("%s (%d preemptions)", found, r.preemptions)
 		}
-		_ = pre
 	}
 	rep := replay(x.c, x.p, sched, x.opt.stepCap(), x.opt.Dir, x.name)
 	if rep.failure != nil {
@@ -416,8 +418,9 @@ func replay(c *controller, p program, sched []int8, stepCap int, dir, name strin
 	return replayed{runResult: r, trace: renderTrace(p, tr, r)}
 }
 
-// ErrNotExplorable is returned by Replay for a scenario that cannot be run.
-var ErrNotExplorable = errors.New("explore: scenario cannot be explored")
+// ErrNotExplorable is returned for a Scenario value that was not made by
+// CreditsScenario or TokenBucketScenario.
+var ErrNotExplorable = errors.New("explore: the scenario has no script (make it with CreditsScenario or TokenBucketScenario)")
 
 // Explore explores s with opt.
 func Explore(s Scenario, opt Options) Result {

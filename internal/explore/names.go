@@ -97,15 +97,6 @@ func tableOf(tab any) (unsafe.Pointer, reflect.Type) {
 	return v.UnsafePointer(), v.Elem().Type()
 }
 
-// fieldAt returns the field of the struct of type t at p, readable.
-func fieldAt(p unsafe.Pointer, t reflect.Type, name string) reflect.Value {
-	f, ok := t.FieldByName(name)
-	if !ok {
-		panic(fmt.Sprintf("explore: %v has no field %s", t, name))
-	}
-	return reflect.NewAt(f.Type, unsafe.Add(p, f.Offset)).Elem()
-}
-
 // readable makes an unexported struct field of an addressable value
 // readable.
 func readable(v reflect.Value) reflect.Value {

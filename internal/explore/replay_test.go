@@ -115,10 +115,35 @@ func TestNoGoroutineLeak(t *testing.T) {
 		exploreProgram(spinToy(), "spin", Options{StepCap: 50})
 		exploreProgram(panicToy(), "panics", Options{})
 	}
+	// A controller torn down in the middle of a run (a panic outside the
+	// code under test): stopping the pool makes every paused thread's yield
+	// return false, and the sentinel unwinds it.
+	for i := 0; i < 50; i++ {
+		func() {
+			c := newController(2)
+			c.install()
+			defer c.remove()
+			defer c.close()
+			defer func() { recover() }()
+			execute(c, counterToy(2, 2, true), &panicAt{depth: 3}, runOptions{})
+		}()
+	}
 	if after := settle(); after > before {
-		t.Errorf("%d goroutines before, %d after 300 explorations with abandoned runs", before, after)
+		t.Errorf("%d goroutines before, %d after 350 explorations with abandoned runs", before, after)
 	}
 }
+
+// panicAt is a chooser that panics at a depth, leaving threads paused.
+type panicAt struct{ depth int }
+
+func (p *panicAt) choose(v *view) (int, bool) {
+	if v.depth == p.depth {
+		panic("chooser gives up")
+	}
+	return v.depth % 2, true
+}
+
+func (p *panicAt) stepped(*stepRec) {}
 
 // TestRandomStrategies: PCT and the random walk find a bug that needs a
 // preemption, shrink it, and Replay reproduces the shrunk schedule; the

@@ -18,8 +18,8 @@ type program interface {
 	// returns the run's outcome: every thread's outputs and a summary of
 	// the final state.
 	end(c *controller, outcome bool) (*Failure, string)
-	// describe renders the operations and accesses of a replayed run for a
-	// trace (nil: the default rendering).
+	// tracer renders the operations and words of a replayed run (nil: the
+	// default rendering, by address).
 	tracer() tracer
 }
 
