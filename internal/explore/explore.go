@@ -422,7 +422,9 @@ func replay(c *controller, p program, sched []int8, stepCap int, dir, name strin
 // CreditsScenario or TokenBucketScenario.
 var ErrNotExplorable = errors.New("explore: the scenario has no script (make it with CreditsScenario or TokenBucketScenario)")
 
-// Explore explores s with opt.
+// Explore explores s with opt. One exploration runs at a time in a process
+// (it installs the process's one hooked.Scheduler; a second concurrent
+// call panics), and no other goroutine may use a hooked table meanwhile.
 func Explore(s Scenario, opt Options) Result {
 	p, err := s.program(opt.Fault)
 	if err != nil {
