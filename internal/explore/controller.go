@@ -121,6 +121,9 @@ type worker struct {
 	yield func(struct{}) bool
 	body  func()
 	state tstate
+	// pending is the seam operation the thread is paused before (midOp).
+	pendWord unsafe.Pointer
+	pendOp   hooked.Op
 	// per run
 	ops      int  // model operations started
 	curOp    int  // index of the operation in progress (-1 none)
@@ -232,7 +235,7 @@ func (c *controller) Before(word unsafe.Pointer, op hooked.Op) {
 		return
 	}
 	w := c.cur
-	w.state = midOp
+	w.state, w.pendWord, w.pendOp = midOp, word, op
 	w.pause()
 }
 

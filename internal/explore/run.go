@@ -3,6 +3,7 @@ package explore
 import (
 	"fmt"
 	"runtime/debug"
+	"strings"
 )
 
 // program is what the controller explores: a fixed number of threads, a
@@ -152,10 +153,20 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 		if c.completed != lastDone {
 			lastDone, idle = c.completed, 0
 		} else if idle++; opt.stepCap > 0 && idle >= opt.stepCap {
+			var where []string
+			for i, w := range c.workers {
+				if w.state == midOp {
+					name := fmt.Sprintf("%p", w.pendWord)
+					if tr := p.tracer(); tr != nil {
+						name = tr.word(w.pendWord)
+					}
+					where = append(where, fmt.Sprintf("T%d before %s %s", i, w.pendOp, name))
+				}
+			}
 			c.abandon()
 			res.status = stalled
-			res.failure = &Failure{Kind: KindProgress, Detail: fmt.Sprintf(
-				"no operation completed in %d steps while threads kept stepping (lock-freedom)", opt.stepCap)}
+			res.failure = &Failure{Kind: KindProgress, Thread: -1, Detail: fmt.Sprintf(
+				"no operation completed in %d steps while threads kept stepping (lock-freedom): %s", opt.stepCap, strings.Join(where, ", "))}
 			return res
 		}
 	}
