@@ -1,0 +1,83 @@
+package explore
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutant"
+)
+
+func init() {
+	mutant.Register(mutant.Layer{Name: "explore", Sees: Sees, Hunt: Hunt})
+}
+
+// Sees reports whether the explorer is expected to kill f: every fault that
+// shows in a schedule of a catalogue scenario. Not seen: the sequential
+// faults no scenario targets (cr-class-off-by-one needs 27 general
+// reservations, tb-no-clamp and tb-seed-ceil elapsed time; the sequential
+// layers own them), and tb-trie-plain-append, which needs two keys of equal
+// 64-bit hash.
+func Sees(f fault.Fault) bool {
+	switch f {
+	case fault.CrClassOffByOne, fault.TBNoClamp, fault.TBSeedCeil, fault.TBTriePlainAppend:
+		return false
+	}
+	return true
+}
+
+// Hunt explores every catalogue scenario of f's primitive exhaustively at
+// bounds 0, 1, 2 (DFS with its default bound), in catalogue order, against
+// f's table, until one fails or budget has passed. Deterministic: seed is
+// not used, and the same fault dies at the same schedule every time. The
+// outcome's detail counts the schedules run until the kill, over every
+// scenario explored before it.
+func Hunt(f fault.Fault, budget time.Duration, _ uint64) mutant.Outcome {
+	prim := TokenBucket
+	if f.Credits() {
+		prim = Credits
+	}
+	start := time.Now()
+	out := mutant.Outcome{}
+	schedules := 0
+	for _, s := range Catalogue() {
+		if s.Primitive != prim {
+			continue
+		}
+		left := budget - time.Since(start)
+		if left <= 0 {
+			break
+		}
+		r := Explore(s, Options{Fault: f, Budget: Budget{Time: left}, Dir: filepath.Join(os.TempDir(), "tollgate-explore")})
+		schedules += r.Schedules
+		if len(r.PerBound) > 0 {
+			schedules += sum(r.PerBound) - r.Schedules
+		}
+		if r.Err != nil {
+			out.Detail = r.Err.Error()
+			break
+		}
+		if r.Failure != nil {
+			fl := r.Failure
+			out.Killed, out.Property = true, fl.Invariant
+			if out.Property == "" {
+				out.Property = string(fl.Kind)
+			}
+			out.Replay = fmt.Sprintf("go run ./cmd/tollgate explore -scenario %s -mutant %s -replay %s", s.Name, f, fl.Schedule)
+			out.Detail = fmt.Sprintf("%s after %d schedules in all (%s, %d preemptions): %s", s.Name, schedules, fl.Schedule, fl.Preemptions, fl.Detail)
+			break
+		}
+	}
+	out.Elapsed = time.Since(start)
+	return out
+}
+
+func sum(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
