@@ -66,7 +66,7 @@
 #ifndef TMAX
 #define TMAX 2
 #endif
-#define FAIL_AFTER 2   /* fault.FailClosedAttempts */
+#define FAIL_AFTER 2   /* gives up after this many lost races (internal/mutants/patches/tb-fail-closed.patch gives up after 1) */
 
 byte clk;              /* the shared millisecond clock, never decreasing */
 
