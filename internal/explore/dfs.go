@@ -206,9 +206,6 @@ func (d *dfs) stepped(r *stepRec) {
 	d.depth++
 }
 
-// startRun resets the per-run cursor.
-func (d *dfs) startRun() { d.depth = 0 }
-
 // backtrack moves to the next unexplored choice; false when the tree is
 // done.
 func (d *dfs) backtrack() bool {
@@ -218,16 +215,12 @@ func (d *dfs) backtrack() bool {
 			n.done = append(n.done, sleeper{thread: n.choice(), acc: n.acc, midAfter: n.midAfter, doneAfter: n.doneAfter, origin: k})
 			n.next++
 			n.ran = false
-			for _, m := range d.path[k+1:] {
-				d.free = append(d.free, m)
-			}
+			d.free = append(d.free, d.path[k+1:]...)
 			d.path = d.path[:k+1]
 			return true
 		}
 	}
-	for _, m := range d.path {
-		d.free = append(d.free, m)
-	}
+	d.free = append(d.free, d.path...)
 	d.path = d.path[:0]
 	return false
 }
