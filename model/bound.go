@@ -53,8 +53,12 @@ func (b *T5Bound) Reset() { *b = T5Bound{} }
 func (b *T5Bound) SpanMs() uint64 { return ElapsedMs(b.FirstMs, b.NewestMs) }
 
 // Limit is the bound C + R × (t_max − t_min) / 1000 for the takes recorded
-// so far.
-func (b *T5Bound) Limit() float64 { return b.Capacity + float64(b.SpanMs())/1000*b.Rate }
+// so far. The product is rounded before the sum (the explicit conversion),
+// as in Refill: no fused multiply-add on any GOARCH, so the bound is the
+// same bits everywhere.
+func (b *T5Bound) Limit() float64 {
+	return b.Capacity + float64(float64(b.SpanMs())/1000*b.Rate)
+}
 
 // Exceeded reports whether the admitted cost is over the bound by more than
 // the tolerance T5Tolerance.
