@@ -133,24 +133,37 @@ type crRecorder struct {
 }
 
 // do applies in for client and records it; drop records the answer as
-// unknown (the caller died before it arrived). A call the backend did not
-// make, or one that broke it, is not recorded and answers the zero output.
+// unknown (the caller died before it arrived), though do still returns it.
+// A call the backend did not make, or one that broke it, is not recorded
+// and answers the zero output, as does one whose outcome is unknown.
 func (r *crRecorder) do(client int, in model.CrInput[Payload], drop bool) model.CrOutput[Payload] {
-	call, out, ret, known := r.apply(client, in)
-	if !known {
-		return model.CrOutput[Payload]{}
+	out, _ := r.call(client, in, drop)
+	return out
+}
+
+// doKnown is do for a call whose answer the caller needs: known is false
+// when the outcome is unknown or the call was not made (then out is the
+// zero output, which must not be read as an answer).
+func (r *crRecorder) doKnown(client int, in model.CrInput[Payload]) (out model.CrOutput[Payload], known bool) {
+	return r.call(client, in, false)
+}
+
+func (r *crRecorder) call(client int, in model.CrInput[Payload], drop bool) (out model.CrOutput[Payload], known bool) {
+	call, o, ret, recordable := r.apply(client, in)
+	if !recordable {
+		return out, false
 	}
 	op := CrOp{Client: client, Input: in, Call: call, Return: ret}
-	if drop || out == nil {
+	if drop || o == nil {
 		op.Unknown, op.Return = true, 0
 	} else {
-		op.Output = *out
+		op.Output = *o
 	}
 	r.record(op)
-	if out == nil {
-		return model.CrOutput[Payload]{}
+	if o == nil {
+		return out, false
 	}
-	return *out
+	return *o, true
 }
 
 // apply makes one call, stamped. known is false when nothing may be
@@ -189,6 +202,7 @@ func (r *crRecorder) die(w CrWorkload) {
 			return
 		}
 		if r.broke.stopped() {
+			r.dying.Add(1) // the recording is stopping; keep awaitSweep's give-back balanced
 			return
 		}
 		runtime.Gosched()
@@ -217,7 +231,19 @@ func (r *crRecorder) holder(w CrWorkload, c int, rng *rand.Rand) {
 			return
 		}
 		class := w.Classes[rng.IntN(len(w.Classes))]
-		res := r.do(c, model.CrInput[Payload]{Kind: model.CrReserve, Holder: h, Class: class}, false)
+		res, known := r.doKnown(c, model.CrInput[Payload]{Kind: model.CrReserve, Holder: h, Class: class})
+		if !known {
+			// The reserve's outcome is unknown (or it was not made): this
+			// holder may or may not hold a slot under a token nobody knows.
+			// It dies, so that a sweep frees the slot if it holds one, and
+			// the holder starts again as a new one. (The history records the
+			// unknown reserve, which the checker refuses: CrHistory.Validate.)
+			r.die(w)
+			r.exit(c, h)
+			r.awaitSweep(w)
+			h = r.newHolder()
+			continue
+		}
 		if res.Result != model.OK {
 			runtime.Gosched()
 			continue
