@@ -162,7 +162,7 @@ func typeName(e ast.Expr) string {
 }
 
 // hookSeam rewrites src's import of internal/seam to internal/seam/hooked,
-// named seam, in place (the line numbers stay those of impl/).
+// named seam, in place: no other line of the file moves or changes.
 func hookSeam(mod string, src []byte) []byte {
 	from := fmt.Sprintf("%q", mod+"/internal/seam")
 	to := fmt.Sprintf("seam %q", mod+"/internal/seam/hooked")
