@@ -18,14 +18,13 @@ func init() {
 // fault of internal/fault changes an answer that some recorded workload
 // observes (cr-class-off-by-one, for instance, when enqueued rows pile up
 // behind the single owner of owner-dies until the general class is full),
-// except three whose window free-running goroutines on two cores do not hit
+// except two whose window free-running goroutines on two cores do not hit
 // within a budget: cr-one-scan (a release and a reserve must both land
-// inside one scan), cr-epoch-load-store (two reservers between one load and
-// its store) and tb-trie-plain-append (two keys of equal 64-bit hash). The
-// interleaving explorer is the layer for the first two.
+// inside one scan) and tb-trie-plain-append (two keys of equal 64-bit
+// hash). The interleaving explorer is the layer for the first.
 func Sees(f fault.Fault) bool {
 	switch f {
-	case fault.CrOneScan, fault.CrEpochLoadStore, fault.TBTriePlainAppend:
+	case fault.CrOneScan, fault.TBTriePlainAppend:
 		return false
 	}
 	return true

@@ -206,22 +206,36 @@ func TestSpecTable(t *testing.T) {
 			t.Fatalf("got slot %d, want 4", tok.Slot)
 		}
 	})
-	t.Run("C3 sequential epochs are 1, 2, 3, … as in the model", func(t *testing.T) {
+	t.Run("C3 epochs are unique across slots and reuse, non-zero and below 2^63", func(t *testing.T) {
 		tab := credits.New[string]()
 		h := credits.NewHolder()
-		for want := uint64(1); want <= 40; want++ {
+		seen := map[uint64]credits.Token{}
+		var held []credits.Token
+		for i := range 5000 {
 			c := credits.General
-			if want%5 == 0 {
+			if i%5 == 0 {
 				c = credits.Internal
 			}
 			tok, r := tab.Reserve(h, c)
 			if r == credits.Exhausted {
-				continue // exhausted draws no epoch
+				for _, x := range held {
+					tab.Release(h, x)
+				}
+				held = held[:0]
+				continue
 			}
-			if tok.Epoch != want {
-				t.Fatalf("reservation %d has epoch %d", want, tok.Epoch)
+			if tok.Epoch == 0 || tok.Epoch >= 1<<63 {
+				t.Fatalf("reservation %d: epoch %#x is 0 or not below 2^63", i, tok.Epoch)
 			}
-			tab.Release(h, tok)
+			if prev, dup := seen[tok.Epoch]; dup {
+				t.Fatalf("reservation %d: epoch %d issued twice (%v, then %v)", i, tok.Epoch, prev, tok)
+			}
+			seen[tok.Epoch] = tok
+			if i%3 == 0 {
+				tab.Release(h, tok) // the slot is reused at once
+			} else {
+				held = append(held, tok)
+			}
 		}
 	})
 	t.Run("C10 sweep frees only reserved rows of exited holders", func(t *testing.T) {

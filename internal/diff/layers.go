@@ -34,15 +34,15 @@ func init() {
 //     replaced by the enqueued one before the call returns;
 //   - cr-reserve-no-cas: a plain store to a free slot equals the
 //     compare-and-swap when nobody races;
-//   - tb-plain-store: likewise for a take's commit;
+//   - tb-plain-store: likewise for a take's commit, and tb-cas-one-half
+//     (the unchecked half cannot change without a race);
 //   - tb-fail-closed: a compare-and-swap never fails without a race;
 //   - cr-one-scan: without a racing release, one scan and two agree;
-//   - cr-epoch-load-store: load-then-store equals the add when nobody races;
 //   - tb-trie-plain-append: needs two keys of equal 64-bit hash, racing.
 func SequentiallyVisible(f fault.Fault) bool {
 	switch f {
-	case fault.CrTwoWriteEnqueue, fault.CrReserveNoCAS, fault.TBPlainStore, fault.TBFailClosed,
-		fault.CrOneScan, fault.CrEpochLoadStore, fault.TBTriePlainAppend:
+	case fault.CrTwoWriteEnqueue, fault.CrReserveNoCAS, fault.TBPlainStore, fault.TBFailClosed, fault.TBCASOneHalf,
+		fault.CrOneScan, fault.TBTriePlainAppend:
 		return false
 	}
 	return true

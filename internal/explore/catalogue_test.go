@@ -32,7 +32,6 @@ func TestMutantsFound(t *testing.T) {
 		bound    int
 	}{
 		{"cr-last-slot", fault.CrReserveNoCAS, KindLinearizability, 1},
-		{"cr-last-slot", fault.CrEpochLoadStore, KindLinearizability, 1},
 		{"cr-exhausted-behind-scan", fault.CrOneScan, KindInvariant, 2},
 		{"cr-enqueue-vs-sweep", fault.CrTwoWriteEnqueue, KindLinearizability, 1},
 		{"cr-enqueue-vs-sweep", fault.CrSweepAll, KindLinearizability, 0},

@@ -376,10 +376,14 @@ func pinnedSeed(collide, others []string) maphash.Seed {
 }
 
 // value renders the value of a seam word: a row, a trie node, a bucket
-// state, a trie, or a number or flag. holder names a credits holder.
+// state, a trie, a pair ({lo hi}), or a number or flag. holder names a
+// credits holder.
 func (w *words) value(v any, holder func(unsafe.Pointer) string) string {
 	if v == nil {
 		return "nil"
+	}
+	if s, ok := pairValue(v); ok {
+		return s
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer {
@@ -415,8 +419,13 @@ func (w *words) value(v any, holder func(unsafe.Pointer) string) string {
 }
 
 // rawValue reads a word of hooked type t at addr through its Load method;
-// only in direct mode (no switch).
+// only in direct mode (no switch). A Pair's value is [2]uint64{lo, hi}, as in
+// its accesses.
 func rawValue(addr unsafe.Pointer, t reflect.Type) any {
 	m := reflect.NewAt(t, addr).MethodByName("Load")
-	return m.Call(nil)[0].Interface()
+	out := m.Call(nil)
+	if len(out) == 2 {
+		return [2]uint64{out[0].Uint(), out[1].Uint()}
+	}
+	return out[0].Interface()
 }

@@ -24,13 +24,22 @@ type tracer interface {
 	setup() []string
 }
 
-// describeAccess renders one seam operation.
+// describeAccess renders one seam operation. A Pair's LoadLo and
+// CompareAndSwapLo name the word's lo half ("slots[0].word.lo").
 func describeAccess(tr tracer, a hooked.Access) string {
 	word := fmt.Sprintf("%p", a.Word)
-	val := func(v any) string { return fmt.Sprint(v) }
+	val := func(v any) string {
+		if s, ok := pairValue(v); ok {
+			return s
+		}
+		return fmt.Sprint(v)
+	}
 	if tr != nil {
 		word = tr.word(a.Word)
 		val = func(v any) string { return tr.value(a.Word, v) }
+	}
+	if a.Lo {
+		word += ".lo"
 	}
 	switch a.Op {
 	case hooked.Load:
@@ -47,6 +56,15 @@ func describeAccess(tr tracer, a hooked.Access) string {
 		return fmt.Sprintf("cas %s: %s → %s %s", word, val(a.Old), val(a.New), res)
 	}
 	return fmt.Sprintf("%s %s", a.Op, word)
+}
+
+// pairValue renders the value of a Pair's 128-bit operation, {lo, hi}.
+func pairValue(v any) (string, bool) {
+	p, ok := v.([2]uint64)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("{lo=%d hi=%d}", p[0], p[1]), true
 }
 
 // renderTrace lays a traced run out as a table with one column per

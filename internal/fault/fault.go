@@ -43,9 +43,12 @@ const (
 	// CrOneScan: reserve answers exhausted after one pass over the class
 	// (the seed's single select_replace pass).
 	CrOneScan
-	// CrEpochLoadStore: reserve draws its epoch by load-then-store, so two
-	// reservers can draw the same one.
-	CrEpochLoadStore
+	// CrGenWrap: a slot's generation wraps in 3 bits instead of stopping at
+	// its cap, so an epoch repeats after seven reservations of one slot.
+	CrGenWrap
+	// CrBoxBeforePin: enqueue stores its payload box before checking the
+	// pin, so a stale token replaces a later reservation's payload.
+	CrBoxBeforePin
 
 	// TBPlainStore: a take commits with a plain store instead of a
 	// compare-and-swap (lost update).
@@ -65,6 +68,10 @@ const (
 	// TBTriePlainAppend: an equal-hash key is appended to its trie chain by
 	// a plain store, so a racing append can be lost.
 	TBTriePlainAppend
+	// TBCASOneHalf: a take's 128-bit compare-and-swap compares only the
+	// timestamp half (it reloads the tokens half just before), so two takes
+	// in one millisecond both commit and one token is never removed.
+	TBCASOneHalf
 
 	numFaults
 )
@@ -78,13 +85,15 @@ var names = [...]string{
 	CrClassOffByOne:    "cr-class-off-by-one",
 	CrReserveNoCAS:     "cr-reserve-no-cas",
 	CrOneScan:          "cr-one-scan",
-	CrEpochLoadStore:   "cr-epoch-load-store",
+	CrGenWrap:          "cr-gen-wrap",
+	CrBoxBeforePin:     "cr-box-before-pin",
 	TBPlainStore:       "tb-plain-store",
 	TBTimestampRegress: "tb-timestamp-regress",
 	TBFailClosed:       "tb-fail-closed",
 	TBSeedCeil:         "tb-seed-ceil",
 	TBNoClamp:          "tb-no-clamp",
 	TBTriePlainAppend:  "tb-trie-plain-append",
+	TBCASOneHalf:       "tb-cas-one-half",
 }
 
 // String is the fault's stable name, as the mutants command prints it, and
@@ -101,7 +110,7 @@ func (f Fault) String() string {
 
 // Credits reports whether f is a credit-table fault (otherwise it is a
 // token-bucket fault).
-func (f Fault) Credits() bool { return f >= CrNoEpochPin && f <= CrEpochLoadStore }
+func (f Fault) Credits() bool { return f >= CrNoEpochPin && f <= CrBoxBeforePin }
 
 // All lists every fault in declaration order.
 func All() []Fault {

@@ -104,9 +104,56 @@ func (s *TokenBucket[K]) Apply(in model.TBInput[K]) model.TBOutput {
 
 // Credits applies model credit-table inputs to an implementation table.
 // Model holder IDs map to implementation holders created on first use.
+//
+// Epochs are opaque (C3 asks only that each be unique), so the adapter
+// renames them: the n-th distinct epoch the table issues is n in the model's
+// vocabulary, which is the model's own numbering when the calls are
+// sequential. An epoch the table issues twice keeps its first number, so the
+// repeat reaches the checkers as the C3 violation it is. A model epoch the
+// table never issued goes to the table as 1<<63 | epoch, which no table
+// issues (every epoch is below 1<<63), so it pins nothing.
 type Credits[P comparable] struct {
 	Table   CrTable[P]
 	holders sync.Map // model.HolderID → *credits.Holder
+
+	mu      sync.Mutex
+	toModel map[uint64]uint64 // the table's epoch → the model's
+	toImpl  map[uint64]uint64 // the model's epoch → the table's
+}
+
+// neverIssued marks a model epoch the table never issued.
+const neverIssued = 1 << 63
+
+// modelEpoch names the table's epoch e in the model's numbering; issued is
+// set for an epoch a reserve answered (numbering it if new).
+func (s *Credits[P]) modelEpoch(e uint64, issued bool) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m, ok := s.toModel[e]; ok {
+		return m
+	}
+	if !issued {
+		return neverIssued | e // listed but never issued: no model epoch matches it
+	}
+	if s.toModel == nil {
+		s.toModel, s.toImpl = map[uint64]uint64{}, map[uint64]uint64{}
+	}
+	m := uint64(len(s.toModel)) + 1
+	s.toModel[e], s.toImpl[m] = m, e
+	return m
+}
+
+// implToken is tok in the table's vocabulary.
+func (s *Credits[P]) implToken(tok model.Token) credits.Token {
+	if tok.Epoch == 0 {
+		return credits.Token{Slot: tok.Slot} // a defect the table must refuse
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.toImpl[tok.Epoch]; ok {
+		return credits.Token{Slot: tok.Slot, Epoch: e}
+	}
+	return credits.Token{Slot: tok.Slot, Epoch: neverIssued | tok.Epoch}
 }
 
 // NewCredits returns an adapter over a new table of f's package (fault.None:
@@ -131,11 +178,17 @@ func (s *Credits[P]) Holder(id model.HolderID) *credits.Holder {
 // Apply performs in on the table and returns its answer in model form.
 func (s *Credits[P]) Apply(in model.CrInput[P]) model.CrOutput[P] {
 	var out model.CrOutput[P]
-	tok := credits.Token{Slot: in.Token.Slot, Epoch: in.Token.Epoch}
+	var tok credits.Token
+	if in.Token != (model.Token{}) {
+		tok = s.implToken(in.Token)
+	}
 	switch in.Kind {
 	case model.CrReserve:
 		t, r := s.Table.Reserve(s.Holder(in.Holder), credits.Class(in.Class))
-		out.Token, out.Result = model.Token{Slot: t.Slot, Epoch: t.Epoch}, result(r)
+		out.Result = result(r)
+		if r == credits.OK {
+			out.Token = model.Token{Slot: t.Slot, Epoch: s.modelEpoch(t.Epoch, true)}
+		}
 	case model.CrEnqueue:
 		out.Result = result(s.Table.EnqueueAt(in.NowMs, s.Holder(in.Holder), tok, in.Payload))
 	case model.CrTake:
@@ -148,7 +201,7 @@ func (s *Credits[P]) Apply(in model.CrInput[P]) model.CrOutput[P] {
 		out.Count, out.OK = s.Table.Sweep(), true
 	case model.CrEnqueued:
 		for _, e := range s.Table.Enqueued() {
-			out.Entries = append(out.Entries, model.Entry[P]{Slot: e.Token.Slot, Epoch: e.Token.Epoch, MarkedMs: e.MarkedMs, Payload: e.Payload})
+			out.Entries = append(out.Entries, model.Entry[P]{Slot: e.Token.Slot, Epoch: s.modelEpoch(e.Token.Epoch, false), MarkedMs: e.MarkedMs, Payload: e.Payload})
 		}
 		out.OK = true
 	case model.CrSnapshot:

@@ -9,9 +9,10 @@ import (
 	"github.com/tollgate/tollgate/impl/tokenbucket"
 	"github.com/tollgate/tollgate/internal/fault"
 
+	crboxbeforepin "github.com/tollgate/tollgate/internal/mutants/cr-box-before-pin"
 	crclassoffbyone "github.com/tollgate/tollgate/internal/mutants/cr-class-off-by-one"
-	crepochloadstore "github.com/tollgate/tollgate/internal/mutants/cr-epoch-load-store"
 	crfinishblind "github.com/tollgate/tollgate/internal/mutants/cr-finish-blind"
+	crgenwrap "github.com/tollgate/tollgate/internal/mutants/cr-gen-wrap"
 	crnoepochpin "github.com/tollgate/tollgate/internal/mutants/cr-no-epoch-pin"
 	cronescan "github.com/tollgate/tollgate/internal/mutants/cr-one-scan"
 	crreleasenoholder "github.com/tollgate/tollgate/internal/mutants/cr-release-no-holder"
@@ -20,6 +21,7 @@ import (
 	crtwowriteenqueue "github.com/tollgate/tollgate/internal/mutants/cr-two-write-enqueue"
 	exploredcredits "github.com/tollgate/tollgate/internal/mutants/explored/credits"
 	exploredtokenbucket "github.com/tollgate/tollgate/internal/mutants/explored/tokenbucket"
+	tbcasonehalf "github.com/tollgate/tollgate/internal/mutants/tb-cas-one-half"
 	tbfailclosed "github.com/tollgate/tollgate/internal/mutants/tb-fail-closed"
 	tbnoclamp "github.com/tollgate/tollgate/internal/mutants/tb-no-clamp"
 	tbplainstore "github.com/tollgate/tollgate/internal/mutants/tb-plain-store"
@@ -47,6 +49,8 @@ func NewTBTable[K comparable](f fault.Fault) TBTable[K] {
 		return tbnoclamp.New[K]()
 	case fault.TBTriePlainAppend:
 		return tbtrieplainappend.New[K]()
+	case fault.TBCASOneHalf:
+		return tbcasonehalf.New[K]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a token-bucket mutant (defect)", f))
 }
@@ -74,8 +78,10 @@ func NewCrTable[P any](f fault.Fault) CrTable[P] {
 		return crreservenocas.New[P]()
 	case fault.CrOneScan:
 		return cronescan.New[P]()
-	case fault.CrEpochLoadStore:
-		return crepochloadstore.New[P]()
+	case fault.CrGenWrap:
+		return crgenwrap.New[P]()
+	case fault.CrBoxBeforePin:
+		return crboxbeforepin.New[P]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a credit-table mutant (defect)", f))
 }

@@ -4,55 +4,99 @@ package credits
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/tollgate/tollgate/internal/clock"
 	seam "github.com/tollgate/tollgate/internal/seam/hooked"
 )
 
-// row is the immutable value a slot word points at. Every transition
-// publishes a new row (or nil), so a row pointer, once replaced, never
-// returns to its slot, and a compare-and-swap against a loaded pointer
-// succeeds only if the slot did not change in between (no ABA).
+// A slot word is a 128-bit seam.Pair. Its lo half is the row word, a
+// generation and a state:
 //
-// "Never returns" rests on Go's garbage collector: a goroutine that loaded a
-// row still holds a pointer to it, so its memory cannot be freed and handed
-// out as a new row while that goroutine could still compare against it. A
-// port without a tracing collector (C, C++, Rust) must get the same
-// guarantee another way: the epoch in the compare-and-swap word itself (a
-// tagged word), or safe memory reclamation (hazard pointers, epoch-based
-// reclamation) before a row is reused (spec/credits.md §5, spec/PORTING.md).
-type row[P any] struct {
-	state    State // Reserved, Enqueued or Processing
-	holder   *Holder
-	epoch    uint64
-	markedMs int64 // Enqueued, Processing: when the payload was enqueued
-	payload  P     // Enqueued, Processing only (C4)
+//	bits 0..1   the state: stFree, stReserved, stEnqueued, stProcessing
+//	bits 2..63  the slot's generation, which a reservation raises by one
+//
+// Its hi half is the serial of the reserving holder; it changes only with
+// the reservation that sets it and means nothing while the row is free.
+//
+// A generation is never handed out twice in one slot, and every transition
+// changes the state, so a lo value never returns to its slot once replaced:
+// a compare-and-swap against a loaded lo succeeds only if the slot did not
+// change in between (no ABA), with no garbage collector involved. The epoch a
+// caller sees is generation<<slotBits | slot-1 (unique across the table's
+// slots too); it is opaque to callers (C3).
+const (
+	stateBits = 2
+	stateMask = 1<<stateBits - 1
+
+	stFree       = 0
+	stReserved   = 1
+	stEnqueued   = 2
+	stProcessing = 3
+
+	slotBits = 5 // 32 slots
+	slotMask = 1<<slotBits - 1
+
+	// maxGen is the largest generation a slot hands out, so that every epoch
+	// is below 1<<63. A slot that has used it refuses to reserve again,
+	// loudly, rather than repeat an epoch (C3).
+	maxGen = 1<<(63-slotBits) - 1
+)
+
+func pack(gen, state uint64) uint64 { return gen<<stateBits | state }
+func genOf(lo uint64) uint64        { return lo >> stateBits }
+func stateOf(lo uint64) uint64      { return lo & stateMask }
+func epochOf(slot int, gen uint64) uint64 {
+	return gen<<slotBits | uint64(slot-1)
 }
+
+// box is an enqueued row's side data, immutable once made. gen is the
+// generation of the reservation that enqueued it.
+type box[P any] struct {
+	gen      uint64
+	markedMs int64 // when the payload was enqueued
+	payload  P
+}
+
+// slot is one row of the table, padded to a 64-byte cache line of its own
+// so that reservers of neighbouring slots do not contend for one line.
+type slot[P any] struct {
+	// word is the row (see above). It moves only along
+	//
+	//	(free, g)        → (reserved, g+1) h   Reserve: any caller, by a 128-bit
+	//	                                       compare-and-swap that also sets hi
+	//	(reserved, g)    → (enqueued, g)       Enqueue: the holder h, pinned by g;
+	//	                                       publishes the box it installed
+	//	(enqueued, g)    → (processing, g)     Take: the owner
+	//	(processing|enqueued, g) → (free, g)   Finish: the owner
+	//	(reserved, g)    → (free, g)           Release: the holder h
+	//	(reserved, g)    → (free, g)           Sweep: after h exited
+	//
+	// each one a single compare-and-swap. All but Reserve write lo alone:
+	// hi is fixed for the reservation's life.
+	word seam.Pair
+	// holder is the last holder that reserved this slot: it keeps that
+	// Holder reachable and lets Sweep ask whether it is alive. The reserver
+	// stores it right after its compare-and-swap, only if it differs, so
+	// Sweep trusts it only when its serial equals the word's hi.
+	holder seam.Pointer[Holder]
+	// box holds the side data of the slot's latest enqueue, tagged with its
+	// generation. A box is only ever replaced by one of a newer generation
+	// (putBox), and each generation has at most one, so once an enqueue of
+	// generation g has installed its box, no other call can replace it until
+	// a later reservation of the slot enqueues.
+	box seam.Pointer[box[P]]
+	_   [slotPad]byte
+}
+
+// slotPad fills a slot to a whole number of 64-byte lines.
+const slotPad = (64 - (unsafe.Sizeof(seam.Pair{})+2*unsafe.Sizeof(uintptr(0)))%64) % 64
 
 // Table is the slot table, holding payloads of type P. The zero value is not
 // usable; create one with New. A Table is safe for concurrent use; every
-// method is lock-free.
+// method is lock-free, and only Enqueue allocates (one box per payload).
 type Table[P any] struct {
-	// slots[n-1] is slot n's word. It holds one of:
-	//
-	//	nil                      free
-	//	row{Reserved, h, e}      reserved by holder h under epoch e; no payload
-	//	row{Enqueued, h, e, p}   payload p published, waiting for the owner
-	//	row{Processing, h, e, p} taken by the owner, which will finish it
-	//
-	// and moves only along
-	//
-	//	nil → Reserved                 Reserve (any caller)
-	//	Reserved → Enqueued            Enqueue (the holder, same epoch)
-	//	Enqueued → Processing          Take (the owner, same epoch)
-	//	Processing|Enqueued → nil      Finish (the owner, same epoch)
-	//	Reserved → nil                 Release (the holder, same epoch),
-	//	                               Sweep (holder exited)
-	//
-	// each one a single compare-and-swap on this word.
-	slots [Slots]seam.Pointer[row[P]]
-	// epochs holds the last epoch drawn; it only grows, by Add (C3).
-	epochs seam.Uint64
+	slots [Slots]slot[P]
 	// closed moves false → true once, by Close, and never back (C11).
 	closed seam.Bool
 	clock  func() int64
@@ -94,14 +138,18 @@ func (t *Table[P]) slotRange(c Class) (first, last int) {
 	panic(fmt.Sprintf("credits: class %d is neither General nor Internal (defect)", uint8(c)))
 }
 
-func (t *Table[P]) word(tok Token) *seam.Pointer[row[P]] {
+// slotOf returns tok's slot and generation, panicking on a token no
+// reservation can carry (C12). ok is false for an epoch that names another
+// slot or a generation never handed out: such a token pins nothing.
+func (t *Table[P]) slotOf(tok Token) (s *slot[P], gen uint64, ok bool) {
 	if tok.Slot < 1 || tok.Slot > Slots {
 		panic(fmt.Sprintf("credits: token slot %d outside 1..%d (defect)", tok.Slot, Slots))
 	}
 	if tok.Epoch == 0 {
 		panic(fmt.Sprintf("credits: token for slot %d has epoch 0, which no reservation carries (defect)", tok.Slot))
 	}
-	return &t.slots[tok.Slot-1]
+	gen = tok.Epoch >> slotBits
+	return &t.slots[tok.Slot-1], gen, tok.Epoch&slotMask == uint64(tok.Slot-1) && gen >= 1 && gen <= maxGen
 }
 
 func checkHolder(h *Holder) {
@@ -110,42 +158,53 @@ func checkHolder(h *Holder) {
 	}
 }
 
-// pinned reports whether r is tok's reservation: the epoch matches (C3).
-func pinned[P any](r *row[P], tok Token) bool {
-	return r != nil && r.epoch == tok.Epoch
-}
-
 // Reserve claims a free slot of class c for h under a fresh epoch (C1, C2,
 // C3) and returns its token. Used sequentially it claims the lowest free
 // slot, so a freed slot is the next one handed out; under concurrency it may
 // claim any free slot of c. It returns Exhausted when every slot of c is in
 // use at one instant, and NoTable after Close; both leave the table
-// unchanged.
+// unchanged. It panics, changing nothing, if the slot it would claim has
+// handed out its last generation (after 2^58 reservations of one slot).
 //
 // Reserve linearizes at its successful compare-and-swap. An Exhausted answer
-// linearizes between two scans that saw the same row pointers in every slot
-// of the class: a pointer never returns once replaced, so each slot held its
+// linearizes between two scans that saw the same row words in every slot of
+// the class: a lo value never returns once replaced, so each slot held its
 // row throughout, and at that instant all were in use.
 func (t *Table[P]) Reserve(h *Holder, c Class) (Token, Result) {
 	checkHolder(h)
 	first, last := t.slotRange(c)
-	var seen [Slots]*row[P]
-	var claim *row[P]
+	var seen [Slots]uint64
 	for {
 		if t.closed.Load() {
 			return Token{}, NoTable
 		}
 		for n := first; n <= last; n++ {
-			w := &t.slots[n-1]
-			if seen[n-1] = w.Load(); seen[n-1] != nil {
+			s := &t.slots[n-1]
+			if seen[n-1] = s.word.LoadLo(); stateOf(seen[n-1]) != stFree {
 				continue
 			}
-			if claim == nil {
-				claim = &row[P]{state: Reserved, holder: h, epoch: t.epochs.Add(1)}
+			lo, hi := s.word.Load()
+			if stateOf(lo) != stFree {
+				seen[n-1] = lo
+				continue
 			}
-			// nil → Reserved: the slot becomes h's under claim's epoch.
-			w.Store(claim)
-			return Token{Slot: n, Epoch: claim.epoch}, OK
+			gen := genOf(lo) + 1
+			if gen > maxGen {
+				panic(fmt.Sprintf("credits: slot %d has handed out all %d generations; another reservation would repeat an epoch (C3)", n, uint64(maxGen)))
+			}
+			// (free, g) → (reserved, g+1) with hi = h's serial: the slot
+			// becomes h's under a generation it never had. A failure means
+			// another reserve won it; try the next slot.
+			_ = hi
+			s.word.Store(pack(gen, stReserved), h.Serial())
+			if true {
+				if s.holder.Load() != h {
+					s.holder.Store(h)
+				}
+				return Token{Slot: n, Epoch: epochOf(n, gen)}, OK
+			}
+			t.lostRace()
+			seen[n-1] = s.word.LoadLo()
 		}
 		if t.sameRows(first, last, &seen) {
 			return Token{}, Exhausted
@@ -154,10 +213,10 @@ func (t *Table[P]) Reserve(h *Holder, c Class) (Token, Result) {
 }
 
 // sameRows rescans slots first..last and reports whether each still holds
-// the row recorded in seen (all non-nil).
-func (t *Table[P]) sameRows(first, last int, seen *[Slots]*row[P]) bool {
+// the row word recorded in seen, none of them free.
+func (t *Table[P]) sameRows(first, last int, seen *[Slots]uint64) bool {
 	for n := first; n <= last; n++ {
-		if r := t.slots[n-1].Load(); r == nil || r != seen[n-1] {
+		if lo := t.slots[n-1].word.LoadLo(); stateOf(lo) == stFree || lo != seen[n-1] {
 			return false
 		}
 	}
@@ -170,52 +229,85 @@ func (t *Table[P]) Enqueue(h *Holder, tok Token, payload P) Result {
 }
 
 // EnqueueAt installs payload in tok's row and publishes it as enqueued,
-// marked at nowMs, in one compare-and-swap (C4, C5): no observer ever sees a
-// reserved row with a payload or an enqueued row without one. It succeeds
-// only for the holder that reserved, with that epoch, from reserved;
-// otherwise it returns Lost. It returns NoTable after Close. Refusals leave
-// the table unchanged.
+// marked at nowMs, in one compare-and-swap (C4, C5): no observer ever sees an
+// enqueued row without its payload. It succeeds only for the holder that
+// reserved, with that epoch, from reserved; otherwise it returns Lost. It
+// returns NoTable after Close. Refusals leave the table unchanged.
+//
+// The payload travels in an immutable box beside the row word, installed
+// before the compare-and-swap that publishes it (putBox) and tagged with the
+// reservation's generation. A box is never replaced by one of an older or
+// equal generation, so of the calls that passed the pin check only the first
+// to install its box may publish it; a stale token's box is replaced by the
+// next one of the slot and is never read (readers take the box only while
+// the row word shows its generation enqueued).
 func (t *Table[P]) EnqueueAt(nowMs int64, h *Holder, tok Token, payload P) Result {
 	checkHolder(h)
-	w := t.word(tok)
+	s, gen, ok := t.slotOf(tok)
+	var b *box[P]
 	for {
 		if t.closed.Load() {
 			return NoTable
 		}
-		old := w.Load()
-		if !pinned(old, tok) || old.state != Reserved || old.holder != h {
+		lo, hi := s.word.Load()
+		if !ok || lo != pack(gen, stReserved) || hi != h.Serial() {
 			return Lost
 		}
-		next := &row[P]{state: Enqueued, holder: h, epoch: old.epoch, markedMs: nowMs, payload: payload}
-		// Reserved → Enqueued, payload and state in the same write. Fails
-		// only if the row changed since the load (released or swept); the
-		// reload then answers Lost.
-		if w.CompareAndSwap(old, next) {
+		if b == nil {
+			b = &box[P]{gen: gen, markedMs: nowMs, payload: payload}
+			if !putBox(s, b) {
+				return Lost // another enqueue of this token installed its box first
+			}
+		}
+		// (reserved, g) → (enqueued, g): publishes b with the state (C4).
+		// Fails only if the row changed since the load (released by h, or
+		// swept after h exited); the reload then answers Lost.
+		if s.word.CompareAndSwapLo(lo, pack(gen, stEnqueued)) {
 			return OK
 		}
 		t.lostRace()
 	}
 }
 
+// putBox makes b the slot's box unless a box of the same or a newer
+// generation is there already, which it reports by returning false.
+// Generations only grow in a slot, so a writer whose reservation was freed
+// and outrun can never replace the box of the reservation that followed it.
+func putBox[P any](s *slot[P], b *box[P]) bool {
+	for {
+		old := s.box.Load()
+		if old != nil && old.gen >= b.gen {
+			return false
+		}
+		// old → b: fails only if another writer replaced old meanwhile.
+		if s.box.CompareAndSwap(old, b) {
+			return true
+		}
+	}
+}
+
 // Take moves tok's row from enqueued to processing and returns its payload,
-// which stays in the row until Finish (C6, C7). It reports false, changing
+// which stays the row's until Finish (C6, C7). It reports false, changing
 // nothing, when the row is not enqueued under tok's epoch or the table is
 // closed. Each enqueued payload is taken at most once.
 func (t *Table[P]) Take(tok Token) (P, bool) {
-	w := t.word(tok)
 	var zero P
+	s, gen, ok := t.slotOf(tok)
 	for {
 		if t.closed.Load() {
 			return zero, false
 		}
-		old := w.Load()
-		if !pinned(old, tok) || old.state != Enqueued {
+		lo := s.word.LoadLo()
+		if !ok || lo != pack(gen, stEnqueued) {
 			return zero, false
 		}
-		next := &row[P]{state: Processing, holder: old.holder, epoch: old.epoch, markedMs: old.markedMs, payload: old.payload}
-		// Enqueued → Processing: the owner now holds the payload.
-		if w.CompareAndSwap(old, next) {
-			return old.payload, true
+		b := s.box.Load()
+		// (enqueued, g) → (processing, g): the owner now holds the payload.
+		// Success means the row did not change since lo was loaded, so b,
+		// loaded in between, is generation g's box: a newer one needs a
+		// later reservation, which needs the row freed first.
+		if s.word.CompareAndSwapLo(lo, pack(gen, stProcessing)) {
+			return b.payload, true
 		}
 		t.lostRace()
 	}
@@ -226,17 +318,22 @@ func (t *Table[P]) Take(tok Token) (P, bool) {
 // exactly once (C8). It reports whether this call freed the row; a repeated
 // Finish, or one after Close, changes nothing and reports false.
 func (t *Table[P]) Finish(tok Token) bool {
-	w := t.word(tok)
+	s, gen, ok := t.slotOf(tok)
 	for {
 		if t.closed.Load() {
 			return false
 		}
-		old := w.Load()
-		if !pinned(old, tok) || (old.state != Processing && old.state != Enqueued) {
+		lo := s.word.LoadLo()
+		if !ok || lo != pack(gen, stProcessing) && lo != pack(gen, stEnqueued) {
 			return false
 		}
-		// Processing (or Enqueued) → free: the owner consumed the row.
-		if w.CompareAndSwap(old, nil) {
+		// (processing|enqueued, g) → (free, g): the owner consumed the row.
+		if s.word.CompareAndSwapLo(lo, pack(gen, stFree)) {
+			// Drop the payload so the table does not keep it reachable;
+			// fails harmlessly if the next reservation enqueued already.
+			if b := s.box.Load(); b != nil && b.gen == gen {
+				s.box.CompareAndSwap(b, nil)
+			}
 			return true
 		}
 		t.lostRace()
@@ -249,17 +346,17 @@ func (t *Table[P]) Finish(tok Token) bool {
 // most one Release of a token succeeds.
 func (t *Table[P]) Release(h *Holder, tok Token) bool {
 	checkHolder(h)
-	w := t.word(tok)
+	s, gen, ok := t.slotOf(tok)
 	for {
 		if t.closed.Load() {
 			return false
 		}
-		old := w.Load()
-		if !pinned(old, tok) || old.state != Reserved || old.holder != h {
+		lo, hi := s.word.Load()
+		if !ok || lo != pack(gen, stReserved) || hi != h.Serial() {
 			return false
 		}
-		// Reserved → free, by the holder itself.
-		if w.CompareAndSwap(old, nil) {
+		// (reserved, g) → (free, g), by the holder itself.
+		if s.word.CompareAndSwapLo(lo, pack(gen, stFree)) {
 			return true
 		}
 		t.lostRace()
@@ -268,7 +365,8 @@ func (t *Table[P]) Release(h *Holder, tok Token) bool {
 
 // Sweep frees every reserved row whose holder has exited, the only state
 // without a payload, and returns how many rows it freed (C10). Enqueued and
-// processing rows are never swept: the owner always consumes them.
+// processing rows are never swept: the owner always consumes them. A row
+// whose holder's Reserve has not yet returned is left for a later sweep.
 //
 // Sweep is not one atomic step: each row it frees is freed by its own
 // compare-and-swap, which succeeds only if the row is still the reserved row
@@ -279,13 +377,20 @@ func (t *Table[P]) Sweep() int {
 		if t.closed.Load() {
 			return freed
 		}
-		w := &t.slots[n-1]
-		old := w.Load()
-		if old == nil || old.state != Reserved || old.holder.Alive() {
+		s := &t.slots[n-1]
+		lo, hi := s.word.Load()
+		if stateOf(lo) != stReserved {
 			continue
 		}
-		// Reserved (holder exited) → free. Fails if the row moved on.
-		if w.CompareAndSwap(old, nil) {
+		// The holder word names this reservation's holder when its serial is
+		// hi: serials are unique, so a stale holder word cannot match. Until
+		// the reserver has stored it, the reservation counts as live.
+		if h := s.holder.Load(); h == nil || h.Serial() != hi || h.Alive() {
+			continue
+		}
+		// (reserved, g) → (free, g), holder exited. Fails if the row moved
+		// on (the holder enqueued before it exited).
+		if s.word.CompareAndSwapLo(lo, pack(genOf(lo), stFree)) {
 			freed++
 		} else {
 			t.lostRace()
@@ -305,9 +410,18 @@ func (t *Table[P]) Enqueued() []Entry[P] {
 	}
 	var out []Entry[P]
 	for n := 1; n <= Slots; n++ {
-		if r := t.slots[n-1].Load(); r != nil && r.state == Enqueued {
-			out = append(out, Entry[P]{Token: Token{Slot: n, Epoch: r.epoch}, MarkedMs: r.markedMs, Payload: r.payload})
+		s := &t.slots[n-1]
+		lo := s.word.LoadLo()
+		if stateOf(lo) != stEnqueued {
+			continue
 		}
+		b := s.box.Load()
+		// Unchanged lo around the box load: b is this row's box. Otherwise
+		// the row moved on while we read, as if we had read it later.
+		if s.word.LoadLo() != lo {
+			continue
+		}
+		out = append(out, Entry[P]{Token: Token{Slot: n, Epoch: epochOf(n, genOf(lo))}, MarkedMs: b.markedMs, Payload: b.payload})
 	}
 	// Insertion sort: at most 32 entries, already in slot order.
 	for i := 1; i < len(out); i++ {
@@ -318,9 +432,9 @@ func (t *Table[P]) Enqueued() []Entry[P] {
 	return out
 }
 
-// Snapshot counts the rows of each class by state (C14). Each slot is read
-// once, so the counts of a class always sum to its bound, but they need not
-// describe one instant. A closed table reports zero counts.
+// Snapshot counts the rows of each class by state (C14). Each slot is
+// read once, so the counts of a class always sum to its bound, but they need
+// not describe one instant. A closed table reports zero counts.
 func (t *Table[P]) Snapshot() Snapshot {
 	var s Snapshot
 	if t.closed.Load() {
@@ -331,13 +445,12 @@ func (t *Table[P]) Snapshot() Snapshot {
 		if n > GeneralSlots {
 			c = &s.Internal
 		}
-		r := t.slots[n-1].Load()
-		switch {
-		case r == nil:
+		switch stateOf(t.slots[n-1].word.LoadLo()) {
+		case stFree:
 			c.Free++
-		case r.state == Reserved:
+		case stReserved:
 			c.Reserved++
-		case r.state == Enqueued:
+		case stEnqueued:
 			c.Enqueued++
 		default:
 			c.Processing++

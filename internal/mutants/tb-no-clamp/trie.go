@@ -48,10 +48,11 @@ type tnode[K comparable] struct {
 	hash uint64
 	key  K
 	next seam.Pointer[tnode[K]]
-	// state is the bucket word. It holds nil (absent: never taken, or reset)
-	// or a pointer to an immutable state; every commit replaces it by
-	// compare-and-swap, and only Reset stores to it directly.
-	state seam.Pointer[state]
+	// state is the bucket word (tokenbucket.go): (0, 0) while absent, else
+	// the tokens and timestamp of the last committed take. Every commit
+	// replaces it by a 128-bit compare-and-swap; only Reset stores to it
+	// directly.
+	state seam.Pair
 }
 
 func newTrie[K comparable]() *trie[K] {

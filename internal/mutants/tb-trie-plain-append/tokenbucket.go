@@ -10,10 +10,23 @@ import (
 	seam "github.com/tollgate/tollgate/internal/seam/hooked"
 )
 
-// state is one bucket's value, immutable once published in a cell.
-type state struct {
-	tokens float64 // tokens left after the last committed take
-	lastMs int64   // the newest clock reading of any committed take (T4)
+// A bucket word is a 128-bit seam.Pair holding one bucket's whole state, so
+// that a take commits tokens and timestamp together with one
+// compare-and-swap and allocates nothing:
+//
+//	(0, 0)                       absent: never taken, or reset (T10)
+//	(bits(tokens) | present, last) tokens left after the last committed take,
+//	                             and the newest clock reading of any committed
+//	                             take (T4), as an int64 in two's complement
+//
+// tokens is never negative (have − cost with have ≥ cost is +0 or more), so
+// its sign bit is free to mark a present bucket; the float64 itself crosses
+// the word bit for bit (T3).
+const present = 1 << 63
+
+// packState is the word of a present bucket.
+func packState(tokens float64, lastMs int64) (lo, hi uint64) {
+	return math.Float64bits(tokens) | present, uint64(lastMs)
 }
 
 // Table is a set of token buckets keyed by K. The zero value is not usable;
@@ -24,13 +37,17 @@ type Table[K comparable] struct {
 	// moves only by ResetAll's store of a fresh, empty trie (T10).
 	buckets seam.Pointer[trie[K]]
 	clock   func() int64
+	sleep   sleepFunc // WithSleep's function; nil means sleepCtx (wait.go)
 	stats
 }
 
 // Option configures a Table.
 type Option func(*config)
 
-type config struct{ clock func() int64 }
+type config struct {
+	clock func() int64
+	sleep sleepFunc
+}
 
 // WithClock makes the table read time from clock, which returns milliseconds
 // and should never decrease (the table tolerates one that does: T4). The
@@ -49,7 +66,7 @@ func New[K comparable](opts ...Option) *Table[K] {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	t := &Table[K]{clock: cfg.clock}
+	t := &Table[K]{clock: cfg.clock, sleep: cfg.sleep}
 	t.buckets.Store(newTrie[K]())
 	return t
 }
@@ -85,22 +102,23 @@ func (t *Table[K]) TakeAt(nowMs int64, key K, lim Limits, cost float64) (remaini
 func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread bool) (float64, bool) {
 	c := t.buckets.Load().insert(key)
 	for {
-		old := c.state.Load()
-		have := refill(old, lim, nowMs)
+		lo, hi := c.state.Load()
+		have := refill(lo, hi, lim, nowMs)
 		if have < cost {
 			return 0, false // T2: a refusal writes nothing
 		}
-		next := &state{tokens: have - cost, lastMs: nowMs}
-		if old != nil && old.lastMs > nowMs {
-			next.lastMs = old.lastMs // T4: never move the timestamp back
+		last := nowMs
+		if lo&present != 0 && int64(hi) > nowMs {
+			last = int64(hi) // T4: never move the timestamp back
 		}
-		// old → next commits this take, but only if no other take (or reset)
-		// committed since the load above; then old is gone and we recompute.
-		// Rows are immutable and never republished, so pointer equality means
-		// "unchanged" (the nil state has no identity, and recomputing from it
-		// gives the same answer).
-		if c.state.CompareAndSwap(old, next) {
-			return next.tokens, true
+		left := have - cost
+		nextLo, nextHi := packState(left, last)
+		// (lo, hi) → next commits this take, but only if no other take (or
+		// reset) committed since the load above, which compared both halves
+		// proves; then we recompute. Equal words mean an equal bucket, so
+		// a word that changed and changed back is as good as unchanged.
+		if c.state.CompareAndSwap(lo, hi, nextLo, nextHi) {
+			return left, true
 		}
 		t.lostRace() // T2: a lost race is retried, never a refusal
 		if reread {
@@ -109,21 +127,24 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 	}
 }
 
-// refill is the T3 formula: min(tokens + (float64(elapsed)/1000) * rate,
-// capacity), rounded at every step in that order. An absent bucket is full.
-func refill(s *state, lim Limits, nowMs int64) float64 {
-	if s == nil {
+// refill is the T3 formula on the bucket word (lo, hi): min(tokens +
+// (float64(elapsed)/1000) * rate, capacity), rounded at every step in that
+// order. An absent bucket is full.
+func refill(lo, hi uint64, lim Limits, nowMs int64) float64 {
+	if lo&present == 0 {
 		return lim.Capacity
 	}
+	tokens := math.Float64frombits(lo &^ present)
+	// A full bucket stays full whatever the accrual (which is never
+	// negative), so the division is skipped: the min below would return
+	// Capacity anyway. With no time elapsed the product is exactly +0 for
+	// every valid rate, so many takes within one millisecond skip it too.
 	// The conversion rounds the product: no fused multiply-add on any GOARCH.
-	// With no time elapsed the product is exactly +0 for every valid rate,
-	// so the common case of many takes within one millisecond skips the
-	// division.
 	var accrued float64
-	if e := elapsed(s.lastMs, nowMs); e != 0 {
+	if e := elapsed(int64(hi), nowMs); e != 0 && tokens < lim.Capacity {
 		accrued = float64(float64(e) / 1000 * lim.RefillPerSecond)
 	}
-	return min(s.tokens+accrued, lim.Capacity)
+	return min(tokens+accrued, lim.Capacity)
 }
 
 // Peek is shorthand for PeekAt with the table's clock.
@@ -138,14 +159,16 @@ func (t *Table[K]) PeekAt(nowMs int64, key K, lim Limits) (float64, error) {
 	if err := check(lim, 0, false); err != nil {
 		return 0, err
 	}
-	return refill(t.load(key), lim, nowMs), nil
+	lo, hi := t.load(key)
+	return refill(lo, hi, lim, nowMs), nil
 }
 
-func (t *Table[K]) load(key K) *state {
+// load returns key's bucket word, (0, 0) when the key has no cell.
+func (t *Table[K]) load(key K) (lo, hi uint64) {
 	if c := t.buckets.Load().find(key); c != nil {
 		return c.state.Load()
 	}
-	return nil
+	return 0, 0
 }
 
 // RetryAfter is shorthand for RetryAfterAt with the table's clock.
@@ -165,8 +188,8 @@ func (t *Table[K]) RetryAfterAt(nowMs int64, key K, lim Limits, cost float64) (i
 	if err := check(lim, cost, true); err != nil {
 		return 0, err
 	}
-	s := t.load(key)
-	have := refill(s, lim, nowMs)
+	lo, hi := t.load(key)
+	have := refill(lo, hi, lim, nowMs)
 	if have >= cost {
 		return 0, nil
 	}
@@ -175,12 +198,12 @@ func (t *Table[K]) RetryAfterAt(nowMs int64, key K, lim Limits, cost float64) (i
 	if nowMs > 1 {
 		limit = math.MaxInt64 - nowMs // the largest w with nowMs+w representable
 	}
-	covers := func(w int64) bool { return refill(s, lim, nowMs+w) >= cost }
+	covers := func(w int64) bool { return refill(lo, hi, lim, nowMs+w) >= cost }
 	// Accrual starts at max(nowMs, last): a clock behind the stored
-	// timestamp first waits out the gap. s is not nil here: an absent bucket
-	// is full and covers any valid cost.
+	// timestamp first waits out the gap. The bucket is present here: an
+	// absent bucket is full and covers any valid cost.
 	w := limit
-	if gap := elapsed(nowMs, s.lastMs); est < float64(limit) && gap < uint64(limit)-uint64(est) {
+	if gap := elapsed(nowMs, int64(hi)); est < float64(limit) && gap < uint64(limit)-uint64(est) {
 		w = int64(uint64(est) + gap)
 	}
 	// The estimate is exact or one off in rounding; covers(0) is false, so
@@ -195,15 +218,15 @@ func (t *Table[K]) RetryAfterAt(nowMs int64, key K, lim Limits, cost float64) (i
 	if !covers(limit) {
 		return Never, nil
 	}
-	lo, hi := int64(0), limit // !covers(lo) && covers(hi)
-	for hi-lo > 1 {
-		if mid := lo + (hi-lo)/2; covers(mid) {
-			hi = mid
+	short, enough := int64(0), limit // !covers(short) && covers(enough)
+	for enough-short > 1 {
+		if mid := short + (enough-short)/2; covers(mid) {
+			enough = mid
 		} else {
-			lo = mid
+			short = mid
 		}
 	}
-	return hi, nil
+	return enough, nil
 }
 
 // elapsed is max(now - last, 0) as an exact count of milliseconds: the
@@ -221,7 +244,7 @@ func elapsed(last, now int64) uint64 {
 // full bucket.
 func (t *Table[K]) Reset(key K) {
 	if c := t.buckets.Load().find(key); c != nil {
-		c.state.Store(nil)
+		c.state.Store(0, 0) // present → absent
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package hooked is internal/seam with every operation a switch point: the
 // same types and methods, each of which first hands control to the
 // installed Scheduler and, once it has run, reports what it did. With no
-// scheduler installed every method is the plain sync/atomic operation.
+// scheduler installed every method is the plain sync/atomic operation (for
+// Pair, seam.Pair's own).
 //
 // The real tables of impl/ import internal/seam, whose methods are
 // sync/atomic's and compile to the same instructions. go generate
@@ -19,6 +20,8 @@ package hooked
 import (
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/tollgate/tollgate/internal/seam"
 )
 
 // Op is the kind of a shared-memory operation.
@@ -52,11 +55,18 @@ func (o Op) String() string {
 // value (CAS) or the value before (Add, Store: not read, nil); New the value
 // stored, swapped in, or the sum. OK is the CAS result (true for the
 // others). Values are *T for pointer words, uint64 and bool otherwise.
+//
+// A Pair is one word: its Word is the Pair's address whichever half an
+// operation touched, so that two accesses to one Pair conflict when either
+// wrote. Its 128-bit operations (Load, Store, CompareAndSwap) have [2]uint64
+// values, {lo, hi}; LoadLo and CompareAndSwapLo have uint64 values, of lo
+// alone, and set Lo.
 type Access struct {
 	Word     unsafe.Pointer
 	Op       Op
 	Old, New any
 	OK       bool
+	Lo       bool // the operation was a Pair's LoadLo or CompareAndSwapLo
 }
 
 // Wrote reports whether the operation changed memory (a failed CAS did
@@ -201,4 +211,75 @@ func (b *Bool) Store(v bool) {
 	s.Before(b.word(), Store)
 	b.v.Store(v)
 	s.After(Access{Word: b.word(), Op: Store, New: v, OK: true})
+}
+
+// Pair is a seam.Pair whose operations are switch points. It is the real
+// seam.Pair inside, so with no scheduler installed each method is exactly
+// seam.Pair's operation (atomic, with its costs), and under a scheduler the
+// operation between Before and After is that same atomic operation. It has
+// seam.Pair's size, which impl/ may pad by. It must not be copied after first
+// use.
+type Pair struct{ v seam.Pair }
+
+func (p *Pair) word() unsafe.Pointer { return unsafe.Pointer(p) }
+
+// Load atomically loads both halves.
+func (p *Pair) Load() (lo, hi uint64) {
+	s := current()
+	if s == nil {
+		return p.v.Load()
+	}
+	s.Before(p.word(), Load)
+	lo, hi = p.v.Load()
+	s.After(Access{Word: p.word(), Op: Load, Old: [2]uint64{lo, hi}, OK: true})
+	return lo, hi
+}
+
+// LoadLo atomically loads lo alone.
+func (p *Pair) LoadLo() uint64 {
+	s := current()
+	if s == nil {
+		return p.v.LoadLo()
+	}
+	s.Before(p.word(), Load)
+	lo := p.v.LoadLo()
+	s.After(Access{Word: p.word(), Op: Load, Old: lo, OK: true, Lo: true})
+	return lo
+}
+
+// Store atomically stores lo and hi.
+func (p *Pair) Store(lo, hi uint64) {
+	s := current()
+	if s == nil {
+		p.v.Store(lo, hi)
+		return
+	}
+	s.Before(p.word(), Store)
+	p.v.Store(lo, hi)
+	s.After(Access{Word: p.word(), Op: Store, New: [2]uint64{lo, hi}, OK: true})
+}
+
+// CompareAndSwap executes the compare-and-swap operation on both halves.
+func (p *Pair) CompareAndSwap(oldLo, oldHi, newLo, newHi uint64) (swapped bool) {
+	s := current()
+	if s == nil {
+		return p.v.CompareAndSwap(oldLo, oldHi, newLo, newHi)
+	}
+	s.Before(p.word(), CAS)
+	ok := p.v.CompareAndSwap(oldLo, oldHi, newLo, newHi)
+	s.After(Access{Word: p.word(), Op: CAS, Old: [2]uint64{oldLo, oldHi}, New: [2]uint64{newLo, newHi}, OK: ok})
+	return ok
+}
+
+// CompareAndSwapLo executes the compare-and-swap operation on lo alone; hi
+// is neither compared nor changed.
+func (p *Pair) CompareAndSwapLo(old, new uint64) (swapped bool) {
+	s := current()
+	if s == nil {
+		return p.v.CompareAndSwapLo(old, new)
+	}
+	s.Before(p.word(), CAS)
+	ok := p.v.CompareAndSwapLo(old, new)
+	s.After(Access{Word: p.word(), Op: CAS, Old: old, New: new, OK: ok, Lo: true})
+	return ok
 }

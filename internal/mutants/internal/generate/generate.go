@@ -59,7 +59,7 @@ var primitives = map[bool]primitive{
 	},
 	false: {
 		name:   "tokenbucket",
-		tables: []string{"stats_off.go", "stats_on.go", "tokenbucket.go", "trie.go"},
+		tables: []string{"stats_off.go", "stats_on.go", "tokenbucket.go", "trie.go", "wait.go"},
 		values: []string{"types.go"},
 	},
 }

@@ -1,0 +1,131 @@
+package tokenbucket
+
+// Wait: a blocking take built from TakeAt and RetryAfterAt (spec §4,
+// "wait"). It adds no shared memory of its own: every word it reads or
+// writes is read or written by take and RetryAfterAt.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// ErrWouldExceedDeadline is returned, wrapped with the wait and the time
+// left, by a Wait whose context has a deadline that would pass before the
+// bucket covers the cost. Wait returns it at once, without sleeping, as
+// x/time/rate's Limiter.WaitN does. Test for it with errors.Is.
+var ErrWouldExceedDeadline = errors.New("tokenbucket: wait would exceed the context deadline")
+
+// ErrNever is returned, wrapped with the limits and the cost, by a Wait for
+// which RetryAfterAt reports Never: no wait within the clock's range would
+// refill the bucket enough, because the refill rate is too small. Wait
+// returns it at once. Test for it with errors.Is.
+var ErrNever = errors.New("tokenbucket: the bucket would never cover the cost")
+
+// sleepFunc blocks for d, or until ctx is done, whichever comes first; it
+// returns nil after a full d and ctx.Err() otherwise.
+type sleepFunc func(ctx context.Context, d time.Duration) error
+
+// WithSleep makes Wait block with sleep instead of a timer on the real
+// clock. sleep must return nil once d has passed and ctx.Err() if ctx is done
+// first; any other error it returns ends Wait with that error. It is meant
+// for tests that inject a clock with WithClock: a sleep that advances that
+// clock by d makes Wait instant and deterministic. A nil sleep restores the
+// default.
+func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
+	return func(c *config) { c.sleep = sleep }
+}
+
+// sleepCtx is the default sleep: a timer on the real clock, stopped on every
+// return, raced against ctx.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Wait blocks until key's bucket covers cost, then takes it and reports the
+// tokens remaining (T1): the blocking form of Take, as x/time/rate's
+// Limiter.WaitN is of AllowN. cost and the limits are in tokens and tokens
+// per second; the waits are whole milliseconds of the table's clock
+// (spec/tokenbucket.md §4, wait).
+//
+// Each round reads the table's clock once and tries a take at that reading
+// (TakeAt). If the bucket refuses (T2), RetryAfterAt at the same reading
+// gives the smallest whole number of milliseconds after which the take would
+// succeed if nobody else took (T7); Wait sleeps that long and tries again.
+// Another caller may take the tokens during the sleep, so a waiter can sleep
+// more than once. Waiters are not queued: unlike a Limiter, Wait reserves
+// nothing while it sleeps, and a busy key may keep a waiter waiting.
+//
+// Wait fails, and then has taken nothing:
+//   - at once with an *ArgError when lim or cost break T9;
+//   - with ctx.Err() when ctx is done before the take, including during a
+//     sleep;
+//   - at once, without sleeping, with an error wrapping
+//     ErrWouldExceedDeadline when ctx has a deadline and the wait would end
+//     after it (the wait is compared with the time left on the real clock,
+//     time.Until, since the table's clock need not be the wall clock);
+//   - at once with an error wrapping ErrNever when RetryAfterAt reports
+//     Never.
+//
+// Only the successful take changes the bucket; Wait linearizes at its
+// compare-and-swap. Wait is safe for concurrent use by many goroutines; each
+// take stays lock-free (T11), only the sleeps block.
+func (t *Table[K]) Wait(ctx context.Context, key K, lim Limits, cost float64) (remaining float64, err error) {
+	if err := check(lim, cost, true); err != nil {
+		return 0, err
+	}
+	sleep := t.sleep
+	if sleep == nil {
+		sleep = sleepCtx
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		now := t.clock()
+		if remaining, ok := t.take(key, lim, cost, now, false); ok {
+			return remaining, nil
+		}
+		w, err := t.RetryAfterAt(now, key, lim, cost)
+		switch {
+		case err != nil: // unreachable: the arguments passed check
+			return 0, err
+		case w == 0:
+			// The bucket covered the cost by the time RetryAfterAt loaded
+			// it (a Reset in between): try again without sleeping.
+			continue
+		case w == Never:
+			return 0, fmt.Errorf("%w: capacity %v, refill_per_second %v, cost %v", ErrNever, lim.Capacity, lim.RefillPerSecond, cost)
+		}
+		if deadline, ok := ctx.Deadline(); ok {
+			// w ms > left exactly when w > floor(left / 1 ms), for whole w;
+			// the division truncates towards zero, which is the floor for
+			// left >= 0 and keeps every w >= 1 too long for left < 0.
+			if left := time.Until(deadline); w > int64(left/time.Millisecond) {
+				return 0, fmt.Errorf("%w: the bucket covers cost %v in %d ms, the deadline is %v away", ErrWouldExceedDeadline, cost, w, left)
+			}
+		}
+		if err := sleep(ctx, millis(w)); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// millis converts a wait of w >= 0 milliseconds to a Duration, saturating at
+// the largest Duration (about 292 years): a Wait that long sleeps, wakes and
+// checks again.
+func millis(w int64) time.Duration {
+	if w > int64(math.MaxInt64/time.Millisecond) {
+		return math.MaxInt64
+	}
+	return time.Duration(w) * time.Millisecond
+}

@@ -1,0 +1,5 @@
+//go:build !purego
+
+package seam
+
+var pairPaths = []pairPath{{name: "exclusive"}}
