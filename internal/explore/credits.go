@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"unsafe"
 
@@ -343,14 +344,14 @@ func (p *crProgram) outcome(r *crRun, final []model.CrOutput[string]) string {
 // dump renders every word of the table.
 func (p *crProgram) dump() string {
 	var b strings.Builder
-	holder := p.holderName()
+	tr := &crTracer{p: p}
 	for off := uintptr(0); off < p.words.lay.typ.Size(); off++ {
 		name, ok := p.words.lay.names[off]
 		if !ok {
 			continue
 		}
 		addr := unsafe.Add(p.words.base, off)
-		fmt.Fprintf(&b, " %s=%s", name, p.words.value(rawValue(addr, p.words.lay.words[off]), holder))
+		fmt.Fprintf(&b, " %s=%s", name, tr.value(addr, rawValue(addr, p.words.lay.words[off])))
 	}
 	return b.String()
 }
@@ -385,6 +386,31 @@ func (p *crProgram) holderName() func(unsafe.Pointer) string {
 
 func (p *crProgram) tracer() tracer { return &crTracer{p: p} }
 
+// slotLo renders the lo half of a slot word as impl/credits lays it out:
+// two state bits under the generation.
+func slotLo(lo uint64) string {
+	state := [...]string{"free", "reserved", "enqueued", "processing"}[lo&3]
+	return fmt.Sprintf("%s g%d", state, lo>>2)
+}
+
+// serialName names the holder whose serial a slot word's hi half holds by
+// its model id, so that traces do not depend on how many holders the
+// process made before.
+func (t *crTracer) serialName(serial uint64) string {
+	if serial == 0 {
+		return "no holder"
+	}
+	r := t.p.run
+	for _, ins := range append([][]model.CrInput[string]{r.setupIn}, r.in...) {
+		for _, in := range ins {
+			if in.Holder != 0 && r.ad.Holder(in.Holder).Serial() == serial {
+				return in.Holder.String()
+			}
+		}
+	}
+	return "an earlier holder"
+}
+
 type crTracer struct {
 	p      *crProgram
 	holder func(unsafe.Pointer) string
@@ -398,11 +424,20 @@ func (t *crTracer) value(addr unsafe.Pointer, v any) string {
 	if t.holder == nil {
 		t.holder = t.p.holderName()
 	}
-	s := t.p.words.value(v, t.holder)
-	if s == "nil" && strings.HasPrefix(t.p.words.name(addr), "slots[") {
-		return "free"
+	if strings.HasSuffix(t.p.words.name(addr), ".holder") {
+		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer {
+			return t.holder(rv.UnsafePointer())
+		}
 	}
-	return s
+	if strings.HasSuffix(t.p.words.name(addr), ".word") {
+		switch w := v.(type) {
+		case [2]uint64:
+			return fmt.Sprintf("{%s %s}", slotLo(w[0]), t.serialName(w[1]))
+		case uint64:
+			return slotLo(w)
+		}
+	}
+	return t.p.words.value(v, t.holder)
 }
 
 func (t *crTracer) call(th, op int) string {

@@ -32,7 +32,7 @@ func Example() {
 	fmt.Println("replayed:", rep.Failure.Kind, rep.Schedule == f.Schedule)
 	// Output:
 	// real table: exhaustive: 14 schedules within bound 2
-	// cr-reserve-no-cas: linearizability violation (C16) with 1 preemption
-	// schedule: 0x9.1x10.0x1
+	// cr-reserve-no-cas: linearizability violation (C3) with 1 preemption
+	// schedule: 0x9.1x12.0x3
 	// replayed: linearizability true
 }

@@ -399,19 +399,13 @@ func (w *words) value(v any, holder func(unsafe.Pointer) string) string {
 	name := e.Type().Name()
 	f := func(n string) reflect.Value { return readable(e.FieldByName(n)) }
 	switch {
-	case strings.HasPrefix(name, "row["):
-		s := fmt.Sprintf("{%v %s e%d", f("state").Interface(), holder(f("holder").UnsafePointer()), f("epoch").Uint())
-		if st := fmt.Sprint(f("state").Interface()); st != "reserved" {
-			s += fmt.Sprintf(" %q @%dms", fmt.Sprint(f("payload").Interface()), f("markedMs").Int())
-		}
-		return s + "}"
+	case strings.HasPrefix(name, "box["):
+		return fmt.Sprintf("{g%d %q @%dms}", f("gen").Uint(), fmt.Sprint(f("payload").Interface()), f("markedMs").Int())
 	case strings.HasPrefix(name, "tnode["):
 		if f("kids").IsNil() {
 			return fmt.Sprintf("cell %q", fmt.Sprint(f("key").Interface()))
 		}
 		return "inner node"
-	case name == "state":
-		return fmt.Sprintf("{tokens=%v last=%dms}", f("tokens").Float(), f("lastMs").Int())
 	case strings.HasPrefix(name, "trie["):
 		return w.trieName(rv.UnsafePointer())
 	}

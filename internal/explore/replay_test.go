@@ -69,7 +69,7 @@ func TestTraceNamesWords(t *testing.T) {
 		`load buckets = trie0`,
 		`cas trie0["k1","k2","k3"]: nil → cell "k2" ok`,
 		`cas trie0["k1","k2","k3"]: cell "k2" → inner node ok`,
-		`cas trie0 cell "k1".state: nil → {tokens=1 last=0ms} ok`,
+		`cas trie0 cell "k1".state: absent → {tokens=1 last=0ms} ok`,
 		`store unpublished node word := cell "k2"`,
 		`← preempts T0`,
 		`▶ take "k3" cost=1 at 0ms [cap 2, 1000/s]`,
@@ -90,7 +90,7 @@ func TestTraceNamesWords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`load slots[0] = {enqueued h1 e1 "p" @1ms}`, `cas slots[0]: {enqueued h1 e1 "p" @1ms} → {processing h1 e1 "p" @1ms} ok`, `snapshot: general 25 free, 1 processing`} {
+	for _, want := range []string{`load slots[0].word.lo = enqueued g1`, `load slots[0].box = {g1 "p" @1ms}`, `cas slots[0].word.lo: enqueued g1 → processing g1 ok`, `snapshot: general 25 free, 1 processing`} {
 		if !strings.Contains(rep.Trace, want) {
 			t.Errorf("trace lacks %q:\n%s", want, rep.Trace)
 		}

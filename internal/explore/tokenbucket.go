@@ -312,7 +312,21 @@ func (t *tbTracer) observe(c *controller, r *stepRec) {
 func (t *tbTracer) word(addr unsafe.Pointer) string { return t.p.words.name(addr) }
 
 func (t *tbTracer) value(addr unsafe.Pointer, v any) string {
+	if w, ok := v.([2]uint64); ok && strings.HasSuffix(t.p.words.name(addr), ".state") {
+		return bucketWord(w)
+	}
 	return t.p.words.value(v, func(unsafe.Pointer) string { return "" })
+}
+
+// bucketWord renders a bucket word as impl/tokenbucket lays it out: (0, 0)
+// for an absent bucket, else the tokens' bits under a presence bit in lo and
+// the timestamp in hi.
+func bucketWord(w [2]uint64) string {
+	const present = 1 << 63
+	if w[0]&present == 0 {
+		return "absent"
+	}
+	return fmt.Sprintf("{tokens=%v last=%dms}", math.Float64frombits(w[0]&^present), int64(w[1]))
 }
 
 func (t *tbTracer) call(th, op int) string { return t.p.script.threads[th][op].String() }

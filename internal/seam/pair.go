@@ -24,10 +24,14 @@ package seam
 // 16-byte aligned; Go aligns a struct field to 8 bytes only, so the choice is
 // made from the Pair's address at every operation. That is why a Pair must
 // stay where it was first used: a Pair that other goroutines reach lives in
-// the heap (it escapes to it), and Go's heap does not move objects; a Pair
-// that stays on its goroutine's stack moves only with the whole stack, by a
-// multiple of the stack's size, which keeps its address modulo 16. A copy of
-// a Pair at an address of the other parity would read the wrong words.
+// the heap (it escapes to it), and Go's heap does not move objects. (A Pair
+// that stays on its goroutine's stack moves when the runtime copies the
+// stack, to the same distance from the top of the new one; stacks are 2
+// KiB-aligned and their sizes multiples of 2 KiB, so the move keeps the
+// address modulo 16, and TestPairOnStack checks that it works.) A copy of a
+// Pair at an address of the other parity would read the wrong words, which
+// is one more reason not to copy one. Each 128-bit operation is a call of a
+// small assembly function, into which the method inlines.
 //
 //   - Store and CompareAndSwap are LOCK CMPXCHG16B (Store retries until the
 //     value it compared against was current). Both write the cache line,
@@ -78,8 +82,9 @@ package seam
 //   - Load is LDAXP and STLXP of the same value, retried: ARMv8.0 reads a
 //     pair single-copy atomically only when the store-exclusive that follows
 //     succeeds, so Load writes the line (takes it exclusive) and concurrent
-//     Loads contend like writes. (FEAT_LSE2's atomic LDP is not used; nor is
-//     CASPAL, which the Go assembler does not spell.)
+//     Loads contend like writes. (FEAT_LSE2's single-copy-atomic LDP is not
+//     used, nor FEAT_LSE's CASPAL, of which the Go assembler has only the
+//     unordered form CASP.)
 //   - LoadLo and CompareAndSwapLo are sync/atomic's on the lo word (LDAR; CASAL
 //     or an LDAXR/STLXR loop), inlined.
 //
@@ -98,8 +103,9 @@ package seam
 // the pointer changed but the boxed values still match (another write put
 // equal values in a new box), and failing without a write when they do not
 // match. It is lock-free (a retry means another write succeeded) and
-// sequentially consistent because atomic.Pointer is, but it allocates a 16-byte
-// box on every write.
+// sequentially consistent because atomic.Pointer is, but it allocates a
+// 16-byte box on every write, and a Load costs a pointer load and the read of
+// the box it points to.
 //
 // With -race, the race detector does not see the assembly, so the operations
 // of the amd64 and arm64 implementations tell it of their synchronization: a

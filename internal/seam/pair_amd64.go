@@ -18,6 +18,8 @@ var (
 
 // pairNoCX16 is where the assembly jumps on a CPU without CMPXCHG16B, in
 // place of the operation.
+//
+//lint:ignore U1000 called from pair_amd64.s
 func pairNoCX16() {
 	panic("seam: this CPU has no CMPXCHG16B, which seam.Pair needs on amd64; build with -tags purego")
 }

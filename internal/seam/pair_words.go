@@ -21,16 +21,20 @@ func (w *pairWords) lo() *uint64 { return &w[uintptr(unsafe.Pointer(w))>>3&1] }
 // that it inlines into its caller; in race builds the 128-bit ones go the
 // long way round, through the race* methods, which tell the race detector.
 
-// Load atomically loads both halves: one snapshot of the pair.
+// Load atomically loads both halves: one snapshot of the pair. On amd64 with
+// AVX it does not write the cache line; on amd64 without AVX and on arm64 it
+// does (see Pair).
 func (p *Pair) Load() (lo, hi uint64) {
 	if pairRace {
 		return p.raceLoad()
 	}
+	// Assigned, not returned: that keeps the method within the inliner's
+	// budget.
 	lo, hi = pairLoad128(p.w.lo())
 	return
 }
 
-// LoadLo atomically loads lo alone.
+// LoadLo atomically loads lo alone. It does not write the cache line.
 func (p *Pair) LoadLo() uint64 { return atomic.LoadUint64(p.w.lo()) }
 
 // Store atomically stores lo and hi.
@@ -44,7 +48,8 @@ func (p *Pair) Store(lo, hi uint64) {
 
 // CompareAndSwap executes the compare-and-swap operation on both halves at
 // once: if the pair holds (oldLo, oldHi) it becomes (newLo, newHi). It fails
-// if either half differs.
+// if either half differs. On amd64 it writes the cache line even when it
+// fails; on arm64 a failure does not write.
 func (p *Pair) CompareAndSwap(oldLo, oldHi, newLo, newHi uint64) (swapped bool) {
 	if pairRace {
 		return p.raceCAS(oldLo, oldHi, newLo, newHi)
@@ -53,7 +58,9 @@ func (p *Pair) CompareAndSwap(oldLo, oldHi, newLo, newHi uint64) (swapped bool) 
 }
 
 // CompareAndSwapLo executes the compare-and-swap operation on lo alone: if lo
-// is old it becomes new. hi is neither compared nor changed.
+// is old it becomes new. hi is neither compared nor changed. It is
+// sync/atomic's CompareAndSwapUint64 on the lo word, with its costs (on amd64
+// it writes the cache line even when it fails).
 func (p *Pair) CompareAndSwapLo(old, new uint64) (swapped bool) {
 	return atomic.CompareAndSwapUint64(p.w.lo(), old, new)
 }

@@ -188,7 +188,7 @@ func (t *Table[P]) Reserve(h *Holder, c Class) (Token, Result) {
 				seen[n-1] = lo
 				continue
 			}
-			gen := (genOf(lo) + 1) & 7 // the generation wraps in 3 bits
+			gen := genOf(lo)%2 + 1 // the generation wraps in 1 bit: 1, 2, 1, 2, …
 			if gen > maxGen {
 				panic(fmt.Sprintf("credits: slot %d has handed out all %d generations; another reservation would repeat an epoch (C3)", n, uint64(maxGen)))
 			}

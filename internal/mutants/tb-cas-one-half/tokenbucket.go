@@ -5,6 +5,7 @@ package tokenbucket
 import (
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/tollgate/tollgate/internal/clock"
 	seam "github.com/tollgate/tollgate/internal/seam/hooked"
@@ -103,6 +104,12 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 	c := t.buckets.Load().insert(key)
 	for {
 		lo, hi := c.state.Load()
+		// The goroutine may be descheduled between its load and its
+		// commit, as the scheduler may do at any instruction; yielding here
+		// makes that happen on every call instead of almost never, so that
+		// a racing take commits inside the window (a few nanoseconds
+		// otherwise, now that a commit allocates nothing).
+		runtime.Gosched()
 		have := refill(lo, hi, lim, nowMs)
 		if have < cost {
 			return 0, false // T2: a refusal writes nothing
