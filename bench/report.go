@@ -287,10 +287,13 @@ type Target struct {
 	Text     string
 }
 
-// Targets evaluates the targets the results cover.
+// Targets evaluates the targets the results cover (issue 12's list): a
+// ratio of tollgate's time per operation to a peer's at the same goroutine
+// count must be at most the bound, and the allocation and memory targets at
+// most their limits.
 func Targets(rs []Result, mem []MemResult) []Target {
 	var ts []Target
-	ratio := func(what, group, peer string, g int) {
+	ratio := func(what, group, peer string, g int, bound float64) {
 		tg, ok1 := find(rs, group, Tollgate, g)
 		pr, ok2 := find(rs, group, peer, g)
 		if !ok1 || !ok2 {
@@ -298,21 +301,44 @@ func Targets(rs []Result, mem []MemResult) []Target {
 		}
 		r := tg.NsPerOp / pr.NsPerOp
 		cr := tg.Extra["cpu-ns/op"] / pr.Extra["cpu-ns/op"]
-		ts = append(ts, Target{What: what, Ratio: r, CPURatio: cr, Text: fmt.Sprintf("%.1f ns ÷ %.1f ns = %.2f× (target ≤ 1.00×; CPU time per op: %.1f ÷ %.1f = %.2f×)",
-			tg.NsPerOp, pr.NsPerOp, r, tg.Extra["cpu-ns/op"], pr.Extra["cpu-ns/op"], cr)})
+		ts = append(ts, Target{What: what, Ratio: r / bound, CPURatio: cr / bound, Text: fmt.Sprintf("%.1f ns ÷ %.1f ns = %.2f× (target ≤ %.2f×; CPU time per op: %.1f ÷ %.1f = %.2f×)",
+			tg.NsPerOp, pr.NsPerOp, r, bound, tg.Extra["cpu-ns/op"], pr.Extra["cpu-ns/op"], cr)})
 	}
-	ratio("Take admitting, 1 key, injected time, 1 goroutine vs one bare x/time/rate Limiter AllowN", "TB/work=admit/keys=1", XRateSingle, 1)
-	ratio("Take admitting, 1 key, injected time, 1 goroutine vs x/time/rate Limiter per key (sync.Map)", "TB/work=admit/keys=1", XRate, 1)
-	if tg, ok := find(rs, "TB/work=admit/keys=1", Tollgate, 1); ok {
-		ts = append(ts, Target{What: "Take admitting allocations", Ratio: float64(tg.AllocsPerOp), Text: fmt.Sprintf("%d allocs/op, %d B/op (target ≤ 1 alloc/op)", tg.AllocsPerOp, tg.BytesPerOp)})
+	allocs := func(what, group string) {
+		worst, found := Result{}, false
+		for _, g := range gsOf(rs, group) {
+			if tg, ok := find(rs, group, Tollgate, g); ok && (!found || tg.AllocsPerOp > worst.AllocsPerOp) {
+				worst, found = tg, true
+			}
+		}
+		if found {
+			ts = append(ts, Target{What: what, Ratio: float64(worst.AllocsPerOp), Text: fmt.Sprintf("at most %d allocs/op, %d B/op at every goroutine count (target 0 allocs/op)", worst.AllocsPerOp, worst.BytesPerOp)})
+		}
 	}
-	for _, g := range gsOf(rs, "CR/work=reserve-release") {
-		ratio(fmt.Sprintf("Credits reserve+release, %s, vs buffered-channel semaphore", goroutines(g)), "CR/work=reserve-release", ChanSem, g)
+	const admit1, admitMany, refuse1 = "TB/work=admit/keys=1", "TB/work=admit/keys=10000", "TB/work=refuse/keys=1"
+	const rr, cycle = "CR/work=reserve-release", "CR/work=cycle"
+	for _, g := range gsOf(rs, admit1) {
+		ratio(fmt.Sprintf("Take admitting, 1 key, %s, vs mutex-per-bucket", goroutines(g)), admit1, MutexMap, g, 1)
 	}
-	ratio("Credits full cycle, 8 callers, vs owner mailbox", "CR/work=cycle", Mailbox, 8)
+	allocs("Take admitting, allocations", admit1)
+	for _, g := range gsOf(rs, admitMany) {
+		ratio(fmt.Sprintf("Take admitting, 10,000 keys, %s, vs sharded-mutex", goroutines(g)), admitMany, ShardedMap, g, 1)
+	}
+	for _, g := range gsOf(rs, rr) {
+		ratio(fmt.Sprintf("Credits reserve+release, %s, vs mutex-table", goroutines(g)), rr, MutexTable, g, 1)
+		ratio(fmt.Sprintf("Credits reserve+release, %s, vs buffered-channel semaphore", goroutines(g)), rr, ChanSem, g, 1)
+	}
+	allocs("Credits reserve+release, allocations", rr)
+	ratio("Credits full cycle, 8 callers, vs owner mailbox", cycle, Mailbox, 8, 1)
+	for _, g := range gsOf(rs, refuse1) {
+		if g >= 8 {
+			ratio(fmt.Sprintf("Take refused, 1 key, %s, vs mutex-per-bucket (no regression from 0.03–0.08×)", goroutines(g)), refuse1, MutexMap, g, 0.1)
+		}
+	}
+	allocs("Take refused, allocations", refuse1)
 	for _, m := range mem {
 		if m.Design == Tollgate {
-			ts = append(ts, Target{What: fmt.Sprintf("Memory per idle key at %d keys", m.Keys), Ratio: m.BytesPerKey / 150, Text: fmt.Sprintf("%.1f bytes/key (target ≤ 150)", m.BytesPerKey)})
+			ts = append(ts, Target{What: fmt.Sprintf("Memory per idle key at %d keys", m.Keys), Ratio: m.BytesPerKey / 100, Text: fmt.Sprintf("%.1f bytes/key (target ≤ 100)", m.BytesPerKey)})
 		}
 	}
 	return ts
