@@ -64,8 +64,15 @@ func newInner[K comparable]() *tnode[K] {
 // find returns key's cell, or nil when the key has none.
 func (t *trie[K]) find(key K) *tnode[K] { return t.findHash(key, maphash.Comparable(t.seed, key)) }
 
-// insert returns key's cell, adding an empty one if the key has none.
-func (t *trie[K]) insert(key K) *tnode[K] { return t.insertHash(key, maphash.Comparable(t.seed, key)) }
+// insert returns key's cell, adding an empty one if the key has none. A key
+// seen before is found by the read-only walk, which has no insert to prepare.
+func (t *trie[K]) insert(key K) *tnode[K] {
+	h := maphash.Comparable(t.seed, key)
+	if c := t.findHash(key, h); c != nil {
+		return c
+	}
+	return t.insertHash(key, h)
+}
 
 // findHash is find with the key's hash h given (tests force collisions).
 func (t *trie[K]) findHash(key K, h uint64) *tnode[K] {
