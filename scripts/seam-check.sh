@@ -27,8 +27,8 @@ trap 'rm -rf "$tmp"' EXIT
 # binaries link the same packages in the same order (seam.Pair needs
 # golang.org/x/sys/cpu, whose code and data would otherwise move every address
 # of one binary when impl/ of the other does not use a Pair). The linker lays
-# packages out in the order they are first imported, so the probe's imports
-# are in the order written here, not gofmt's.
+# packages out in the order it first meets their imports, so the probe
+# imports it first, in a group of its own (which gofmt would keep in place).
 probe='package main
 
 import (

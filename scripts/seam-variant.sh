@@ -16,11 +16,11 @@
 #
 # The stand-in keeps seam's import path, so the symbols and the layout of the
 # two binaries are the same and their listings compare instruction for
-# instruction. Pair's code is the same on both sides by construction; what
-# the comparison proves of it is that it adds nothing around its operations
-# to the code that uses it, which seam-check.sh checks in the seam build:
-# every Pair method inlines, leaving a sync/atomic operation or one call of
-# its assembly.
+# instruction. Pair's code is the same on both sides by construction, so
+# the comparison says nothing of it; that it adds nothing around its
+# operations to the code that uses it is checked by seam-check.sh in the seam
+# build: every Pair method must inline, leaving a sync/atomic operation or one
+# call of its assembly.
 seam_atomic_variant() {
   local dir=$1 mod=github.com/tollgate/tollgate
   grep -rl "\"$mod/internal/seam\"" "$dir/impl" --include='*.go' | while read -r f; do

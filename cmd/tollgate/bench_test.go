@@ -40,7 +40,7 @@ func TestBenchFlagsRejectBadInput(t *testing.T) {
 func TestBenchWritesResults(t *testing.T) {
 	dir := t.TempDir()
 	o, err := parseBenchFlags([]string{"-out", dir, "-benchtime", "2ms", "-rounds", "1", "-memkeys", "2000",
-		"-run", `TB/work=admit/keys=1/g=(1|2)/design=(tollgate|x-time-rate-single)$|MemoryPerKey/design=tollgate`}, io.Discard)
+		"-run", `TB/work=admit/keys=1/g=(1|2)/design=(tollgate|mutex-per-bucket)$|MemoryPerKey/design=tollgate`}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestBenchWritesResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"cpu: ", "## Targets", "vs one bare x/time/rate Limiter AllowN", "| 2 |", "Memory per idle key at 2000 keys", "TB_work-admit_keys-1_throughput.png"} {
+	for _, want := range []string{"cpu: ", "## Targets", "Take admitting, 1 key, 2 goroutines, vs mutex-per-bucket", "| 2 |", "Memory per idle key at 2000 keys", "TB_work-admit_keys-1_throughput.png"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("RESULTS.md lacks %q:\n%s", want, md)
 		}

@@ -44,7 +44,7 @@ func TestEpochNamesItsSlot(t *testing.T) {
 		{Slot: 2, Epoch: tok.Epoch},               // slot 1's epoch on slot 2
 		{Slot: 1, Epoch: tok.Epoch | 1<<63},       // beyond the generation cap
 		{Slot: 1, Epoch: tok.Epoch + 1<<slotBits}, // a generation not yet handed out
-		{Slot: 1, Epoch: tok.Epoch&slotMask | 0},  // generation 0 is never handed out
+		{Slot: 1, Epoch: tok.Epoch & slotMask},    // generation 0 is never handed out
 	} {
 		if bad.Epoch == 0 {
 			continue

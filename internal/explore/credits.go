@@ -435,6 +435,8 @@ func (t *crTracer) value(addr unsafe.Pointer, v any) string {
 			return fmt.Sprintf("{%s %s}", slotLo(w[0]), t.serialName(w[1]))
 		case uint64:
 			return slotLo(w)
+		case hiHalf:
+			return t.serialName(uint64(w))
 		}
 	}
 	return t.p.words.value(v, t.holder)

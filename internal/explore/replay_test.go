@@ -61,7 +61,7 @@ func TestReplayExact(t *testing.T) {
 // table and renders their values.
 func TestTraceNamesWords(t *testing.T) {
 	s, _ := Lookup("tb-trie-push-down")
-	rep, err := Replay(s, fault.None, "0x3.1x4.2x3.1x2.0x14.2x7")
+	rep, err := Replay(s, fault.None, "0x3.1x4.2x3.1x2.0x2.2x2.0x12.2x7.0x1.1x2")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -287,8 +287,8 @@ func (p *tbProgram) cellsOf(node unsafe.Pointer, trie string) []string {
 		default:
 			for c := child; c != nil; c = loadWord(unsafe.Add(c, s.nextOff)) {
 				v := p.words.value(rawValue(unsafe.Add(c, s.stateOff), s.stateWordT), nil)
-				if v == "nil" {
-					v = "absent"
+				if w, ok := rawValue(unsafe.Add(c, s.stateOff), s.stateWordT).([2]uint64); ok {
+					v = bucketWord(w)
 				}
 				out = append(out, fmt.Sprintf("%s/%q=%s", trie, s.key(c), v))
 			}
@@ -312,8 +312,18 @@ func (t *tbTracer) observe(c *controller, r *stepRec) {
 func (t *tbTracer) word(addr unsafe.Pointer) string { return t.p.words.name(addr) }
 
 func (t *tbTracer) value(addr unsafe.Pointer, v any) string {
-	if w, ok := v.([2]uint64); ok && strings.HasSuffix(t.p.words.name(addr), ".state") {
-		return bucketWord(w)
+	if strings.HasSuffix(t.p.words.name(addr), ".state") {
+		switch w := v.(type) {
+		case [2]uint64:
+			return bucketWord(w)
+		case uint64: // the lo half
+			if w&bucketPresent == 0 {
+				return "absent"
+			}
+			return fmt.Sprintf("tokens=%v", math.Float64frombits(w&^bucketPresent))
+		case hiHalf:
+			return fmt.Sprintf("last=%dms", int64(w))
+		}
 	}
 	return t.p.words.value(v, func(unsafe.Pointer) string { return "" })
 }
@@ -322,12 +332,14 @@ func (t *tbTracer) value(addr unsafe.Pointer, v any) string {
 // for an absent bucket, else the tokens' bits under a presence bit in lo and
 // the timestamp in hi.
 func bucketWord(w [2]uint64) string {
-	const present = 1 << 63
-	if w[0]&present == 0 {
+	if w[0]&bucketPresent == 0 {
 		return "absent"
 	}
-	return fmt.Sprintf("{tokens=%v last=%dms}", math.Float64frombits(w[0]&^present), int64(w[1]))
+	return fmt.Sprintf("{tokens=%v last=%dms}", math.Float64frombits(w[0]&^bucketPresent), int64(w[1]))
 }
+
+// bucketPresent is the presence bit of a bucket word's lo half.
+const bucketPresent = 1 << 63
 
 func (t *tbTracer) call(th, op int) string { return t.p.script.threads[th][op].String() }
 

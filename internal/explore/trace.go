@@ -41,6 +41,12 @@ func describeAccess(tr tracer, a hooked.Access) string {
 	if a.Lo {
 		word += ".lo"
 	}
+	if a.Hi {
+		word += ".hi"
+		if h, ok := a.Old.(uint64); ok {
+			a.Old = hiHalf(h)
+		}
+	}
 	switch a.Op {
 	case hooked.Load:
 		return fmt.Sprintf("load %s = %s", word, val(a.Old))
@@ -57,6 +63,10 @@ func describeAccess(tr tracer, a hooked.Access) string {
 	}
 	return fmt.Sprintf("%s %s", a.Op, word)
 }
+
+// hiHalf is the value of a Pair's LoadHi, so that a tracer can tell it from
+// a lo half's.
+type hiHalf uint64
 
 // pairValue renders the value of a Pair's 128-bit operation, {lo, hi}.
 func pairValue(v any) (string, bool) {

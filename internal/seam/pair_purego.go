@@ -28,6 +28,13 @@ func (p *Pair) LoadLo() uint64 {
 	return lo
 }
 
+// LoadHi atomically loads hi alone. A LoadLo and a LoadHi are two loads,
+// not one snapshot.
+func (p *Pair) LoadHi() uint64 {
+	_, hi := unbox(p.w.v.Load())
+	return hi
+}
+
 // Store atomically stores lo and hi, in a box it allocates.
 func (p *Pair) Store(lo, hi uint64) { p.w.v.Store(&[2]uint64{lo, hi}) }
 

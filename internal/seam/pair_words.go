@@ -17,9 +17,14 @@ type pairWords [3]uint64
 // w[1].
 func (w *pairWords) lo() *uint64 { return &w[uintptr(unsafe.Pointer(w))>>3&1] }
 
+// hi is the address of the hi word, the one after lo.
+func (w *pairWords) hi() *uint64 { return &w[uintptr(unsafe.Pointer(w))>>3&1+1] }
+
 // Each method is one call to the assembly, or one sync/atomic operation, so
 // that it inlines into its caller; in race builds the 128-bit ones go the
 // long way round, through the race* methods, which tell the race detector.
+// The assembly functions are named pair*: scripts/seam-check.sh lets impl/
+// refer to internal/seam by calls of those and nothing else.
 
 // Load atomically loads both halves: one snapshot of the pair. On amd64 with
 // AVX it does not write the cache line; on amd64 without AVX and on arm64 it
@@ -36,6 +41,13 @@ func (p *Pair) Load() (lo, hi uint64) {
 
 // LoadLo atomically loads lo alone. It does not write the cache line.
 func (p *Pair) LoadLo() uint64 { return atomic.LoadUint64(p.w.lo()) }
+
+// LoadHi atomically loads hi alone. It does not write the cache line. A
+// LoadLo and a LoadHi are two loads, not one snapshot: a write between them
+// may pair a lo with a hi it never had. The race detector learns of the
+// 128-bit writes' synchronization on lo's address only (see Pair), so code
+// that needs it loads lo first.
+func (p *Pair) LoadHi() uint64 { return atomic.LoadUint64(p.w.hi()) }
 
 // Store atomically stores lo and hi.
 func (p *Pair) Store(lo, hi uint64) {

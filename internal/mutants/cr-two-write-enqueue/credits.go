@@ -75,6 +75,14 @@ type slot[P any] struct {
 	//
 	// each one a single compare-and-swap. All but Reserve write lo alone:
 	// hi is fixed for the reservation's life.
+	//
+	// The operations load lo, then hi, with two 64-bit loads rather than one
+	// 128-bit snapshot. That is exact here: hi changes only together with
+	// lo (by Reserve), and a lo value never returns, so the hi loaded after
+	// a lo is that row's hi unless lo changed in between. A compare-and-swap
+	// on the loaded lo then fails; and a refusal decided on the pair was
+	// true when hi was loaded, because by then the row was no longer the
+	// one lo showed.
 	word seam.Pair
 	// holder is the last holder that reserved this slot: it keeps that
 	// Holder reachable and lets Sweep ask whether it is alive. The reserver
@@ -184,18 +192,16 @@ func (t *Table[P]) Reserve(h *Holder, c Class) (Token, Result) {
 			if seen[n-1] = s.word.LoadLo(); stateOf(seen[n-1]) != stFree {
 				continue
 			}
-			lo, hi := s.word.Load()
-			if stateOf(lo) != stFree {
-				seen[n-1] = lo
-				continue
-			}
+			lo, hi := seen[n-1], s.word.LoadHi()
 			gen := genOf(lo) + 1
 			if gen > maxGen {
 				panic(fmt.Sprintf("credits: slot %d has handed out all %d generations; another reservation would repeat an epoch (C3)", n, uint64(maxGen)))
 			}
 			// (free, g) → (reserved, g+1) with hi = h's serial: the slot
-			// becomes h's under a generation it never had. A failure means
-			// another reserve won it; try the next slot.
+			// becomes h's under a generation it never had. hi was loaded
+			// apart from lo, but it changes only with lo, so comparing both
+			// halves compares the free row we saw. A failure means another
+			// reserve won it; try the next slot.
 			if s.word.CompareAndSwap(lo, hi, pack(gen, stReserved), h.Serial()) {
 				if s.holder.Load() != h {
 					s.holder.Store(h)
@@ -248,7 +254,7 @@ func (t *Table[P]) EnqueueAt(nowMs int64, h *Holder, tok Token, payload P) Resul
 		if t.closed.Load() {
 			return NoTable
 		}
-		lo, hi := s.word.Load()
+		lo, hi := s.word.LoadLo(), s.word.LoadHi()
 		if !ok || lo != pack(gen, stReserved) || hi != h.Serial() {
 			return Lost
 		}
@@ -356,7 +362,7 @@ func (t *Table[P]) Release(h *Holder, tok Token) bool {
 		if t.closed.Load() {
 			return false
 		}
-		lo, hi := s.word.Load()
+		lo, hi := s.word.LoadLo(), s.word.LoadHi()
 		if !ok || lo != pack(gen, stReserved) || hi != h.Serial() {
 			return false
 		}
@@ -383,10 +389,11 @@ func (t *Table[P]) Sweep() int {
 			return freed
 		}
 		s := &t.slots[n-1]
-		lo, hi := s.word.Load()
+		lo := s.word.LoadLo()
 		if stateOf(lo) != stReserved {
 			continue
 		}
+		hi := s.word.LoadHi()
 		// The holder word names this reservation's holder when its serial is
 		// hi: serials are unique, so a stale holder word cannot match. Until
 		// the reserver has stored it, the reservation counts as live.

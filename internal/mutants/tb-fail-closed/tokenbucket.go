@@ -108,8 +108,11 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 	// as a refusal while tokens remain.
 	const maxAttempts = 1
 	c := t.buckets.Load().insert(key)
+	// Two 64-bit loads, cheaper than the 128-bit snapshot; a write between
+	// them can pair halves of two states, which the compare-and-swap below
+	// rejects (it compares both halves) and a refusal checks first.
+	lo, hi := c.state.LoadLo(), c.state.LoadHi()
 	for attempt := 1; ; attempt++ {
-		lo, hi := c.state.Load()
 		// The goroutine may be descheduled between its load and its
 		// commit, as the scheduler may do at any instruction; yielding here
 		// makes that happen on every call instead of almost never, so that
@@ -118,6 +121,12 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 		runtime.Gosched()
 		have := refill(lo, hi, lim, nowMs)
 		if have < cost {
+			// A refusal commits nothing to validate it: decide it on one
+			// snapshot of the word, where it linearizes.
+			if sLo, sHi := c.state.Load(); sLo != lo || sHi != hi {
+				lo, hi = sLo, sHi
+				continue
+			}
 			return 0, false // T2: a refusal writes nothing
 		}
 		last := nowMs
@@ -140,6 +149,7 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 		if reread {
 			nowMs = t.clock()
 		}
+		lo, hi = c.state.LoadLo(), c.state.LoadHi()
 	}
 }
 

@@ -102,8 +102,11 @@ func (t *Table[K]) TakeAt(nowMs int64, key K, lim Limits, cost float64) (remaini
 
 func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread bool) (float64, bool) {
 	c := t.buckets.Load().insert(key)
+	// Two 64-bit loads, cheaper than the 128-bit snapshot; a write between
+	// them can pair halves of two states, which the compare-and-swap below
+	// rejects (it compares both halves) and a refusal checks first.
+	lo, hi := c.state.LoadLo(), c.state.LoadHi()
 	for {
-		lo, hi := c.state.Load()
 		// The goroutine may be descheduled between its load and its
 		// commit, as the scheduler may do at any instruction; yielding here
 		// makes that happen on every call instead of almost never, so that
@@ -112,6 +115,12 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 		runtime.Gosched()
 		have := refill(lo, hi, lim, nowMs)
 		if have < cost {
+			// A refusal commits nothing to validate it: decide it on one
+			// snapshot of the word, where it linearizes.
+			if sLo, sHi := c.state.Load(); sLo != lo || sHi != hi {
+				lo, hi = sLo, sHi
+				continue
+			}
 			return 0, false // T2: a refusal writes nothing
 		}
 		last := nowMs
@@ -125,7 +134,6 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 		// proves; then we recompute. Equal words mean an equal bucket, so
 		// a word that changed and changed back is as good as unchanged.
 		c.state.Store(nextLo, nextHi)
-		//lint:ignore SA4004 a plain store never loses a race, so nothing retries
 		return left, true
 	}
 }

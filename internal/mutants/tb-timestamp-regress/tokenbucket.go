@@ -101,10 +101,19 @@ func (t *Table[K]) TakeAt(nowMs int64, key K, lim Limits, cost float64) (remaini
 
 func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread bool) (float64, bool) {
 	c := t.buckets.Load().insert(key)
+	// Two 64-bit loads, cheaper than the 128-bit snapshot; a write between
+	// them can pair halves of two states, which the compare-and-swap below
+	// rejects (it compares both halves) and a refusal checks first.
+	lo, hi := c.state.LoadLo(), c.state.LoadHi()
 	for {
-		lo, hi := c.state.Load()
 		have := refill(lo, hi, lim, nowMs)
 		if have < cost {
+			// A refusal commits nothing to validate it: decide it on one
+			// snapshot of the word, where it linearizes.
+			if sLo, sHi := c.state.Load(); sLo != lo || sHi != hi {
+				lo, hi = sLo, sHi
+				continue
+			}
 			return 0, false // T2: a refusal writes nothing
 		}
 		last := nowMs
@@ -121,6 +130,7 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 		if reread {
 			nowMs = t.clock()
 		}
+		lo, hi = c.state.LoadLo(), c.state.LoadHi()
 	}
 }
 

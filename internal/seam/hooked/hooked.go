@@ -60,13 +60,14 @@ func (o Op) String() string {
 // operation touched, so that two accesses to one Pair conflict when either
 // wrote. Its 128-bit operations (Load, Store, CompareAndSwap) have [2]uint64
 // values, {lo, hi}; LoadLo and CompareAndSwapLo have uint64 values, of lo
-// alone, and set Lo.
+// alone, and set Lo; LoadHi has hi's value and sets Hi.
 type Access struct {
 	Word     unsafe.Pointer
 	Op       Op
 	Old, New any
 	OK       bool
 	Lo       bool // the operation was a Pair's LoadLo or CompareAndSwapLo
+	Hi       bool // the operation was a Pair's LoadHi
 }
 
 // Wrote reports whether the operation changed memory (a failed CAS did
@@ -245,6 +246,18 @@ func (p *Pair) LoadLo() uint64 {
 	lo := p.v.LoadLo()
 	s.After(Access{Word: p.word(), Op: Load, Old: lo, OK: true, Lo: true})
 	return lo
+}
+
+// LoadHi atomically loads hi alone.
+func (p *Pair) LoadHi() uint64 {
+	s := current()
+	if s == nil {
+		return p.v.LoadHi()
+	}
+	s.Before(p.word(), Load)
+	hi := p.v.LoadHi()
+	s.After(Access{Word: p.word(), Op: Load, Old: hi, OK: true, Hi: true})
+	return hi
 }
 
 // Store atomically stores lo and hi.

@@ -22,6 +22,7 @@ import (
 type Ops interface {
 	Load() (lo, hi uint64)
 	LoadLo() uint64
+	LoadHi() uint64
 	Store(lo, hi uint64)
 	CompareAndSwap(oldLo, oldHi, newLo, newHi uint64) (swapped bool)
 	CompareAndSwapLo(old, new uint64) (swapped bool)
@@ -53,7 +54,7 @@ func Run[P any, PT interface {
 	t.Run("Publishes", Publishes[P, PT])
 }
 
-// check fails t unless p holds (lo, hi), by both Load and LoadLo.
+// check fails t unless p holds (lo, hi), by Load, LoadLo and LoadHi.
 func check(t *testing.T, what string, p Ops, lo, hi uint64) {
 	t.Helper()
 	if gl, gh := p.Load(); gl != lo || gh != hi {
@@ -61,6 +62,9 @@ func check(t *testing.T, what string, p Ops, lo, hi uint64) {
 	}
 	if gl := p.LoadLo(); gl != lo {
 		t.Fatalf("%s: LoadLo = %#x, want %#x", what, gl, lo)
+	}
+	if gh := p.LoadHi(); gh != hi {
+		t.Fatalf("%s: LoadHi = %#x, want %#x", what, gh, hi)
 	}
 }
 
@@ -250,6 +254,10 @@ func TornRead[P any, PT interface {
 			l := p.LoadLo()
 			if l < lo {
 				return fmt.Sprintf("reader: LoadLo %d after Load %d", l, lo)
+			}
+			// hi = ^lo only falls: after lo ≥ l, hi ≤ ^l.
+			if h := p.LoadHi(); h > ^l {
+				return fmt.Sprintf("reader: LoadHi %#x after LoadLo %d (hi of an older pair)", h, l)
 			}
 			last = l
 			return ""
