@@ -33,6 +33,6 @@ func Example() {
 	// Output:
 	// real table: exhaustive: 14 schedules within bound 2
 	// cr-reserve-no-cas: linearizability violation (C3) with 1 preemption
-	// schedule: 0x9.1x12.0x3
+	// schedule: 0x8.1x11.0x3
 	// replayed: linearizability true
 }

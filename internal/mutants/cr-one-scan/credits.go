@@ -175,52 +175,67 @@ func checkHolder(h *Holder) {
 // handed out its last generation (after 2^58 reservations of one slot).
 //
 // Reserve linearizes at its successful compare-and-swap. An Exhausted answer
-// linearizes between two scans that saw the same row words in every slot of
-// the class: a lo value never returns once replaced, so each slot held its
-// row throughout, and at that instant all were in use.
+// linearizes between two scans that saw the same row words, none free, in
+// every slot of the class (exhausted): a lo value never returns once
+// replaced, so each slot held its row throughout, and at that instant all
+// were in use. A pass that claims nothing without that proof starts again.
 func (t *Table[P]) Reserve(h *Holder, c Class) (Token, Result) {
 	checkHolder(h)
 	first, last := t.slotRange(c)
-	var seen [Slots]uint64
 	for {
 		if t.closed.Load() {
 			return Token{}, NoTable
 		}
 		for n := first; n <= last; n++ {
 			s := &t.slots[n-1]
-			if seen[n-1] = s.word.LoadLo(); stateOf(seen[n-1]) != stFree {
+			lo := s.word.LoadLo()
+			if stateOf(lo) != stFree {
 				continue
 			}
-			lo, hi := seen[n-1], s.word.LoadHi()
 			gen := genOf(lo) + 1
 			if gen > maxGen {
 				panic(fmt.Sprintf("credits: slot %d has handed out all %d generations; another reservation would repeat an epoch (C3)", n, uint64(maxGen)))
 			}
 			// (free, g) → (reserved, g+1) with hi = h's serial: the slot
-			// becomes h's under a generation it never had. hi was loaded
-			// apart from lo, but it changes only with lo, so comparing both
-			// halves compares the free row we saw. A failure means another
-			// reserve won it; try the next slot.
-			if s.word.CompareAndSwap(lo, hi, pack(gen, stReserved), h.Serial()) {
+			// becomes h's under a generation it never had. hi is loaded
+			// apart from lo, but it changes only with lo, so comparing lo
+			// compares the free row we saw, hi included. When hi already
+			// names h (h held this slot last), lo is the only half to
+			// change, and the 64-bit compare-and-swap does it. A failure
+			// means another reserve won the slot; try the next one.
+			next := pack(gen, stReserved)
+			var won bool
+			if hi := s.word.LoadHi(); hi == h.Serial() {
+				won = s.word.CompareAndSwapLo(lo, next)
+			} else {
+				won = s.word.CompareAndSwap(lo, hi, next, h.Serial())
+			}
+			if won {
 				if s.holder.Load() != h {
 					s.holder.Store(h)
 				}
 				return Token{Slot: n, Epoch: epochOf(n, gen)}, OK
 			}
 			t.lostRace()
-			seen[n-1] = s.word.LoadLo()
 		}
-		if t.sameRows(first, first-1, &seen) { // one scan: the rescan checks no slot
+		if t.exhausted(first, first-1) { // one scan: the claiming pass alone decides
 			return Token{}, Exhausted
 		}
 	}
 }
 
-// sameRows rescans slots first..last and reports whether each still holds
-// the row word recorded in seen, none of them free.
-func (t *Table[P]) sameRows(first, last int, seen *[Slots]uint64) bool {
+// exhausted scans slots first..last twice and reports whether both scans saw
+// the same row word, in use, in every slot. A scan that finds a free slot
+// ends the check at once (the caller claims it).
+func (t *Table[P]) exhausted(first, last int) bool {
+	var seen [Slots]uint64
 	for n := first; n <= last; n++ {
-		if lo := t.slots[n-1].word.LoadLo(); stateOf(lo) == stFree || lo != seen[n-1] {
+		if seen[n-1] = t.slots[n-1].word.LoadLo(); stateOf(seen[n-1]) == stFree {
+			return false
+		}
+	}
+	for n := first; n <= last; n++ {
+		if t.slots[n-1].word.LoadLo() != seen[n-1] {
 			return false
 		}
 	}
@@ -473,3 +488,21 @@ func (t *Table[P]) Close() { t.closed.Store(true) }
 
 // Closed reports whether Close was called.
 func (t *Table[P]) Closed() bool { return t.closed.Load() }
+
+// exportPairInline is never called. Go inlines the callees of a generic
+// method into the package that instantiates it only when this package's
+// export data carries their inline bodies, and it carries them for the
+// callees of its own non-generic functions. Without this function every
+// seam.Pair operation above would stay a call in every user's instantiation
+// (measured: five calls per Reserve); with it they compile to the
+// instructions themselves. scripts/seam-check.sh fails if they do not.
+func exportPairInline(p *seam.Pair) {
+	p.Load()
+	p.LoadLo()
+	p.LoadHi()
+	p.Store(0, 0)
+	p.CompareAndSwap(0, 0, 0, 0)
+	p.CompareAndSwapLo(0, 0)
+}
+
+var _ = exportPairInline
