@@ -23,24 +23,46 @@ export PATH="/usr/local/go/bin:$PATH"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# The probe imports internal/seam itself, first and for nothing: so that both
-# binaries link the same packages in the same order (seam.Pair needs
-# golang.org/x/sys/cpu, whose code and data would otherwise move every address
-# of one binary when impl/ of the other does not use a Pair). The linker lays
-# packages out in the order it first meets their imports, so the probe
-# imports it first, in a group of its own (which gofmt would keep in place).
-probe='package main
+# The probe's main package imports internal/seam itself, first and for
+# nothing: so that both binaries link the same packages in the same order
+# (seam.Pair needs golang.org/x/sys/cpu, whose code and data would otherwise
+# move every address of one binary when impl/ of the other does not use a
+# Pair). The linker lays packages out in the order it first meets their
+# imports, so main imports it first, in a group of its own.
+#
+# The tables are instantiated in other packages, which import impl/ and
+# nothing of the seam, as a user's package does: Go inlines a generic
+# method's callees from a third package into the instantiating package only
+# when the generic's own package exports their inline bodies
+# (impl/*/exportPairInline), and an instantiation in a package that imports
+# the seam itself would hide a missing export.
+probe_main='package main
 
 import (
 	_ "github.com/tollgate/tollgate/internal/seam"
 
-	"fmt"
-
-	"github.com/tollgate/tollgate/impl/credits"
-	"github.com/tollgate/tollgate/impl/tokenbucket"
+	"github.com/tollgate/tollgate/cmd/seamprobe/usecr"
+	"github.com/tollgate/tollgate/cmd/seamprobe/usetb"
 )
 
 func main() {
+	usetb.Run()
+	usecr.Run()
+}
+'
+# One package per table, each importing only its table, so that a table
+# whose own package stopped exporting the inline bodies is seen even when
+# the other still does.
+probe_tb='package usetb
+
+import (
+	"fmt"
+
+	"github.com/tollgate/tollgate/impl/tokenbucket"
+)
+
+// Run calls every operation of the token bucket.
+func Run() {
 	tb := tokenbucket.New[string]()
 	lim := tokenbucket.Limits{Capacity: 3, RefillPerSecond: 2}
 	r, ok, _ := tb.TakeAt(1, "k", lim, 1)
@@ -48,20 +70,35 @@ func main() {
 	w, _ := tb.RetryAfterAt(3, "k", lim, 3)
 	tb.Reset("k")
 	tb.ResetAll()
+	fmt.Println(r, ok, p, w)
+}
+'
+probe_cr='package usecr
+
+import (
+	"fmt"
+
+	"github.com/tollgate/tollgate/impl/credits"
+)
+
+// Run calls every operation of the credit table.
+func Run() {
 	tab := credits.New[string]()
 	h := credits.NewHolder()
 	tok, res := tab.Reserve(h, credits.General)
 	e := tab.EnqueueAt(1, h, tok, "x")
 	got, _ := tab.Take(tok)
-	fmt.Println(r, ok, p, w, res, e, got, tab.Finish(tok), tab.Release(h, tok), tab.Sweep(), tab.Enqueued(), tab.Snapshot())
+	fmt.Println(res, e, got, tab.Finish(tok), tab.Release(h, tok), tab.Sweep(), tab.Enqueued(), tab.Snapshot())
 	h.Exit()
 	tab.Close()
 }
 '
 for v in seam atomic; do
   seam_copy_tree "$tmp/$v"
-  mkdir -p "$tmp/$v/cmd/seamprobe"
-  printf '%s' "$probe" > "$tmp/$v/cmd/seamprobe/main.go"
+  mkdir -p "$tmp/$v/cmd/seamprobe/usetb" "$tmp/$v/cmd/seamprobe/usecr"
+  printf '%s' "$probe_main" > "$tmp/$v/cmd/seamprobe/main.go"
+  printf '%s' "$probe_tb" > "$tmp/$v/cmd/seamprobe/usetb/usetb.go"
+  printf '%s' "$probe_cr" > "$tmp/$v/cmd/seamprobe/usecr/usecr.go"
 done
 # The variant without the seam: the same files, the import rewritten in place
 # (same line numbers, so the listings compare line for line).
