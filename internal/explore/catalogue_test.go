@@ -42,6 +42,8 @@ func TestMutantsFound(t *testing.T) {
 		{"tb-stale-clocks", fault.TBTimestampRegress, KindLinearizability, 0},
 		{"tb-stale-clocks", fault.TBPlainStore, KindLinearizability, 1},
 		{"tb-stale-clocks", fault.TBFailClosed, KindLinearizability, 1},
+		{"tb-stale-clocks", fault.TBCASOneHalf, KindLinearizability, 1},
+		{"cr-enqueue-vs-sweep", fault.CrBoxBeforePin, KindLinearizability, 0},
 	} {
 		s, ok := Lookup(tc.scenario)
 		if !ok {
