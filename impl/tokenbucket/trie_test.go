@@ -19,6 +19,13 @@ func TestTrieConcurrentInsert(t *testing.T) {
 	for name, hash := range hashes {
 		t.Run(name, func(t *testing.T) {
 			tr := newTrie[string]()
+			tr.forced = func(key string) uint64 {
+				var i int
+				if _, err := fmt.Sscanf(key, "k%d", &i); err != nil {
+					t.Errorf("hash of %q: %v", key, err)
+				}
+				return hash(i)
+			}
 			const keys, workers = 256, 8
 			got := make([][]*tnode[string], workers)
 			var wg sync.WaitGroup

@@ -30,7 +30,9 @@ const (
 //	nil              no key with this hash prefix yet
 //	*tnode, kids≠nil an inner node: descend with the next bitsPerLevel bits
 //	*tnode, kids=nil a cell: a key, its bucket word, and a chain (next) of
-//	                 cells whose keys have exactly the same 64-bit hash
+//	                 cells whose keys have exactly the same 64-bit hash (a
+//	                 cell does not keep its hash: an insert that meets it
+//	                 hashes its key again)
 //
 // A child word only ever moves nil → cell, or cell → inner node that holds
 // that same cell one level down. A cell's next word only moves nil → cell.
@@ -39,13 +41,15 @@ const (
 type trie[K comparable] struct {
 	seed maphash.Seed
 	root *tnode[K] // an inner node
+	// forced, set only by tests, replaces the keys' hash to force
+	// collisions.
+	forced func(K) uint64
 }
 
 type tnode[K comparable] struct {
 	kids *[fanout]seam.Pointer[tnode[K]] // non-nil for an inner node
 
 	// cell fields
-	hash uint64
 	key  K
 	next seam.Pointer[tnode[K]]
 	// state is the bucket word (tokenbucket.go): (0, 0) while absent, else
@@ -63,13 +67,21 @@ func newInner[K comparable]() *tnode[K] {
 	return &tnode[K]{kids: new([fanout]seam.Pointer[tnode[K]])}
 }
 
+// hash is key's 64-bit hash.
+func (t *trie[K]) hash(key K) uint64 {
+	if t.forced != nil {
+		return t.forced(key)
+	}
+	return maphash.Comparable(t.seed, key)
+}
+
 // find returns key's cell, or nil when the key has none.
-func (t *trie[K]) find(key K) *tnode[K] { return t.findHash(key, maphash.Comparable(t.seed, key)) }
+func (t *trie[K]) find(key K) *tnode[K] { return t.findHash(key, t.hash(key)) }
 
 // insert returns key's cell, adding an empty one if the key has none. A key
 // seen before is found by the read-only walk, which has no insert to prepare.
 func (t *trie[K]) insert(key K) *tnode[K] {
-	h := maphash.Comparable(t.seed, key)
+	h := t.hash(key)
 	if c := t.findHash(key, h); c != nil {
 		return c
 	}
@@ -88,9 +100,8 @@ func (t *trie[K]) findHash(key K, h uint64) *tnode[K] {
 			n = c
 			continue
 		}
-		if c.hash != h {
-			return nil
-		}
+		// The key, if present, is this cell or in its chain: a key of
+		// another hash would have pushed the cell down first.
 		for ; c != nil; c = c.next.Load() {
 			if c.key == key {
 				return c
@@ -110,7 +121,7 @@ func (t *trie[K]) insertHash(key K, h uint64) *tnode[K] {
 		switch {
 		case c == nil:
 			if fresh == nil {
-				fresh = &tnode[K]{hash: h, key: key}
+				fresh = &tnode[K]{key: key}
 			}
 			// nil → cell: publishes the key's cell; fails if another key (or
 			// this one) claimed the word first, and then we look again.
@@ -119,14 +130,16 @@ func (t *trie[K]) insertHash(key K, h uint64) *tnode[K] {
 			}
 		case c.kids != nil:
 			n, shift = c, shift+bitsPerLevel
-		case c.hash == h:
+		case c.key == key:
+			return c
+		case t.hash(c.key) == h:
 			if found := c.appendKey(key, &fresh); found != nil {
 				return found
 			}
 		default:
 			// Two hashes share this prefix: push the cell one level down.
 			inner := newInner[K]()
-			inner.kids[(c.hash>>(shift+bitsPerLevel))&levelMask].Store(c)
+			inner.kids[(t.hash(c.key)>>(shift+bitsPerLevel))&levelMask].Store(c)
 			// cell → inner node holding that cell: keeps every key reachable.
 			if word.CompareAndSwap(c, inner) {
 				n, shift = inner, shift+bitsPerLevel
@@ -150,7 +163,7 @@ func (c *tnode[K]) appendKey(key K, fresh **tnode[K]) *tnode[K] {
 			continue
 		}
 		if *fresh == nil {
-			*fresh = &tnode[K]{hash: c.hash, key: key}
+			*fresh = &tnode[K]{key: key}
 		}
 		// nil → cell at the chain's tail.
 		if c.next.CompareAndSwap(nil, *fresh) {
