@@ -229,10 +229,11 @@ func CycleDesigns() []CycleDesign {
 // scan that starts after the owner empties the bell sees that row, and a row
 // enqueued too late for the scan was rung for into the emptied bell.
 type tableOwner struct {
-	t    *credits.Table[*request]
-	bell chan struct{}
-	stop atomic.Bool
-	done chan struct{}
+	t      *credits.Table[*request]
+	bell   chan struct{}
+	stop   atomic.Bool
+	done   chan struct{}
+	polled []credits.Entry[*request] // reused by every scan (run's goroutine only)
 }
 
 func startTableOwner() Server {
@@ -251,7 +252,8 @@ func (o *tableOwner) run() {
 		// One scan per ring: a row enqueued after this scan passed its
 		// slot was rung for after the bell was emptied above, so the bell
 		// holds a ring for it.
-		for _, e := range o.t.Enqueued() {
+		o.polled = o.t.AppendEnqueued(o.polled[:0])
+		for _, e := range o.polled {
 			req, ok := o.t.Take(e.Token)
 			if !ok {
 				continue
@@ -259,6 +261,7 @@ func (o *tableOwner) run() {
 			req.done <- struct{}{}
 			o.t.Finish(e.Token)
 		}
+		clear(o.polled)
 	}
 }
 

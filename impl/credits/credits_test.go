@@ -614,3 +614,35 @@ func TestSweepRacingEnqueue(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendEnqueued: AppendEnqueued lists what Enqueued lists, after what
+// dst held, sorting only what it appended (C13), and reuses dst's storage.
+func TestAppendEnqueued(t *testing.T) {
+	tab := credits.New[string]()
+	h := credits.NewHolder()
+	for i, mark := range []int64{30, 10, 20} {
+		tok := reserve(t, tab, h, credits.General)
+		if r := tab.EnqueueAt(mark, h, tok, fmt.Sprint("p", i)); r != credits.OK {
+			t.Fatalf("enqueue %d = %v", i, r)
+		}
+	}
+	want := tab.Enqueued()
+	prefix := credits.Entry[string]{MarkedMs: 99, Payload: "kept"}
+	buf := make([]credits.Entry[string], 1, 8)
+	buf[0] = prefix
+	got := tab.AppendEnqueued(buf)
+	if len(got) != 1+len(want) || got[0] != prefix || &got[0] != &buf[0] {
+		t.Fatalf("AppendEnqueued = %v, want %v then %v in the same storage", got, prefix, want)
+	}
+	for i, e := range want {
+		if got[1+i] != e {
+			t.Fatalf("entry %d = %v, want %v", i, got[1+i], e)
+		}
+	}
+	if want[0].MarkedMs != 10 || want[2].MarkedMs != 30 {
+		t.Fatalf("Enqueued not ordered by mark: %v", want)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { got = tab.AppendEnqueued(got[:0]) }); allocs != 0 {
+		t.Fatalf("AppendEnqueued into a buffer of room allocated %v times", allocs)
+	}
+}

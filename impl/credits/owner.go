@@ -76,6 +76,7 @@ type Owner[Req, Resp any] struct {
 	started atomic.Bool
 	running atomic.Bool
 	done    chan struct{}
+	polled  []Entry[*Request[Req, Resp]] // the last poll's list, reused by the next (Run's goroutine only)
 }
 
 // NewOwner returns an owner for table that polls every poll interval and
@@ -122,7 +123,9 @@ func (o *Owner[Req, Resp]) Done() <-chan struct{} { return o.done }
 // drain serves every row enqueued at the start of this poll (C15): take,
 // reply, then finish, so the slot is freed only once the row is consumed.
 func (o *Owner[Req, Resp]) drain(ctx context.Context) {
-	for _, e := range o.table.Enqueued() {
+	o.polled = o.table.AppendEnqueued(o.polled[:0])
+	defer clear(o.polled) // keep no request reachable between polls
+	for _, e := range o.polled {
 		if ctx.Err() != nil {
 			return
 		}

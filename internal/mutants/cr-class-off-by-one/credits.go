@@ -424,11 +424,16 @@ func (t *Table[P]) Sweep() int {
 // compare-and-swap in Take. Each entry is a row its slot held during the
 // call; the list as a whole is not one atomic snapshot. A closed table lists
 // nothing.
-func (t *Table[P]) Enqueued() []Entry[P] {
+func (t *Table[P]) Enqueued() []Entry[P] { return t.AppendEnqueued(nil) }
+
+// AppendEnqueued is Enqueued appending to dst (which it returns, extended),
+// so that an owner polling in a loop can reuse one buffer: dst[:0] from the
+// previous poll lists without allocating.
+func (t *Table[P]) AppendEnqueued(dst []Entry[P]) []Entry[P] {
 	if t.closed.Load() {
-		return nil
+		return dst
 	}
-	var out []Entry[P]
+	out, start := dst, len(dst)
 	for n := 1; n <= Slots; n++ {
 		s := &t.slots[n-1]
 		lo := s.word.LoadLo()
@@ -443,9 +448,10 @@ func (t *Table[P]) Enqueued() []Entry[P] {
 		}
 		out = append(out, Entry[P]{Token: Token{Slot: n, Epoch: epochOf(n, genOf(lo))}, MarkedMs: b.markedMs, Payload: b.payload})
 	}
-	// Insertion sort: at most 32 entries, already in slot order.
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].MarkedMs < out[j-1].MarkedMs; j-- {
+	// Insertion sort of the appended entries: at most 32, already in slot
+	// order.
+	for i := start + 1; i < len(out); i++ {
+		for j := i; j > start && out[j].MarkedMs < out[j-1].MarkedMs; j-- {
 			out[j], out[j-1] = out[j-1], out[j]
 		}
 	}
