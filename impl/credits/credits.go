@@ -118,7 +118,8 @@ const slotPad = (64 - (unsafe.Sizeof(seam.Pair{})+2*unsafe.Sizeof(uintptr(0)))%6
 
 // Table is the slot table, holding payloads of type P. The zero value is not
 // usable; create one with New. A Table is safe for concurrent use; every
-// method is lock-free, and only Enqueue allocates (one box per payload).
+// method is lock-free. Of the transitions only Enqueue allocates (one box per
+// payload); Enqueued allocates its list (AppendEnqueued need not).
 type Table[P any] struct {
 	slots [Slots]slot[P]
 	// closed moves false → true once, by Close, and never back (C11).
