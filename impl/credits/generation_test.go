@@ -34,12 +34,17 @@ func TestGenerationCap(t *testing.T) {
 	}
 }
 
-// TestEpochNamesItsSlot: a token whose epoch was issued for another slot,
-// or names a generation no slot hands out, pins nothing.
+// TestEpochNamesItsSlot: a token whose epoch was issued for another slot
+// (even one at the same generation), or names a generation no slot hands
+// out, pins nothing.
 func TestEpochNamesItsSlot(t *testing.T) {
 	tab := New[string]()
 	h := NewHolder()
 	tok, _ := tab.Reserve(h, General)
+	other, _ := tab.Reserve(h, General) // slot 2, the same generation as tok
+	if other.Epoch>>slotBits != tok.Epoch>>slotBits {
+		t.Fatalf("slots 1 and 2 at generations %d and %d, want equal", tok.Epoch>>slotBits, other.Epoch>>slotBits)
+	}
 	for _, bad := range []Token{
 		{Slot: 2, Epoch: tok.Epoch},               // slot 1's epoch on slot 2
 		{Slot: 1, Epoch: tok.Epoch | 1<<63},       // beyond the generation cap
@@ -56,7 +61,7 @@ func TestEpochNamesItsSlot(t *testing.T) {
 			t.Fatalf("release with %v succeeded", bad)
 		}
 	}
-	if !tab.Release(h, tok) {
-		t.Fatal("the real token no longer releases")
+	if !tab.Release(h, tok) || !tab.Release(h, other) {
+		t.Fatal("the real tokens no longer release")
 	}
 }
