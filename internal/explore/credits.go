@@ -356,21 +356,18 @@ func (p *crProgram) dump() string {
 	return b.String()
 }
 
-// holderName names the holders of the run by their model ids.
-func (p *crProgram) holderName() func(unsafe.Pointer) string {
+// holderNames names the holders of the run by their model ids, by pointer
+// (for holder words) and by serial (for slot words' hi halves).
+func (p *crProgram) holderNames() (byPtr func(unsafe.Pointer) string, bySerial map[uint64]string) {
 	r := p.run
 	names := map[unsafe.Pointer]string{}
-	add := func(in model.CrInput[string]) {
-		if in.Holder != 0 {
-			names[unsafe.Pointer(r.ad.Holder(in.Holder))] = in.Holder.String()
-		}
-	}
-	for _, in := range r.setupIn {
-		add(in)
-	}
-	for _, t := range r.in {
-		for _, in := range t {
-			add(in)
+	bySerial = map[uint64]string{}
+	for _, ins := range append([][]model.CrInput[string]{r.setupIn}, r.in...) {
+		for _, in := range ins {
+			if in.Holder != 0 {
+				h := r.ad.Holder(in.Holder)
+				names[unsafe.Pointer(h)], bySerial[h.Serial()] = in.Holder.String(), in.Holder.String()
+			}
 		}
 	}
 	return func(h unsafe.Pointer) string {
@@ -381,7 +378,7 @@ func (p *crProgram) holderName() func(unsafe.Pointer) string {
 			return "nil"
 		}
 		return fmt.Sprintf("holder %p", h)
-	}
+	}, bySerial
 }
 
 func (p *crProgram) tracer() tracer { return &crTracer{p: p} }
@@ -400,20 +397,16 @@ func (t *crTracer) serialName(serial uint64) string {
 	if serial == 0 {
 		return "no holder"
 	}
-	r := t.p.run
-	for _, ins := range append([][]model.CrInput[string]{r.setupIn}, r.in...) {
-		for _, in := range ins {
-			if in.Holder != 0 && r.ad.Holder(in.Holder).Serial() == serial {
-				return in.Holder.String()
-			}
-		}
+	if n, ok := t.serials[serial]; ok {
+		return n
 	}
 	return "an earlier holder"
 }
 
 type crTracer struct {
-	p      *crProgram
-	holder func(unsafe.Pointer) string
+	p       *crProgram
+	holder  func(unsafe.Pointer) string
+	serials map[uint64]string
 }
 
 func (t *crTracer) observe(c *controller, r *stepRec) {}
@@ -422,7 +415,7 @@ func (t *crTracer) word(addr unsafe.Pointer) string { return t.p.words.name(addr
 
 func (t *crTracer) value(addr unsafe.Pointer, v any) string {
 	if t.holder == nil {
-		t.holder = t.p.holderName()
+		t.holder, t.serials = t.p.holderNames()
 	}
 	if strings.HasSuffix(t.p.words.name(addr), ".holder") {
 		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer {
