@@ -24,6 +24,7 @@ const (
 	OpRetryAfter = "tb.retry_after"
 	OpReset      = "tb.reset"
 	OpResetAll   = "tb.reset_all"
+	OpReclaim    = "tb.reclaim"
 	OpNew        = "cr.new"
 	OpReserve    = "cr.reserve"
 	OpEnqueue    = "cr.enqueue"
@@ -39,7 +40,7 @@ const (
 )
 
 var tbOps = map[string]model.TBKind{OpTake: model.TBTake, OpPeek: model.TBPeek, OpRetryAfter: model.TBRetryAfter,
-	OpReset: model.TBReset, OpResetAll: model.TBResetAll}
+	OpReset: model.TBReset, OpResetAll: model.TBResetAll, OpReclaim: model.TBReclaim}
 
 var crOps = map[string]model.CrKind{OpReserve: model.CrReserve, OpEnqueue: model.CrEnqueue, OpCrTake: model.CrTake,
 	OpFinish: model.CrFinish, OpRelease: model.CrRelease, OpSweep: model.CrSweep, OpEnqueued: model.CrEnqueued,
@@ -85,10 +86,12 @@ func DecodeTB(r *Request) (model.TBInput[string], error) {
 	if kind == model.TBResetAll {
 		return in, nil
 	}
-	if r.Key == nil {
+	if r.Key == nil && kind != model.TBReclaim {
 		return in, badf("%s: field key is required (a string)", r.Op)
 	}
-	in.Key = *r.Key
+	if kind != model.TBReclaim {
+		in.Key = *r.Key
+	}
 	if kind == model.TBReset {
 		return in, nil
 	}
@@ -104,7 +107,10 @@ func DecodeTB(r *Request) (model.TBInput[string], error) {
 	in.Limits = model.Limits{Capacity: float64(*r.Capacity), RefillPerSecond: float64(*r.RefillPerSecond)}
 	in.NowMs = *r.NowMs
 	in.Cost = 1
-	if r.Cost != nil && kind != model.TBPeek {
+	if kind == model.TBReclaim {
+		in.Cost = 0 // reclaim takes no cost; one sent is ignored
+	}
+	if r.Cost != nil && kind != model.TBPeek && kind != model.TBReclaim {
 		in.Cost = float64(*r.Cost)
 	}
 	return in, nil
@@ -122,12 +128,14 @@ func EncodeTB(in model.TBInput[string]) Request {
 	if in.Kind == model.TBResetAll {
 		return r
 	}
-	r.Key = I(in.Key)
+	if in.Kind != model.TBReclaim {
+		r.Key = I(in.Key)
+	}
 	if in.Kind == model.TBReset {
 		return r
 	}
 	r.Capacity, r.RefillPerSecond, r.NowMs = F(in.Limits.Capacity), F(in.Limits.RefillPerSecond), I(in.NowMs)
-	if in.Kind != model.TBPeek {
+	if in.Kind != model.TBPeek && in.Kind != model.TBReclaim {
 		r.Cost = F(in.Cost)
 	}
 	return r
@@ -148,6 +156,8 @@ func TBResponse(in model.TBInput[string], out model.TBOutput) Response {
 		return Response{OK: true, Tokens: F(out.Tokens)}
 	case model.TBRetryAfter:
 		return Response{OK: true, RetryAfterMs: I(out.RetryAfterMs)}
+	case model.TBReclaim:
+		return Response{OK: true, Reclaimed: I(out.Reclaimed)}
 	}
 	return Response{OK: true}
 }
@@ -155,7 +165,7 @@ func TBResponse(in model.TBInput[string], out model.TBOutput) Response {
 // InvalidMessage is the message of an invalid_argument answer for in, taken
 // from the model's rule (T9).
 func InvalidMessage(in model.TBInput[string]) string {
-	if err := model.CheckLimits(in.Limits, in.Cost, in.Kind != model.TBPeek); err != nil {
+	if err := model.CheckLimits(in.Limits, in.Cost, in.Kind != model.TBPeek && in.Kind != model.TBReclaim); err != nil {
 		return fmt.Sprintf("%s %s %s", err.Field, formatFloat(err.Value), err.Rule)
 	}
 	return ""

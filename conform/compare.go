@@ -198,6 +198,8 @@ func Canonical(op string, r Response, expect *Response, binder *Epochs) string {
 		c.Tokens = r.Tokens
 	case OpRetryAfter:
 		c.RetryAfterMs = r.RetryAfterMs
+	case OpReclaim:
+		c.Reclaimed = r.Reclaimed
 	case OpReserve:
 		sym := ""
 		if expect != nil && expect.OK {

@@ -57,6 +57,11 @@ func TBAnswer(in model.TBInput[string], r Response) (model.TBOutput, error) {
 			return out, missing("retry_after_ms")
 		}
 		out.RetryAfterMs = *r.RetryAfterMs
+	case model.TBReclaim:
+		if r.Reclaimed == nil {
+			return out, missing("reclaimed")
+		}
+		out.Reclaimed = *r.Reclaimed
 	}
 	return out, nil
 }

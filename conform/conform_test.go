@@ -42,7 +42,7 @@ func fakeDriver(behaviour string) {
 			var id int64
 			fmt.Sscanf(line[strings.Index(line, `"id":`)+5:], "%d", &id)
 			if strings.Contains(line, `"hello"`) {
-				fmt.Printf(`{"id":%d,"ok":true,"protocol":1,"primitives":["tb","cr"],"name":"fake"}`+"\n", id)
+				fmt.Printf(`{"id":%d,"ok":true,"protocol":2,"primitives":["tb","cr"],"name":"fake"}`+"\n", id)
 				continue
 			}
 			fmt.Fprintln(os.Stderr, "fake driver: misbehaving with", behaviour)
@@ -116,7 +116,7 @@ func TestConnReapsChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Send(Request{Op: OpHello, Protocol: 1}); err != nil {
+	if _, err := c.Send(Request{Op: OpHello, Protocol: ProtocolVersion}); err != nil {
 		t.Fatal(err)
 	}
 	go c.Send(Request{Op: OpPeek, Table: "t", Key: I("k"), Capacity: F(1), RefillPerSecond: F(1), NowMs: I(int64(0))})

@@ -24,7 +24,7 @@ func ExampleRun() {
 	}
 	fmt.Println("pass:", rep.OK())
 	// Output:
-	// tb/vectors: 23 cases, 0 failed
+	// tb/vectors: 28 cases, 0 failed
 	// cr/vectors: 15 cases, 0 failed
 	// pass: true
 }

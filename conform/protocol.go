@@ -9,7 +9,7 @@ import (
 )
 
 // ProtocolVersion is the version of spec/protocol.md this package speaks.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // Primitive names as the hello exchange spells them.
 const (
@@ -132,6 +132,7 @@ type Response struct {
 	Remaining    *Float          `json:"remaining,omitempty"`
 	Tokens       *Float          `json:"tokens,omitempty"`
 	RetryAfterMs *int64          `json:"retry_after_ms,omitempty"`
+	Reclaimed    *int            `json:"reclaimed,omitempty"`
 	Slot         *int            `json:"slot,omitempty"`
 	Epoch        json.RawMessage `json:"epoch,omitempty"`
 	Payload      *string         `json:"payload,omitempty"`

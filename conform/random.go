@@ -103,12 +103,17 @@ func genTB(r *rand.Rand, n int) *session {
 			in.Kind = model.TBPeek
 		case x < 85:
 			in.Kind = model.TBRetryAfter
-		case x < 90:
+		case x < 88:
 			in.Kind = model.TBReset
-		case x < 91:
+		case x < 89:
 			in.Kind = model.TBResetAll
+		case x < 92:
+			in.Kind, in.Key, in.Cost = model.TBReclaim, "", 0 // with this key's limits, at this clock (T12)
 		default: // an invalid argument (T9)
 			in.Kind = model.TBTake
+			if r.IntN(8) == 0 {
+				in.Kind, in.Key = model.TBReclaim, ""
+			}
 			switch r.IntN(4) {
 			case 0:
 				in.Cost = lim.Capacity * 2

@@ -32,6 +32,10 @@ func take(key string, capacity, rate, cost float64, now int64) Request {
 	return Request{Op: OpTake, Key: I(key), Capacity: F(capacity), RefillPerSecond: F(rate), Cost: F(cost), NowMs: I(now)}
 }
 
+func reclaim(capacity, rate float64, now int64) Request {
+	return Request{Op: OpReclaim, Capacity: F(capacity), RefillPerSecond: F(rate), NowMs: I(now)}
+}
+
 func take1(key string, capacity, rate float64, now int64) Request { // cost omitted: defaults to 1
 	return Request{Op: OpTake, Key: I(key), Capacity: F(capacity), RefillPerSecond: F(rate), NowMs: I(now)}
 }
@@ -155,6 +159,30 @@ func tbScripts() []script {
 		take("a", 4, 1, 4, 0), take("b", 4, 1, 3, 0), reset("a"), peek("a", 4, 1, 0), peek("b", 4, 1, 0),
 		take1("a", 4, 1, 0), reset("never-seen"), resetAll(), peek("a", 4, 1, 0), peek("b", 4, 1, 0),
 		take("b", 4, 1, 4, 0), take1("b", 4, 1, 0))
+	add("T12/reclaim-forgets-full-buckets", []string{"T12", "T6"},
+		"a reclaim forgets exactly the buckets that are full at its clock by its limits, and counts them; "+
+			"a forgotten key peeks and takes as the full bucket it was",
+		take("a", 4, 1, 4, 0), take("b", 4, 1, 1, 0), reclaim(4, 1, 1000), peek("a", 4, 1, 1000), peek("b", 4, 1, 1000),
+		reclaim(4, 1, 3000), reclaim(4, 1, 4000), peek("a", 4, 1, 4000), take("a", 4, 1, 4, 4000), reclaim(4, 1, 4000))
+	add("T12/floor-stamps-stale-takes", []string{"T12", "T4", "T5"},
+		"after a reclaim at 2000 ms, a bucket made by a take with an older clock is stamped 2000 ms, not its clock: "+
+			"the forgotten bucket was full at 2000 ms and a stale clock must not be credited that time again; "+
+			"a key never seen before is stamped the same way",
+		take("k", 10, 10, 10, 1000), reclaim(10, 10, 2000), take("k", 10, 10, 10, 0), take1("k", 10, 10, 2000),
+		peek("k", 10, 10, 2100), take("j", 10, 10, 10, 0), take1("j", 10, 10, 2000), peek("j", 10, 10, 2000))
+	add("T12/reclaim-spares-newer-timestamps", []string{"T12", "T8"},
+		"a bucket whose timestamp is after the reclaim's clock is never forgotten, even when full by the "+
+			"reclaim's smaller capacity; at its own timestamp it is",
+		take("k", 1, 1000, 0.5, 5000), reclaim(0.5, 1000, 1000), peek("k", 1, 1000, 5000), reclaim(0.5, 1000, 5000),
+		peek("k", 1, 1000, 5000))
+	add("T12/reset-keeps-floor-reset-all-clears-it", []string{"T12", "T10"},
+		"reset makes a bucket absent under the table's floor; reset_all starts a table never reclaimed",
+		reclaim(2, 1, 3000), take("k", 2, 1, 1, 3000), reset("k"), take("k", 2, 1, 2, 0), take1("k", 2, 1, 3000),
+		resetAll(), take("k", 2, 1, 2, 0), take("k", 2, 1, 2, 2000))
+	add("T12/reclaim-bad-limits", []string{"T12", "T9"},
+		"a reclaim checks capacity, then refill_per_second, and forgets nothing when either is invalid; a cost is ignored",
+		take("k", 1, 1000, 1, 0), reclaim(0, 1, 5000), reclaim(1, math.NaN(), 5000), peek("k", 1, 1000, 0),
+		Request{Op: OpReclaim, Capacity: F(1), RefillPerSecond: F(1000), Cost: F(5), NowMs: I(int64(5000))})
 	add("protocol/bad-requests", []string{"protocol"},
 		"an unknown operation or a missing field is bad_request; the table is unchanged",
 		Request{Op: "tb.frobnicate", Key: I("k")},
@@ -163,6 +191,7 @@ func tbScripts() []script {
 		Request{Op: OpTake, Key: I("k"), Capacity: F(1), RefillPerSecond: F(1)},
 		Request{Op: OpPeek, Key: I("k"), Capacity: F(1), NowMs: I(int64(0))},
 		Request{Op: OpReset},
+		Request{Op: OpReclaim, Capacity: F(1), RefillPerSecond: F(1)},
 		peek("k", 1, 1, 0))
 	return out
 }

@@ -86,8 +86,9 @@ type TBWorkload struct {
 	StepProb    float64
 	StaleProb   float64
 	StaleSteps  int
-	// Operation mix, as weights: take, peek, retry_after, reset, reset_all.
-	Mix [5]int
+	// Operation mix, as weights: take, peek, retry_after, reset, reset_all,
+	// reclaim (with the workload's limits: T12).
+	Mix [6]int
 	// Yield calls runtime.Gosched between reading the clock and calling,
 	// which widens the window in which a newer reading commits first.
 	Yield bool
@@ -143,7 +144,7 @@ type tbStep struct {
 }
 
 func (w TBWorkload) script(r *rand.Rand) []tbStep {
-	kinds := [5]model.TBKind{model.TBTake, model.TBPeek, model.TBRetryAfter, model.TBReset, model.TBResetAll}
+	kinds := [6]model.TBKind{model.TBTake, model.TBPeek, model.TBRetryAfter, model.TBReset, model.TBResetAll, model.TBReclaim}
 	keys := make([]string, w.Keys)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("k%d", i)

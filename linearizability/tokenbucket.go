@@ -68,9 +68,9 @@ type TBMeta struct{ Index int }
 func (h TBHistory) Validate() error {
 	for i, op := range h.Ops {
 		switch op.Input.Kind {
-		case model.TBTake, model.TBPeek, model.TBRetryAfter, model.TBReset, model.TBResetAll:
+		case model.TBTake, model.TBPeek, model.TBRetryAfter, model.TBReset, model.TBResetAll, model.TBReclaim:
 		default:
-			return fmt.Errorf("linearizability: token-bucket op %d: input.kind %d is not an operation (take=1 … reset_all=5)", i, op.Input.Kind)
+			return fmt.Errorf("linearizability: token-bucket op %d: input.kind %d is not an operation (take=1 … reclaim=6)", i, op.Input.Kind)
 		}
 		if op.Client < 0 {
 			return fmt.Errorf("linearizability: token-bucket op %d: client %d must be >= 0", i, op.Client)
@@ -108,14 +108,16 @@ func (h TBHistory) Operations() []porcupine.Operation {
 
 // TokenBucketModel is the porcupine model of the keyed token bucket (T11).
 //
-// A history is partitioned by key (keys are independent, T8); a reset_all is
-// placed in every partition, since it is linearizable per key only. The state
-// of a partition is the model.Bucket of its key, and Step is
-// model.StepBucket: the arithmetic, the clamp, the monotone timestamp and the
-// retry-after search are the model's, never restated here. An operation is
-// accepted when the model's output equals the recorded one, floats bit for
-// bit (model.TBOutput.Equal, T3); an unknown operation is accepted with either
-// outcome. Step is pure and deterministic.
+// A history is partitioned by key (keys are independent, T8); a reset_all
+// and a reclaim are placed in every partition, since they are linearizable
+// per key only. The state of a partition is the model.Bucket of its key, and
+// Step is model.StepBucket: the arithmetic, the clamp, the monotone
+// timestamp, the floor and the retry-after search are the model's, never
+// restated here. An operation is accepted when the model's output equals the
+// recorded one, floats bit for bit (model.TBOutput.Equal, T3), except that a
+// reclaim's count of forgotten buckets is the whole table's, which one key's
+// partition cannot judge (the sequential checkers do); an unknown operation
+// is accepted with either outcome. Step is pure and deterministic.
 func TokenBucketModel() porcupine.Model {
 	return porcupine.Model{
 		Partition: partitionByKey,
@@ -128,6 +130,9 @@ func TokenBucketModel() porcupine.Model {
 			if o.Unknown {
 				return true, next
 			}
+			if in.Kind == model.TBReclaim {
+				out.Reclaimed = o.Output.Reclaimed // the table's count (T12)
+			}
 			return out.Equal(o.Output), next
 		},
 		Equal: func(a, b any) bool { return model.BucketEqual(a.(model.Bucket), b.(model.Bucket)) },
@@ -137,6 +142,9 @@ func TokenBucketModel() porcupine.Model {
 			if b.Present {
 				h = mix(h, 1)
 			}
+			if b.Floored {
+				h = mix(h, uint64(b.FloorMs))
+			}
 			return h
 		},
 		DescribeOperation: func(input, output any) string {
@@ -144,10 +152,14 @@ func TokenBucketModel() porcupine.Model {
 		},
 		DescribeState: func(state any) string {
 			b := state.(model.Bucket)
-			if !b.Present {
-				return "absent"
+			s := "absent"
+			if b.Present {
+				s = fmt.Sprintf("tokens=%v last=%dms", b.Tokens, b.LastMs)
 			}
-			return fmt.Sprintf("tokens=%v last=%dms", b.Tokens, b.LastMs)
+			if b.Floored {
+				s += fmt.Sprintf(" floor=%dms", b.FloorMs)
+			}
+			return s
 		},
 		DescribeOperationMetadata: func(info any) string {
 			if m, ok := info.(TBMeta); ok {
@@ -169,13 +181,14 @@ func DescribeTBOp(in model.TBInput[string], o TBOutcome) string {
 }
 
 // partitionByKey splits a token-bucket history by key, in key order so the
-// partition list is deterministic; reset_all joins every partition.
+// partition list is deterministic; reset_all and reclaim join every
+// partition.
 func partitionByKey(history []porcupine.Operation) [][]porcupine.Operation {
 	byKey := map[string][]porcupine.Operation{}
 	var all []porcupine.Operation
 	for _, op := range history {
 		in := op.Input.(model.TBInput[string])
-		if in.Kind == model.TBResetAll {
+		if in.Kind == model.TBResetAll || in.Kind == model.TBReclaim {
 			all = append(all, op)
 			continue
 		}

@@ -10,8 +10,8 @@ const T5Tolerance = 1e-9
 // T5Bound follows one key between resets and states the bound of T5:
 // admitted ≤ C + R × (t_max − t_min) / 1000, where C and R are the largest
 // capacity and rate a committed take passed, t_min is the clock of the take
-// that created the bucket and t_max the newest clock a committed take
-// carried. The zero value is a key with no committed take; Reset returns to
+// that created the bucket and t_max the newest clock a committed take (or a
+// reclaim, T12) carried. The zero value is a key with no committed take; Reset returns to
 // it.
 //
 // Only committed takes count, for the clock as for the rest. Tokens accrue
@@ -42,6 +42,24 @@ func (b *T5Bound) Commit(lim Limits, cost float64, nowMs int64) {
 	b.Capacity = max(b.Capacity, lim.Capacity)
 	b.Rate = max(b.Rate, lim.RefillPerSecond)
 	b.NewestMs = max(b.NewestMs, nowMs)
+}
+
+// Reclaim records a reclaim at nowMs with lim (T12). With a capacity at
+// least C and a rate at most R, the reclaim forgets the bucket only when it
+// is full by the key's own limits, so the tokens it gives back are ones the
+// bound already allows; its clock becomes the floor the key's next bucket is
+// stamped from, so it counts as a reading the table stored: it moves t_max
+// when it is newer. A reclaim with a smaller capacity or a larger rate may
+// forget a bucket that was not full, as a reset would: the bound starts
+// again (Reset).
+func (b *T5Bound) Reclaim(lim Limits, nowMs int64) {
+	switch {
+	case b.Takes == 0:
+	case lim.Capacity < b.Capacity || lim.RefillPerSecond > b.Rate:
+		b.Reset()
+	default:
+		b.NewestMs = max(b.NewestMs, nowMs)
+	}
 }
 
 // Reset forgets everything: the key was reset (T10), and the bound starts

@@ -17,10 +17,12 @@ import "slices"
 //
 //   - reset, reset_all answered anything but ok: T10.
 //   - either answer names an invalid field: T9.
+//   - a reclaim answered another count: T12.
 //   - got is exactly what the model answers when one rule is taken out:
 //     commits store the caller's clock instead of max(last, now): T4; a
 //     refused take stores its refilled tokens: T2; a peek stores its
-//     refilled tokens (creating the bucket when absent): T6.
+//     refilled tokens (creating the bucket when absent): T6; a take of an
+//     absent bucket ignores the floor, or a reclaim forgets nothing: T12.
 //   - the key's bucket is absent because a reset removed it: T10.
 //   - the key's bucket is absent and a peek or retry_after read it so: T6.
 //   - a take admitted that the model refuses: T4 when a stale clock (older
@@ -45,11 +47,15 @@ func TBDivergence[K comparable](prior []TBInput[K], in TBInput[K], want, got TBO
 	if want.Invalid != "" || got.Invalid != "" {
 		return "T9"
 	}
+	if in.Kind == TBReclaim {
+		return "T12"
+	}
 	ins := keyInputs(prior, in.Key)
 	for _, v := range []struct {
 		id   string
 		step func(Bucket, TBInput[K]) (Bucket, TBOutput)
-	}{{"T4", stepStoresClock[K]}, {"T2", stepRefusalWrites[K]}, {"T6", stepPeekWrites[K]}} {
+	}{{"T4", stepStoresClock[K]}, {"T2", stepRefusalWrites[K]}, {"T6", stepPeekWrites[K]},
+		{"T12", stepNoFloor[K]}, {"T12", stepNeverForgets[K]}} {
 		if replayKey(ins, in, v.step).Equal(got) {
 			return v.id
 		}
@@ -97,11 +103,11 @@ func tbAmountDivergence(got, most float64, shrunk, stale bool, own string) strin
 }
 
 // keyInputs returns the inputs of prior that act on key: its own and every
-// reset_all, in order.
+// reset_all and reclaim, in order.
 func keyInputs[K comparable](prior []TBInput[K], key K) []TBInput[K] {
 	var out []TBInput[K]
 	for _, in := range prior {
-		if in.Kind == TBResetAll || in.Key == key {
+		if in.Kind == TBResetAll || in.Kind == TBReclaim || in.Key == key {
 			out = append(out, in)
 		}
 	}
@@ -125,7 +131,24 @@ func stored(b Bucket, lim Limits, nowMs int64) Bucket {
 	if b.Present {
 		last = max(b.LastMs, nowMs)
 	}
-	return Bucket{Present: true, Tokens: Refill(b, lim, nowMs), LastMs: last}
+	return Bucket{Present: true, Tokens: Refill(b, lim, nowMs), LastMs: last, Floored: b.Floored, FloorMs: b.FloorMs}
+}
+
+// stepNoFloor is StepBucket without T12's floor: a take of an absent bucket
+// stamps the caller's clock even when the floor is newer.
+func stepNoFloor[K comparable](b Bucket, in TBInput[K]) (Bucket, TBOutput) {
+	if !b.Present {
+		b.Floored, b.FloorMs = false, 0
+	}
+	return StepBucket(b, in)
+}
+
+// stepNeverForgets is StepBucket with reclaims that forget nothing.
+func stepNeverForgets[K comparable](b Bucket, in TBInput[K]) (Bucket, TBOutput) {
+	if in.Kind == TBReclaim {
+		return b, TBOutput{OK: true}
+	}
+	return StepBucket(b, in)
 }
 
 // stepStoresClock is StepBucket without T4: a commit stores the caller's
@@ -171,7 +194,12 @@ func tbKeyFacts[K comparable](ins []TBInput[K]) tbFacts {
 	var f tbFacts
 	for _, in := range ins {
 		if in.Kind == TBReset || in.Kind == TBResetAll {
-			f = tbFacts{afterReset: f.afterReset || f.bucket.Present}
+			next, _ := StepBucket(f.bucket, in)
+			f = tbFacts{afterReset: f.afterReset || f.bucket.Present, bucket: next}
+			continue
+		}
+		if in.Kind == TBReclaim {
+			f.bucket, _ = StepBucket(f.bucket, in)
 			continue
 		}
 		if CheckLimits(in.Limits, in.Cost, in.Kind != TBPeek) != nil {

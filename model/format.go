@@ -28,7 +28,7 @@ func (l Limits) String() string {
 
 // String renders the operation with the arguments it uses, for instance
 // `take k0 cost=1 at 1000ms [cap 5, 10/s]`, `peek "hot" at 3ms [cap 5, 10/s]`,
-// `reset k0`, `reset_all`.
+// `reset k0`, `reset_all`, `reclaim at 9ms [cap 5, 10/s]`.
 func (in TBInput[K]) String() string {
 	switch in.Kind {
 	case TBTake, TBRetryAfter:
@@ -37,6 +37,8 @@ func (in TBInput[K]) String() string {
 		return fmt.Sprintf("peek %s at %dms %v", show("k", in.Key), in.NowMs, in.Limits)
 	case TBReset:
 		return "reset " + show("k", in.Key)
+	case TBReclaim:
+		return fmt.Sprintf("reclaim at %dms %v", in.NowMs, in.Limits)
 	}
 	return in.Kind.String()
 }
@@ -70,6 +72,7 @@ func (o TBOutput) Answer(kind TBKind) string {
 	field("remaining", fmt.Sprint(o.Remaining), (answers && kind == TBTake) || math.Float64bits(o.Remaining) != 0)
 	field("tokens", fmt.Sprint(o.Tokens), (answers && kind == TBPeek) || math.Float64bits(o.Tokens) != 0)
 	field("retry_after", fmt.Sprintf("%dms", o.RetryAfterMs), (answers && kind == TBRetryAfter) || o.RetryAfterMs != 0)
+	field("reclaimed", fmt.Sprint(o.Reclaimed), (answers && kind == TBReclaim) || o.Reclaimed != 0)
 	return b.String()
 }
 

@@ -14,12 +14,59 @@ type Limits struct {
 }
 
 // Bucket is the state of one key (spec/tokenbucket.md §1). The zero value is
-// an absent bucket: one that was never taken from, or was reset. An absent
-// bucket behaves as a full one whose clock is the caller's.
+// an absent bucket of a table never reclaimed: one that was never taken
+// from, or was reset. An absent bucket behaves as a full one whose timestamp
+// is the caller's clock, or the floor when that is newer (T12).
 type Bucket struct {
 	Present bool
 	Tokens  float64 // tokens left after the last committed take
 	LastMs  int64   // newest clock reading any committed take carried (T4)
+
+	// Floored is set once a reclaim has run on the table; FloorMs is then
+	// the newest clock any reclaim carried (T12). Every key of a table has
+	// the same floor, present or not; it matters only while the bucket is
+	// absent, when a take stamps max(now, FloorMs).
+	Floored bool
+	FloorMs int64
+}
+
+// floor is the timestamp an absent bucket takes from: FloorMs, or the
+// smallest int64 when no reclaim ran (then max(now, floor) is now).
+func (b Bucket) floor() int64 {
+	if !b.Floored {
+		return math.MinInt64
+	}
+	return b.FloorMs
+}
+
+// raiseFloor is b with its floor raised to nowMs, as a reclaim at nowMs
+// leaves every key (T12).
+func (b Bucket) raiseFloor(nowMs int64) Bucket {
+	if !b.Floored || nowMs > b.FloorMs {
+		b.Floored, b.FloorMs = true, nowMs
+	}
+	return b
+}
+
+// Forgettable reports whether a reclaim at nowMs with lim forgets b (T12): b
+// is present, its timestamp is not after nowMs, and it is full at nowMs
+// (Refill returns lim.Capacity). Forgetting it then changes no answer to a
+// take at nowMs or later, and the floor keeps a stale take from stamping
+// an older time than the bucket had.
+func Forgettable(b Bucket, lim Limits, nowMs int64) bool {
+	return b.Present && b.LastMs <= nowMs && Refill(b, lim, nowMs) == lim.Capacity
+}
+
+// Reclaim is one key's part of a reclaim at nowMs with lim (T12): the floor
+// rises to nowMs if that is newer, and a Forgettable bucket becomes absent.
+// forgot reports the latter. Limits must be valid (CheckLimits without a
+// cost); Reclaim does not check them.
+func Reclaim(b Bucket, lim Limits, nowMs int64) (next Bucket, forgot bool) {
+	forgot = Forgettable(b, lim, nowMs)
+	if forgot {
+		b = Bucket{Floored: b.Floored, FloorMs: b.FloorMs}
+	}
+	return b.raiseFloor(nowMs), forgot
 }
 
 // Field names used in ArgError, as the protocol spells them.
@@ -96,18 +143,22 @@ func Refill(b Bucket, lim Limits, nowMs int64) float64 {
 
 // Take removes cost tokens at nowMs if the refilled bucket covers them
 // (T1, T2, T4). On success the new bucket holds refilled-cost tokens and its
-// timestamp becomes max(last, now); on refusal the bucket is returned
-// unchanged. Limits must be valid (CheckLimits); Take does not check them.
+// timestamp becomes max(last, now), or for an absent bucket max(floor, now)
+// (T12); on refusal the bucket is returned unchanged. Limits must be valid
+// (CheckLimits); Take does not check them.
 func Take(b Bucket, lim Limits, cost float64, nowMs int64) (next Bucket, ok bool, remaining float64) {
 	have := Refill(b, lim, nowMs)
 	if have < cost {
 		return b, false, 0
 	}
 	last := nowMs
-	if b.Present && b.LastMs > nowMs {
+	switch {
+	case b.Present && b.LastMs > nowMs:
 		last = b.LastMs // T4: the stored timestamp never moves backwards
+	case !b.Present && b.floor() > nowMs:
+		last = b.floor() // T12: nor behind the floor of what was forgotten
 	}
-	next = Bucket{Present: true, Tokens: have - cost, LastMs: last}
+	next = Bucket{Present: true, Tokens: have - cost, LastMs: last, Floored: b.Floored, FloorMs: b.FloorMs}
 	return next, true, next.Tokens
 }
 
@@ -158,9 +209,10 @@ const (
 	TBRetryAfter
 	TBReset
 	TBResetAll
+	TBReclaim
 )
 
-var tbKindNames = [...]string{TBTake: "take", TBPeek: "peek", TBRetryAfter: "retry_after", TBReset: "reset", TBResetAll: "reset_all"}
+var tbKindNames = [...]string{TBTake: "take", TBPeek: "peek", TBRetryAfter: "retry_after", TBReset: "reset", TBResetAll: "reset_all", TBReclaim: "reclaim"}
 
 func (k TBKind) String() string {
 	if int(k) < len(tbKindNames) && tbKindNames[k] != "" {
@@ -170,8 +222,8 @@ func (k TBKind) String() string {
 }
 
 // TBInput is one token-bucket operation with all of its arguments. Fields an
-// operation does not use are ignored (Cost by peek; everything but Key by
-// reset; everything by reset_all).
+// operation does not use are ignored (Cost by peek and reclaim; Key by
+// reclaim; everything but Key by reset; everything by reset_all).
 type TBInput[K comparable] struct {
 	Kind   TBKind
 	Key    K
@@ -183,13 +235,14 @@ type TBInput[K comparable] struct {
 // TBOutput is what an operation returns. Invalid is the field named by the
 // ArgError when the arguments were refused (and then nothing else is set);
 // Remaining is set by a successful take, Tokens by peek, RetryAfterMs by
-// retry_after.
+// retry_after, Reclaimed (the number of buckets forgotten) by reclaim.
 type TBOutput struct {
 	Invalid      string
 	OK           bool
 	Remaining    float64
 	Tokens       float64
 	RetryAfterMs int64
+	Reclaimed    int
 }
 
 // Equal compares two outputs field by field, floats bit for bit (T3), so
@@ -197,24 +250,32 @@ type TBOutput struct {
 func (o TBOutput) Equal(u TBOutput) bool {
 	bits := math.Float64bits
 	return o.Invalid == u.Invalid && o.OK == u.OK && o.RetryAfterMs == u.RetryAfterMs &&
-		bits(o.Remaining) == bits(u.Remaining) && bits(o.Tokens) == bits(u.Tokens)
+		bits(o.Remaining) == bits(u.Remaining) && bits(o.Tokens) == bits(u.Tokens) &&
+		o.Reclaimed == u.Reclaimed
 }
 
-// TBTable is a whole token-bucket table: one Bucket per key. It is a value:
-// Step never changes the receiver. The zero value is an empty table.
+// TBTable is a whole token-bucket table: one Bucket per key, and the floor
+// every key shares (T12). It is a value: Step never changes the receiver.
+// The zero value is an empty table.
 type TBTable[K comparable] struct {
-	buckets map[K]Bucket // never mutated after construction
+	buckets map[K]Bucket // never mutated after construction; floors not kept
+	floor   Bucket       // only its Floored and FloorMs are used
 }
 
-// Bucket returns the bucket of key (the zero Bucket when absent).
-func (t TBTable[K]) Bucket(key K) Bucket { return t.buckets[key] }
+// Bucket returns the bucket of key, with the table's floor.
+func (t TBTable[K]) Bucket(key K) Bucket {
+	b := t.buckets[key]
+	b.Floored, b.FloorMs = t.floor.Floored, t.floor.FloorMs
+	return b
+}
 
 // Len is the number of present buckets.
 func (t TBTable[K]) Len() int { return len(t.buckets) }
 
-// Equal reports whether two tables hold the same buckets, bit for bit.
+// Equal reports whether two tables hold the same buckets and floor, bit for
+// bit.
 func (t TBTable[K]) Equal(u TBTable[K]) bool {
-	if len(t.buckets) != len(u.buckets) {
+	if len(t.buckets) != len(u.buckets) || !BucketEqual(t.floor, u.floor) {
 		return false
 	}
 	for k, b := range t.buckets {
@@ -228,16 +289,31 @@ func (t TBTable[K]) Equal(u TBTable[K]) bool {
 // BucketEqual compares two buckets, tokens bit for bit.
 func BucketEqual(a, b Bucket) bool {
 	return a.Present == b.Present && a.LastMs == b.LastMs &&
-		math.Float64bits(a.Tokens) == math.Float64bits(b.Tokens)
+		math.Float64bits(a.Tokens) == math.Float64bits(b.Tokens) &&
+		a.Floored == b.Floored && a.FloorMs == b.FloorMs
 }
 
-// StepBucket applies one operation to the bucket of its key. Reset and
-// ResetAll leave the absent bucket. It is the function porcupine's
-// per-key partitions step with.
+// StepBucket applies one operation to the bucket of its key. Reset leaves
+// the absent bucket with the table's floor; ResetAll leaves the zero Bucket
+// (a new table, never reclaimed). A reclaim is one key's part of it
+// (Reclaim): its output counts 1 when it forgot this bucket. It is the
+// function porcupine's per-key partitions step with.
 func StepBucket[K comparable](b Bucket, in TBInput[K]) (Bucket, TBOutput) {
 	switch in.Kind {
-	case TBReset, TBResetAll:
+	case TBReset:
+		return Bucket{Floored: b.Floored, FloorMs: b.FloorMs}, TBOutput{OK: true}
+	case TBResetAll:
 		return Bucket{}, TBOutput{OK: true}
+	case TBReclaim:
+		if err := CheckLimits(in.Limits, 0, false); err != nil {
+			return b, TBOutput{Invalid: err.Field}
+		}
+		next, forgot := Reclaim(b, in.Limits, in.NowMs)
+		out := TBOutput{OK: true}
+		if forgot {
+			out.Reclaimed = 1
+		}
+		return next, out
 	case TBTake, TBPeek, TBRetryAfter:
 	default:
 		panic(fmt.Sprintf("model: unknown token-bucket operation %d", in.Kind))
@@ -256,12 +332,17 @@ func StepBucket[K comparable](b Bucket, in TBInput[K]) (Bucket, TBOutput) {
 	}
 }
 
-// Step applies one operation to the table and returns the new table.
+// Step applies one operation to the table and returns the new table. A
+// reclaim steps every key at once: every bucket and the floor together.
 func (t TBTable[K]) Step(in TBInput[K]) (TBTable[K], TBOutput) {
-	if in.Kind == TBResetAll {
+	switch in.Kind {
+	case TBResetAll:
 		return TBTable[K]{}, TBOutput{OK: true}
+	case TBReclaim:
+		return t.reclaim(in)
 	}
-	old, present := t.buckets[in.Key]
+	old := t.Bucket(in.Key)
+	_, present := t.buckets[in.Key]
 	b, out := StepBucket(old, in)
 	if BucketEqual(b, old) {
 		return t, out
@@ -271,9 +352,28 @@ func (t TBTable[K]) Step(in TBInput[K]) (TBTable[K], TBOutput) {
 		next[k] = v
 	}
 	if b.Present {
+		b.Floored, b.FloorMs = false, 0 // the table keeps the floor
 		next[in.Key] = b
 	} else if present {
 		delete(next, in.Key)
 	}
-	return TBTable[K]{buckets: next}, out
+	return TBTable[K]{buckets: next, floor: t.floor}, out
+}
+
+// reclaim is Step for a reclaim: Reclaim on every present bucket, and the
+// floor raised.
+func (t TBTable[K]) reclaim(in TBInput[K]) (TBTable[K], TBOutput) {
+	if err := CheckLimits(in.Limits, 0, false); err != nil {
+		return t, TBOutput{Invalid: err.Field}
+	}
+	next := TBTable[K]{buckets: make(map[K]Bucket, len(t.buckets)), floor: t.floor.raiseFloor(in.NowMs)}
+	out := TBOutput{OK: true}
+	for k, b := range t.buckets {
+		if Forgettable(b, in.Limits, in.NowMs) {
+			out.Reclaimed++
+			continue
+		}
+		next.buckets[k] = b
+	}
+	return next, out
 }

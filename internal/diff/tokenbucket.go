@@ -94,6 +94,20 @@ func (m *TBMachine) properties(in model.TBInput[int], before model.Bucket, got m
 	case model.TBResetAll:
 		clear(m.bound)
 		return nil
+	case model.TBReclaim:
+		if argErr := model.CheckLimits(in.Limits, 0, false); argErr != nil || got.Invalid != "" {
+			if argErr == nil || got.Invalid != argErr.Field {
+				return m.hist.fail("T9", fmt.Sprintf("reclaim with %v: the model refuses %v, the implementation %q", in.Limits, argErr, got.Invalid))
+			}
+			return nil
+		}
+		if got.Reclaimed < 0 {
+			return m.hist.fail("T12", fmt.Sprintf("reclaim reported %d buckets forgotten", got.Reclaimed))
+		}
+		for _, b := range m.bound {
+			b.Reclaim(in.Limits, in.NowMs)
+		}
+		return nil
 	}
 	argErr := model.CheckLimits(in.Limits, in.Cost, in.Kind != model.TBPeek)
 	switch {
@@ -339,6 +353,10 @@ var tbActions = []tbAction{
 	}},
 	{"reset", func(m *TBMachine, c chooser) *Failure {
 		return m.Step(model.TBInput[int]{Kind: model.TBReset, Key: c.Intn("key", tbKeys)})
+	}},
+	{"reclaim", func(m *TBMachine, c chooser) *Failure { // with one key's limits, at the machine's clock or a lagging one (T12)
+		key := c.Intn("key", tbKeys)
+		return m.Step(model.TBInput[int]{Kind: model.TBReclaim, Limits: m.drawLimits(c, key), NowMs: m.drawClock(c)})
 	}},
 	{"reset_all", func(m *TBMachine, c chooser) *Failure {
 		if c.Intn("reset-all-roll", 3) != 0 {

@@ -32,6 +32,7 @@ type TBTable[K comparable] interface {
 	RetryAfterAt(nowMs int64, key K, lim tokenbucket.Limits, cost float64) (int64, error)
 	Reset(key K)
 	ResetAll()
+	ReclaimAt(nowMs int64, lim tokenbucket.Limits) (int, error)
 	CASRetries() uint64
 }
 
@@ -88,6 +89,9 @@ func (s *TokenBucket[K]) Apply(in model.TBInput[K]) model.TBOutput {
 		out.OK = true
 	case model.TBResetAll:
 		s.Table.ResetAll()
+		out.OK = true
+	case model.TBReclaim:
+		out.Reclaimed, err = s.Table.ReclaimAt(in.NowMs, lim)
 		out.OK = true
 	default:
 		panic(fmt.Sprintf("sut: unknown token-bucket operation %d", in.Kind))

@@ -15,15 +15,26 @@ import (
 // that a take commits tokens and timestamp together with one
 // compare-and-swap and allocates nothing:
 //
-//	(0, 0)                       absent: never taken, or reset (T10)
+//	(0, 0)                       absent: a new cell no take committed to yet
 //	(bits(tokens) | present, last) tokens left after the last committed take,
 //	                             and the newest clock reading of any committed
 //	                             take (T4), as an int64 in two's complement
+//	(deadLo, 0)                  dead: reset (T10) or reclaimed (T12); the
+//	                             key's next take makes a new cell
+//
+// and moves only absent → present, present → present (takes), and any
+// state → dead (Reset, ReclaimAt), each by compare-and-swap. So a word never
+// returns to absent, and dead is final.
 //
 // tokens is never negative (have − cost with have ≥ cost is +0 or more), so
 // its sign bit is free to mark a present bucket; the float64 itself crosses
-// the word bit for bit (T3).
-const present = 1 << 63
+// the word bit for bit (T3). deadLo has the sign bit clear, like absent: a
+// reader that meets a dead word finds a full bucket in it, and looks for the
+// key's live cell instead.
+const (
+	present = 1 << 63
+	deadLo  = 1
+)
 
 // packState is the word of a present bucket.
 func packState(tokens float64, lastMs int64) (lo, hi uint64) {
@@ -90,6 +101,9 @@ func (t *Table[K]) Take(key K, lim Limits, cost float64) (remaining float64, ok 
 // starts full. A refusal (ok false) leaves the bucket unchanged; so does an
 // *ArgError for limits or a cost that break T9.
 //
+// A key whose bucket a reclaim forgot starts full too, stamped no earlier
+// than the newest reclaim's clock (T12).
+//
 // TakeAt linearizes at its successful compare-and-swap, or for a refusal at
 // the load that saw too few tokens.
 func (t *Table[K]) TakeAt(nowMs int64, key K, lim Limits, cost float64) (remaining float64, ok bool, err error) {
@@ -107,12 +121,20 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 	// unseen; with 1, the first lost race before the bucket is empty shows
 	// as a refusal while tokens remain.
 	const maxAttempts = 1
-	c := t.buckets.Load().insert(key)
+	tr := t.buckets.Load()
+	c := tr.insert(key)
 	// Two 64-bit loads, cheaper than the 128-bit snapshot; a write between
 	// them can pair halves of two states, which the compare-and-swap below
 	// rejects (it compares both halves) and a refusal checks first.
 	lo, hi := c.state.LoadLo(), c.state.LoadHi()
 	for attempt := 1; ; attempt++ {
+		if lo == deadLo {
+			// Reset or reclaimed: the bucket lives on in the key's next
+			// cell, which this walk finds or makes.
+			c = tr.insertHash(key, tr.hash(key))
+			lo, hi = c.state.LoadLo(), c.state.LoadHi()
+			continue
+		}
 		// The goroutine may be descheduled between its load and its
 		// commit, as the scheduler may do at any instruction; yielding here
 		// makes that happen on every call instead of almost never, so that
@@ -130,8 +152,16 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 			return 0, false // T2: a refusal writes nothing
 		}
 		last := nowMs
-		if lo&present != 0 && int64(hi) > nowMs {
-			last = int64(hi) // T4: never move the timestamp back
+		if lo&present != 0 {
+			last = max(last, int64(hi)) // T4: never move the timestamp back
+		} else {
+			// T12: nor behind the floor of what a reclaim forgot. The floor
+			// is read after the word: a reclaim raises it before it kills a
+			// cell, so a take that found the key's old cell dead, or made
+			// its new cell after the kill, sees the floor of that reclaim;
+			// one that loaded this absent word before a reclaim killed it
+			// fails its compare-and-swap below.
+			last = max(last, tr.floorMs())
 		}
 		left := have - cost
 		nextLo, nextHi := packState(left, last)
@@ -189,10 +219,15 @@ func (t *Table[K]) PeekAt(nowMs int64, key K, lim Limits) (float64, error) {
 	return refill(lo, hi, lim, nowMs), nil
 }
 
-// load returns key's bucket word, (0, 0) when the key has no cell.
+// load returns key's bucket word, (0, 0) when the key has no live cell. It
+// linearizes at the load of a word that is not dead, or at the walk that
+// found no live cell.
 func (t *Table[K]) load(key K) (lo, hi uint64) {
-	if c := t.buckets.Load().find(key); c != nil {
-		return c.state.Load()
+	tr := t.buckets.Load()
+	for c := tr.find(key); c != nil; c = tr.findLive(key) {
+		if lo, hi = c.state.Load(); lo != deadLo {
+			return lo, hi
+		}
 	}
 	return 0, 0
 }
@@ -265,13 +300,84 @@ func elapsed(last, now int64) uint64 {
 }
 
 // Reset forgets key's bucket, so its next take starts from a full one
-// (T10). It linearizes at its store to the bucket word; a take that loaded
-// the word before it fails its compare-and-swap and recomputes from the
-// full bucket.
+// (T10), stamped no earlier than the newest reclaim's clock (T12). It
+// linearizes at the compare-and-swap that kills the key's cell, or at the
+// walk that found no live cell; a take that loaded the word before it fails
+// its compare-and-swap and makes the key a new cell.
 func (t *Table[K]) Reset(key K) {
-	if c := t.buckets.Load().find(key); c != nil {
-		c.state.Store(0, 0) // present → absent
+	tr := t.buckets.Load()
+	h := tr.hash(key)
+	for c := tr.findHash(key, h, true); c != nil; c = tr.findHash(key, h, true) {
+		lo, hi := c.state.Load()
+		// any → dead: the key has no bucket now. A word that is absent
+		// dies too (a reset of an absent bucket changes nothing), so the
+		// cell can go.
+		if lo != deadLo && c.state.CompareAndSwap(lo, hi, deadLo, 0) {
+			tr.tidy(h)
+			return
+		}
 	}
+}
+
+// Reclaim is shorthand for ReclaimAt with the table's clock.
+func (t *Table[K]) Reclaim(lim Limits) (int, error) {
+	return t.ReclaimAt(t.clock(), lim)
+}
+
+// ReclaimAt forgets every bucket that is full at nowMs by lim, and whose
+// timestamp is not after nowMs, and frees its cell (T12). It returns how
+// many buckets it forgot. A key it forgot answers every later call exactly
+// as its full bucket would have, except that a take with a clock older than
+// nowMs stamps nowMs, where the bucket might have kept an older timestamp:
+// every bucket the table makes from then on is stamped no earlier than the
+// newest clock any reclaim carried (the floor), so a stale clock can never
+// be credited the time a forgotten bucket had already accrued (T4, T5).
+//
+// The limits are those the keys are taken with (the table stores none,
+// T8): a bucket judged with a smaller capacity than its own may be
+// forgotten while not full by its own. Invalid limits return an *ArgError
+// and change nothing (T9). Call it from time to time, with the table's
+// clock, to keep a table of many short-lived keys small: memory then
+// follows the keys in use, not every key ever seen (inner trie nodes stay,
+// bounded by the most keys held at once).
+//
+// ReclaimAt is lock-free and linearizable per key, like ResetAll (T11): it
+// raises the floor first, then kills each forgettable bucket with one
+// compare-and-swap, where it linearizes for that key, and unlinks its cell.
+// A take that committed first keeps its bucket.
+func (t *Table[K]) ReclaimAt(nowMs int64, lim Limits) (int, error) {
+	if err := check(lim, 0, false); err != nil {
+		return 0, err
+	}
+	tr := t.buckets.Load()
+	// Before any kill: a take that finds a killed cell reads the floor
+	// after, and must see this clock.
+	tr.raiseFloor(nowMs)
+	return tr.sweep(tr.root, func(c *tnode[K]) bool {
+		for {
+			lo, hi := c.state.Load()
+			switch {
+			case lo == deadLo:
+				return false
+			case lo&present == 0:
+				// absent → dead: a new cell no take committed to holds no
+				// bucket to forget; its take, if any, fails and makes
+				// another cell, which sees the floor.
+				if c.state.CompareAndSwap(lo, hi, deadLo, 0) {
+					return false
+				}
+			case int64(hi) > nowMs || refill(lo, hi, lim, nowMs) != lim.Capacity:
+				return false // not forgettable: a take newer than nowMs, or not full
+			default:
+				// present → dead: forgets the full bucket; a take that
+				// loaded it fails its compare-and-swap and makes the key a
+				// new cell.
+				if c.state.CompareAndSwap(lo, hi, deadLo, 0) {
+					return true
+				}
+			}
+		}
+	}), nil
 }
 
 // ResetAll forgets every bucket by replacing the table's map with an empty

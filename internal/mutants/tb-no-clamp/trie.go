@@ -18,32 +18,69 @@ const (
 
 // trie is the lock-free map from keys to cells behind a Table: a hash trie
 // of fanout-way nodes whose child words change only by compare-and-swap.
-// Lookups and inserts are lock-free and linearizable (T11): a lookup
-// linearizes at the load that found the key's cell (or the nil word that
-// proves it absent), an insert at the compare-and-swap that published the
-// cell. Nothing
-// is ever removed from a trie (Reset clears a cell's state instead), so a
-// reader never races with an unlink; ResetAll replaces the whole trie.
+// Lookups, inserts and unlinks are lock-free and linearizable (T11, T12).
 //
 // Each child word of a node holds one of:
 //
-//	nil              no key with this hash prefix yet
+//	nil              no key with this hash prefix has a cell
 //	*tnode, kids≠nil an inner node: descend with the next bitsPerLevel bits
 //	*tnode, kids=nil a cell: a key, its bucket word, and a chain (next) of
 //	                 cells whose keys have exactly the same 64-bit hash (a
 //	                 cell does not keep its hash: an insert that meets it
 //	                 hashes its key again)
 //
-// A child word only ever moves nil → cell, or cell → inner node that holds
-// that same cell one level down. A cell's next word only moves nil → cell.
-// So once a lookup has seen a key's cell, that cell stays the key's cell for
-// the life of the trie.
+// and moves only
+//
+//	nil → cell                 insert: publishes a key's cell
+//	cell → inner node          push-down: the node holds that same cell one
+//	                           level down, so every key stays reachable
+//	dead cell → its successor  unlink: the cell's next, or nil when the next
+//	                           is sealed
+//
+// A cell's next word holds nil, a cell, or the trie's sealed marker, and
+// moves only nil → cell (an append) or nil → sealed (the unlink of a dead
+// cell with no successor, so nothing is appended to a cell on its way out);
+// once not nil it never changes. A cell dies (its bucket word becomes dead,
+// tokenbucket.go) before anything unlinks it, and a dead cell never lives
+// again, so a word that pointed to a live cell still does, or points to an
+// inner node that does: no unlink loses a live cell. Only a dead cell at the
+// head of its chain is unlinked; a dead cell deeper in a chain of equal
+// hashes waits until the cells before it are gone. Inner nodes are never
+// removed: they are the trie's shape, bounded by the most keys it ever held
+// at once, and new keys reuse them.
 type trie[K comparable] struct {
 	seed maphash.Seed
 	root *tnode[K] // an inner node
+	// floor is the newest clock reading any reclaim of this trie carried
+	// (T12), biased by 1<<63 so that the zero word is the smallest int64: no
+	// reclaim yet, and then max(now, floor) is now. It only rises.
+	floor seam.Uint64
+	// sealed is the next word of a dead cell being unlinked that had no
+	// successor. It is never a key's cell.
+	sealed *tnode[K]
 	// forced, set only by tests, replaces the keys' hash to force
 	// collisions.
 	forced func(K) uint64
+}
+
+// floorBias turns the floor's signed order into the word's unsigned one.
+const floorBias = 1 << 63
+
+// floorMs is the trie's floor (T12).
+func (t *trie[K]) floorMs() int64 { return int64(t.floor.Load() ^ floorBias) }
+
+// raiseFloor lifts the floor to nowMs unless it is already as new. Only
+// reclaims call it, before any cell they kill dies.
+func (t *trie[K]) raiseFloor(nowMs int64) {
+	next := uint64(nowMs) ^ floorBias
+	for {
+		old := t.floor.Load()
+		// old → next: the floor rises to this reclaim's clock; a reclaim
+		// with a newer clock that came first keeps its own.
+		if next <= old || t.floor.CompareAndSwap(old, next) {
+			return
+		}
+	}
 }
 
 type tnode[K comparable] struct {
@@ -52,15 +89,18 @@ type tnode[K comparable] struct {
 	// cell fields
 	key  K
 	next seam.Pointer[tnode[K]]
-	// state is the bucket word (tokenbucket.go): (0, 0) while absent, else
-	// the tokens and timestamp of the last committed take. Every commit
-	// replaces it by a 128-bit compare-and-swap; only Reset stores to it
-	// directly.
+	// state is the bucket word (tokenbucket.go): (0, 0) while absent, then
+	// the tokens and timestamp of the last committed take, and dead at the
+	// end. Every change is a 128-bit compare-and-swap.
 	state seam.Pair
 }
 
+// dead reports whether the cell's bucket word is dead: it is no key's
+// bucket any more, and only waits to be unlinked.
+func (c *tnode[K]) dead() bool { return c.state.LoadLo() == deadLo }
+
 func newTrie[K comparable]() *trie[K] {
-	return &trie[K]{seed: maphash.MakeSeed(), root: newInner[K]()}
+	return &trie[K]{seed: maphash.MakeSeed(), root: newInner[K](), sealed: &tnode[K]{}}
 }
 
 func newInner[K comparable]() *tnode[K] {
@@ -75,21 +115,27 @@ func (t *trie[K]) hash(key K) uint64 {
 	return maphash.Comparable(t.seed, key)
 }
 
-// find returns key's cell, or nil when the key has none.
-func (t *trie[K]) find(key K) *tnode[K] { return t.findHash(key, t.hash(key)) }
+// find returns the first cell of key, dead or alive, or nil when the key has
+// none. A caller that finds it dead looks again with findLive or insertHash.
+func (t *trie[K]) find(key K) *tnode[K] { return t.findHash(key, t.hash(key), false) }
 
-// insert returns key's cell, adding an empty one if the key has none. A key
-// seen before is found by the read-only walk, which has no insert to prepare.
+// findLive returns key's live cell, or nil when the key has none.
+func (t *trie[K]) findLive(key K) *tnode[K] { return t.findHash(key, t.hash(key), true) }
+
+// insert returns key's first cell, adding an empty one if the key has none. A
+// key seen before is found by the read-only walk, which has no insert to
+// prepare; the cell it finds may be dead (see find).
 func (t *trie[K]) insert(key K) *tnode[K] {
 	h := t.hash(key)
-	if c := t.findHash(key, h); c != nil {
+	if c := t.findHash(key, h, false); c != nil {
 		return c
 	}
 	return t.insertHash(key, h)
 }
 
-// findHash is find with the key's hash h given (tests force collisions).
-func (t *trie[K]) findHash(key K, h uint64) *tnode[K] {
+// findHash is find (live unset) or findLive with the key's hash h given
+// (tests force collisions).
+func (t *trie[K]) findHash(key K, h uint64, live bool) *tnode[K] {
 	n := t.root
 	for shift := uint(0); ; shift += bitsPerLevel {
 		c := n.kids[(h>>shift)&levelMask].Load()
@@ -102,8 +148,8 @@ func (t *trie[K]) findHash(key K, h uint64) *tnode[K] {
 		}
 		// The key, if present, is this cell or in its chain: a key of
 		// another hash would have pushed the cell down first.
-		for ; c != nil; c = c.next.Load() {
-			if c.key == key {
+		for ; c != nil && c != t.sealed; c = c.next.Load() {
+			if c.key == key && !(live && c.dead()) {
 				return c
 			}
 		}
@@ -111,7 +157,9 @@ func (t *trie[K]) findHash(key K, h uint64) *tnode[K] {
 	}
 }
 
-// insertHash is insert with the key's hash h given.
+// insertHash returns key's live cell, adding an empty one if the key has
+// none, with the key's hash h given. Dead cells at the head of a chain on
+// its way are unlinked first.
 func (t *trie[K]) insertHash(key K, h uint64) *tnode[K] {
 	var fresh *tnode[K]
 	n, shift := t.root, uint(0)
@@ -130,10 +178,12 @@ func (t *trie[K]) insertHash(key K, h uint64) *tnode[K] {
 			}
 		case c.kids != nil:
 			n, shift = c, shift+bitsPerLevel
+		case c.dead():
+			t.unlink(word, c)
 		case c.key == key:
 			return c
 		case t.hash(c.key) == h:
-			if found := c.appendKey(key, &fresh); found != nil {
+			if found := t.appendKey(c, key, &fresh); found != nil {
 				return found
 			}
 		default:
@@ -149,15 +199,18 @@ func (t *trie[K]) insertHash(key K, h uint64) *tnode[K] {
 }
 
 // appendKey walks the equal-hash chain that starts at c and returns key's
-// cell, appending one (*fresh, made on first need) at the tail if the chain
-// lacks it. It returns nil only if it lost a race at the tail; the caller
-// retries.
-func (c *tnode[K]) appendKey(key K, fresh **tnode[K]) *tnode[K] {
+// live cell, appending one (*fresh, made on first need) at the tail if the
+// chain lacks it. It returns nil if it lost a race at the tail or met a
+// sealed head; the caller retries.
+func (t *trie[K]) appendKey(c *tnode[K], key K, fresh **tnode[K]) *tnode[K] {
 	for {
-		if c.key == key {
+		if c.key == key && !c.dead() {
 			return c
 		}
 		next := c.next.Load()
+		if next == t.sealed {
+			return nil // a dead head on its way out: the caller unlinks it
+		}
 		if next != nil {
 			c = next
 			continue
@@ -165,10 +218,77 @@ func (c *tnode[K]) appendKey(key K, fresh **tnode[K]) *tnode[K] {
 		if *fresh == nil {
 			*fresh = &tnode[K]{key: key}
 		}
-		// nil → cell at the chain's tail.
+		// nil → cell at the chain's tail. A dead tail may take a successor:
+		// it is then unlinked to that successor instead of to nil.
 		if c.next.CompareAndSwap(nil, *fresh) {
 			return *fresh
 		}
 		return nil
 	}
+}
+
+// unlink removes c, a dead cell that word held at the head of its chain,
+// from word. It first settles c's next word: nil becomes sealed, so no
+// append can slip in behind the unlink; a next that is already a cell never
+// changes again. Then word moves from c to that successor (nil for sealed).
+// Anyone may unlink a dead cell; all but the first compare-and-swap fail,
+// harmlessly.
+func (t *trie[K]) unlink(word *seam.Pointer[tnode[K]], c *tnode[K]) {
+	// nil → sealed: c takes no successor from now on.
+	c.next.CompareAndSwap(nil, t.sealed)
+	succ := c.next.Load()
+	if succ == t.sealed {
+		succ = nil
+	}
+	// dead cell → its successor: unlinks c; fails if another unlink (or a
+	// push-down, which keeps c one level down) came first.
+	word.CompareAndSwap(c, succ)
+}
+
+// tidy unlinks the dead heads of the chain at the end of hash h's path.
+func (t *trie[K]) tidy(h uint64) {
+	n, shift := t.root, uint(0)
+	for {
+		word := &n.kids[(h>>shift)&levelMask]
+		c := word.Load()
+		switch {
+		case c == nil:
+			return
+		case c.kids != nil:
+			n, shift = c, shift+bitsPerLevel
+		case c.dead():
+			t.unlink(word, c) // then look at the same word again
+		default:
+			return
+		}
+	}
+}
+
+// sweep kills, through forget, the cells of every chain under node and
+// unlinks the dead heads; it returns the number of buckets forget reported
+// forgotten (ReclaimAt).
+func (t *trie[K]) sweep(node *tnode[K], forget func(*tnode[K]) bool) int {
+	n := 0
+	for i := range node.kids {
+		word := &node.kids[i]
+		c := word.Load()
+		switch {
+		case c == nil:
+			continue
+		case c.kids != nil:
+			n += t.sweep(c, forget)
+			continue
+		}
+		for x := c; x != nil && x != t.sealed; x = x.next.Load() {
+			if forget(x) {
+				n++
+			}
+		}
+		// Unlink dead heads until a live cell, an inner node or nothing
+		// holds the word.
+		for c = word.Load(); c != nil && c.kids == nil && c.dead(); c = word.Load() {
+			t.unlink(word, c)
+		}
+	}
+	return n
 }

@@ -172,6 +172,18 @@ func (u *Uint64) Add(delta uint64) uint64 {
 	return v
 }
 
+// CompareAndSwap executes the compare-and-swap operation on the value.
+func (u *Uint64) CompareAndSwap(old, new uint64) bool {
+	s := current()
+	if s == nil {
+		return u.v.CompareAndSwap(old, new)
+	}
+	s.Before(u.word(), CAS)
+	ok := u.v.CompareAndSwap(old, new)
+	s.After(Access{Word: u.word(), Op: CAS, Old: old, New: new, OK: ok})
+	return ok
+}
+
 // Store atomically stores v. (The real tables never store to a counter;
 // a mutant that draws an epoch by load-then-store does.)
 func (u *Uint64) Store(v uint64) {
