@@ -26,12 +26,15 @@ func init() {
 // 1 to 13. cr-gen-wrap and cr-box-before-pin show in the credit vectors (a
 // slot reused three times; a stale token's enqueue). cr-two-write-enqueue
 // leaves a state no protocol answer shows (a reserved row holding a payload),
-// and cr-reserve-no-cas survived every run we made.
+// and cr-reserve-no-cas survived every run we made. tb-reclaim-no-floor shows
+// in the T12 vectors; tb-floor-after-kill and tb-unlink-live in the
+// concurrent suite's idle-keys workload, where takes race reclaims.
 func conformSees(f fault.Fault) bool {
 	switch f {
 	case fault.TBTimestampRegress, fault.TBSeedCeil, fault.TBNoClamp, fault.TBPlainStore, fault.TBFailClosed, fault.CrNoEpochPin,
 		fault.CrReleaseNoHolder, fault.CrFinishBlind, fault.CrSweepAll, fault.CrClassOffByOne,
-		fault.CrGenWrap, fault.CrBoxBeforePin, fault.TBCASOneHalf:
+		fault.CrGenWrap, fault.CrBoxBeforePin, fault.TBCASOneHalf, fault.TBReclaimNoFloor, fault.TBFloorAfterKill,
+		fault.TBUnlinkLive:
 		return true
 	}
 	return false

@@ -38,11 +38,15 @@ func init() {
 //     (the unchecked half cannot change without a race);
 //   - tb-fail-closed: a compare-and-swap never fails without a race;
 //   - cr-one-scan: without a racing release, one scan and two agree;
-//   - tb-trie-plain-append: needs two keys of equal 64-bit hash, racing.
+//   - tb-trie-plain-append: needs two keys of equal 64-bit hash, racing;
+//   - tb-floor-after-kill: the floor is raised before the reclaim returns,
+//     so only a take inside the reclaim sees it late;
+//   - tb-unlink-live: a take must commit between the reclaim's check and
+//     its unlink.
 func SequentiallyVisible(f fault.Fault) bool {
 	switch f {
 	case fault.CrTwoWriteEnqueue, fault.CrReserveNoCAS, fault.TBPlainStore, fault.TBFailClosed, fault.TBCASOneHalf,
-		fault.CrOneScan, fault.TBTriePlainAppend:
+		fault.CrOneScan, fault.TBTriePlainAppend, fault.TBFloorAfterKill, fault.TBUnlinkLive:
 		return false
 	}
 	return true

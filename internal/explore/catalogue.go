@@ -127,6 +127,10 @@ func tbReset(key string) model.TBInput[string] {
 
 func tbResetAll() model.TBInput[string] { return model.TBInput[string]{Kind: model.TBResetAll} }
 
+func tbReclaim(now int64) model.TBInput[string] {
+	return model.TBInput[string]{Kind: model.TBReclaim, Limits: tbLim, NowMs: now}
+}
+
 // Catalogue is the named scenarios, each aimed at one race of
 // spec/credits.md or spec/tokenbucket.md.
 func Catalogue() []Scenario {
@@ -188,6 +192,26 @@ func Catalogue() []Scenario {
 			[]model.TBInput[string]{tbTake("a", 1, 0)},
 			[]model.TBInput[string]{tbResetAll()},
 			[]model.TBInput[string]{tbTake("b", 1, 0)}),
+		TokenBucketScenario("tb-reclaim-vs-stale-take",
+			"T12, T4, T5: a reclaim forgets a bucket that refilled while a take with an old clock races it: whichever commits first, the old clock is never credited the time the forgotten bucket had accrued",
+			nil,
+			[]model.TBInput[string]{tbTake("k", 2, 100)},
+			[]model.TBInput[string]{tbReclaim(102)},
+			[]model.TBInput[string]{tbTake("k", 2, 100), tbTake("k", 1, 102)}),
+		TokenBucketScenario("tb-reclaim-vs-new-key",
+			"T12, T11: a take makes a new key's cell while a reclaim raises the floor and kills cells: the new bucket is stamped from the floor exactly when the take comes after the reclaim",
+			nil,
+			nil,
+			[]model.TBInput[string]{tbReclaim(5)},
+			[]model.TBInput[string]{tbTake("j", 2, 0)},
+			[]model.TBInput[string]{tbTake("j", 1, 5)}),
+		TokenBucketScenario("tb-reclaim-vs-reset",
+			"T10, T12: a reset and a reclaim both kill one key's cell while takes with an old and a new clock make its next one: no bucket is lost, none is stamped behind the floor",
+			nil,
+			[]model.TBInput[string]{tbTake("k", 1, 0)},
+			[]model.TBInput[string]{tbReclaim(3)},
+			[]model.TBInput[string]{tbReset("k"), tbTake("k", 2, 0)},
+			[]model.TBInput[string]{tbTake("k", 1, 3)}),
 		TokenBucketScenario("tb-trie-push-down",
 			"T11, T1: three keys whose hashes share the trie's first level are inserted at once: each insert after the first pushes a cell down a level while the others race it; no key's bucket may be lost",
 			[]string{"k1", "k2", "k3"},

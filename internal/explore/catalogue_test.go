@@ -44,6 +44,9 @@ func TestMutantsFound(t *testing.T) {
 		{"tb-stale-clocks", fault.TBFailClosed, KindLinearizability, 1},
 		{"tb-stale-clocks", fault.TBCASOneHalf, KindLinearizability, 1},
 		{"cr-enqueue-vs-sweep", fault.CrBoxBeforePin, KindLinearizability, 0},
+		{"tb-reclaim-vs-stale-take", fault.TBFloorAfterKill, KindLinearizability, 1},
+		{"tb-reclaim-vs-stale-take", fault.TBReclaimNoFloor, KindLinearizability, 0},
+		{"tb-reclaim-vs-stale-take", fault.TBUnlinkLive, KindLinearizability, 1},
 	} {
 		s, ok := Lookup(tc.scenario)
 		if !ok {

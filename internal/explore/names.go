@@ -107,7 +107,8 @@ func readable(v reflect.Value) reflect.Value {
 // table type.
 type trieShape struct {
 	trieT, nodeT, keyT                 reflect.Type
-	seedOff, rootOff                   uintptr
+	seedOff, rootOff, floorOff         uintptr
+	sealedOff                          uintptr
 	kidsOff, keyOff, nextOff, stateOff uintptr
 	stateWordT                         reflect.Type
 	fanout                             int
@@ -129,6 +130,7 @@ func newTrieShape(table reflect.Type) (*trieShape, bool) {
 	}
 	seed, root := get(s.trieT, "seed"), get(s.trieT, "root")
 	s.seedOff, s.rootOff, s.nodeT = seed.Offset, root.Offset, root.Type.Elem()
+	s.floorOff, s.sealedOff = get(s.trieT, "floor").Offset, get(s.trieT, "sealed").Offset
 	kids := get(s.nodeT, "kids")
 	s.kidsOff, s.fanout = kids.Offset, kids.Type.Elem().Len()
 	key := get(s.nodeT, "key")
@@ -153,6 +155,14 @@ func (s *trieShape) seed(trie unsafe.Pointer) *maphash.Seed {
 func (s *trieShape) root(trie unsafe.Pointer) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Add(trie, s.rootOff))
 }
+
+// sealed is the trie's marker that ends the chain of a cell being unlinked.
+func (s *trieShape) sealed(trie unsafe.Pointer) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Add(trie, s.sealedOff))
+}
+
+// floor is the address of the trie's floor word.
+func (s *trieShape) floor(trie unsafe.Pointer) unsafe.Pointer { return unsafe.Add(trie, s.floorOff) }
 
 // words is the per-exploration word naming: static words by their offset
 // in the table, trie words by their place in the structure, interned to
@@ -248,6 +258,17 @@ func (w *words) addTrie(p unsafe.Pointer, name string) {
 	}
 	*w.trie.seed(p) = w.seed
 	w.tries = append(w.tries, namedTrie{p, name})
+	w.register(w.trie.floor(p), name+".floor", name+".floor")
+}
+
+// isSealed reports whether p is the sealed marker of a trie of this run.
+func (w *words) isSealed(p unsafe.Pointer) bool {
+	for _, t := range w.tries {
+		if w.trie.sealed(t.p) == p {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *words) trieName(p unsafe.Pointer) string {
@@ -262,6 +283,7 @@ func (w *words) trieName(p unsafe.Pointer) string {
 // walk names every word reachable from the tries of this run.
 func (w *words) walk() {
 	for _, t := range w.tries {
+		w.register(w.trie.floor(t.p), t.name+".floor", t.name+".floor")
 		w.walkInner(w.trie.root(t.p), t.name, nil)
 	}
 }
@@ -288,7 +310,7 @@ func (w *words) walkInner(node unsafe.Pointer, trie string, path []int) {
 }
 
 func (w *words) walkCell(c unsafe.Pointer, trie string) {
-	for ; c != nil; c = loadWord(unsafe.Add(c, w.trie.nextOff)) {
+	for ; c != nil && !w.isSealed(c); c = loadWord(unsafe.Add(c, w.trie.nextOff)) {
 		k := strconv.Quote(w.trie.key(c))
 		w.register(unsafe.Add(c, w.trie.stateOff), trie+"/cell "+k+".state", trie+" cell "+k+".state")
 		w.register(unsafe.Add(c, w.trie.nextOff), trie+"/cell "+k+".next", trie+" cell "+k+".next")
@@ -402,6 +424,9 @@ func (w *words) value(v any, holder func(unsafe.Pointer) string) string {
 	case strings.HasPrefix(name, "box["):
 		return fmt.Sprintf("{g%d %q @%dms}", f("gen").Uint(), fmt.Sprint(f("payload").Interface()), f("markedMs").Int())
 	case strings.HasPrefix(name, "tnode["):
+		if w.isSealed(rv.UnsafePointer()) {
+			return "sealed"
+		}
 		if f("kids").IsNil() {
 			return fmt.Sprintf("cell %q", fmt.Sprint(f("key").Interface()))
 		}

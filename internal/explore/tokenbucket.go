@@ -54,10 +54,14 @@ func newTBProgram(s Scenario, f fault.Fault) (*tbProgram, error) {
 	p.frozen = true
 	visit := func(in model.TBInput[string]) {
 		switch in.Kind {
-		case model.TBReset, model.TBResetAll:
+		case model.TBReset, model.TBResetAll, model.TBReclaim:
 			p.frozen = false
 		}
-		if in.Kind == model.TBResetAll {
+		if in.Kind == model.TBReclaim {
+			clocks[in.NowMs] = true
+			p.peekAt = max(p.peekAt, in.NowMs)
+		}
+		if in.Kind == model.TBResetAll || in.Kind == model.TBReclaim {
 			return
 		}
 		if !seen[in.Key] {
@@ -285,7 +289,7 @@ func (p *tbProgram) cellsOf(node unsafe.Pointer, trie string) []string {
 		case s.kids(child) != nil:
 			out = append(out, p.cellsOf(child, trie)...)
 		default:
-			for c := child; c != nil; c = loadWord(unsafe.Add(c, s.nextOff)) {
+			for c := child; c != nil && !p.words.isSealed(c); c = loadWord(unsafe.Add(c, s.nextOff)) {
 				v := p.words.value(rawValue(unsafe.Add(c, s.stateOff), s.stateWordT), nil)
 				if w, ok := rawValue(unsafe.Add(c, s.stateOff), s.stateWordT).([2]uint64); ok {
 					v = bucketWord(w)
@@ -312,11 +316,21 @@ func (t *tbTracer) observe(c *controller, r *stepRec) {
 func (t *tbTracer) word(addr unsafe.Pointer) string { return t.p.words.name(addr) }
 
 func (t *tbTracer) value(addr unsafe.Pointer, v any) string {
-	if strings.HasSuffix(t.p.words.name(addr), ".state") {
+	name := t.p.words.name(addr)
+	if w, ok := v.(uint64); ok && strings.HasSuffix(name, ".floor") {
+		if w == 0 {
+			return "no floor"
+		}
+		return fmt.Sprintf("floor=%dms", int64(w^bucketPresent))
+	}
+	if strings.HasSuffix(name, ".state") {
 		switch w := v.(type) {
 		case [2]uint64:
 			return bucketWord(w)
 		case uint64: // the lo half
+			if w == bucketDead {
+				return "dead"
+			}
 			if w&bucketPresent == 0 {
 				return "absent"
 			}
@@ -329,17 +343,25 @@ func (t *tbTracer) value(addr unsafe.Pointer, v any) string {
 }
 
 // bucketWord renders a bucket word as impl/tokenbucket lays it out: (0, 0)
-// for an absent bucket, else the tokens' bits under a presence bit in lo and
-// the timestamp in hi.
+// for an absent bucket, lo = 1 for a dead one, else the tokens' bits under a
+// presence bit in lo and the timestamp in hi.
 func bucketWord(w [2]uint64) string {
+	if w[0] == bucketDead {
+		return "dead"
+	}
 	if w[0]&bucketPresent == 0 {
 		return "absent"
 	}
 	return fmt.Sprintf("{tokens=%v last=%dms}", math.Float64frombits(w[0]&^bucketPresent), int64(w[1]))
 }
 
-// bucketPresent is the presence bit of a bucket word's lo half.
-const bucketPresent = 1 << 63
+// bucketPresent is the presence bit of a bucket word's lo half, bucketDead
+// the lo half of a dead bucket word; the floor word is biased by
+// bucketPresent too.
+const (
+	bucketPresent = 1 << 63
+	bucketDead    = 1
+)
 
 func (t *tbTracer) call(th, op int) string { return t.p.script.threads[th][op].String() }
 

@@ -72,6 +72,14 @@ const (
 	// timestamp half (it reloads the tokens half just before), so two takes
 	// in one millisecond both commit and one token is never removed.
 	TBCASOneHalf
+	// TBFloorAfterKill: a reclaim raises the floor after it has killed the
+	// cells it forgets, so a take in between stamps a new bucket behind it.
+	TBFloorAfterKill
+	// TBReclaimNoFloor: a take that makes a bucket ignores the floor.
+	TBReclaimNoFloor
+	// TBUnlinkLive: a reclaim unlinks cells it left absent, not dead, so a
+	// take that commits to one in between is lost.
+	TBUnlinkLive
 
 	numFaults
 )
@@ -94,6 +102,9 @@ var names = [...]string{
 	TBNoClamp:          "tb-no-clamp",
 	TBTriePlainAppend:  "tb-trie-plain-append",
 	TBCASOneHalf:       "tb-cas-one-half",
+	TBFloorAfterKill:   "tb-floor-after-kill",
+	TBReclaimNoFloor:   "tb-reclaim-no-floor",
+	TBUnlinkLive:       "tb-unlink-live",
 }
 
 // String is the fault's stable name, as the mutants command prints it, and

@@ -23,11 +23,14 @@ import (
 	exploredtokenbucket "github.com/tollgate/tollgate/internal/mutants/explored/tokenbucket"
 	tbcasonehalf "github.com/tollgate/tollgate/internal/mutants/tb-cas-one-half"
 	tbfailclosed "github.com/tollgate/tollgate/internal/mutants/tb-fail-closed"
+	tbfloorafterkill "github.com/tollgate/tollgate/internal/mutants/tb-floor-after-kill"
 	tbnoclamp "github.com/tollgate/tollgate/internal/mutants/tb-no-clamp"
 	tbplainstore "github.com/tollgate/tollgate/internal/mutants/tb-plain-store"
+	tbreclaimnofloor "github.com/tollgate/tollgate/internal/mutants/tb-reclaim-no-floor"
 	tbseedceil "github.com/tollgate/tollgate/internal/mutants/tb-seed-ceil"
 	tbtimestampregress "github.com/tollgate/tollgate/internal/mutants/tb-timestamp-regress"
 	tbtrieplainappend "github.com/tollgate/tollgate/internal/mutants/tb-trie-plain-append"
+	tbunlinklive "github.com/tollgate/tollgate/internal/mutants/tb-unlink-live"
 )
 
 // NewTBTable returns a new token-bucket table of f's package: impl/tokenbucket
@@ -51,6 +54,12 @@ func NewTBTable[K comparable](f fault.Fault) TBTable[K] {
 		return tbtrieplainappend.New[K]()
 	case fault.TBCASOneHalf:
 		return tbcasonehalf.New[K]()
+	case fault.TBFloorAfterKill:
+		return tbfloorafterkill.New[K]()
+	case fault.TBReclaimNoFloor:
+		return tbreclaimnofloor.New[K]()
+	case fault.TBUnlinkLive:
+		return tbunlinklive.New[K]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a token-bucket mutant (defect)", f))
 }
