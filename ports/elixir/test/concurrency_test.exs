@@ -61,7 +61,16 @@ defmodule Tollgate.ConcurrencyTest do
       end
     end
 
+    test "#{@procs} processes taking 20 times each: exactly :capacity admitted in all" do
+      t = TokenBucket.new()
+      lim = [capacity: 4_000, refill_per_second: 1.0, now_ms: 0]
+      results = race(@procs, fn _ -> Enum.count(1..20, fn _ -> match?({:ok, _}, TokenBucket.take(t, "k", lim)) end) end)
+      assert Enum.sum(results) == 4_000
+      assert TokenBucket.peek(t, "k", lim) == 0.0
+    end
+
     test "fractional costs: the admitted cost never exceeds capacity" do
+
       t = TokenBucket.new()
       lim = [capacity: 10, refill_per_second: 1.0, cost: 0.3, now_ms: 0]
       results = race(@procs, fn _ -> TokenBucket.take(t, "k", lim) end)
@@ -181,11 +190,15 @@ defmodule Tollgate.ConcurrencyTest do
       # another is claimed ahead of it.
       results =
         race(25, fn _ ->
-          Enum.reduce(1..400, 0, fn _, refused ->
+          Enum.reduce(1..1_000, 0, fn _, refused ->
             case Credits.reserve(t, :general) do
               {:ok, tok} ->
+                # hold the slot across a reschedule, so that most of the 25
+                # are held at any instant and reservers contend for the rest
+                :erlang.yield()
                 :ok = Credits.release(t, tok)
                 refused
+
 
               {:error, :exhausted} ->
                 refused + 1

@@ -376,14 +376,15 @@ defmodule Tollgate.TokenBucketTest do
   describe "departures from the seed" do
     test "T4: a stale clock does not move the stored timestamp back (no interval credited twice)" do
       t = TB.new()
-      # emptied at 1100 ms, 10 tokens/s
+      # emptied at 1100 ms, 10 tokens/s: by 1300 ms two tokens can accrue
       assert drain(t, "k", lim(10, 10, 1100)) == 10
-      assert {:ok, _} = TB.take(t, "k", lim(10, 10, 1200))
+      assert {:ok, 1.0} = TB.take(t, "k", lim(10, 10, 1300))
       # a caller whose reading is older commits after the newer one
-      assert TB.take(t, "k", lim(10, 10, 1150)) == {:error, :rate_limited}
-      assert {:ok, _} = TB.take(t, "k", lim(10, 10, 1300))
-      # by 1300 ms exactly 2 have accrued and both are taken
+      assert {:ok, +0.0} = TB.take(t, "k", lim(10, 10, 1150))
+      # the seed stored 1150 and now credits 1150..1300 a second time
       assert TB.take(t, "k", lim(10, 10, 1300)) == {:error, :rate_limited}
+      assert TB.peek(t, "k", lim(10, 10, 1300)) == 0.0
+      assert TB.retry_after(t, "k", lim(10, 10, 1300)) == 100
     end
 
     test "T4/T5: alternating the clock between 1000 and 0 admits no more than the bound" do
@@ -477,7 +478,10 @@ defmodule Tollgate.TokenBucketTest do
       t = TB.new()
 
       for {k, i} <- Enum.with_index(@keys) do
-        assert {:ok, left} = TB.take(t, k, [cost: i + 1] ++ lim(20, 1, 0))
+        # the first take inserts the row, the second swaps it
+        assert {:ok, left} = TB.take(t, k, [cost: 0.5] ++ lim(20, 1, 0))
+        assert left == 19.5
+        assert {:ok, left} = TB.take(t, k, [cost: i + 0.5] ++ lim(20, 1, 0))
         assert left == 19.0 - i
       end
 
