@@ -2,14 +2,21 @@ defmodule Tollgate.Driver do
   @moduledoc """
   The stdio driver of the Elixir port (spec/protocol.md, protocol 1).
 
+  It checks the port through its public API: each request becomes one call
+  of `Tollgate.TokenBucket` or `Tollgate.Credits` with the arguments and
+  options a user would pass, and the answer is that call's result in the
+  protocol's words. The API's `ArgumentError` is the protocol's
+  `invalid_argument` (token bucket, T9; the field is the option the message
+  names) or `bad_request` (credit-table defects, C12).
+
   The main process reads one JSON request per line from stdin. A request
   naming a `client` runs in that client's own process (spawned on first
   use), so requests of different clients really overlap and a client's
-  process is the holder of its credit reservations; other requests run in
-  the main process. Every process writes its own answers; answers may come
-  out of order. `cr.exit` kills the client's process; `cr.close` kills the
-  table's owner process, which takes the ETS table with it. Logs go to
-  stderr.
+  process is the holder of its credit reservations (the seed's "calling
+  process"); other requests run in the main process. Every process writes
+  its own answers; answers may come out of order. `cr.exit` kills the
+  client's process; `cr.close` kills the table's owner process, which takes
+  the ETS table with it. Logs go to stderr.
   """
 
   alias Tollgate.{Credits, JSON, TokenBucket}
@@ -118,7 +125,9 @@ defmodule Tollgate.Driver do
 
       true ->
         case Map.fetch(st.cr, table) do
-          {:ok, {tid, _owner}} -> run(id, client, fn -> cr(op, tid, req) end, st)
+          {:ok, {tid, _owner}} ->
+            run(id, client, fn -> cr(op, tid, req) end, st)
+
           :error ->
             reply(id, bad("#{op}: no table #{inspect(table)} (create it with cr.new)"))
             st

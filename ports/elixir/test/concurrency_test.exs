@@ -70,7 +70,6 @@ defmodule Tollgate.ConcurrencyTest do
     end
 
     test "fractional costs: the admitted cost never exceeds capacity" do
-
       t = TokenBucket.new()
       lim = [capacity: 10, refill_per_second: 1.0, cost: 0.3, now_ms: 0]
       results = race(@procs, fn _ -> TokenBucket.take(t, "k", lim) end)
@@ -94,7 +93,11 @@ defmodule Tollgate.ConcurrencyTest do
 
     test "many keys at once: every key admits exactly its capacity" do
       t = TokenBucket.new()
-      results = race(@procs, fn i -> {rem(i, 8), TokenBucket.take(t, {:"$1", rem(i, 8)}, capacity: 20, refill_per_second: 1, now_ms: 0)} end)
+
+      results =
+        race(@procs, fn i ->
+          {rem(i, 8), TokenBucket.take(t, {:"$1", rem(i, 8)}, capacity: 20, refill_per_second: 1, now_ms: 0)}
+        end)
 
       for k <- 0..7 do
         assert Enum.count(results, &match?({^k, {:ok, _}}, &1)) == 20
@@ -198,7 +201,6 @@ defmodule Tollgate.ConcurrencyTest do
                 :erlang.yield()
                 :ok = Credits.release(t, tok)
                 refused
-
 
               {:error, :exhausted} ->
                 refused + 1

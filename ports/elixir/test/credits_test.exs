@@ -138,7 +138,15 @@ defmodule Tollgate.CreditsTest do
     test "enqueue: the payload is data ({:const, payload}), even when it looks like a match expression" do
       t = Credits.new()
 
-      for p <- [:_, :"$1", {:const, nil}, {:"$1", :"$2"}, [:_ | :"$3"], %{:_ => :"$1"}, {make_ref(), %{:"$1" => :_}, -1}] do
+      for p <- [
+            :_,
+            :"$1",
+            {:const, nil},
+            {:"$1", :"$2"},
+            [:_ | :"$3"],
+            %{:_ => :"$1"},
+            {make_ref(), %{:"$1" => :_}, -1}
+          ] do
         {:ok, {n, e} = tok} = Credits.reserve(t, :general)
         assert Credits.enqueue(t, tok, p) == :ok
         assert Credits.take(t, n, e) == {:ok, p}
@@ -217,11 +225,13 @@ defmodule Tollgate.CreditsTest do
 
     test "the credit covers queueing and processing, also when the caller dies or times out" do
       t = Credits.new()
-      tok = in_dead_process(fn ->
-        {:ok, tok} = Credits.reserve(t, :general)
-        :ok = Credits.enqueue(t, tok, :orphaned_request)
-        tok
-      end)
+
+      tok =
+        in_dead_process(fn ->
+          {:ok, tok} = Credits.reserve(t, :general)
+          :ok = Credits.enqueue(t, tok, :orphaned_request)
+          tok
+        end)
 
       {n, e} = tok
       assert Credits.sweep(t) == 0
@@ -306,8 +316,11 @@ defmodule Tollgate.CreditsTest do
       for _ <- 1..6, do: assert({:ok, _} = Credits.reserve(t, :internal))
       assert Credits.reserve(t, :internal) == {:error, :exhausted}
       assert Credits.reserve(t, :general) == {:error, :exhausted}
-      assert Credits.snapshot(t) == %{general: %{free: 0, reserved: 26, enqueued: 0, processing: 0},
-                                      internal: %{free: 0, reserved: 6, enqueued: 0, processing: 0}}
+
+      assert Credits.snapshot(t) == %{
+               general: %{free: 0, reserved: 26, enqueued: 0, processing: 0},
+               internal: %{free: 0, reserved: 6, enqueued: 0, processing: 0}
+             }
     end
 
     test "dead table: every operation answers :no_table / :none / :ok / 0 / [] / zero counts" do
@@ -556,7 +569,11 @@ defmodule Tollgate.CreditsTest do
     test "enqueue/4: :now_ms must be an integer" do
       t = Credits.new()
       {:ok, tok} = Credits.reserve(t, :general)
-      assert_raise ArgumentError, ~r/invalid option :now_ms: must be an integer/, fn -> Credits.enqueue(t, tok, :p, now_ms: 1.5) end
+
+      assert_raise ArgumentError, ~r/invalid option :now_ms: must be an integer/, fn ->
+        Credits.enqueue(t, tok, :p, now_ms: 1.5)
+      end
+
       assert elem(row(t, 1), 1) == :reserved
     end
   end

@@ -29,11 +29,11 @@ defmodule Tollgate.ExampleAppTest do
     assert status == 0, run
 
     facts =
-      for line <- String.split(run, "\n"), [_, k, v] <- [Regex.run(~r/^(\w+): (.*)$/, line)], into: %{},
-        do: {k, v}
+      for line <- String.split(run, "\n"), [_, k, v] <- [Regex.run(~r/^(\w+): (.*)$/, line)], into: %{}, do: {k, v}
 
-    free = "%{general: %{enqueued: 0, free: 26, processing: 0, reserved: 0}, " <>
-             "internal: %{enqueued: 0, free: 6, processing: 0, reserved: 0}}"
+    free =
+      "%{general: %{enqueued: 0, free: 26, processing: 0, reserved: 0}, " <>
+        "internal: %{enqueued: 0, free: 6, processing: 0, reserved: 0}}"
 
     assert facts == %{
              "burst_admitted" => "30",

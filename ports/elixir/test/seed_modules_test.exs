@@ -5,7 +5,18 @@ defmodule Tollgate.SeedModulesTest do
   use ExUnit.Case, async: true
 
   @token_bucket [new: 0, new: 1, peek: 3, reset: 2, reset_all: 1, retry_after: 3, take: 3]
-  @credits [bounds: 0, enqueue: 3, enqueued: 1, finish: 2, new: 0, release: 2, reserve: 2, snapshot: 1, sweep: 1, take: 3]
+  @credits [
+    bounds: 0,
+    enqueue: 3,
+    enqueued: 1,
+    finish: 2,
+    new: 0,
+    release: 2,
+    reserve: 2,
+    snapshot: 1,
+    sweep: 1,
+    take: 3
+  ]
 
   defp exports(mod), do: Enum.sort(mod.__info__(:functions))
 

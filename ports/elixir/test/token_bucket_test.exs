@@ -99,7 +99,8 @@ defmodule Tollgate.TokenBucketTest do
         end
       end
 
-      assert Enum.map(1..31, fn _ -> call.() end) == List.duplicate(:called_upstream, 30) ++ [{:error, {:retry_after, 200}}]
+      assert Enum.map(1..31, fn _ -> call.() end) ==
+               List.duplicate(:called_upstream, 30) ++ [{:error, {:retry_after, 200}}]
     end
   end
 
@@ -301,8 +302,14 @@ defmodule Tollgate.TokenBucketTest do
 
     test "retry_after/3: the same options as take/3 (:cost counts and is checked)" do
       t = TB.new()
-      assert_raise ArgumentError, ~r/:cost.*must not exceed :capacity/, fn -> TB.retry_after(t, "k", [cost: 4] ++ lim(3, 1, 0)) end
-      assert_raise ArgumentError, ~r/missing required option :capacity/, fn -> TB.retry_after(t, "k", refill_per_second: 1) end
+
+      assert_raise ArgumentError, ~r/:cost.*must not exceed :capacity/, fn ->
+        TB.retry_after(t, "k", [cost: 4] ++ lim(3, 1, 0))
+      end
+
+      assert_raise ArgumentError, ~r/missing required option :capacity/, fn ->
+        TB.retry_after(t, "k", refill_per_second: 1)
+      end
     end
 
     test "take/3: refills for the time elapsed first" do
@@ -444,7 +451,11 @@ defmodule Tollgate.TokenBucketTest do
     test "T9: the first failing option is named, in the order capacity, refill_per_second, cost" do
       t = TB.new()
       assert_raise ArgumentError, ~r/option :capacity/, fn -> TB.take(t, "k", [cost: :nan] ++ lim(:nan, :nan, 0)) end
-      assert_raise ArgumentError, ~r/option :refill_per_second/, fn -> TB.take(t, "k", [cost: :nan] ++ lim(1, :nan, 0)) end
+
+      assert_raise ArgumentError, ~r/option :refill_per_second/, fn ->
+        TB.take(t, "k", [cost: :nan] ++ lim(1, :nan, 0))
+      end
+
       assert_raise ArgumentError, ~r/option :cost/, fn -> TB.take(t, "k", [cost: :nan] ++ lim(1, 1, 0)) end
       assert_raise ArgumentError, ~r/option :cost/, fn -> TB.take(t, "k", [cost: -0.0] ++ lim(1, 1, 0)) end
       assert :ets.info(t, :size) == 0

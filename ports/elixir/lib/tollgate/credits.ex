@@ -240,8 +240,7 @@ defmodule Tollgate.Credits do
 
     guarded(t, {:error, :no_table}, fn ->
       spec = [
-        {{n, :reserved, :"$1", me, epoch, :_, nil}, [],
-         [{{n, :enqueued, :"$1", me, epoch, now, {:const, payload}}}]}
+        {{n, :reserved, :"$1", me, epoch, :_, nil}, [], [{{n, :enqueued, :"$1", me, epoch, now, {:const, payload}}}]}
       ]
 
       case :ets.select_replace(t, spec) do
@@ -327,8 +326,8 @@ defmodule Tollgate.Credits do
 
     guarded(t, 0, fn ->
       spec = [
-        {{n, :"$1", :_, :_, epoch, :_, :_},
-         [{:orelse, {:"=:=", :"$1", :processing}, {:"=:=", :"$1", :enqueued}}], [{:const, free(n)}]}
+        {{n, :"$1", :_, :_, epoch, :_, :_}, [{:orelse, {:"=:=", :"$1", :processing}, {:"=:=", :"$1", :enqueued}}],
+         [{:const, free(n)}]}
       ]
 
       :ets.select_replace(t, spec)

@@ -53,8 +53,7 @@ defmodule SeedApp do
     [
       served_in_order: served == Enum.map(1..50, &{:ok, {:served, &1}}),
       concurrent_answered: length(concurrent),
-      concurrent_served_or_busy:
-        Enum.all?(concurrent, &(match?({:ok, {:served, _}}, &1) or &1 == {:error, :busy})),
+      concurrent_served_or_busy: Enum.all?(concurrent, &(match?({:ok, {:served, _}}, &1) or &1 == {:error, :busy})),
       concurrent_some_served: Enum.any?(concurrent, &match?({:ok, {:served, _}}, &1)),
       expired_or_timed_out: expired in [{:error, :expired}, {:error, :timeout}],
       internal_class: internal,
