@@ -574,6 +574,8 @@ defmodule Tollgate.CreditsTest do
         Credits.enqueue(t, tok, :p, now_ms: 1.5)
       end
 
+      assert_raise ArgumentError, ~r/options must be a keyword list/, fn -> Credits.enqueue(t, tok, :p, 5) end
+
       assert elem(row(t, 1), 1) == :reserved
     end
   end

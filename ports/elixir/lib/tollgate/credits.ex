@@ -224,6 +224,10 @@ defmodule Tollgate.Credits do
   def enqueue(t, token, payload, opts) do
     {n, epoch} = token!(:enqueue, token)
 
+    unless is_list(opts) do
+      raise ArgumentError, "enqueue: options must be a keyword list, got: #{inspect(opts)}"
+    end
+
     now =
       case Keyword.fetch(opts, :now_ms) do
         {:ok, now} when is_integer(now) ->
