@@ -27,6 +27,8 @@ defmodule Tollgate.Driver do
   @min_i64 -9_223_372_036_854_775_808
   @max_i64 9_223_372_036_854_775_807
 
+  @doc "Serves stdin until end of input, then halts the VM (status 0)."
+  @spec main() :: no_return()
   def main do
     # Raw bytes both ways: requests are UTF-8 JSON and answers are written
     # as they were encoded.
@@ -57,7 +59,7 @@ defmodule Tollgate.Driver do
     end
   end
 
-  def reply(id, map), do: IO.binwrite(:stdio, [JSON.encode(Map.put(map, "id", id)), ?\n])
+  defp reply(id, map), do: IO.binwrite(:stdio, [JSON.encode(Map.put(map, "id", id)), ?\n])
 
   defp bad(msg), do: %{"ok" => false, "error" => "bad_request", "message" => msg}
 
