@@ -11,6 +11,7 @@ defmodule Tollgate.JSON do
 
   # ---- decoding -------------------------------------------------------------
 
+  @doc "One JSON value from `bin` (surrounding whitespace allowed), or why not."
   @spec decode(binary()) :: {:ok, term()} | {:error, String.t()}
   def decode(bin) when is_binary(bin) do
     try do
@@ -152,6 +153,7 @@ defmodule Tollgate.JSON do
 
   # ---- encoding -------------------------------------------------------------
 
+  @doc "JSON text of `nil`, booleans, numbers, strings, atoms (as strings), lists and maps."
   @spec encode(term()) :: iodata()
   def encode(nil), do: "null"
   def encode(true), do: "true"

@@ -2,14 +2,21 @@ defmodule Tollgate.Driver do
   @moduledoc """
   The stdio driver of the Elixir port (spec/protocol.md, protocol 1).
 
+  It checks the port through its public API: each request becomes one call
+  of `Tollgate.TokenBucket` or `Tollgate.Credits` with the arguments and
+  options a user would pass, and the answer is that call's result in the
+  protocol's words. The API's `ArgumentError` is the protocol's
+  `invalid_argument` (token bucket, T9; the field is the option the message
+  names) or `bad_request` (credit-table defects, C12).
+
   The main process reads one JSON request per line from stdin. A request
   naming a `client` runs in that client's own process (spawned on first
   use), so requests of different clients really overlap and a client's
-  process is the holder of its credit reservations; other requests run in
-  the main process. Every process writes its own answers; answers may come
-  out of order. `cr.exit` kills the client's process; `cr.close` kills the
-  table's owner process, which takes the ETS table with it. Logs go to
-  stderr.
+  process is the holder of its credit reservations (the seed's "calling
+  process"); other requests run in the main process. Every process writes
+  its own answers; answers may come out of order. `cr.exit` kills the
+  client's process; `cr.close` kills the table's owner process, which takes
+  the ETS table with it. Logs go to stderr.
   """
 
   alias Tollgate.{Credits, JSON, TokenBucket}
@@ -20,6 +27,8 @@ defmodule Tollgate.Driver do
   @min_i64 -9_223_372_036_854_775_808
   @max_i64 9_223_372_036_854_775_807
 
+  @doc "Serves stdin until end of input, then halts the VM (status 0)."
+  @spec main() :: no_return()
   def main do
     # Raw bytes both ways: requests are UTF-8 JSON and answers are written
     # as they were encoded.
@@ -50,7 +59,7 @@ defmodule Tollgate.Driver do
     end
   end
 
-  def reply(id, map), do: IO.binwrite(:stdio, [JSON.encode(Map.put(map, "id", id)), ?\n])
+  defp reply(id, map), do: IO.binwrite(:stdio, [JSON.encode(Map.put(map, "id", id)), ?\n])
 
   defp bad(msg), do: %{"ok" => false, "error" => "bad_request", "message" => msg}
 
@@ -118,7 +127,9 @@ defmodule Tollgate.Driver do
 
       true ->
         case Map.fetch(st.cr, table) do
-          {:ok, {tid, _owner}} -> run(id, client, fn -> cr(op, tid, req) end, st)
+          {:ok, {tid, _owner}} ->
+            run(id, client, fn -> cr(op, tid, req) end, st)
+
           :error ->
             reply(id, bad("#{op}: no table #{inspect(table)} (create it with cr.new)"))
             st
@@ -256,75 +267,108 @@ defmodule Tollgate.Driver do
   end
 
   # ---- token bucket -----------------------------------------------------------
+  #
+  # Each request becomes one call of the public API, with the options a user
+  # would pass; the API's ArgumentError is the protocol's invalid_argument,
+  # its field read from the message ("invalid option :cost: ...").
 
   defp tb("tb.reset_all", tid, _req) do
-    TokenBucket.reset_all(tid)
+    :ok = TokenBucket.reset_all(tid)
     %{"ok" => true}
   end
 
   defp tb("tb.reset", tid, req) do
-    TokenBucket.reset(tid, string!(req, "key"))
+    :ok = TokenBucket.reset(tid, string!(req, "key"))
     %{"ok" => true}
   end
 
   defp tb(op, tid, req) do
     key = string!(req, "key")
     opts = [capacity: number!(req, "capacity"), refill_per_second: number!(req, "refill_per_second")]
-    opts = if op != "tb.peek" and Map.has_key?(req, "cost"), do: [{:cost, number!(req, "cost")} | opts], else: opts
-    opts = [{:now_ms, int64!(req, "now_ms")} | opts]
+    opts = if Map.has_key?(req, "cost"), do: opts ++ [cost: number!(req, "cost")], else: opts
+    opts = opts ++ [now_ms: int64!(req, "now_ms")]
 
-    case op do
-      "tb.take" -> TokenBucket.take(tid, key, opts) |> answer("remaining")
-      "tb.peek" -> TokenBucket.peek(tid, key, opts) |> answer("tokens")
-      "tb.retry_after" -> TokenBucket.retry_after(tid, key, opts) |> answer("retry_after_ms")
+    try do
+      case op do
+        "tb.take" ->
+          case TokenBucket.take(tid, key, opts) do
+            {:ok, left} when is_float(left) -> %{"ok" => true, "remaining" => left}
+            {:error, :rate_limited} -> %{"ok" => false, "error" => "rate_limited"}
+          end
+
+        "tb.peek" ->
+          tokens = TokenBucket.peek(tid, key, opts)
+          true = is_float(tokens)
+          %{"ok" => true, "tokens" => tokens}
+
+        "tb.retry_after" ->
+          w = TokenBucket.retry_after(tid, key, opts)
+          true = is_integer(w) and w >= 0
+          %{"ok" => true, "retry_after_ms" => w}
+      end
+    rescue
+      e in ArgumentError ->
+        case Regex.run(~r/invalid option :(capacity|refill_per_second|cost)\b/, e.message) do
+          [_, field] -> %{"ok" => false, "error" => "invalid_argument", "field" => field, "message" => e.message}
+          nil -> bad(e.message)
+        end
     end
   end
 
-  defp answer({:ok, v}, field), do: %{"ok" => true, field => v}
-  defp answer({:error, :rate_limited}, _), do: %{"ok" => false, "error" => "rate_limited"}
-
-  defp answer({:error, {:invalid_argument, field, msg}}, _),
-    do: %{"ok" => false, "error" => "invalid_argument", "field" => field, "message" => msg}
-
   # ---- credit table -----------------------------------------------------------
+  #
+  # The same for the credit table: the API raises ArgumentError on a defect
+  # (class, slot, epoch: C12), which the protocol answers bad_request. The
+  # driver adds only the field checks of the protocol itself.
 
-  defp cr("cr.reserve", tid, req) do
+  defp cr(op, tid, req) do
+    try do
+      cr_call(op, tid, req)
+    rescue
+      e in ArgumentError -> bad("#{op}: " <> e.message)
+    end
+  end
+
+  defp cr_call("cr.reserve", tid, req) do
     class =
       case Map.get(req, "class") do
         "general" -> :general
         "internal" -> :internal
-        other -> throw({:bad, "cr.reserve: field class must be \"general\" or \"internal\", not #{inspect(other)}"})
+        # Any other value goes to reserve/2 as it came, which must refuse it.
+        other -> other
       end
 
     case Credits.reserve(tid, class) do
       {:ok, {n, epoch}} -> %{"ok" => true, "slot" => n, "epoch" => epoch}
-      {:error, e} -> %{"ok" => false, "error" => Atom.to_string(e)}
+      {:error, e} when e in [:exhausted, :no_table] -> %{"ok" => false, "error" => Atom.to_string(e)}
     end
   end
 
-  defp cr("cr.enqueue", tid, req) do
-    tok = token!(req, "cr.enqueue")
+  defp cr_call("cr.enqueue", tid, req) do
+    tok = token(req)
     payload = string!(req, "payload")
     now = int64!(req, "now_ms")
 
-    case Credits.enqueue(tid, tok, payload, now) do
+    case Credits.enqueue(tid, tok, payload, now_ms: now) do
       :ok -> %{"ok" => true}
-      {:error, e} -> %{"ok" => false, "error" => Atom.to_string(e)}
+      {:error, e} when e in [:lost, :no_table] -> %{"ok" => false, "error" => Atom.to_string(e)}
     end
   end
 
-  defp cr("cr.take", tid, req) do
-    case Credits.take(tid, token!(req, "cr.take")) do
+  defp cr_call("cr.take", tid, req) do
+    {n, epoch} = token(req)
+
+    case Credits.take(tid, n, epoch) do
       {:ok, payload} -> %{"ok" => true, "payload" => payload}
       :none -> %{"ok" => false, "error" => "none"}
     end
   end
 
-  defp cr("cr.finish", tid, req), do: %{"ok" => true, "freed" => Credits.finish(tid, token!(req, "cr.finish"))}
-  defp cr("cr.release", tid, req), do: %{"ok" => true, "freed" => Credits.release(tid, token!(req, "cr.release"))}
-  defp cr("cr.sweep", tid, _req), do: %{"ok" => true, "freed" => Credits.sweep(tid)}
+  defp cr_call("cr.finish", tid, req), do: %{"ok" => true, "freed" => Credits.finish_count(tid, token(req))}
+  defp cr_call("cr.release", tid, req), do: %{"ok" => true, "freed" => Credits.release_count(tid, token(req))}
+  defp cr_call("cr.sweep", tid, _req), do: %{"ok" => true, "freed" => Credits.sweep(tid)}
 
-  defp cr("cr.enqueued", tid, _req) do
+  defp cr_call("cr.enqueued", tid, _req) do
     entries =
       for {n, epoch, marked, payload} <- Credits.enqueued(tid),
           do: %{"slot" => n, "epoch" => epoch, "marked_ms" => marked, "payload" => payload}
@@ -332,29 +376,20 @@ defmodule Tollgate.Driver do
     %{"ok" => true, "entries" => entries}
   end
 
-  defp cr("cr.snapshot", tid, _req) do
+  defp cr_call("cr.snapshot", tid, _req) do
     s = Credits.snapshot(tid)
     %{"ok" => true, "general" => s.general, "internal" => s.internal}
   end
 
-  defp cr("cr.bounds", _tid, _req) do
+  defp cr_call("cr.bounds", _tid, _req) do
     b = Credits.bounds()
     %{"ok" => true, "general" => b.general, "internal" => b.internal, "total" => b.total}
   end
 
   # ---- fields -------------------------------------------------------------------
 
-  defp token!(req, op) do
-    slot = Map.get(req, "slot")
-
-    unless is_integer(slot) and slot in 1..32,
-      do: throw({:bad, "#{op}: field slot is required, an integer in 1..32"})
-
-    case Map.fetch(req, "epoch") do
-      {:ok, epoch} when epoch != nil -> {slot, epoch}
-      _ -> throw({:bad, "#{op}: field epoch is required (the value cr.reserve answered)"})
-    end
-  end
+  # The token as the request gives it; the API checks it (C12).
+  defp token(req), do: {Map.get(req, "slot"), Map.get(req, "epoch")}
 
   defp string!(req, field) do
     case Map.get(req, field) do

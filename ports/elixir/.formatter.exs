@@ -1,0 +1,4 @@
+[
+  inputs: ["{mix,.formatter,driver}.exs", "{config,lib,driver,test}/**/*.{ex,exs}"],
+  line_length: 120
+]

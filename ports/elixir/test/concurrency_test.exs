@@ -1,0 +1,214 @@
+defmodule Tollgate.ConcurrencyTest do
+  # Many processes at once. The clock is frozen (:now_ms pinned), so every
+  # count below is exact: nothing refills while the processes race.
+  use ExUnit.Case, async: false
+  alias Tollgate.{Credits, TokenBucket}
+
+  @procs 400
+
+  # Starts n processes that each wait for :go, then run fun.(i); releases them
+  # together and answers their results in order once every one has exited.
+  defp race(n, fun) do
+    parent = self()
+
+    procs =
+      for i <- 1..n do
+        spawn_monitor(fn ->
+          receive do
+            :go -> send(parent, {:done, self(), fun.(i)})
+          end
+        end)
+      end
+
+    Enum.each(procs, fn {pid, _} -> send(pid, :go) end)
+
+    for {pid, ref} <- procs do
+      receive do
+        {:DOWN, ^ref, :process, ^pid, :normal} -> :ok
+        {:DOWN, ^ref, :process, ^pid, reason} -> flunk("a racing process crashed: #{inspect(reason)}")
+      after
+        30_000 -> flunk("a racing process did not finish")
+      end
+
+      assert_received {:done, ^pid, result}
+      result
+    end
+  end
+
+  describe "token bucket, #{@procs} processes, frozen clock" do
+    test "exactly :capacity takes are admitted (the seed's concurrency sentence)" do
+      t = TokenBucket.new()
+      lim = [capacity: 100, refill_per_second: 1.0, now_ms: 1_000]
+      results = race(@procs, fn _ -> TokenBucket.take(t, "k", lim) end)
+      ok = for {:ok, left} <- results, do: left
+      assert length(ok) == 100
+      assert Enum.count(results, &(&1 == {:error, :rate_limited})) == @procs - 100
+      # each admitted take saw its own state: the remainders are 99.0 .. 0.0
+      assert Enum.sort(ok) == Enum.map(0..99, &(&1 * 1.0))
+      assert TokenBucket.peek(t, "k", lim) == 0.0
+    end
+
+    test "T2: a lost race is retried, never refused: capacity #{@procs}, all #{@procs} admitted" do
+      t = TokenBucket.new()
+      lim = [capacity: @procs, refill_per_second: 1.0, now_ms: 0]
+
+      for round <- 1..5 do
+        :ok = TokenBucket.reset(t, "k")
+        results = race(@procs, fn _ -> TokenBucket.take(t, "k", lim) end)
+        refused = Enum.count(results, &(&1 == {:error, :rate_limited}))
+        assert refused == 0, "round #{round}: #{refused} takes refused while tokens remained"
+        assert Enum.sort(for {:ok, l} <- results, do: l) == Enum.map(0..(@procs - 1), &(&1 * 1.0))
+      end
+    end
+
+    test "#{@procs} processes taking 20 times each: exactly :capacity admitted in all" do
+      t = TokenBucket.new()
+      lim = [capacity: 4_000, refill_per_second: 1.0, now_ms: 0]
+      results = race(@procs, fn _ -> Enum.count(1..20, fn _ -> match?({:ok, _}, TokenBucket.take(t, "k", lim)) end) end)
+      assert Enum.sum(results) == 4_000
+      assert TokenBucket.peek(t, "k", lim) == 0.0
+    end
+
+    test "fractional costs: the admitted cost never exceeds capacity" do
+      t = TokenBucket.new()
+      lim = [capacity: 10, refill_per_second: 1.0, cost: 0.3, now_ms: 0]
+      results = race(@procs, fn _ -> TokenBucket.take(t, "k", lim) end)
+      # 0.3 * 33 = 9.9 (rounded remainders decide whether a 34th fits: it must not)
+      assert Enum.count(results, &match?({:ok, _}, &1)) == 33
+    end
+
+    test "stale clocks racing a newer one: no interval credited twice (T4)" do
+      t = TokenBucket.new()
+      {:ok, +0.0} = TokenBucket.take(t, "k", capacity: 10, refill_per_second: 10, cost: 10, now_ms: 0)
+
+      results =
+        race(@procs, fn i ->
+          # half the processes read 1000 ms, half a stale 0 ms
+          TokenBucket.take(t, "k", capacity: 10, refill_per_second: 10, now_ms: if(rem(i, 2) == 0, do: 1000, else: 0))
+        end)
+
+      # 10 tokens accrued between 0 and 1000 ms, and no more can be admitted
+      assert Enum.count(results, &match?({:ok, _}, &1)) == 10
+    end
+
+    test "many keys at once: every key admits exactly its capacity" do
+      t = TokenBucket.new()
+
+      results =
+        race(@procs, fn i ->
+          {rem(i, 8), TokenBucket.take(t, {:"$1", rem(i, 8)}, capacity: 20, refill_per_second: 1, now_ms: 0)}
+        end)
+
+      for k <- 0..7 do
+        assert Enum.count(results, &match?({^k, {:ok, _}}, &1)) == 20
+      end
+    end
+  end
+
+  describe "credits, #{@procs} processes" do
+    test "exactly 26 general and 6 internal reservations are granted, on distinct slots" do
+      t = Credits.new()
+
+      results =
+        race(@procs, fn i ->
+          class = if rem(i, 4) == 0, do: :internal, else: :general
+          {class, Credits.reserve(t, class)}
+        end)
+
+      general = for {:general, {:ok, {n, _}}} <- results, do: n
+      internal = for {:internal, {:ok, {n, _}}} <- results, do: n
+      assert Enum.sort(general) == Enum.to_list(1..26)
+      assert Enum.sort(internal) == Enum.to_list(27..32)
+      assert Enum.count(results, &match?({_, {:error, :exhausted}}, &1)) == @procs - 32
+      # every holder has exited: sweep reclaims all 32
+      assert Credits.sweep(t) == 32
+      assert Credits.snapshot(t).general.free == 26
+    end
+
+    test "holders that die at every point: sweep frees only the rows that were reserved" do
+      t = Credits.new()
+
+      results =
+        race(@procs, fn i ->
+          case Credits.reserve(t, :general) do
+            {:ok, tok} ->
+              case rem(i, 3) do
+                0 -> {:reserved, tok}
+                1 -> {Credits.enqueue(t, tok, {:req, i}), tok}
+                2 -> {:released, Credits.release(t, tok)}
+              end
+
+            {:error, :exhausted} ->
+              :exhausted
+          end
+        end)
+
+      # every racing process has now returned, so every holder is dead
+      held = for {:reserved, tok} <- results, do: tok
+      queued = for {:ok, tok} <- results, do: tok
+      assert Credits.sweep(t) == length(held)
+      s = Credits.snapshot(t).general
+      assert s.reserved == 0
+      assert s.enqueued == length(queued)
+      assert s.free == 26 - length(queued)
+
+      # the owner still drains every enqueued row of the dead callers
+      for {n, e, _, {:req, _}} <- Credits.enqueued(t) do
+        assert {:ok, {:req, _}} = Credits.take(t, n, e)
+        assert Credits.finish_count(t, {n, e}) == 1
+      end
+
+      assert Credits.snapshot(t).general.free == 26
+    end
+
+    test "cycling: reserve, enqueue, take, finish by #{@procs} processes; every payload taken once" do
+      t = Credits.new()
+
+      results =
+        race(@procs, fn i ->
+          Enum.map(1..5, fn j ->
+            case Credits.reserve(t, :general) do
+              {:ok, {n, e} = tok} ->
+                :ok = Credits.enqueue(t, tok, {i, j})
+                {:ok, {^i, ^j}} = Credits.take(t, n, e)
+                :ok = Credits.finish(t, tok)
+                :served
+
+              {:error, :exhausted} ->
+                :exhausted
+            end
+          end)
+        end)
+
+      served = results |> List.flatten() |> Enum.count(&(&1 == :served))
+      assert served >= 26
+      assert Credits.snapshot(t).general == %{free: 26, reserved: 0, enqueued: 0, processing: 0}
+    end
+
+    test "exhausted is never answered while a slot is free throughout (two scans, spec/credits.md §5)" do
+      t = Credits.new()
+      # 25 processes each hold at most one general slot at a time, so at every
+      # instant at least one of the 26 is free: reserve must never be refused.
+      # A single pass can see all 26 taken when a slot frees behind it and
+      # another is claimed ahead of it.
+      results =
+        race(25, fn _ ->
+          Enum.reduce(1..1_000, 0, fn _, refused ->
+            case Credits.reserve(t, :general) do
+              {:ok, tok} ->
+                # hold the slot across a reschedule, so that most of the 25
+                # are held at any instant and reservers contend for the rest
+                :erlang.yield()
+                :ok = Credits.release(t, tok)
+                refused
+
+              {:error, :exhausted} ->
+                refused + 1
+            end
+          end)
+        end)
+
+      assert Enum.sum(results) == 0
+    end
+  end
+end

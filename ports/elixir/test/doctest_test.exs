@@ -1,0 +1,5 @@
+defmodule Tollgate.DoctestTest do
+  use ExUnit.Case, async: true
+  doctest Tollgate.TokenBucket
+  doctest Tollgate.Credits
+end
