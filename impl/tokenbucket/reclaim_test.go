@@ -31,15 +31,17 @@ func forcedTable(t *testing.T, hash func(int) uint64) *Table[string] {
 	return tb
 }
 
-// liveCells counts the live cells reachable in the table's trie, and all
-// cells (dead ones waiting in a chain included).
-func liveCells[K comparable](tb *Table[K]) (live, all int) {
+// liveCells counts the live cells reachable in the table's trie, all cells
+// (dead ones waiting in a chain included), and the inner nodes below the
+// root.
+func liveCells[K comparable](tb *Table[K]) (live, all, inner int) {
 	tr := tb.buckets.Load()
 	var walk func(n *tnode[K])
 	walk = func(n *tnode[K]) {
 		for i := range n.kids {
-			c := n.kids[i].Load()
+			c := tr.thaw(n.kids[i].Load())
 			if c != nil && c.kids != nil {
+				inner++
 				walk(c)
 				continue
 			}
@@ -52,7 +54,7 @@ func liveCells[K comparable](tb *Table[K]) (live, all int) {
 		}
 	}
 	walk(tr.root)
-	return live, all
+	return live, all, inner
 }
 
 // TestReclaimAgreesWithModel: T12, T10, T4, T8. Long random sequences of
@@ -128,8 +130,9 @@ func apply(tb *Table[string], in model.TBInput[string]) model.TBOutput {
 }
 
 // TestReclaimFreesCells: T12. Once every bucket is full, one reclaim forgets
-// them all and unlinks every cell, chains of equal hashes included; the keys
-// then take again from full buckets, and a reset unlinks its cell too.
+// them all, unlinks every cell, chains of equal hashes included, and
+// compacts every inner node away; the keys then take again from full
+// buckets, and a reset unlinks its cell too.
 func TestReclaimFreesCells(t *testing.T) {
 	lim := Limits{Capacity: 2, RefillPerSecond: 1}
 	for name, hash := range collisionHashes {
@@ -144,14 +147,18 @@ func TestReclaimFreesCells(t *testing.T) {
 			if n, _ := tb.ReclaimAt(999, lim); n != 0 {
 				t.Fatalf("reclaim at 999 ms forgot %d buckets holding 1.999 tokens", n)
 			}
-			if live, all := liveCells(tb); live != keys || all != keys {
+			live, all, inner := liveCells(tb)
+			if live != keys || all != keys {
 				t.Fatalf("before: %d live cells of %d, want %d", live, all, keys)
+			}
+			if inner == 0 && name != "full collisions" {
+				t.Fatalf("before: no inner node under %d keys", keys)
 			}
 			if n, err := tb.ReclaimAt(1000, lim); n != keys || err != nil {
 				t.Fatalf("reclaim at 1000 ms forgot %d (%v), want %d", n, err, keys)
 			}
-			if live, all := liveCells(tb); live != 0 || all != 0 {
-				t.Fatalf("after: %d live cells of %d left, want none", live, all)
+			if live, all, inner := liveCells(tb); live != 0 || all != 0 || inner != 0 {
+				t.Fatalf("after: %d live cells of %d and %d inner nodes left, want none", live, all, inner)
 			}
 			for i := range keys {
 				if rem, ok, _ := tb.TakeAt(1000, fmt.Sprint("k", i), lim, 2); !ok || rem != 0 {
@@ -161,7 +168,7 @@ func TestReclaimFreesCells(t *testing.T) {
 			for i := range keys {
 				tb.Reset(fmt.Sprint("k", i))
 			}
-			if live, all := liveCells(tb); live != 0 || all != 0 {
+			if live, all, _ := liveCells(tb); live != 0 || all != 0 {
 				t.Fatalf("after resets: %d live cells of %d left, want none", live, all)
 			}
 		})
@@ -191,7 +198,7 @@ func TestReclaimBadInput(t *testing.T) {
 	if p, _ := tb.PeekAt(0, "k", lim); p != 0 {
 		t.Fatalf("a refused reclaim changed the bucket: peek %v", p)
 	}
-	if live, _ := liveCells(tb); live != 1 {
+	if live, _, _ := liveCells(tb); live != 1 {
 		t.Fatalf("a refused reclaim freed a cell")
 	}
 }

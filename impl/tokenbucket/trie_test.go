@@ -41,7 +41,7 @@ func TestTrieConcurrentInsert(t *testing.T) {
 			wg.Wait()
 			for i := range keys {
 				key := fmt.Sprint("k", i)
-				c := tr.findHash(key, hash(i), false)
+				c := tr.findHash(key, hash(i), lookThawed)
 				if c == nil || c.key != key {
 					t.Fatalf("key %s: find returned %v", key, c)
 				}
@@ -51,7 +51,7 @@ func TestTrieConcurrentInsert(t *testing.T) {
 					}
 				}
 			}
-			if c := tr.findHash("absent", hash(3), false); c != nil {
+			if c := tr.findHash("absent", hash(3), lookThawed); c != nil {
 				t.Fatalf("found a cell for a key never inserted: %q", c.key)
 			}
 		})

@@ -42,11 +42,13 @@ func init() {
 //   - tb-floor-after-kill: the floor is raised before the reclaim returns,
 //     so only a take inside the reclaim sees it late;
 //   - tb-unlink-live: a take must commit between the reclaim's check and
-//     its unlink.
+//     its unlink; tb-compact-no-freeze: an insert must land between the
+//     compaction's reads and its swap.
 func SequentiallyVisible(f fault.Fault) bool {
 	switch f {
 	case fault.CrTwoWriteEnqueue, fault.CrReserveNoCAS, fault.TBPlainStore, fault.TBFailClosed, fault.TBCASOneHalf,
-		fault.CrOneScan, fault.TBTriePlainAppend, fault.TBFloorAfterKill, fault.TBUnlinkLive:
+		fault.CrOneScan, fault.TBTriePlainAppend, fault.TBFloorAfterKill, fault.TBUnlinkLive,
+		fault.TBCompactNoFreeze:
 		return false
 	}
 	return true

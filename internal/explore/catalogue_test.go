@@ -47,6 +47,7 @@ func TestMutantsFound(t *testing.T) {
 		{"tb-reclaim-vs-stale-take", fault.TBFloorAfterKill, KindLinearizability, 1},
 		{"tb-reclaim-vs-stale-take", fault.TBReclaimNoFloor, KindLinearizability, 0},
 		{"tb-reclaim-vs-stale-take", fault.TBUnlinkLive, KindLinearizability, 1},
+		{"tb-reclaim-compacts", fault.TBCompactNoFreeze, KindLinearizability, 1},
 	} {
 		s, ok := Lookup(tc.scenario)
 		if !ok {

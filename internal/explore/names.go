@@ -2,7 +2,6 @@ package explore
 
 import (
 	"fmt"
-	"hash/maphash"
 	"reflect"
 	"sort"
 	"strconv"
@@ -107,8 +106,8 @@ func readable(v reflect.Value) reflect.Value {
 // table type.
 type trieShape struct {
 	trieT, nodeT, keyT                 reflect.Type
-	seedOff, rootOff, floorOff         uintptr
-	sealedOff                          uintptr
+	forcedOff, rootOff, floorOff       uintptr
+	sealedOff, frozenKidsOff           uintptr
 	kidsOff, keyOff, nextOff, stateOff uintptr
 	stateWordT                         reflect.Type
 	fanout                             int
@@ -128,9 +127,10 @@ func newTrieShape(table reflect.Type) (*trieShape, bool) {
 		}
 		return f
 	}
-	seed, root := get(s.trieT, "seed"), get(s.trieT, "root")
-	s.seedOff, s.rootOff, s.nodeT = seed.Offset, root.Offset, root.Type.Elem()
+	forced, root := get(s.trieT, "forced"), get(s.trieT, "root")
+	s.forcedOff, s.rootOff, s.nodeT = forced.Offset, root.Offset, root.Type.Elem()
 	s.floorOff, s.sealedOff = get(s.trieT, "floor").Offset, get(s.trieT, "sealed").Offset
+	s.frozenKidsOff = get(s.trieT, "frozenKids").Offset
 	kids := get(s.nodeT, "kids")
 	s.kidsOff, s.fanout = kids.Offset, kids.Type.Elem().Len()
 	key := get(s.nodeT, "key")
@@ -148,8 +148,9 @@ func (s *trieShape) key(node unsafe.Pointer) string {
 	return fmt.Sprint(reflect.NewAt(s.keyT, unsafe.Add(node, s.keyOff)).Elem().Interface())
 }
 
-func (s *trieShape) seed(trie unsafe.Pointer) *maphash.Seed {
-	return (*maphash.Seed)(unsafe.Add(trie, s.seedOff))
+// forced is the trie's hash hook; the explorer's keys are strings.
+func (s *trieShape) forced(trie unsafe.Pointer) *func(string) uint64 {
+	return (*func(string) uint64)(unsafe.Add(trie, s.forcedOff))
 }
 
 func (s *trieShape) root(trie unsafe.Pointer) unsafe.Pointer {
@@ -161,6 +162,11 @@ func (s *trieShape) sealed(trie unsafe.Pointer) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Add(trie, s.sealedOff))
 }
 
+// frozenKids is the trie's marker of a frozen wrapper's kids.
+func (s *trieShape) frozenKids(trie unsafe.Pointer) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Add(trie, s.frozenKidsOff))
+}
+
 // floor is the address of the trie's floor word.
 func (s *trieShape) floor(trie unsafe.Pointer) unsafe.Pointer { return unsafe.Add(trie, s.floorOff) }
 
@@ -169,9 +175,9 @@ func (s *trieShape) floor(trie unsafe.Pointer) unsafe.Pointer { return unsafe.Ad
 // ids stable across runs.
 type words struct {
 	lay    *layout
-	trie   *trieShape // nil for a table without a trie
-	keys   []string   // the scenario's keys, to name trie words by
-	seed   maphash.Seed
+	trie   *trieShape          // nil for a table without a trie
+	keys   []string            // the scenario's keys, to name trie words by
+	hash   func(string) uint64 // the keys' hash in every trie of the exploration
 	intern map[string]int32
 	labels map[int32]string
 	// per run
@@ -256,9 +262,29 @@ func (w *words) addTrie(p unsafe.Pointer, name string) {
 			return
 		}
 	}
-	*w.trie.seed(p) = w.seed
+	*w.trie.forced(p) = w.hash
 	w.tries = append(w.tries, namedTrie{p, name})
 	w.register(w.trie.floor(p), name+".floor", name+".floor")
+}
+
+// thaw is what a child word's value c stands for: c, or the value c wraps
+// when it is a frozen wrapper of a trie of this run.
+func (w *words) thaw(c unsafe.Pointer) unsafe.Pointer {
+	if c != nil && w.isFrozen(c) {
+		return loadWord(unsafe.Add(c, w.trie.nextOff))
+	}
+	return c
+}
+
+// isFrozen reports whether the node at p is a frozen wrapper.
+func (w *words) isFrozen(p unsafe.Pointer) bool {
+	k := w.trie.kids(p)
+	for _, t := range w.tries {
+		if k != nil && w.trie.frozenKids(t.p) == k {
+			return true
+		}
+	}
+	return false
 }
 
 // isSealed reports whether p is the sealed marker of a trie of this run.
@@ -298,7 +324,7 @@ func (w *words) walkInner(node unsafe.Pointer, trie string, path []int) {
 		if _, ok := w.addr[addr]; !ok {
 			w.register(addr, trie+"/"+digits(p), trie+w.pathLabel(p))
 		}
-		child := loadWord(addr)
+		child := w.thaw(loadWord(addr))
 		switch {
 		case child == nil:
 		case s.kids(child) != nil:
@@ -333,7 +359,7 @@ func (w *words) pathLabel(p []int) string {
 	for level := range p {
 		var ks []string
 		for _, k := range w.keys {
-			h := maphash.Comparable(w.seed, k)
+			h := w.hash(k)
 			match := true
 			for l := 0; l <= level; l++ {
 				if int(h>>(4*uint(l)))&(w.trie.fanout-1) != p[l] {
@@ -355,16 +381,20 @@ func (w *words) pathLabel(p []int) string {
 	return b.String()
 }
 
-// pinnedSeed finds a hash seed under which the collide keys share their
+// pinnedHash finds the first salt under which the collide keys share their
 // first 4 hash bits and differ pairwise in the next 4, and every other key
-// has first 4 bits of its own.
-func pinnedSeed(collide, others []string) maphash.Seed {
-	for tries := 0; ; tries++ {
-		if tries > 1_000_000 {
-			panic("explore: no hash seed gives the scenario's trie shape")
+// has first 4 bits of its own, and returns that salted hash. It is set as
+// every explored trie's hash (the trie's test hook), so the trie has the
+// same shape in every run and every process: a schedule printed by one
+// process replays in another. (A maphash seed cannot be made from a
+// number, so pinning one would differ from process to process.)
+func pinnedHash(collide, others []string) func(string) uint64 {
+	for salt := uint64(0); ; salt++ {
+		if salt > 1_000_000 {
+			panic("explore: no hash salt gives the scenario's trie shape")
 		}
-		s := maphash.MakeSeed()
-		lvl := func(k string, l uint) uint64 { return (maphash.Comparable(s, k) >> (4 * l)) & 15 }
+		s := saltedHash(salt)
+		lvl := func(k string, l uint) uint64 { return (s(k) >> (4 * l)) & 15 }
 		ok := true
 		first := map[uint64]bool{}
 		second := map[uint64]bool{}
@@ -427,6 +457,10 @@ func (w *words) value(v any, holder func(unsafe.Pointer) string) string {
 		if w.isSealed(rv.UnsafePointer()) {
 			return "sealed"
 		}
+		if w.isFrozen(rv.UnsafePointer()) {
+			next, _ := e.Type().FieldByName("next")
+			return "frozen(" + w.value(rawValue(unsafe.Add(rv.UnsafePointer(), next.Offset), next.Type), holder) + ")"
+		}
 		if f("kids").IsNil() {
 			return fmt.Sprintf("cell %q", fmt.Sprint(f("key").Interface()))
 		}
@@ -447,4 +481,20 @@ func rawValue(addr unsafe.Pointer, t reflect.Type) any {
 		return [2]uint64{out[0].Uint(), out[1].Uint()}
 	}
 	return out[0].Interface()
+}
+
+// saltedHash is FNV-1a over the key's bytes, started from salt and mixed by
+// the SplitMix64 finalizer so that every 4-bit level of the result varies.
+func saltedHash(salt uint64) func(string) uint64 {
+	return func(k string) uint64 {
+		h := 14695981039346656037 ^ salt
+		for i := 0; i < len(k); i++ {
+			h = (h ^ uint64(k[i])) * 1099511628211
+		}
+		h ^= h >> 30
+		h *= 0xbf58476d1ce4e5b9
+		h ^= h >> 27
+		h *= 0x94d049bb133111eb
+		return h ^ h>>31
+	}
 }

@@ -188,6 +188,7 @@ func (e *enc) tbOut(o model.TBOutput) {
 	e.f(o.Remaining)
 	e.f(o.Tokens)
 	e.i(o.RetryAfterMs)
+	e.i(int64(o.Reclaimed))
 }
 
 // tbKey is the canonical form of a token-bucket history (its final peeks

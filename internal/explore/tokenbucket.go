@@ -120,7 +120,7 @@ func (p *tbProgram) begin(c *controller) ([]func(), wordIDs) {
 					others = append(others, k)
 				}
 			}
-			p.words.seed = pinnedSeed(p.script.collide, others)
+			p.words.hash = pinnedHash(p.script.collide, others)
 		}
 	}
 	w := p.words
@@ -283,7 +283,7 @@ func (p *tbProgram) cellsOf(node unsafe.Pointer, trie string) []string {
 	kids := s.kids(node)
 	size := unsafe.Sizeof(hooked.Pointer[int]{})
 	for j := 0; j < s.fanout; j++ {
-		child := loadWord(unsafe.Add(kids, uintptr(j)*size))
+		child := p.words.thaw(loadWord(unsafe.Add(kids, uintptr(j)*size)))
 		switch {
 		case child == nil:
 		case s.kids(child) != nil:
@@ -375,8 +375,13 @@ func (t *tbTracer) ret(th, op int) string {
 
 func (t *tbTracer) setup() []string {
 	var out []string
+	r := t.p.run
 	for i, in := range t.p.script.setup {
-		out = append(out, fmt.Sprintf("%s ⇒ %s", in, t.p.run.setup[i].Answer(in.Kind)))
+		ans := "?" // the setup failed before this operation answered
+		if r != nil && i < len(r.setup) {
+			ans = r.setup[i].Answer(in.Kind)
+		}
+		out = append(out, fmt.Sprintf("%s ⇒ %s", in, ans))
 	}
 	return out
 }

@@ -80,6 +80,9 @@ const (
 	// TBUnlinkLive: a reclaim unlinks cells it left absent, not dead, so a
 	// take that commits to one in between is lost.
 	TBUnlinkLive
+	// TBCompactNoFreeze: a reclaim compacts an inner node away without
+	// freezing its child words, so an insert into it in between is lost.
+	TBCompactNoFreeze
 
 	numFaults
 )
@@ -105,6 +108,7 @@ var names = [...]string{
 	TBFloorAfterKill:   "tb-floor-after-kill",
 	TBReclaimNoFloor:   "tb-reclaim-no-floor",
 	TBUnlinkLive:       "tb-unlink-live",
+	TBCompactNoFreeze:  "tb-compact-no-freeze",
 }
 
 // String is the fault's stable name, as the mutants command prints it, and

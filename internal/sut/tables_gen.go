@@ -22,6 +22,7 @@ import (
 	exploredcredits "github.com/tollgate/tollgate/internal/mutants/explored/credits"
 	exploredtokenbucket "github.com/tollgate/tollgate/internal/mutants/explored/tokenbucket"
 	tbcasonehalf "github.com/tollgate/tollgate/internal/mutants/tb-cas-one-half"
+	tbcompactnofreeze "github.com/tollgate/tollgate/internal/mutants/tb-compact-no-freeze"
 	tbfailclosed "github.com/tollgate/tollgate/internal/mutants/tb-fail-closed"
 	tbfloorafterkill "github.com/tollgate/tollgate/internal/mutants/tb-floor-after-kill"
 	tbnoclamp "github.com/tollgate/tollgate/internal/mutants/tb-no-clamp"
@@ -60,6 +61,8 @@ func NewTBTable[K comparable](f fault.Fault) TBTable[K] {
 		return tbreclaimnofloor.New[K]()
 	case fault.TBUnlinkLive:
 		return tbunlinklive.New[K]()
+	case fault.TBCompactNoFreeze:
+		return tbcompactnofreeze.New[K]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a token-bucket mutant (defect)", f))
 }

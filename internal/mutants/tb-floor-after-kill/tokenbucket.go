@@ -292,7 +292,7 @@ func elapsed(last, now int64) uint64 {
 func (t *Table[K]) Reset(key K) {
 	tr := t.buckets.Load()
 	h := tr.hash(key)
-	for c := tr.findHash(key, h, true); c != nil; c = tr.findHash(key, h, true) {
+	for c := tr.findHash(key, h, lookLive); c != nil; c = tr.findHash(key, h, lookLive) {
 		lo, hi := c.state.Load()
 		// any → dead: the key has no bucket now. A word that is absent
 		// dies too (a reset of an absent bucket changes nothing), so the
@@ -335,7 +335,7 @@ func (t *Table[K]) ReclaimAt(nowMs int64, lim Limits) (int, error) {
 		return 0, err
 	}
 	tr := t.buckets.Load()
-	n := tr.sweep(tr.root, func(c *tnode[K]) bool {
+	n := tr.sweep(nil, tr.root, func(c *tnode[K]) bool {
 		for {
 			lo, hi := c.state.Load()
 			switch {

@@ -29,13 +29,20 @@ const (
 //	                 cell does not keep its hash: an insert that meets it
 //	                 hashes its key again)
 //
-// and moves only
+// or, while a reclaim compacts its node, the frozen form of one of these
+// (a wrapper: see frozen), and moves only
 //
 //	nil → cell                 insert: publishes a key's cell
 //	cell → inner node          push-down: the node holds that same cell one
 //	                           level down, so every key stays reachable
 //	dead cell → its successor  unlink: the cell's next, or nil when the next
 //	                           is sealed
+//	any → frozen(that value)   compaction, first step: the word never
+//	                           changes again
+//	inner node → replacement   compaction, last step, in the word that holds
+//	                           the node: nil when the node held nothing
+//	                           live, its one chain of cells (pulled up a
+//	                           level), or a fresh copy of the node
 //
 // A cell's next word holds nil, a cell, or the trie's sealed marker, and
 // moves only nil → cell (an append) or nil → sealed (the unlink of a dead
@@ -45,9 +52,15 @@ const (
 // again, so a word that pointed to a live cell still does, or points to an
 // inner node that does: no unlink loses a live cell. Only a dead cell at the
 // head of its chain is unlinked; a dead cell deeper in a chain of equal
-// hashes waits until the cells before it are gone. Inner nodes are never
-// removed: they are the trie's shape, bounded by the most keys it ever held
-// at once, and new keys reuse them.
+// hashes waits until the cells before it are gone.
+//
+// An inner node left with at most one chain is compacted away by a
+// reclaim (compact): every child word is frozen first, so no insert,
+// push-down or unlink can change the node once its replacement is computed;
+// an operation that meets a frozen word helps finish the compaction and
+// starts again from the root. Cells are shared by the node and its
+// replacement, so takes, appends and kills go on undisturbed. Memory thus
+// follows the keys in use.
 type trie[K comparable] struct {
 	seed maphash.Seed
 	root *tnode[K] // an inner node
@@ -58,6 +71,9 @@ type trie[K comparable] struct {
 	// sealed is the next word of a dead cell being unlinked that had no
 	// successor. It is never a key's cell.
 	sealed *tnode[K]
+	// frozenKids marks a frozen wrapper: a node whose kids is frozenKids
+	// stands, in a frozen child word, for the value its next holds.
+	frozenKids *[fanout]seam.Pointer[tnode[K]]
 	// forced, set only by tests, replaces the keys' hash to force
 	// collisions.
 	forced func(K) uint64
@@ -100,7 +116,19 @@ type tnode[K comparable] struct {
 func (c *tnode[K]) dead() bool { return c.state.LoadLo() == deadLo }
 
 func newTrie[K comparable]() *trie[K] {
-	return &trie[K]{seed: maphash.MakeSeed(), root: newInner[K](), sealed: &tnode[K]{}}
+	return &trie[K]{seed: maphash.MakeSeed(), root: newInner[K](), sealed: &tnode[K]{},
+		frozenKids: new([fanout]seam.Pointer[tnode[K]])}
+}
+
+// frozen reports whether c, read from a child word, is a frozen wrapper.
+func (t *trie[K]) frozen(c *tnode[K]) bool { return c != nil && c.kids == t.frozenKids }
+
+// thaw is the value a child word stands for: c, or what c wraps.
+func (t *trie[K]) thaw(c *tnode[K]) *tnode[K] {
+	if t.frozen(c) {
+		return c.next.Load()
+	}
+	return c
 }
 
 func newInner[K comparable]() *tnode[K] {
@@ -117,28 +145,42 @@ func (t *trie[K]) hash(key K) uint64 {
 
 // find returns the first cell of key, dead or alive, or nil when the key has
 // none. A caller that finds it dead looks again with findLive or insertHash.
-func (t *trie[K]) find(key K) *tnode[K] { return t.findHash(key, t.hash(key), false) }
+func (t *trie[K]) find(key K) *tnode[K] { return t.findHash(key, t.hash(key), lookThawed) }
 
 // findLive returns key's live cell, or nil when the key has none.
-func (t *trie[K]) findLive(key K) *tnode[K] { return t.findHash(key, t.hash(key), true) }
+func (t *trie[K]) findLive(key K) *tnode[K] { return t.findHash(key, t.hash(key), lookLive) }
+
+// How findHash looks: lookFast takes a frozen wrapper for an inner node
+// (whose kids, frozenKids, are all nil), so it misses the cells of a node
+// being compacted; that is a miss, never a wrong cell, and insert's fast
+// path then falls back to insertHash, which helps the compaction. The other
+// two see through the wrapper; lookLive also skips dead cells.
+const (
+	lookFast = iota
+	lookThawed
+	lookLive
+)
 
 // insert returns key's first cell, adding an empty one if the key has none. A
 // key seen before is found by the read-only walk, which has no insert to
 // prepare; the cell it finds may be dead (see find).
 func (t *trie[K]) insert(key K) *tnode[K] {
 	h := t.hash(key)
-	if c := t.findHash(key, h, false); c != nil {
+	if c := t.findHash(key, h, lookFast); c != nil {
 		return c
 	}
 	return t.insertHash(key, h)
 }
 
-// findHash is find (live unset) or findLive with the key's hash h given
+// findHash looks for key's cell as look says, with the key's hash h given
 // (tests force collisions).
-func (t *trie[K]) findHash(key K, h uint64, live bool) *tnode[K] {
+func (t *trie[K]) findHash(key K, h uint64, look int) *tnode[K] {
 	n := t.root
 	for shift := uint(0); ; shift += bitsPerLevel {
 		c := n.kids[(h>>shift)&levelMask].Load()
+		if look != lookFast {
+			c = t.thaw(c)
+		}
 		if c == nil {
 			return nil
 		}
@@ -149,7 +191,7 @@ func (t *trie[K]) findHash(key K, h uint64, live bool) *tnode[K] {
 		// The key, if present, is this cell or in its chain: a key of
 		// another hash would have pushed the cell down first.
 		for ; c != nil && c != t.sealed; c = c.next.Load() {
-			if c.key == key && !(live && c.dead()) {
+			if c.key == key && !(look == lookLive && c.dead()) {
 				return c
 			}
 		}
@@ -162,11 +204,17 @@ func (t *trie[K]) findHash(key K, h uint64, live bool) *tnode[K] {
 // its way are unlinked first.
 func (t *trie[K]) insertHash(key K, h uint64) *tnode[K] {
 	var fresh *tnode[K]
+	var holder *seam.Pointer[tnode[K]] // the word n was read from; nil for the root
 	n, shift := t.root, uint(0)
 	for {
 		word := &n.kids[(h>>shift)&levelMask]
 		c := word.Load()
 		switch {
+		case t.frozen(c):
+			// n is being compacted: finish that, then walk again from the
+			// root, which reaches n's replacement.
+			t.compact(holder, n)
+			holder, n, shift = nil, t.root, 0
 		case c == nil:
 			if fresh == nil {
 				fresh = &tnode[K]{key: key}
@@ -177,7 +225,7 @@ func (t *trie[K]) insertHash(key K, h uint64) *tnode[K] {
 				return fresh
 			}
 		case c.kids != nil:
-			n, shift = c, shift+bitsPerLevel
+			holder, n, shift = word, c, shift+bitsPerLevel
 		case c.dead():
 			t.unlink(word, c)
 		case c.key == key:
@@ -192,7 +240,7 @@ func (t *trie[K]) insertHash(key K, h uint64) *tnode[K] {
 			inner.kids[(t.hash(c.key)>>(shift+bitsPerLevel))&levelMask].Store(c)
 			// cell → inner node holding that cell: keeps every key reachable.
 			if word.CompareAndSwap(c, inner) {
-				n, shift = inner, shift+bitsPerLevel
+				holder, n, shift = word, inner, shift+bitsPerLevel
 			}
 		}
 	}
@@ -252,8 +300,8 @@ func (t *trie[K]) tidy(h uint64) {
 		word := &n.kids[(h>>shift)&levelMask]
 		c := word.Load()
 		switch {
-		case c == nil:
-			return
+		case c == nil || t.frozen(c):
+			return // a frozen word: its compaction drops dead heads
 		case c.kids != nil:
 			n, shift = c, shift+bitsPerLevel
 		case c.dead():
@@ -267,16 +315,24 @@ func (t *trie[K]) tidy(h uint64) {
 // sweep kills, through forget, the cells of every chain under node and
 // unlinks the dead heads; it returns the number of buckets forget reported
 // forgotten (ReclaimAt).
-func (t *trie[K]) sweep(node *tnode[K], forget func(*tnode[K]) bool) int {
+//
+// holder is the word node was read from (nil for the root); a node that is
+// left with at most one chain is compacted away.
+func (t *trie[K]) sweep(holder *seam.Pointer[tnode[K]], node *tnode[K], forget func(*tnode[K]) bool) int {
 	n := 0
 	for i := range node.kids {
 		word := &node.kids[i]
 		c := word.Load()
 		switch {
+		case t.frozen(c):
+			// Another reclaim compacts this node: help it, and leave the
+			// rest of the node to that one.
+			t.compact(holder, node)
+			return n
 		case c == nil:
 			continue
 		case c.kids != nil:
-			n += t.sweep(c, forget)
+			n += t.sweep(word, c, forget)
 			continue
 		}
 		for x := c; x != nil && x != t.sealed; x = x.next.Load() {
@@ -290,5 +346,92 @@ func (t *trie[K]) sweep(node *tnode[K], forget func(*tnode[K]) bool) int {
 			t.unlink(word, c)
 		}
 	}
+	if holder != nil && sparse(node) {
+		t.compact(holder, node)
+	}
 	return n
+}
+
+// sparse reports whether node holds at most one chain of cells and no inner
+// node, as one read of each child word saw it: compacting it then frees it.
+func sparse[K comparable](node *tnode[K]) bool {
+	cells := 0
+	for i := range node.kids {
+		switch c := node.kids[i].Load(); {
+		case c == nil:
+		case c.kids != nil:
+			return false // an inner node (a frozen word too: compacted already)
+		default:
+			cells++
+		}
+	}
+	return cells <= 1
+}
+
+// compact replaces node, which holder held, by what it holds: nil, its one
+// chain of cells, or a fresh copy. It first freezes every child word of
+// node (any → frozen(that value)), so the node cannot change any more;
+// then it unlinks the dead heads of the frozen chains into its own
+// reading, and moves holder from node to the replacement. Every step may be
+// done by anyone who meets a frozen word, in any order: a word frozen
+// already is left alone, and only the first compare-and-swap of holder
+// wins. If holder no longer holds node (its own node was compacted in
+// between and now holds node or a copy of it), that compare-and-swap fails
+// and node stays, frozen, until an insert or a reclaim meets it through its
+// new holder and finishes. The root is never compacted.
+func (t *trie[K]) compact(holder *seam.Pointer[tnode[K]], node *tnode[K]) {
+	if holder == nil {
+		return
+	}
+	var kids [fanout]*tnode[K]
+	live := 0
+	for i := range node.kids {
+		word := &node.kids[i]
+		c := word.Load()
+		for !t.frozen(c) {
+			w := &tnode[K]{kids: t.frozenKids}
+			w.next.Store(c)
+			// c → frozen(c): fails if the word changed since the load;
+			// then freeze what it holds now.
+			if word.CompareAndSwap(c, w) {
+				break
+			}
+			c = word.Load()
+		}
+		v := t.thaw(word.Load())
+		for v != nil && v.kids == nil && v.dead() {
+			// nil → sealed on a dead head, as unlink does, so the chain
+			// behind it is settled.
+			v.next.CompareAndSwap(nil, t.sealed)
+			if v = v.next.Load(); v == t.sealed {
+				v = nil
+			}
+		}
+		kids[i] = v
+		if v != nil {
+			live++
+		}
+	}
+	var repl *tnode[K]
+	if live == 1 {
+		for _, v := range kids {
+			if v != nil {
+				repl = v
+			}
+		}
+		if repl.kids != nil {
+			// An inner node cannot move up a level (its children are
+			// indexed by the next level's bits): keep node, as a copy.
+			repl, live = nil, 2
+		}
+	}
+	if live > 1 {
+		repl = newInner[K]()
+		for i, v := range kids {
+			repl.kids[i].Store(v)
+		}
+	}
+	// node → replacement: unfreezes the structure; a lost race means
+	// another helper installed its replacement first, or holder changed.
+	holder.CompareAndSwap(node, repl)
 }
