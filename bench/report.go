@@ -184,6 +184,24 @@ func (m MemResult) MemLine() string {
 	return fmt.Sprintf("BenchmarkMemoryPerKey/keys=%d/design=%s-%d\t1\t%s bytes/key", m.Keys, m.Design, runtime.GOMAXPROCS(0), fmtFloat(m.BytesPerKey))
 }
 
+// Line formats r as benchmark lines benchstat reads.
+func (r ReclaimRound) Line() string {
+	return fmt.Sprintf("BenchmarkMemoryReclaimed/keys=%d/round=%d-%d\t1\t%d held-bytes\t%d left-bytes\t%d reclaimed", r.Keys, r.Round, runtime.GOMAXPROCS(0), r.Held, r.Left, r.Reclaimed)
+}
+
+// WriteReclaimed writes the table of ReclaimedMemory's rounds, if any.
+func WriteReclaimed(w io.Writer, rs []ReclaimRound) {
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n### Memory after idle keys are reclaimed (tollgate)\n\n"+
+		"Each round takes one token from %d keys never seen before, lets every bucket refill, and calls `ReclaimAt`; the heap is the live heap after a full collection, relative to the empty table.\n\n"+
+		"| round | held, bytes/key | forgotten | left after the reclaim |\n|---:|---:|---:|---:|\n", rs[0].Keys)
+	for _, r := range rs {
+		fmt.Fprintf(w, "| %d | %.1f | %d | %d bytes |\n", r.Round, float64(r.Held)/float64(r.Keys), r.Reclaimed, r.Left)
+	}
+}
+
 // peersOf lists the designs of group other than tollgate, in suite order.
 func peersOf(rs []Result, group string) []string {
 	var peers []string

@@ -167,3 +167,68 @@ func TestT5Bound(t *testing.T) {
 		t.Fatalf("after Reset: %v", &b)
 	}
 }
+
+// TestT5BoundAcrossReclaims: T12, T5. The case the differential machine
+// found: a reclaim judged by a smaller capacity and a larger rate than the
+// key's own forgets a bucket that was not full by its own limits, and the
+// next take starts full. T5 counted across that reclaim is exceeded, so
+// T5Bound.Reclaim starts the bound again there, as a reset does; with the
+// key's own limits the reclaim forgets only a full bucket, and the bound
+// holds across it with the reclaim's clock counted.
+func TestT5BoundAcrossReclaims(t *testing.T) {
+	lim := Limits{Capacity: 1, RefillPerSecond: 1}
+	run := func(reclaimLim Limits, restart bool) (T5Bound, bool) {
+		var tb TBTable[string]
+		var bound T5Bound
+		forgot := false
+		for _, in := range []TBInput[string]{
+			tTake("k", lim, 1, -4), tTake("k", lim, 1, -4),
+			{Kind: TBReclaim, Limits: reclaimLim, NowMs: 0},
+			tTake("k", lim, 1, 0),
+		} {
+			var out TBOutput
+			tb, out = tb.Step(in)
+			switch {
+			case in.Kind == TBReclaim && restart:
+				forgot = out.Reclaimed == 1
+				bound.Reclaim(in.Limits, in.NowMs)
+			case in.Kind == TBReclaim:
+				forgot = out.Reclaimed == 1
+				bound.NewestMs = max(bound.NewestMs, in.NowMs)
+			case out.OK:
+				bound.Commit(in.Limits, in.Cost, in.NowMs)
+			}
+		}
+		return bound, forgot
+	}
+	other := Limits{Capacity: 0.01152587890625, RefillPerSecond: 3}
+	if b, forgot := run(other, false); !forgot || !b.Exceeded() {
+		t.Fatalf("other limits, bound not restarted: forgot %v, %v; want forgotten and exceeded", forgot, &b)
+	}
+	if b, forgot := run(other, true); !forgot || b.Exceeded() {
+		t.Fatalf("other limits, T5Bound.Reclaim: forgot %v, %v; want forgotten and within", forgot, &b)
+	}
+	if b, forgot := run(lim, true); forgot || b.Exceeded() || b.NewestMs != 0 {
+		t.Fatalf("the key's limits: forgot %v, %v; want kept (0.004 tokens), within, t_max 0", forgot, &b)
+	}
+	lim2 := Limits{Capacity: 1, RefillPerSecond: 1000}
+	var tb TBTable[string]
+	var bound T5Bound
+	for _, in := range []TBInput[string]{
+		tTake("k", lim2, 1, 0), {Kind: TBReclaim, Limits: lim2, NowMs: 5}, tTake("k", lim2, 1, 0), tTake("k", lim2, 1, 5),
+	} {
+		var out TBOutput
+		tb, out = tb.Step(in)
+		if in.Kind == TBReclaim {
+			if out.Reclaimed != 1 {
+				t.Fatalf("the full bucket was not forgotten: %v", out)
+			}
+			bound.Reclaim(in.Limits, in.NowMs)
+		} else if out.OK {
+			bound.Commit(in.Limits, in.Cost, in.NowMs)
+		}
+	}
+	if bound.Exceeded() || bound.Takes != 2 || bound.NewestMs != 5 {
+		t.Fatalf("the key's limits, forgotten when full at 5 ms: %v; want 2 takes within the bound to 5 ms", &bound)
+	}
+}

@@ -126,6 +126,14 @@ func benchRun(o benchOptions, progress io.Writer) error {
 			mem = append(mem, m)
 		}
 	}
+	var reclaimed []bench.ReclaimRound
+	if o.memKeys > 0 && re.MatchString("MemoryReclaimed") {
+		reclaimed = bench.ReclaimedMemory(o.memKeys, 3)
+		for _, r := range reclaimed {
+			fmt.Fprintf(progress, "memory reclaimed, round %d: %d keys held %.1f bytes/key, %d bytes left after the reclaim\n", r.Round, r.Keys, float64(r.Held)/float64(r.Keys), r.Left)
+			fmt.Fprintln(&raw, r.Line())
+		}
+	}
 	rawPath := filepath.Join(o.out, "raw.txt")
 	if err := os.WriteFile(rawPath, raw.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("tollgate bench: %w", err)
@@ -156,6 +164,7 @@ func benchRun(o benchOptions, progress io.Writer) error {
 	}
 	fmt.Fprintf(&md, "\n## Ratio tables\n")
 	bench.WriteTable(&md, results, mem)
+	bench.WriteReclaimed(&md, reclaimed)
 	fmt.Fprintf(&md, "\n## Plots\n\n")
 	for _, p := range plots {
 		if strings.HasSuffix(p, ".png") {
