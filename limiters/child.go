@@ -241,6 +241,7 @@ func runWorkload(a Adapter, version string, w Workload, seed uint64, dir, replay
 				}
 			}
 			if seqSteps != nil {
+				seqSteps = truncate(a, prop, w.Params, seqSteps)
 				small := Shrink(seqSteps, func(s []Step) bool {
 					e, err := safeSteps(a, w.Params, s)
 					if err != nil {
@@ -355,4 +356,44 @@ func replay(a Adapter, version, path string) (Result, error) {
 		r.Verdict, r.Detail = Violated, how+": "+f.Detail
 	}
 	return r, nil
+}
+
+// truncate cuts a failing deterministic run after the last step its
+// finding depends on (the steps after it cannot change earlier answers),
+// so that shrinking starts small; it keeps every step when the cut run
+// does not fail the same way.
+func truncate(a Adapter, prop string, p Params, steps []Step) []Step {
+	evs, err := safeSteps(a, p, steps)
+	if err != nil {
+		return steps
+	}
+	f, _ := Check(prop, p, evs)
+	if f.Holds {
+		return steps
+	}
+	last := -1
+	for _, e := range evs {
+		in := false
+		switch prop {
+		case PropBound:
+			in = e.OK && e.LoNs >= f.FromNs && e.LoNs <= f.ToNs
+		case PropPacer:
+			in = e.RetNs >= f.FromNs && e.RetNs <= f.ToNs
+		case PropRefusal:
+			in = e.Step == evs[f.From].Step
+		}
+		if in {
+			last = max(last, e.Step)
+		}
+	}
+	if last < 0 || last+1 >= len(steps) {
+		return steps
+	}
+	cut := steps[:last+1]
+	if e, err := safeSteps(a, p, cut); err == nil {
+		if g, _ := Check(prop, p, e); !g.Holds {
+			return cut
+		}
+	}
+	return steps
 }

@@ -50,6 +50,30 @@ func CheckBound(p Params, evs []Event) Finding {
 	}
 	idx := admitted(evs)
 	sort.SliceStable(idx, func(a, b int) bool { return evs[idx[a]].LoNs < evs[idx[b]].LoNs })
+	exact := true
+	for _, i := range idx {
+		exact = exact && evs[i].LoNs == evs[i].HiNs
+	}
+	var worst float64
+	if exact {
+		worst = boundExact(p, evs, idx, &f)
+	} else {
+		worst = boundWindows(p, evs, idx, &f)
+	}
+	if len(idx) == 0 {
+		f.Detail = "nothing admitted"
+		return f
+	}
+	f.Holds = worst <= 0
+	f.Detail = fmt.Sprintf("worst window [%s, %s]: %s admitted, bound b + r·Δ = %s (b=%s, r=%s/s, Δ=%s)",
+		fmtNs(f.FromNs), fmtNs(f.ToNs), g(f.Seen), g(f.Allowed), g(p.Burst), g(p.Rate), fmtNs(f.ToNs-f.FromNs))
+	return f
+}
+
+// boundWindows tries every window [lo_a, max hi of a..b] of the admitted
+// calls sorted by lower reading: O(n²), for readings known as intervals.
+// It returns the largest excess over the allowed cost and fills f's window.
+func boundWindows(p Params, evs []Event, idx []int, f *Finding) float64 {
 	worst := math.Inf(-1)
 	for a := range idx {
 		sum := 0.0
@@ -68,14 +92,44 @@ func CheckBound(p Params, evs []Event) Finding {
 			}
 		}
 	}
-	if len(idx) == 0 {
-		f.Detail = "nothing admitted"
-		return f
+	return worst
+}
+
+// boundExact is boundWindows for exact readings in O(n): the excess of
+// window [a, b] is (S_b − k·t_b) − (S_{a−1} − k·t_a) − c with S the prefix
+// sums of cost, k = r(1 + 1e-9)/1e9 per ns and c the rest of the allowance,
+// so the best a for each b is the running minimum of S_{a−1} − k·t_a.
+// Calls at the same reading all belong to a window that holds one of them
+// (the best a is the first call at its reading, the best b the last).
+func boundExact(p Params, evs []Event, idx []int, f *Finding) float64 {
+	k := p.Rate * (1 + 1e-9) / 1e9
+	bound0 := p.Burst + p.Rate*float64(p.ResolutionNs)/1e9
+	c := bound0 + BoundTol(bound0)
+	worst := math.Inf(-1)
+	best, bestAt := math.Inf(1), 0
+	prefix := 0.0
+	for b, i := range idx {
+		t := evs[i].LoNs
+		if v := prefix - k*float64(t-evs[idx[0]].LoNs); b == 0 || t != evs[idx[b-1]].LoNs {
+			if v < best {
+				best, bestAt = v, b
+			}
+		}
+		prefix += evs[i].Cost
+		if b+1 < len(idx) && evs[idx[b+1]].LoNs == t {
+			continue
+		}
+		ex := prefix - k*float64(t-evs[idx[0]].LoNs) - best - c
+		if ex > worst {
+			worst = ex
+			a := idx[bestAt]
+			span := float64(t-evs[a].LoNs) + float64(p.ResolutionNs)
+			bound := p.Burst + p.Rate*span/1e9
+			f.Seen, f.Allowed = prefix-(best+k*float64(evs[a].LoNs-evs[idx[0]].LoNs)), bound+BoundTol(bound)
+			f.From, f.To, f.FromNs, f.ToNs = a, i, evs[a].LoNs, t
+		}
 	}
-	f.Holds = worst <= 0
-	f.Detail = fmt.Sprintf("worst window [%s, %s]: %s admitted, bound b + r·Δ = %s (b=%s, r=%s/s, Δ=%s)",
-		fmtNs(f.FromNs), fmtNs(f.ToNs), g(f.Seen), g(f.Allowed), g(p.Burst), g(p.Rate), fmtNs(f.ToNs-f.FromNs))
-	return f
+	return worst
 }
 
 // CheckRefusals checks L2 on a sequential history (events in call order):
@@ -121,7 +175,7 @@ func CheckRefusals(p Params, evs []Event) Finding {
 			level -= e.Cost
 			continue
 		}
-		if stale || e.Cost > p.Burst {
+		if stale || (e.Cost > p.Burst && !math.IsInf(p.Rate, 1)) {
 			continue
 		}
 		need := e.Cost

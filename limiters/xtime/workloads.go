@@ -51,9 +51,9 @@ func (Adapter) Workloads(quick bool) []limiters.Workload {
 		}
 		return q
 	}
-	clients, per := 8, 400
+	clients, per, linPer := 8, 250, 150
 	if quick {
-		clients, per = 4, 200
+		clients, per, linPer = 4, 200, 100
 	}
 	return []limiters.Workload{
 		{Name: "steady", Hunts: "control: calls at 5x the rate", Params: p(10, 100, ""),
@@ -83,10 +83,11 @@ func (Adapter) Workloads(quick bool) []limiters.Workload {
 		{Name: "before-zero", Hunts: "an injected clock starting before time.Time{}", Params: p(5, 10, "before-zero"),
 			Steps: calls(100, 0, 20*ms, 1), Props: both},
 		{Name: "contended", Hunts: "many goroutines on one limiter, real clock, read before the lock (golang/go#71360)",
-			Params: p(10, 1e5, ""), Clients: clients, PerCli: per, Yield: true,
-			Props: []string{limiters.PropBound, limiters.PropLinearizes}},
+			Params: p(10, 1e5, ""), Clients: clients, PerCli: per, Yield: true, Props: []string{limiters.PropBound}},
 		{Name: "contended-allow", Hunts: "many goroutines on one limiter, real clock, as Allow() calls it",
-			Params: p(10, 1e5, ""), Clients: clients, PerCli: per,
+			Params: p(10, 1e5, ""), Clients: clients, PerCli: per, Props: []string{limiters.PropBound}},
+		{Name: "contended-lin", Hunts: "linearizability against the library's own sequential AllowN (a short history porcupine can decide)",
+			Params: p(10, 1e5, ""), Clients: 4, PerCli: linPer, Yield: true,
 			Props: []string{limiters.PropBound, limiters.PropLinearizes}},
 	}
 }
