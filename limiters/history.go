@@ -99,6 +99,11 @@ type Event struct {
 	HiNs   int64   `json:"hi_ns"`
 	OK     bool    `json:"ok"`
 	RetNs  int64   `json:"ret_ns,omitempty"`
+	// CallSeq and RetSeq stamp a concurrent call's interval on the
+	// recording's one time base (linearizability.Stamps); zero in a
+	// sequential history, whose order is the events' order.
+	CallSeq int64 `json:"call_seq,omitempty"`
+	RetSeq  int64 `json:"ret_seq,omitempty"`
 }
 
 // Workload is one run against a library: Seq steps run in order by one

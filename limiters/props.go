@@ -35,34 +35,58 @@ func BoundTol(bound float64) float64 { return 1e-9*bound + 1e-9 }
 // RefusalTol for a refusal to count as spurious.
 func RefusalTol(p Params) float64 { return 1e-6*p.Burst + 1e-9 }
 
-// CheckBound checks L1 on events: over every set of admitted calls whose
-// readings lie in [t1, t2], the total cost is at most
-// b + r·(t2 − t1 + resolution) (+ BoundTol). Readings known only as an
-// interval [Lo, Hi] count with the widest span they could have, so a
-// reported violation is one whatever the exact readings were. Stale
-// readings count like any other: the bound is over the readings callers
-// passed, not over the order they arrived in.
+// CheckBound checks L1 on events: for every set S of admitted calls,
+//
+//	cost(S) ≤ b + r·(max_{i∈S} newest_i − min_{i∈S} lo_i + resolution)
+//
+// (+ BoundTol), where newest_i is the newest reading the limiter could have
+// been given by the time call i was made (Newest). A stale reading counts
+// at its own value at the start of a window and at the newest reading seen
+// so far at its end: that is the tightest bound a token bucket can keep
+// when readings come out of order (a bucket whose time never goes back, T4,
+// keeps it; TestBoundMonotoneBucketKeepsIt), and one that re-credits time
+// when a reading goes back does not. Readings known only as an interval
+// count with the widest span they could have, so a reported violation is
+// one whatever the exact readings were.
 func CheckBound(p Params, evs []Event) Finding {
 	f := Finding{Prop: PropBound, Holds: true}
 	if math.IsInf(p.Rate, 1) {
 		f.NA, f.Detail = true, "infinite rate: no bound"
 		return f
 	}
+	newest := Newest(evs)
 	idx := admitted(evs)
-	sort.SliceStable(idx, func(a, b int) bool { return evs[idx[a]].LoNs < evs[idx[b]].LoNs })
-	exact := true
-	for _, i := range idx {
-		exact = exact && evs[i].LoNs == evs[i].HiNs
-	}
-	var worst float64
-	if exact {
-		worst = boundExact(p, evs, idx, &f)
-	} else {
-		worst = boundWindows(p, evs, idx, &f)
-	}
 	if len(idx) == 0 {
 		f.Detail = "nothing admitted"
 		return f
+	}
+	byLo := append([]int(nil), idx...)
+	sort.SliceStable(byLo, func(a, b int) bool { return evs[byLo[a]].LoNs < evs[byLo[b]].LoNs })
+	byNewest := append([]int(nil), idx...)
+	sort.SliceStable(byNewest, func(a, b int) bool { return newest[byNewest[a]] < newest[byNewest[b]] })
+	worst := math.Inf(-1)
+	for a, i := range byLo {
+		if a > 0 && evs[byLo[a-1]].LoNs == evs[i].LoNs {
+			continue // the same lower end as the window before
+		}
+		lo := evs[i].LoNs
+		sum := 0.0
+		for k, j := range byNewest {
+			if evs[j].LoNs < lo {
+				continue
+			}
+			sum += evs[j].Cost
+			if k+1 < len(byNewest) && newest[byNewest[k+1]] == newest[j] {
+				continue // take every call with the same upper end
+			}
+			span := float64(newest[j]-lo) + float64(p.ResolutionNs)
+			bound := p.Burst + p.Rate*span/1e9
+			allowed := bound + BoundTol(bound)
+			if ex := sum - allowed; ex > worst {
+				worst = ex
+				f.Seen, f.Allowed, f.From, f.To, f.FromNs, f.ToNs = sum, allowed, i, j, lo, newest[j]
+			}
+		}
 	}
 	f.Holds = worst <= 0
 	f.Detail = fmt.Sprintf("worst window [%s, %s]: %s admitted, bound b + r·Δ = %s (b=%s, r=%s/s, Δ=%s)",
@@ -70,66 +94,43 @@ func CheckBound(p Params, evs []Event) Finding {
 	return f
 }
 
-// boundWindows tries every window [lo_a, max hi of a..b] of the admitted
-// calls sorted by lower reading: O(n²), for readings known as intervals.
-// It returns the largest excess over the allowed cost and fills f's window.
-func boundWindows(p Params, evs []Event, idx []int, f *Finding) float64 {
-	worst := math.Inf(-1)
-	for a := range idx {
-		sum := 0.0
-		hi := evs[idx[a]].HiNs
-		for b := a; b < len(idx); b++ {
-			e := evs[idx[b]]
-			sum += e.Cost
-			hi = max(hi, e.HiNs)
-			span := float64(hi-evs[idx[a]].LoNs) + float64(p.ResolutionNs)
-			bound := p.Burst + p.Rate*span/1e9
-			allowed := bound + BoundTol(bound)
-			if ex := sum - allowed; ex > worst {
-				worst = ex
-				f.Seen, f.Allowed, f.From, f.To = sum, allowed, idx[a], idx[b]
-				f.FromNs, f.ToNs = evs[idx[a]].LoNs, hi
-			}
-		}
+// Newest returns, for every event, the newest reading the limiter could
+// have been given by the time the call was made: for a sequential history
+// (no stamps), the largest upper reading of the calls up to and including
+// it, in order; for a concurrent one, the largest upper reading of the
+// calls that started before it returned (any of them may have committed
+// first).
+func Newest(evs []Event) []int64 {
+	out := make([]int64, len(evs))
+	stamped := false
+	for _, e := range evs {
+		stamped = stamped || e.CallSeq != 0 || e.RetSeq != 0
 	}
-	return worst
-}
-
-// boundExact is boundWindows for exact readings in O(n): the excess of
-// window [a, b] is (S_b − k·t_b) − (S_{a−1} − k·t_a) − c with S the prefix
-// sums of cost, k = r(1 + 1e-9)/1e9 per ns and c the rest of the allowance,
-// so the best a for each b is the running minimum of S_{a−1} − k·t_a.
-// Calls at the same reading all belong to a window that holds one of them
-// (the best a is the first call at its reading, the best b the last).
-func boundExact(p Params, evs []Event, idx []int, f *Finding) float64 {
-	k := p.Rate * (1 + 1e-9) / 1e9
-	bound0 := p.Burst + p.Rate*float64(p.ResolutionNs)/1e9
-	c := bound0 + BoundTol(bound0)
-	worst := math.Inf(-1)
-	best, bestAt := math.Inf(1), 0
-	prefix := 0.0
-	for b, i := range idx {
-		t := evs[i].LoNs
-		if v := prefix - k*float64(t-evs[idx[0]].LoNs); b == 0 || t != evs[idx[b-1]].LoNs {
-			if v < best {
-				best, bestAt = v, b
-			}
+	if !stamped {
+		n := int64(math.MinInt64)
+		for i, e := range evs {
+			n = max(n, e.HiNs)
+			out[i] = n
 		}
-		prefix += evs[i].Cost
-		if b+1 < len(idx) && evs[idx[b+1]].LoNs == t {
-			continue
-		}
-		ex := prefix - k*float64(t-evs[idx[0]].LoNs) - best - c
-		if ex > worst {
-			worst = ex
-			a := idx[bestAt]
-			span := float64(t-evs[a].LoNs) + float64(p.ResolutionNs)
-			bound := p.Burst + p.Rate*span/1e9
-			f.Seen, f.Allowed = prefix-(best+k*float64(evs[a].LoNs-evs[idx[0]].LoNs)), bound+BoundTol(bound)
-			f.From, f.To, f.FromNs, f.ToNs = a, i, evs[a].LoNs, t
-		}
+		return out
 	}
-	return worst
+	order := make([]int, len(evs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return evs[order[a]].CallSeq < evs[order[b]].CallSeq })
+	prefix := make([]int64, len(order)) // max hi over the first k+1 calls by call stamp
+	n := int64(math.MinInt64)
+	for k, i := range order {
+		n = max(n, evs[i].HiNs)
+		prefix[k] = n
+	}
+	for i, e := range evs {
+		// the calls with CallSeq <= e.RetSeq
+		k := sort.Search(len(order), func(k int) bool { return evs[order[k]].CallSeq > e.RetSeq }) - 1
+		out[i] = max(e.HiNs, prefix[max(k, 0)])
+	}
+	return out
 }
 
 // CheckRefusals checks L2 on a sequential history (events in call order):

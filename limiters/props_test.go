@@ -3,7 +3,6 @@ package limiters
 import (
 	"math"
 	"math/rand/v2"
-	"sort"
 	"testing"
 )
 
@@ -186,27 +185,54 @@ func contains(s, sub string) bool {
 	return false
 }
 
-// The O(n) bound for exact readings finds the same worst excess as trying
-// every window.
-func TestBoundExactAgreesWithEveryWindow(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for trial := range 2000 {
-		p := Params{Burst: float64(1 + r.IntN(5)), Rate: []float64{0, 1, 10, 1e3}[r.IntN(4)], ResolutionNs: int64(r.IntN(2))}
-		var evs []Event
-		for range 1 + r.IntN(30) {
-			at := int64(r.IntN(20)) * 100 * msNs
-			evs = append(evs, Event{Cost: float64(1 + r.IntN(2)), LoNs: at, HiNs: at, OK: r.IntN(4) > 0})
+// A bucket whose time never goes back (T4) keeps L1 whatever order the
+// readings come in, stale ones included; the same bucket storing stale
+// readings (x/time/rate's behaviour) breaks it. Random readings over 2 s,
+// a third of them up to 500 ms stale.
+func TestBoundMonotoneBucketKeepsIt(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	caught := 0
+	for trial := range 300 {
+		p := Params{Burst: float64(1 + r.IntN(5)), Rate: []float64{0, 1, 10, 100}[r.IntN(4)]}
+		var steps []Step
+		now := int64(0)
+		for range 5 + r.IntN(60) {
+			now += int64(r.IntN(50)) * msNs
+			at := now
+			if r.IntN(3) == 0 {
+				at -= int64(r.IntN(500)) * msNs
+			}
+			steps = append(steps, Step{Op: "call", AtNs: at, Cost: float64(1 + r.IntN(2))})
 		}
-		idx := admitted(evs)
-		if len(idx) == 0 {
-			continue
+		evs, _ := bucket{}.RunSteps(p, steps)
+		if f := CheckBound(p, evs); !f.Holds {
+			t.Fatalf("trial %d: the monotone bucket breaks L1: %+v\nparams %+v\nevents %+v", trial, f, p, evs)
 		}
-		sort.SliceStable(idx, func(a, b int) bool { return evs[idx[a]].LoNs < evs[idx[b]].LoNs })
-		var fs, ff Finding
-		slow := boundWindows(p, evs, idx, &fs)
-		fast := boundExact(p, evs, idx, &ff)
-		if math.Abs(slow-fast) > 1e-6 || (slow > 0) != (fast > 0) || math.Abs(fs.Seen-fs.Allowed-(ff.Seen-ff.Allowed)) > 1e-6 {
-			t.Fatalf("trial %d: every window: excess %v (%+v); exact: %v (%+v)\n%+v %+v", trial, slow, fs, fast, ff, p, evs)
+		evs, _ = bucket{stale: true}.RunSteps(p, steps)
+		if f := CheckBound(p, evs); !f.Holds {
+			caught++
+		}
+	}
+	if caught == 0 {
+		t.Fatal("L1 never caught the bucket that stores stale readings")
+	}
+	t.Logf("the stale-storing bucket broke L1 in %d of 300 random runs", caught)
+}
+
+// In a concurrent history a call may be judged after any call that started
+// before it returned: Newest takes the largest reading among those.
+func TestNewestConcurrent(t *testing.T) {
+	evs := []Event{
+		{LoNs: 100, HiNs: 100, CallSeq: 1, RetSeq: 4},
+		{LoNs: 300, HiNs: 300, CallSeq: 2, RetSeq: 3},
+		{LoNs: 50, HiNs: 50, CallSeq: 5, RetSeq: 6},
+		{LoNs: 400, HiNs: 400, CallSeq: 7, RetSeq: 8},
+	}
+	got := Newest(evs)
+	want := []int64{300, 300, 300, 400}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("Newest = %v, want %v", got, want)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -114,6 +115,7 @@ func (Adapter) RunConcurrent(w limiters.Workload, _ uint64, _ string) ([]limiter
 	l := redis_rate.NewLimiter(rdb)
 	key, lim := freshKey(w.Name), limit(w.Params)
 	origin := time.Now()
+	var stamps atomic.Int64 // the calls' order, as linearizability.Stamps
 	per := make([][]limiters.Event, w.Clients)
 	errs := make([]error, w.Clients)
 	var wg sync.WaitGroup
@@ -122,12 +124,14 @@ func (Adapter) RunConcurrent(w limiters.Workload, _ uint64, _ string) ([]limiter
 		go func() {
 			defer wg.Done()
 			for range w.PerCli {
+				callSeq := stamps.Add(1)
 				e, err := call(ctx, l, key, lim, 1, origin)
+				retSeq := stamps.Add(1)
 				if err != nil {
 					errs[c] = err
 					return
 				}
-				e.Client = c
+				e.Client, e.CallSeq, e.RetSeq = c, callSeq, retSeq
 				per[c] = append(per[c], e)
 			}
 		}()

@@ -100,7 +100,8 @@ func (Adapter) RunConcurrent(w limiters.Workload, seed uint64, dir string) ([]li
 	}
 	evs := make([]limiters.Event, len(ops))
 	for i, op := range ops {
-		evs[i] = limiters.Event{Client: op.Client, Step: i, Cost: float64(op.Input.N), LoNs: op.Output.AtNs, HiNs: op.Output.AtNs, OK: op.Output.OK}
+		evs[i] = limiters.Event{Client: op.Client, Step: i, Cost: float64(op.Input.N), LoNs: op.Output.AtNs, HiNs: op.Output.AtNs, OK: op.Output.OK,
+			CallSeq: op.Call, RetSeq: op.Return}
 	}
 	m := model(w.Params, origin)
 	lin := &limiters.Lin{}
@@ -116,7 +117,7 @@ func (Adapter) RunConcurrent(w limiters.Workload, seed uint64, dir string) ([]li
 		for _, i := range order {
 			lin.Steps = append(lin.Steps, limiters.Step{Op: "call", AtNs: ops[i].Output.AtNs, Cost: float64(ops[i].Input.N)})
 			e := evs[i]
-			e.Step = len(lin.Events)
+			e.Step, e.CallSeq, e.RetSeq = len(lin.Events), 0, 0 // in linearization order
 			lin.Events = append(lin.Events, e)
 		}
 	case linearizability.Illegal:
