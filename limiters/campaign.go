@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -165,10 +166,15 @@ func Run(p Plan, log io.Writer) ([]Result, error) {
 			return all, err
 		}
 		vs := p.Versions[m]
-		if len(vs) == 0 {
-			if vs, err = Versions(t); err != nil {
+		if len(vs) == 0 || slices.Contains(vs, "newest") {
+			every, err := Versions(t)
+			if err != nil {
 				return all, err
 			}
+			if len(every) == 0 {
+				return all, fmt.Errorf("limiters: the module proxy lists no version of %s", m)
+			}
+			vs = resolveNewest(vs, every)
 		}
 		for _, v := range vs {
 			start := time.Now()
@@ -251,6 +257,24 @@ func versionParts(v string) [3]int {
 	}
 	for i, f := range strings.SplitN(v, ".", 3) {
 		out[i], _ = strconv.Atoi(f)
+	}
+	return out
+}
+
+// resolveNewest replaces "newest" in asked by the last of every (all of
+// every when asked is empty), dropping a repeat.
+func resolveNewest(asked, every []string) []string {
+	if len(asked) == 0 {
+		return every
+	}
+	var out []string
+	for _, v := range asked {
+		if v == "newest" {
+			v = every[len(every)-1]
+		}
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
 	}
 	return out
 }

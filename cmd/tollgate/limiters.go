@@ -23,13 +23,13 @@ func init() {
 func runLimiters(args []string) int {
 	fs := flag.NewFlagSet("limiters", flag.ContinueOnError)
 	libs := fs.String("libs", "golang.org/x/time,go.uber.org/ratelimit,github.com/go-redis/redis_rate/v10", "libraries (module paths), comma separated")
-	versions := fs.String("versions", "", "versions per library, e.g. 'golang.org/x/time=v0.9.0+v0.16.0;go.uber.org/ratelimit=v0.3.1' (default: every version the module proxy serves)")
+	versions := fs.String("versions", "", "versions per library, e.g. 'golang.org/x/time=v0.9.0+v0.16.0;go.uber.org/ratelimit=v0.3.1' (\"newest\" names the newest; default: every version the module proxy serves)")
 	out := fs.String("out", "", "directory for results.md, results.json, counterexamples and plots (default: a new temporary directory)")
 	seed := fs.Uint64("seed", 1, "seed of the concurrent workloads")
 	quick := fs.Bool("quick", false, "smaller concurrent workloads")
 	workload := fs.String("workload", "", "run only the workload of this name")
 	replay := fs.String("replay", "", "replay one counterexample file and exit")
-	expect := fs.String("expect", "", "verdicts that must come out, e.g. 'golang.org/x/time@v0.9.0:tiny-rate:L1=VIOLATED,...'; exit 1 on a mismatch")
+	expect := fs.String("expect", "", "verdicts that must come out, e.g. 'golang.org/x/time@v0.9.0:tiny-rate:L1=VIOLATED,golang.org/x/time@newest:tiny-rate:L1=holds'; exit 1 on a mismatch")
 	repo := fs.String("repo", "", "the tollgate checkout the generated modules build against (default: found from the working directory)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -79,12 +79,9 @@ func runLimiters(args []string) int {
 			return 1
 		}
 	}
-	cexDir, err := filepath.Abs(filepath.Join(dir, "cex"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tollgate limiters:", err)
-		return 1
-	}
-	plan.Dir = cexDir
+	// The children run in this directory, so a relative -out gives
+	// counterexamples (and replay commands) relative to it.
+	plan.Dir = filepath.Join(dir, "cex")
 	for _, m := range plan.Modules {
 		t, _ := limiters.TargetOf(m)
 		if !t.Redis {
@@ -193,20 +190,14 @@ func writeLimiterResults(dir string, rs []limiters.Result, elapsed time.Duration
 		if err := limiters.Plot(c, png); err != nil {
 			fmt.Fprintf(f, "- (no plot: %v)\n", err)
 		}
-		fmt.Fprintf(f, "- %s %s, %s, %s: %s; %d steps (shrunk from %d). Replay: `%s`. Plot: `cex/%s`\n",
-			limiters.Short(r.Library), r.Version, r.Workload, r.Prop, r.Detail, len(c.Steps), c.Original, replayRel(r.Replay, dir), filepath.Base(png))
+		how := fmt.Sprintf("%d steps (shrunk from %d)", len(c.Steps), c.Original)
+		if len(c.Steps) == 0 {
+			how = fmt.Sprintf("%d recorded calls (real clock; the replay re-checks them)", len(c.Events))
+		}
+		fmt.Fprintf(f, "- %s %s, %s, %s: %s; %s. Replay: `%s`. Plot: [`cex/%s`](cex/%s)\n",
+			limiters.Short(r.Library), r.Version, r.Workload, r.Prop, c.Finding.Detail, how, r.Replay, filepath.Base(png), filepath.Base(png))
 	}
 	return nil
-}
-
-// replayRel shows a replay command with the counterexample path relative
-// to the results directory's parent when it lies inside it.
-func replayRel(cmd, dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return cmd
-	}
-	return strings.ReplaceAll(cmd, abs+string(filepath.Separator), filepath.Clean(dir)+string(filepath.Separator))
 }
 
 func parseExpect(s string) (map[string]string, error) {
@@ -224,10 +215,21 @@ func parseExpect(s string) (map[string]string, error) {
 	return want, nil
 }
 
+// checkExpect compares the verdicts with want; a key's version "newest"
+// stands for the newest version of that library among the results.
 func checkExpect(want map[string]string, rs []limiters.Result) []string {
 	got := map[string]string{}
+	newest := map[string]string{}
+	for _, r := range rs {
+		if n, ok := newest[r.Library]; !ok || limiters.CompareVersions(r.Version, n) > 0 {
+			newest[r.Library] = r.Version
+		}
+	}
 	for _, r := range rs {
 		got[fmt.Sprintf("%s@%s:%s:%s", r.Library, r.Version, r.Workload, r.Prop)] = r.Verdict
+		if r.Version == newest[r.Library] {
+			got[fmt.Sprintf("%s@newest:%s:%s", r.Library, r.Workload, r.Prop)] = r.Verdict
+		}
 	}
 	var bad []string
 	for k, v := range want {
