@@ -4,20 +4,24 @@
 // module proxy serves (v0.2.0 on): New, WithClock, WithSlack, WithoutSlack.
 //
 // A deterministic workload runs on an injected clock: each reading moves it
-// forward by Params.TickNs, Sleep moves it by the time slept, an idle step
+// forward by Params.TickNs (a negative TickNs, concurrent workloads only:
+// a frozen clock that never moves, for L4), Sleep moves it by the time slept, an idle step
 // by the idle time, so a run is a function of its steps. A concurrent one
 // uses the library's default (real) clock. The time a call returned is the
 // time Take reports.
 package uber
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"go.uber.org/ratelimit"
 
 	"github.com/tollgate/tollgate/limiters"
+	"github.com/tollgate/tollgate/linearizability"
 )
 
 // Adapter is go.uber.org/ratelimit's adapter.
@@ -74,12 +78,78 @@ func (Adapter) RunSteps(p limiters.Params, steps []limiters.Step) ([]limiters.Ev
 	return evs, nil
 }
 
-// RunConcurrent implements limiters.Adapter: w.Clients goroutines call Take
+// frozen is a clock that always reads the same instant and never sleeps:
+// Take's answers then depend only on how many Takes came before, which
+// makes the sequential behaviour a function of the count (L4). Safe for
+// concurrent use (it has no state).
+type frozen struct{ at time.Time }
+
+func (c frozen) Now() time.Time    { return c.at }
+func (frozen) Sleep(time.Duration) {}
+
+// runFrozen runs w.Clients goroutines of w.PerCli Takes on a frozen clock,
+// recorded by linearizability.Record, and checks the history with
+// porcupine against the same version run on one goroutine: the k-th Take
+// of any linearization must answer what the k-th sequential Take answers.
+func runFrozen(w limiters.Workload, dir string) ([]limiters.Event, *limiters.Lin, error) {
+	origin, err := limiters.Origin(w.Params.Origin)
+	if err != nil {
+		return nil, nil, err
+	}
+	clk := frozen{at: origin}
+	total := w.Clients * w.PerCli
+	seqLim := ratelimit.New(int(w.Params.Rate), append(options(w.Params), ratelimit.WithClock(clk))...)
+	seq := make([]int64, total)
+	for k := range seq {
+		seq[k] = int64(seqLim.Take().Sub(origin))
+	}
+	lim := ratelimit.New(int(w.Params.Rate), append(options(w.Params), ratelimit.WithClock(clk))...)
+	scripts := make([][]struct{}, w.Clients)
+	for c := range scripts {
+		scripts[c] = make([]struct{}, w.PerCli)
+	}
+	ops, err := linearizability.Record[struct{}, int64](scripts, linearizability.Local(func(struct{}) int64 {
+		return int64(lim.Take().Sub(origin))
+	}))
+	if err != nil {
+		return nil, nil, err
+	}
+	evs := make([]limiters.Event, len(ops))
+	for i, op := range ops {
+		evs[i] = limiters.Event{Client: op.Client, Step: i, Cost: 1, OK: true, RetNs: op.Output, CallSeq: op.Call, RetSeq: op.Return}
+	}
+	m := porcupine.Model{
+		Init: func() any { return 0 },
+		Step: func(state, _, output any) (bool, any) {
+			k := state.(int)
+			return k < len(seq) && output.(int64) == seq[k], k + 1
+		},
+		Equal:             func(a, b any) bool { return a.(int) == b.(int) },
+		DescribeOperation: func(_, output any) string { return fmt.Sprintf("Take() → +%dns", output.(int64)) },
+		DescribeState:     func(state any) string { return fmt.Sprintf("%d takes", state.(int)) },
+	}
+	name := fmt.Sprintf("ratelimit-%s-%s-L4", w.Name, limiters.LinkedVersion("go.uber.org/ratelimit"))
+	rep, err := linearizability.CheckOps("go.uber.org/ratelimit", "L4", m, ops, ops, linearizability.Options{Timeout: 30 * time.Second, Dir: dir, Name: name})
+	if err != nil {
+		return nil, nil, err
+	}
+	lin := &limiters.Lin{Result: string(rep.Result), Detail: rep.Detail, HTML: rep.HTMLPath}
+	if rep.Result == linearizability.Ok {
+		lin.Detail = fmt.Sprintf("porcupine: %d Takes of %d goroutines on a frozen clock linearize against %d sequential Takes", len(ops), w.Clients, total)
+	}
+	return evs, lin, nil
+}
+
+// RunConcurrent implements limiters.Adapter: on a frozen clock (w.Params.TickNs
+// < 0), see runFrozen; otherwise w.Clients goroutines call Take
 // w.PerCli times each on the real clock; with w.IdleMs, every goroutine
 // makes half its calls, all wait until the limiter has been idle that
 // long, then make the rest. The seed sets a jitter of up to 50 µs before
 // each goroutine's calls. No L4: the real clock has no sequential model.
-func (Adapter) RunConcurrent(w limiters.Workload, seed uint64, _ string) ([]limiters.Event, *limiters.Lin, error) {
+func (Adapter) RunConcurrent(w limiters.Workload, seed uint64, dir string) ([]limiters.Event, *limiters.Lin, error) {
+	if w.Params.TickNs < 0 {
+		return runFrozen(w, dir)
+	}
 	lim := ratelimit.New(int(w.Params.Rate), options(w.Params)...)
 	origin := time.Now()
 	per := make([][]limiters.Event, w.Clients)
@@ -177,6 +247,8 @@ func (Adapter) Workloads(quick bool) []limiters.Workload {
 			Steps: takes(200), Props: pacer},
 		{Name: "contended", Hunts: "many goroutines, real clock", Params: p(5000, 10, "", 0),
 			Clients: clients, PerCli: per, Props: pacer},
+		{Name: "contended-frozen", Hunts: "many goroutines on a frozen injected clock: the CAS hands out each slot once (L4 against the version's own sequential Takes)",
+			Params: p(100, 10, "", -1), Clients: clients, PerCli: per, Props: []string{limiters.PropPacer, limiters.PropLinearizes}},
 		{Name: "contended-idle-burst", Hunts: "many goroutines, real clock, idle 300 ms between two bursts (#119)",
 			Params: p(5000, 10, "", 0), Clients: clients, PerCli: per, IdleMs: 300, Props: pacer},
 	}
