@@ -236,3 +236,10 @@ func TestNewestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestRanges(t *testing.T) {
+	order := []string{"v0.1.0", "v0.2.0", "v0.3.0", "v0.4.0", "v0.5.0"}
+	if got := Ranges([]string{"v0.1.0", "v0.2.0", "v0.3.0", "v0.5.0"}, order); got != "v0.1.0–v0.3.0, v0.5.0" {
+		t.Fatalf("Ranges = %q", got)
+	}
+}

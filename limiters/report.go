@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -81,6 +82,15 @@ func Summary(w io.Writer, rs []Result) {
 			notes[k] = n
 		}
 	}
+	order := map[string][]string{}
+	for _, r := range rs {
+		if !slices.Contains(order[r.Library], r.Version) {
+			order[r.Library] = append(order[r.Library], r.Version)
+		}
+	}
+	for _, vs := range order {
+		sort.Slice(vs, func(i, j int) bool { return CompareVersions(vs[i], vs[j]) < 0 })
+	}
 	fmt.Fprintln(w, "| library | workload | property | verdict by version | note |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, k := range keys {
@@ -95,7 +105,7 @@ func Summary(w io.Writer, rs []Result) {
 			if v == Violated {
 				cell = "**VIOLATED**"
 			}
-			parts = append(parts, fmt.Sprintf("%s: %s", cell, Ranges(by[k][v])))
+			parts = append(parts, fmt.Sprintf("%s: %s", cell, Ranges(by[k][v], order[k.lib])))
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", Short(k.lib), k.wl, PropName(k.prop), strings.Join(parts, "; "), notes[k])
 	}
@@ -108,11 +118,30 @@ func firstLine(s string) string {
 	return strings.ReplaceAll(s, "|", "\\|")
 }
 
-// Ranges renders versions in version order, comma separated.
-func Ranges(vs []string) string {
-	sorted := append([]string(nil), vs...)
-	sort.Slice(sorted, func(i, j int) bool { return CompareVersions(sorted[i], sorted[j]) < 0 })
-	return strings.Join(sorted, ", ")
+// Ranges renders vs as runs of consecutive versions of order (all the
+// versions run of the library, oldest first): "v0.1.0–v0.6.0, v0.9.0".
+func Ranges(vs, order []string) string {
+	in := map[string]bool{}
+	for _, v := range vs {
+		in[v] = true
+	}
+	var parts []string
+	for i := 0; i < len(order); i++ {
+		if !in[order[i]] {
+			continue
+		}
+		j := i
+		for j+1 < len(order) && in[order[j+1]] {
+			j++
+		}
+		if j == i {
+			parts = append(parts, order[i])
+		} else {
+			parts = append(parts, order[i]+"–"+order[j])
+		}
+		i = j
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Plot draws a counterexample as a PNG: for L1, the cumulative cost
@@ -166,8 +195,12 @@ func Plot(c Counterexample, path string) error {
 		}
 		p.Add(sc)
 		p.Legend.Add(what, sc)
+		// The bound line runs from the worst window's start past its end,
+		// over at least a twentieth of the plot, so that it shows even when
+		// the window is a few microseconds wide.
 		t0 := float64(c.Finding.FromNs) / 1e6
 		t1 := math.Max(float64(c.Finding.ToNs)/1e6, xy[len(xy)-1].X)
+		t1 = math.Max(t1, t0+(xy[len(xy)-1].X-xy[0].X)/20)
 		line := plotter.XYs{{X: t0, Y: before + base}, {X: t1, Y: before + base + pr.Rate*(t1-t0)/1e3}}
 		l, err := plotter.NewLine(line)
 		if err != nil {
@@ -217,3 +250,35 @@ func Plot(c Counterexample, path string) error {
 }
 
 func plotColor(r, g, b uint8) color.Color { return color.RGBA{R: r, G: g, B: b, A: 255} }
+
+// DescribeSteps renders a counterexample's steps with their answers, one
+// per line (at most limit lines, then how many are left out).
+func DescribeSteps(c Counterexample, limit int) string {
+	byStep := map[int]Event{}
+	for _, e := range c.Events {
+		byStep[e.Step] = e
+	}
+	var b strings.Builder
+	for i, s := range c.Steps {
+		if i == limit {
+			fmt.Fprintf(&b, "    … %d more steps in the file\n", len(c.Steps)-limit)
+			break
+		}
+		e, ok := byStep[i]
+		switch {
+		case s.Op == "idle":
+			fmt.Fprintf(&b, "    %3d. idle %s\n", i+1, fmtNs(s.Idle))
+		case !ok:
+			fmt.Fprintf(&b, "    %3d. call cost %s\n", i+1, g(s.Cost))
+		case c.Prop == PropPacer:
+			fmt.Fprintf(&b, "    %3d. Take() at %s → returned %s\n", i+1, fmtNs(e.LoNs), fmtNs(e.RetNs))
+		default:
+			ans := "refused"
+			if e.OK {
+				ans = "allowed"
+			}
+			fmt.Fprintf(&b, "    %3d. call cost %s at %s → %s\n", i+1, g(s.Cost), fmtNs(e.LoNs), ans)
+		}
+	}
+	return b.String()
+}

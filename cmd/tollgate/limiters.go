@@ -113,7 +113,15 @@ func runLimiters(args []string) int {
 	for _, r := range rs {
 		if r.Verdict == limiters.Violated {
 			violations++
-			fmt.Printf("VIOLATED %s@%s %s %s: %s\n  replay: %s\n", r.Library, r.Version, r.Workload, r.Prop, r.Detail, r.Replay)
+			fmt.Printf("VIOLATED %s@%s %s %s: %s\n", r.Library, r.Version, r.Workload, r.Prop, r.Detail)
+			if c, err := limiters.ReadCex(r.Cex); err == nil {
+				if len(c.Steps) > 0 {
+					fmt.Printf("  shrunk to %d steps (from %d): %s\n%s", len(c.Steps), c.Original, c.Finding.Detail, limiters.DescribeSteps(c, 12))
+				} else {
+					fmt.Printf("  %d recorded calls on the real clock (not shrinkable)\n", len(c.Events))
+				}
+			}
+			fmt.Printf("  replay: %s\n", r.Replay)
 		}
 	}
 	fmt.Printf("\n%d checks, %d violated, %s; table: %s\n", len(rs), violations, elapsed.Round(time.Second), filepath.Join(dir, "results.md"))
