@@ -229,7 +229,7 @@ func runWorkload(a Adapter, version string, w Workload, seed uint64, dir, replay
 			seqSteps := steps
 			if w.Concurrent() {
 				cex.Recorded = true
-				cex.Events, cex.Finding = evs, f
+				cex.Events, cex.Finding = windowOf(prop, w.Params, f, evs)
 				seqSteps = nil
 				if lin != nil && lin.Steps != nil {
 					// The linearization replays on one goroutine with
@@ -396,4 +396,37 @@ func truncate(a Adapter, prop string, p Params, steps []Step) []Step {
 		}
 	}
 	return steps
+}
+
+// windowOf keeps, of a recorded concurrent history that breaks prop, only
+// the calls of the worst window (L1: the admitted calls counted in it; L3:
+// the returns in it), stamps and readings as recorded. A sub-history breaks
+// the property at least as badly (with fewer calls, no call's newest
+// reading can grow), which windowOf checks; it returns the whole history
+// when the check says otherwise.
+func windowOf(prop string, p Params, f Finding, evs []Event) ([]Event, Finding) {
+	newest := Newest(evs)
+	var keep []Event
+	for i, e := range evs {
+		switch prop {
+		case PropBound:
+			if e.OK && e.LoNs >= f.FromNs && newest[i] <= f.ToNs {
+				keep = append(keep, e)
+			}
+		case PropPacer:
+			if e.RetNs >= f.FromNs && e.RetNs <= f.ToNs {
+				keep = append(keep, e)
+			}
+		}
+	}
+	if len(keep) == 0 || len(keep) == len(evs) {
+		return evs, f
+	}
+	for i := range keep {
+		keep[i].Step = i
+	}
+	if g, err := Check(prop, p, keep); err == nil && !g.Holds {
+		return keep, g
+	}
+	return evs, f
 }

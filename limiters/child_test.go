@@ -106,3 +106,24 @@ func TestChildBadInput(t *testing.T) {
 		t.Fatalf("bad mode: exit %d, %q", rc, errb.String())
 	}
 }
+
+// A recorded concurrent violation keeps only its worst window, which still
+// breaks the bound.
+func TestWindowOfKeepsTheViolation(t *testing.T) {
+	p := Params{Burst: 2, Rate: 1}
+	var evs []Event
+	for i := range 10 {
+		evs = append(evs, Event{Cost: 1, LoNs: int64(i) * 1000 * msNs, HiNs: int64(i) * 1000 * msNs, OK: true, CallSeq: int64(2*i + 1), RetSeq: int64(2*i + 2)})
+	}
+	for i := range 4 { // four at 20 s
+		evs = append(evs, Event{Cost: 1, LoNs: 20_000 * msNs, HiNs: 20_000 * msNs, OK: true, CallSeq: int64(30 + 2*i), RetSeq: int64(31 + 2*i)})
+	}
+	f := CheckBound(p, evs)
+	if f.Holds {
+		t.Fatal("no violation to keep")
+	}
+	keep, g := windowOf(PropBound, p, f, evs)
+	if len(keep) != 4 || g.Holds {
+		t.Fatalf("windowOf kept %d calls (%+v), want the 4 at 20 s still failing", len(keep), g)
+	}
+}

@@ -242,4 +242,7 @@ func TestRanges(t *testing.T) {
 	if got := Ranges([]string{"v0.1.0", "v0.2.0", "v0.3.0", "v0.5.0"}, order); got != "v0.1.0–v0.3.0, v0.5.0" {
 		t.Fatalf("Ranges = %q", got)
 	}
+	if got := Ranges([]string{"v0.4.0", "v0.5.0"}, order); got != "v0.4.0, v0.5.0" {
+		t.Fatalf("Ranges = %q", got)
+	}
 }

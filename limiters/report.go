@@ -91,6 +91,14 @@ func Summary(w io.Writer, rs []Result) {
 	for _, vs := range order {
 		sort.Slice(vs, func(i, j int) bool { return CompareVersions(vs[i], vs[j]) < 0 })
 	}
+	libs := make([]string, 0, len(order))
+	for l := range order {
+		libs = append(libs, l)
+	}
+	sort.Strings(libs)
+	for _, l := range libs {
+		fmt.Fprintf(w, "Versions run of %s: %s.\n\n", Short(l), strings.Join(order[l], ", "))
+	}
 	fmt.Fprintln(w, "| library | workload | property | verdict by version | note |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, k := range keys {
@@ -119,7 +127,8 @@ func firstLine(s string) string {
 }
 
 // Ranges renders vs as runs of consecutive versions of order (all the
-// versions run of the library, oldest first): "v0.1.0–v0.6.0, v0.9.0".
+// versions run of the library, oldest first): "v0.1.0–v0.6.0, v0.9.0";
+// a dash joins three or more versions run, all of them in vs.
 func Ranges(vs, order []string) string {
 	in := map[string]bool{}
 	for _, v := range vs {
@@ -134,9 +143,12 @@ func Ranges(vs, order []string) string {
 		for j+1 < len(order) && in[order[j+1]] {
 			j++
 		}
-		if j == i {
+		switch j - i {
+		case 0:
 			parts = append(parts, order[i])
-		} else {
+		case 1:
+			parts = append(parts, order[i], order[j])
+		default:
 			parts = append(parts, order[i]+"–"+order[j])
 		}
 		i = j

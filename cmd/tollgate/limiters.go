@@ -118,7 +118,7 @@ func runLimiters(args []string) int {
 				if len(c.Steps) > 0 {
 					fmt.Printf("  shrunk to %d steps (from %d): %s\n%s", len(c.Steps), c.Original, c.Finding.Detail, limiters.DescribeSteps(c, 12))
 				} else {
-					fmt.Printf("  %d recorded calls on the real clock (not shrinkable)\n", len(c.Events))
+					fmt.Printf("  kept: the worst window's %d calls as recorded on the real clock (a schedule cannot be re-run or shrunk)\n", len(c.Events))
 				}
 			}
 			fmt.Printf("  replay: %s\n", r.Replay)
@@ -200,7 +200,7 @@ func writeLimiterResults(dir string, rs []limiters.Result, elapsed time.Duration
 		}
 		how := fmt.Sprintf("%d steps (shrunk from %d)", len(c.Steps), c.Original)
 		if len(c.Steps) == 0 {
-			how = fmt.Sprintf("%d recorded calls (real clock; the replay re-checks them)", len(c.Events))
+			how = fmt.Sprintf("the worst window's %d calls as recorded on the real clock (the replay re-checks them)", len(c.Events))
 		}
 		fmt.Fprintf(f, "- %s %s, %s, %s: %s; %s. Replay: `%s`. Plot: [`cex/%s`](cex/%s)\n",
 			limiters.Short(r.Library), r.Version, r.Workload, r.Prop, c.Finding.Detail, how, r.Replay, filepath.Base(png), filepath.Base(png))

@@ -51,9 +51,9 @@ func (Adapter) Workloads(quick bool) []limiters.Workload {
 		}
 		return q
 	}
-	clients, per, linPer := 8, 250, 150
+	clients, per, linPer := 8, 250, 100
 	if quick {
-		clients, per, linPer = 4, 200, 100
+		clients, per, linPer = 4, 200, 60
 	}
 	return []limiters.Workload{
 		{Name: "steady", Hunts: "control: calls at 5x the rate", Params: p(10, 100, ""),
