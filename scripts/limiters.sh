@@ -6,7 +6,7 @@
 # limiters/results/ (results.md, results.json, cex/*.json and *.png), which
 # is committed; the README and spec quote it.
 #
-#   bash scripts/limiters.sh            # about two minutes on 2 cores
+#   bash scripts/limiters.sh            # about three minutes on 2 cores
 #
 # Needs network access to the module proxy (or a warm module cache) and
 # redis-server (apt-get update && apt-get install -y redis-server).
