@@ -140,6 +140,7 @@ func child(a Adapter, args []string, stdout, stderr io.Writer) int {
 			}
 			found = true
 			for _, r := range runWorkload(a, version, w, *seed, *dir, *replayCmd) {
+				r.Seen, r.Allowed = finite(r.Seen), finite(r.Allowed)
 				if err := enc.Encode(r); err != nil {
 					fmt.Fprintln(stderr, err)
 					return 1
@@ -157,7 +158,9 @@ func child(a Adapter, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, err)
 			return 2
 		}
+		r.Seen, r.Allowed = finite(r.Seen), finite(r.Allowed)
 		if err := enc.Encode(r); err != nil {
+			fmt.Fprintln(stderr, err)
 			return 1
 		}
 		return 0
@@ -295,6 +298,7 @@ func writeCex(dir string, c *Counterexample, replayCmd string) (string, error) {
 	}
 	path := filepath.Join(dir, cexName(c))
 	c.Replay = replayCmd + " " + path
+	c.Finding.Seen, c.Finding.Allowed = finite(c.Finding.Seen), finite(c.Finding.Allowed)
 	data, err := json.MarshalIndent(c, "", " ")
 	if err != nil {
 		return "", err

@@ -127,3 +127,34 @@ func TestWindowOfKeepsTheViolation(t *testing.T) {
 		t.Fatalf("windowOf kept %d calls (%+v), want the 4 at 20 s still failing", len(keep), g)
 	}
 }
+
+// infBucket refuses everything: with an infinite rate every refusal is
+// spurious, and the ideal level (+Inf) and the rate must still encode.
+type infBucket struct{ bucket }
+
+func (infBucket) Workloads(bool) []Workload {
+	p := Params{Burst: 0, Rate: math.Inf(1)}
+	return []Workload{{Name: "inf", Params: p, Steps: []Step{{Op: "call", Cost: 1}, {Op: "call", AtNs: msNs, Cost: 1}}, Props: []string{PropBound, PropRefusal}}}
+}
+
+func (infBucket) RunSteps(_ Params, steps []Step) ([]Event, error) {
+	var evs []Event
+	for i, s := range steps {
+		evs = append(evs, Event{Step: i, Cost: s.Cost, LoNs: s.AtNs, HiNs: s.AtNs})
+	}
+	return evs, nil
+}
+
+func TestChildInfiniteRate(t *testing.T) {
+	rs := runChild(t, infBucket{}, "-dir", t.TempDir())
+	if len(rs) != 2 || rs[0].Verdict != NA || rs[1].Verdict != Violated {
+		t.Fatalf("%+v, want L1 n/a and L2 violated", rs)
+	}
+	c, err := ReadCex(rs[1].Cex)
+	if err != nil || !math.IsInf(c.Params.Rate, 1) {
+		t.Fatalf("counterexample: rate %v, %v; want +Inf back", c.Params.Rate, err)
+	}
+	if rep := runChild(t, infBucket{}, "-mode", "replay", "-cex", rs[1].Cex); rep[0].Verdict != Violated {
+		t.Fatalf("replay: %+v", rep[0])
+	}
+}

@@ -1,6 +1,7 @@
 package limiters
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -73,6 +74,43 @@ func (p *Params) Fix() {
 	if p.RateText == "Inf" {
 		p.Rate = math.Inf(1)
 	}
+}
+
+// MarshalJSON writes an infinite rate as rate_text "Inf" (JSON has no
+// +Inf); UnmarshalJSON reads it back.
+func (p Params) MarshalJSON() ([]byte, error) {
+	type plain Params
+	q := plain(p)
+	if math.IsInf(q.Rate, 1) {
+		q.Rate, q.RateText = 0, "Inf"
+	}
+	return json.Marshal(q)
+}
+
+// UnmarshalJSON implements json.Unmarshaler (see MarshalJSON).
+func (p *Params) UnmarshalJSON(data []byte) error {
+	type plain Params
+	var q plain
+	if err := json.Unmarshal(data, &q); err != nil {
+		return err
+	}
+	*p = Params(q)
+	p.Fix()
+	return nil
+}
+
+// finite maps ±Inf and NaN to the largest finite float of the same sign
+// (NaN to 0), for JSON, which has no infinities.
+func finite(x float64) float64 {
+	switch {
+	case math.IsNaN(x):
+		return 0
+	case math.IsInf(x, 1):
+		return math.MaxFloat64
+	case math.IsInf(x, -1):
+		return -math.MaxFloat64
+	}
+	return x
 }
 
 // Step is one step of a deterministic workload: a call of Cost at clock

@@ -45,11 +45,7 @@ var both = []string{limiters.PropBound, limiters.PropRefusal}
 // its readings to AllowN; the concurrent ones read the real clock.
 func (Adapter) Workloads(quick bool) []limiters.Workload {
 	p := func(b, r float64, origin string) limiters.Params {
-		q := limiters.Params{Burst: b, Rate: r, Origin: origin, ResolutionNs: 1}
-		if math.IsInf(r, 1) {
-			q.RateText = "Inf"
-		}
-		return q
+		return limiters.Params{Burst: b, Rate: r, Origin: origin, ResolutionNs: 1}
 	}
 	clients, per, linPer := 8, 250, 100
 	if quick {
