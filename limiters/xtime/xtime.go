@@ -223,6 +223,15 @@ func model(p limiters.Params, origin time.Time) porcupine.Model {
 			ok := l.AllowN(origin.Add(time.Duration(o.AtNs)), x.N)
 			return ok == o.OK, snapshot(l)
 		},
+		// Hash keeps porcupine's cache buckets small: without it every
+		// state reached with the same set of operations shares one bucket
+		// and each lookup compares against all of them.
+		Hash: func(st any) uint64 {
+			s := st.(state)
+			h := math.Float64bits(s.Tokens)*0x9e3779b97f4a7c15 ^ uint64(s.Last.UnixNano())*0xbf58476d1ce4e5b9
+			h ^= uint64(s.LastEvent.UnixNano())*0x94d049bb133111eb ^ uint64(s.Burst)
+			return h ^ h>>31
+		},
 		Equal: func(a, b any) bool {
 			x, y := a.(state), b.(state)
 			return x.Limit == y.Limit && x.Burst == y.Burst && x.Tokens == y.Tokens && x.Last.Equal(y.Last) && x.LastEvent.Equal(y.LastEvent)
