@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tollgate/tollgate/limiters"
@@ -93,6 +95,7 @@ func runLimiters(args []string) int {
 			return 1
 		}
 		defer srv.Stop()
+		stopOnSignal(srv)
 		plan.Env = append(plan.Env, "TOLLGATE_REDIS_ADDR="+srv.Addr)
 		break
 	}
@@ -144,6 +147,7 @@ func replayCex(root, work, path string) int {
 				return 1
 			}
 			defer srv.Stop()
+			stopOnSignal(srv)
 			env = append(env, "TOLLGATE_REDIS_ADDR="+srv.Addr)
 		}
 	}
@@ -257,4 +261,18 @@ func findRepo() (string, error) {
 		return "", errors.New("run it inside the tollgate checkout, or pass -repo DIR (go list -m github.com/tollgate/tollgate failed)")
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// stopOnSignal stops srv when the command is interrupted or terminated,
+// which skips deferred calls: a campaign stopped half way leaves no
+// redis-server behind.
+func stopOnSignal(srv *redisserver.Server) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		srv.Stop()
+		fmt.Fprintf(os.Stderr, "tollgate limiters: %v: stopped redis-server %s\n", s, srv.Addr)
+		os.Exit(130)
+	}()
 }
