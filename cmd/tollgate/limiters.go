@@ -32,6 +32,7 @@ func runLimiters(args []string) int {
 	workload := fs.String("workload", "", "run only the workload of this name")
 	replay := fs.String("replay", "", "replay one counterexample file and exit")
 	expect := fs.String("expect", "", "verdicts that must come out, e.g. 'golang.org/x/time@v0.9.0:tiny-rate:L1=VIOLATED,golang.org/x/time@newest:tiny-rate:L1=holds'; exit 1 on a mismatch")
+	table := fs.Bool("table", false, "also print every check (library, version, workload, property, seen / allowed, verdict), not only the summary by version")
 	repo := fs.String("repo", "", "the tollgate checkout the generated modules build against (default: found from the working directory)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -109,6 +110,10 @@ func runLimiters(args []string) int {
 	if err := writeLimiterResults(dir, rs, elapsed, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "tollgate limiters:", err)
 		return 1
+	}
+	if *table {
+		limiters.Table(os.Stdout, rs)
+		fmt.Println()
 	}
 	limiters.Summary(os.Stdout, rs)
 	fmt.Println()
