@@ -105,6 +105,76 @@ defmodule Tollgate.ConcurrencyTest do
     end
   end
 
+  describe "token bucket, reclaims racing #{@procs} processes (T12)" do
+    test "on a frozen clock for takes and reclaims, every key admits exactly its capacity" do
+      # A reclaim at the takes' own clock never forgets a bucket someone took
+      # from (it is not full), so admissions are conserved; every round
+      # starts on a new table, so first takes (placeholders) race reclaims.
+      lim = [capacity: 20, refill_per_second: 1.0, now_ms: 5_000]
+
+      for round <- 1..10 do
+        t = TokenBucket.new()
+
+        results =
+          race(@procs, fn i ->
+            if rem(i, 8) == 0 do
+              {:reclaimed, Enum.sum(for _ <- 1..3, do: TokenBucket.reclaim(t, lim))}
+            else
+              {rem(i, 4), TokenBucket.take(t, {:key, rem(i, 4)}, lim)}
+            end
+          end)
+
+        assert Enum.sum(for {:reclaimed, n} <- results, do: n) == 0
+
+        for k <- 0..3 do
+          assert Enum.count(results, &match?({^k, {:ok, _}}, &1)) == 20, "round #{round}, key #{k}"
+          assert TokenBucket.peek(t, {:key, k}, lim) == 0.0
+        end
+      end
+    end
+
+    test "stale takes racing reclaims and current takes: every key admits exactly its capacity once" do
+      # Each key is drained at 1000 ms and full again by 2000 ms (4 tokens at
+      # 1000 a second). Reclaims at 2000 ms forget it; takes at 2000 ms and
+      # stale takes at 1000 ms race them. Whichever wins, the key then holds
+      # one bucket stamped 2000 ms, from which only 4 more takes succeed: a
+      # stale take that recreated a forgotten bucket with its own clock (no
+      # floor yet, or a floor raised after the deletes), or a reclaim that
+      # deleted a bucket a take had just committed to, admits more.
+      keys = for k <- 1..50, do: "key-#{k}"
+      lim = fn now -> [capacity: 4, refill_per_second: 1000, now_ms: now] end
+
+      for round <- 1..5 do
+        t = TokenBucket.new()
+
+        for k <- keys, _ <- 1..4, do: {:ok, _} = TokenBucket.take(t, k, lim.(1_000))
+        for k <- keys, do: {:error, :rate_limited} = TokenBucket.take(t, k, lim.(1_000))
+
+        results =
+          race(@procs, fn i ->
+            if rem(i, 20) == 0 do
+              {:reclaimed, Enum.sum(for _ <- 1..5, do: TokenBucket.reclaim(t, lim.(2_000)))}
+            else
+              now = if rem(i, 4) == 1, do: 2_000, else: 1_000
+              {start, rest} = Enum.split(keys, rem(i, length(keys)))
+
+              for _ <- 1..2, k <- rest ++ start, match?({:ok, _}, TokenBucket.take(t, k, lim.(now))), do: k
+            end
+          end)
+
+        admitted = results |> Enum.reject(&match?({:reclaimed, _}, &1)) |> List.flatten() |> Enum.frequencies()
+        # each key is forgotten at most once: the bucket made after it is never full again
+        assert Enum.sum(for {:reclaimed, n} <- results, do: n) <= length(keys)
+
+        for k <- keys do
+          # what the race left, taken at 2000 ms (and a stale bucket would refill here)
+          left = Enum.count(1..10, fn _ -> match?({:ok, _}, TokenBucket.take(t, k, lim.(2_000))) end)
+          assert Map.get(admitted, k, 0) + left == 4, "round #{round}, #{k}: #{Map.get(admitted, k, 0)} + #{left}"
+        end
+      end
+    end
+  end
+
   describe "credits, #{@procs} processes" do
     test "exactly 26 general and 6 internal reservations are granted, on distinct slots" do
       t = Credits.new()
