@@ -133,19 +133,21 @@ defmodule Tollgate.ConcurrencyTest do
       end
     end
 
-    test "stale takes racing reclaims and current takes: every key admits exactly its capacity once" do
+    test "stale takes racing reclaims (and current takes): every key admits exactly its capacity once" do
       # Each key is drained at 1000 ms and full again by 2000 ms (4 tokens at
-      # 1000 a second). Reclaims at 2000 ms forget it; takes at 2000 ms and
-      # stale takes at 1000 ms race them. Whichever wins, the key then holds
-      # one bucket stamped 2000 ms, from which only 4 more takes succeed: a
-      # stale take that recreated a forgotten bucket with its own clock (no
-      # floor yet, or a floor raised after the deletes), or a reclaim that
-      # deleted a bucket a take had just committed to, admits more.
+      # 1000 a second). Reclaims at 2000 ms forget it; stale takes at
+      # 1000 ms race them, and in even rounds takes at 2000 ms too. Whichever
+      # wins, the key then holds one bucket stamped 2000 ms, from which only
+      # 4 more takes succeed: a stale take that recreated a forgotten bucket
+      # with its own clock (no floor yet, or a floor raised after the
+      # deletes), or a reclaim that deleted a bucket a take at 2000 ms had
+      # just committed to, admits more.
       keys = for k <- 1..50, do: "key-#{k}"
       lim = fn now -> [capacity: 4, refill_per_second: 1000, now_ms: now] end
 
-      for round <- 1..5 do
+      for round <- 1..8 do
         t = TokenBucket.new()
+        current? = rem(round, 2) == 0
 
         for k <- keys, _ <- 1..4, do: {:ok, _} = TokenBucket.take(t, k, lim.(1_000))
         for k <- keys, do: {:error, :rate_limited} = TokenBucket.take(t, k, lim.(1_000))
@@ -155,7 +157,7 @@ defmodule Tollgate.ConcurrencyTest do
             if rem(i, 20) == 0 do
               {:reclaimed, Enum.sum(for _ <- 1..5, do: TokenBucket.reclaim(t, lim.(2_000)))}
             else
-              now = if rem(i, 4) == 1, do: 2_000, else: 1_000
+              now = if current? and rem(i, 4) == 1, do: 2_000, else: 1_000
               {start, rest} = Enum.split(keys, rem(i, length(keys)))
 
               for _ <- 1..2, k <- rest ++ start, match?({:ok, _}, TokenBucket.take(t, k, lim.(now))), do: k
@@ -163,11 +165,15 @@ defmodule Tollgate.ConcurrencyTest do
           end)
 
         admitted = results |> Enum.reject(&match?({:reclaimed, _}, &1)) |> List.flatten() |> Enum.frequencies()
-        # each key is forgotten at most once: the bucket made after it is never full again
-        assert Enum.sum(for {:reclaimed, n} <- results, do: n) <= length(keys)
+        reclaimed = Enum.sum(for {:reclaimed, n} <- results, do: n)
+
+        # Each key is forgotten at most once: the bucket made after it is
+        # never full again. Without takes at 2000 ms nothing else refills a
+        # drained bucket, so every key is forgotten, once.
+        if current?, do: assert(reclaimed <= length(keys)), else: assert(reclaimed == length(keys))
 
         for k <- keys do
-          # what the race left, taken at 2000 ms (and a stale bucket would refill here)
+          # what the race left, taken at 2000 ms (a bucket stamped 1000 ms would refill here)
           left = Enum.count(1..10, fn _ -> match?({:ok, _}, TokenBucket.take(t, k, lim.(2_000))) end)
           assert Map.get(admitted, k, 0) + left == 4, "round #{round}, #{k}: #{Map.get(admitted, k, 0)} + #{left}"
         end
