@@ -105,6 +105,13 @@ defmodule Tollgate.ConcurrencyTest do
     end
   end
 
+  # Takes every key in turn until stop?.() holds (checked once a pass),
+  # answering the keys admitted.
+  defp take_until(stop?, keys, take, acc \\ []) do
+    acc = for(k <- keys, match?({:ok, _}, take.(k)), do: k) ++ acc
+    if stop?.(), do: acc, else: take_until(stop?, keys, take, acc)
+  end
+
   describe "token bucket, reclaims racing #{@procs} processes (T12)" do
     test "on a frozen clock for takes and reclaims, every key admits exactly its capacity" do
       # A reclaim at the takes' own clock never forgets a bucket someone took
@@ -152,15 +159,26 @@ defmodule Tollgate.ConcurrencyTest do
         for k <- keys, _ <- 1..4, do: {:ok, _} = TokenBucket.take(t, k, lim.(1_000))
         for k <- keys, do: {:error, :rate_limited} = TokenBucket.take(t, k, lim.(1_000))
 
+        # the takers go on until every reclaimer is done
+        done = :atomics.new(1, [])
+        every = if current?, do: 20, else: 100
+        reclaimers = div(@procs, every)
+
         results =
           race(@procs, fn i ->
-            if rem(i, 20) == 0 do
-              {:reclaimed, Enum.sum(for _ <- 1..5, do: TokenBucket.reclaim(t, lim.(2_000)))}
+            if rem(i, every) == 0 do
+              n = Enum.sum(for _ <- 1..5, do: TokenBucket.reclaim(t, lim.(2_000)))
+              :atomics.add(done, 1, 1)
+              {:reclaimed, n}
             else
               now = if current? and rem(i, 4) == 1, do: 2_000, else: 1_000
               {start, rest} = Enum.split(keys, rem(i, length(keys)))
 
-              for _ <- 1..2, k <- rest ++ start, match?({:ok, _}, TokenBucket.take(t, k, lim.(now))), do: k
+              take_until(
+                fn -> :atomics.get(done, 1) == reclaimers end,
+                rest ++ start,
+                &TokenBucket.take(t, &1, lim.(now))
+              )
             end
           end)
 
@@ -177,6 +195,39 @@ defmodule Tollgate.ConcurrencyTest do
           left = Enum.count(1..10, fn _ -> match?({:ok, _}, TokenBucket.take(t, k, lim.(2_000))) end)
           assert Map.get(admitted, k, 0) + left == 4, "round #{round}, #{k}: #{Map.get(admitted, k, 0)} + #{left}"
         end
+      end
+    end
+
+    test "a stale take that finds a bucket the reclaim just forgot is stamped the reclaim's clock" do
+      # One reclaim over 2000 drained keys, while 4 processes sweep them with
+      # takes at a stale 1000 ms: each key it forgot is taken from while the
+      # reclaim is still forgetting others, so a floor raised only after the
+      # deletes stamps those buckets 1000 ms, and they refill by 2000 ms.
+      keys = for k <- 1..2_000, do: "key-#{k}"
+      lim = fn now -> [capacity: 4, refill_per_second: 1000, now_ms: now] end
+      t = TokenBucket.new()
+      for k <- keys, _ <- 1..4, do: {:ok, _} = TokenBucket.take(t, k, lim.(1_000))
+      done = :atomics.new(1, [])
+
+      results =
+        race(5, fn
+          1 ->
+            n = TokenBucket.reclaim(t, lim.(2_000))
+            :atomics.add(done, 1, 1)
+            {:reclaimed, n}
+
+          i ->
+            {start, rest} = Enum.split(keys, i * 400)
+            take_until(fn -> :atomics.get(done, 1) == 1 end, rest ++ start, &TokenBucket.take(t, &1, lim.(1_000)))
+        end)
+
+      assert [{:reclaimed, 2_000} | takers] = results
+      admitted = takers |> List.flatten() |> Enum.frequencies()
+      assert map_size(admitted) > 0
+
+      for k <- keys do
+        left = Enum.count(1..10, fn _ -> match?({:ok, _}, TokenBucket.take(t, k, lim.(2_000))) end)
+        assert Map.get(admitted, k, 0) + left == 4, "#{k}: #{Map.get(admitted, k, 0)} + #{left}"
       end
     end
   end
