@@ -209,7 +209,7 @@ defmodule Tollgate.TokenBucket do
         # floor before it looks at any row and deletes every placeholder it
         # finds, so either it saw this placeholder (and deleting it makes the
         # compare-and-swap below fail) or it raised the floor before the
-        # placeholder existed, and floor/1 below sees its clock.
+        # placeholder existed, and floor_ms/1 below sees its clock.
         ph = {k, :absent, :erlang.unique_integer()}
 
         if :ets.insert_new(table, ph) do
