@@ -1,6 +1,6 @@
 defmodule Tollgate.Driver do
   @moduledoc """
-  The stdio driver of the Elixir port (spec/protocol.md, protocol 1).
+  The stdio driver of the Elixir port (spec/protocol.md, protocol 2).
 
   It checks the port through its public API: each request becomes one call
   of `Tollgate.TokenBucket` or `Tollgate.Credits` with the arguments and
@@ -21,7 +21,7 @@ defmodule Tollgate.Driver do
 
   alias Tollgate.{Credits, JSON, TokenBucket}
 
-  @tb_ops ~w(tb.take tb.peek tb.retry_after tb.reset tb.reset_all)
+  @tb_ops ~w(tb.take tb.peek tb.retry_after tb.reset tb.reset_all tb.reclaim)
   @cr_ops ~w(cr.new cr.reserve cr.enqueue cr.take cr.finish cr.release cr.sweep cr.enqueued cr.snapshot cr.bounds cr.exit cr.close)
   @holder_ops ~w(cr.reserve cr.enqueue cr.release cr.exit)
   @min_i64 -9_223_372_036_854_775_808
@@ -83,7 +83,7 @@ defmodule Tollgate.Driver do
   end
 
   defp dispatch(id, "hello", _req, st) do
-    reply(id, %{"ok" => true, "protocol" => 1, "primitives" => ["tb", "cr"], "name" => "tollgate-elixir-ets"})
+    reply(id, %{"ok" => true, "protocol" => 2, "primitives" => ["tb", "cr"], "name" => "tollgate-elixir-ets"})
     st
   end
 
@@ -283,13 +283,19 @@ defmodule Tollgate.Driver do
   end
 
   defp tb(op, tid, req) do
-    key = string!(req, "key")
+    # tb.reclaim has no key, and ignores a cost (reclaim/2 ignores :cost too).
+    key = if op == "tb.reclaim", do: nil, else: string!(req, "key")
     opts = [capacity: number!(req, "capacity"), refill_per_second: number!(req, "refill_per_second")]
-    opts = if Map.has_key?(req, "cost"), do: opts ++ [cost: number!(req, "cost")], else: opts
+    opts = if Map.has_key?(req, "cost") and op != "tb.reclaim", do: opts ++ [cost: number!(req, "cost")], else: opts
     opts = opts ++ [now_ms: int64!(req, "now_ms")]
 
     try do
       case op do
+        "tb.reclaim" ->
+          n = TokenBucket.reclaim(tid, opts)
+          true = is_integer(n) and n >= 0
+          %{"ok" => true, "reclaimed" => n}
+
         "tb.take" ->
           case TokenBucket.take(tid, key, opts) do
             {:ok, left} when is_float(left) -> %{"ok" => true, "remaining" => left}

@@ -105,6 +105,143 @@ defmodule Tollgate.ConcurrencyTest do
     end
   end
 
+  # Takes every key in turn until stop?.() holds (checked once a pass),
+  # answering the keys admitted.
+  defp take_until(stop?, keys, take, acc \\ []) do
+    acc = for(k <- keys, match?({:ok, _}, take.(k)), do: k) ++ acc
+    if stop?.(), do: acc, else: take_until(stop?, keys, take, acc)
+  end
+
+  describe "token bucket, reclaims racing #{@procs} processes (T12)" do
+    test "on a frozen clock for takes and reclaims, every key admits exactly its capacity" do
+      # A reclaim at the takes' own clock never forgets a bucket someone took
+      # from (it is not full), so admissions are conserved; every round
+      # starts on a new table, so first takes (placeholders) race reclaims.
+      lim = [capacity: 20, refill_per_second: 1.0, now_ms: 5_000]
+
+      for round <- 1..10 do
+        t = TokenBucket.new()
+
+        results =
+          race(@procs, fn i ->
+            if rem(i, 8) == 0 do
+              {:reclaimed, Enum.sum(for _ <- 1..3, do: TokenBucket.reclaim(t, lim))}
+            else
+              {rem(i, 4), TokenBucket.take(t, {:key, rem(i, 4)}, lim)}
+            end
+          end)
+
+        assert Enum.sum(for {:reclaimed, n} <- results, do: n) == 0
+
+        for k <- 0..3 do
+          assert Enum.count(results, &match?({^k, {:ok, _}}, &1)) == 20, "round #{round}, key #{k}"
+          assert TokenBucket.peek(t, {:key, k}, lim) == 0.0
+        end
+      end
+    end
+
+    test "stale takes racing reclaims (and current takes): every key admits exactly its capacity once" do
+      # Each key is drained at 1000 ms and full again by 2000 ms (4 tokens at
+      # 1000 a second). Reclaims at 2000 ms forget it; stale takes at
+      # 1000 ms race them, and in even rounds takes at 2000 ms too. Whichever
+      # wins, the key then holds one bucket stamped 2000 ms, from which only
+      # 4 more takes succeed: a stale take that recreated a forgotten bucket
+      # with its own clock (no floor yet, or a floor raised after the
+      # deletes), or a reclaim that deleted a bucket a take at 2000 ms had
+      # just committed to, admits more.
+      keys = for k <- 1..50, do: "key-#{k}"
+      lim = fn now -> [capacity: 4, refill_per_second: 1000, now_ms: now] end
+
+      for round <- 1..8 do
+        t = TokenBucket.new()
+        current? = rem(round, 2) == 0
+
+        for k <- keys, _ <- 1..4, do: {:ok, _} = TokenBucket.take(t, k, lim.(1_000))
+        for k <- keys, do: {:error, :rate_limited} = TokenBucket.take(t, k, lim.(1_000))
+
+        # the takers go on until every reclaimer is done
+        done = :atomics.new(1, [])
+        every = if current?, do: 20, else: 100
+        reclaimers = div(@procs, every)
+
+        results =
+          race(@procs, fn i ->
+            if rem(i, every) == 0 do
+              n = Enum.sum(for _ <- 1..5, do: TokenBucket.reclaim(t, lim.(2_000)))
+              :atomics.add(done, 1, 1)
+              {:reclaimed, n}
+            else
+              now = if current? and rem(i, 4) == 1, do: 2_000, else: 1_000
+              {start, rest} = Enum.split(keys, rem(i, length(keys)))
+
+              take_until(
+                fn -> :atomics.get(done, 1) == reclaimers end,
+                rest ++ start,
+                &TokenBucket.take(t, &1, lim.(now))
+              )
+            end
+          end)
+
+        admitted = results |> Enum.reject(&match?({:reclaimed, _}, &1)) |> List.flatten() |> Enum.frequencies()
+        reclaimed = Enum.sum(for {:reclaimed, n} <- results, do: n)
+
+        # Each key is forgotten at most once: the bucket made after it is
+        # never full again. Without takes at 2000 ms nothing else refills a
+        # drained bucket, so every key is forgotten, once.
+        if current?, do: assert(reclaimed <= length(keys)), else: assert(reclaimed == length(keys))
+
+        for k <- keys do
+          # what the race left, taken at 2000 ms (a bucket stamped 1000 ms would refill here)
+          left = Enum.count(1..10, fn _ -> match?({:ok, _}, TokenBucket.take(t, k, lim.(2_000))) end)
+          assert Map.get(admitted, k, 0) + left == 4, "round #{round}, #{k}: #{Map.get(admitted, k, 0)} + #{left}"
+        end
+      end
+    end
+
+    test "one reclaim over 2000 drained keys: a take racing it at a stale clock, or on a row it judged full" do
+      # A reclaim at 2000 ms over 2000 keys drained at 1000 ms (each full
+      # again by 2000 ms), while 4 processes sweep the keys with takes, first
+      # at a stale 1000 ms, then on a new table at 2000 ms. Stale: each key
+      # it forgot is taken from while it is still forgetting others, so a
+      # floor raised only after the deletes stamps those buckets 1000 ms,
+      # and they refill by 2000 ms. Current: a take commits to a row the
+      # reclaim read and judged full before it deletes it, so a delete by key
+      # (not by the whole row) forgets the bucket just taken from. Either
+      # way a key would admit more than its 4 tokens.
+      keys = for k <- 1..2_000, do: "key-#{k}"
+      lim = fn now -> [capacity: 4, refill_per_second: 1000, now_ms: now] end
+
+      for now <- [1_000, 2_000] do
+        t = TokenBucket.new()
+        for k <- keys, _ <- 1..4, do: {:ok, _} = TokenBucket.take(t, k, lim.(1_000))
+        done = :atomics.new(1, [])
+
+        results =
+          race(5, fn
+            1 ->
+              n = TokenBucket.reclaim(t, lim.(2_000))
+              :atomics.add(done, 1, 1)
+              {:reclaimed, n}
+
+            i ->
+              {start, rest} = Enum.split(keys, i * 400)
+              take_until(fn -> :atomics.get(done, 1) == 1 end, rest ++ start, &TokenBucket.take(t, &1, lim.(now)))
+          end)
+
+        assert [{:reclaimed, reclaimed} | takers] = results
+        # stale takes refill nothing: the reclaim finds every key full
+        if now == 1_000, do: assert(reclaimed == 2_000), else: assert(reclaimed <= 2_000)
+        admitted = takers |> List.flatten() |> Enum.frequencies()
+        assert map_size(admitted) > 0
+
+        for k <- keys do
+          left = Enum.count(1..10, fn _ -> match?({:ok, _}, TokenBucket.take(t, k, lim.(2_000))) end)
+          assert Map.get(admitted, k, 0) + left == 4, "takes at #{now} ms, #{k}: #{Map.get(admitted, k, 0)} + #{left}"
+        end
+      end
+    end
+  end
+
   describe "credits, #{@procs} processes" do
     test "exactly 26 general and 6 internal reservations are granted, on distinct slots" do
       t = Credits.new()

@@ -482,6 +482,152 @@ defmodule Tollgate.TokenBucketTest do
     end
   end
 
+  describe "T12: reclaim/2 (the seed has none)" do
+    defp reclaim(t, cap, rate, now), do: TB.reclaim(t, lim(cap, rate, now))
+
+    # The bucket rows (the floor row is the one whose key is not a binary).
+    defp buckets(t), do: for({k, _, _, _} <- :ets.tab2list(t), is_binary(k), do: :erlang.binary_to_term(k))
+
+    test "forgets exactly the buckets full at its clock, counts them, and they come back full" do
+      t = TB.new()
+      {:ok, +0.0} = TB.take(t, "empty", [cost: 4] ++ lim(4, 1, 0))
+      {:ok, 3.0} = TB.take(t, "one-short", lim(4, 1, 0))
+      {:ok, 3.5} = TB.take(t, :half, [cost: 0.5] ++ lim(4, 1, 500))
+      {:ok, 3.0} = TB.take(t, {:"$1"}, lim(4, 1, 0))
+      # at 1000 ms: "one-short" and {:"$1"} are full (3 + 1), :half is 3.5 + 0.5 = 4 too,
+      # "empty" holds 1
+      assert reclaim(t, 4, 1, 1000) == 3
+      assert buckets(t) == ["empty"]
+      assert TB.peek(t, "empty", lim(4, 1, 1000)) == 1.0
+      for k <- ["one-short", :half, {:"$1"}], do: assert(TB.peek(t, k, lim(4, 1, 1000)) == 4.0)
+      # nothing left to forget at 1000 ms; at 4000 ms "empty" is full
+      assert reclaim(t, 4, 1, 1000) == 0
+      assert reclaim(t, 4, 1, 4000) == 1
+      assert buckets(t) == []
+      assert TB.take(t, "empty", [cost: 4] ++ lim(4, 1, 4000)) == {:ok, 0.0}
+    end
+
+    test "full means exactly capacity by the refill formula, with the reclaim's limits" do
+      t = TB.new()
+      {:ok, _} = TB.take(t, "k", [cost: 0.1] ++ lim(1, 0.1, 0))
+      # 0.9 + 0.999 * 0.1 = 0.9999 is not 1
+      assert reclaim(t, 1, 0.1, 999) == 0
+      assert reclaim(t, 1, 0.1, 1000) == 1
+      {:ok, _} = TB.take(t, "k", lim(10, 1, 1000))
+      # 9 tokens: full by a capacity of 9, or by a rate that refills it sooner
+      assert reclaim(t, 10, 1, 1000) == 0
+      assert reclaim(t, 9, 1, 1000) == 1
+    end
+
+    test "the floor stamps a stale take on a forgotten key: its accrued time is not credited again" do
+      t = TB.new()
+      {:ok, +0.0} = TB.take(t, "k", [cost: 10] ++ lim(10, 10, 1000))
+      assert reclaim(t, 10, 10, 2000) == 1
+      # stamped 2000 ms, not 0 ms
+      assert TB.take(t, "k", [cost: 10] ++ lim(10, 10, 0)) == {:ok, 0.0}
+      assert TB.take(t, "k", lim(10, 10, 2000)) == {:error, :rate_limited}
+      assert TB.peek(t, "k", lim(10, 10, 2100)) == 1.0
+      assert TB.retry_after(t, "k", lim(10, 10, 2000)) == 100
+    end
+
+    test "the floor stamps a stale take on a key never seen" do
+      t = TB.new()
+      assert reclaim(t, 10, 10, 2000) == 0
+      assert TB.take(t, "new", [cost: 10] ++ lim(10, 10, 0)) == {:ok, 0.0}
+      assert TB.take(t, "new", lim(10, 10, 2000)) == {:error, :rate_limited}
+      assert TB.peek(t, "new", lim(10, 10, 2000)) == 0.0
+      # a take with a newer clock than the floor keeps its own
+      assert TB.take(t, "newer", [cost: 10] ++ lim(10, 10, 3000)) == {:ok, 0.0}
+      assert TB.peek(t, "newer", lim(10, 10, 3100)) == 1.0
+    end
+
+    test "an older clock neither lowers the floor nor forgets buckets stamped after it" do
+      t = TB.new()
+      assert reclaim(t, 2, 1, 5000) == 0
+      {:ok, 1.0} = TB.take(t, "k", lim(2, 1, 5000))
+      # full by a capacity of 1, but stamped after 3000 ms
+      assert reclaim(t, 1, 1, 3000) == 0
+      assert TB.peek(t, "k", lim(2, 1, 5000)) == 1.0
+      # the floor is still 5000 ms: a take at 0 ms on a new key is stamped 5000 ms
+      {:ok, +0.0} = TB.take(t, "j", [cost: 2] ++ lim(2, 1, 0))
+      assert TB.peek(t, "j", lim(2, 1, 5000)) == 0.0
+      assert TB.peek(t, "j", lim(2, 1, 6000)) == 1.0
+      # by its own clock, a newer reclaim forgets both and raises the floor
+      assert reclaim(t, 2, 1, 7000) == 2
+      {:ok, +0.0} = TB.take(t, "k", [cost: 2] ++ lim(2, 1, 5000))
+      assert TB.peek(t, "k", lim(2, 1, 7000)) == 0.0
+    end
+
+    test "reset keeps the floor; reset_all clears it" do
+      t = TB.new()
+      assert reclaim(t, 2, 1, 3000) == 0
+      {:ok, 1.0} = TB.take(t, "k", lim(2, 1, 3000))
+      assert TB.reset(t, "k") == :ok
+      {:ok, +0.0} = TB.take(t, "k", [cost: 2] ++ lim(2, 1, 0))
+      assert TB.take(t, "k", lim(2, 1, 3000)) == {:error, :rate_limited}
+      assert TB.reset_all(t) == :ok
+      assert :ets.info(t, :size) == 0
+      {:ok, +0.0} = TB.take(t, "k", [cost: 2] ++ lim(2, 1, 0))
+      # stamped 0 ms: by 2000 ms it is full again
+      assert TB.take(t, "k", [cost: 2] ++ lim(2, 1, 2000)) == {:ok, 0.0}
+    end
+
+    test "bad limits raise as take/3's do, in the order capacity, refill_per_second, and change nothing" do
+      t = TB.new()
+      {:ok, +0.0} = TB.take(t, "k", lim(1, 1000, 0))
+      before = :ets.tab2list(t)
+
+      for bad <- [0, -1, -0.0, :nan, :infinity, "1"] do
+        e = assert_raise ArgumentError, fn -> reclaim(t, bad, :nan, 5000) end
+        assert e.message == "reclaim: invalid option :capacity: must be a finite number > 0, got: #{inspect(bad)}"
+        e = assert_raise ArgumentError, fn -> reclaim(t, 1, bad, 5000) end
+        assert e.message =~ "reclaim: invalid option :refill_per_second: must be a finite number > 0"
+      end
+
+      assert_raise ArgumentError, ~r/reclaim: missing required option :capacity/, fn ->
+        TB.reclaim(t, refill_per_second: 1)
+      end
+
+      assert_raise ArgumentError, ~r/reclaim: missing required option :refill_per_second/, fn ->
+        TB.reclaim(t, capacity: 1)
+      end
+
+      assert_raise ArgumentError, ~r/reclaim: invalid option :now_ms: must be an integer/, fn ->
+        TB.reclaim(t, capacity: 1, refill_per_second: 1, now_ms: 1.0)
+      end
+
+      assert_raise ArgumentError, ~r/options must be a keyword list/, fn -> TB.reclaim(t, %{capacity: 1}) end
+      # no floor was raised either: a stale take is stamped with its own clock
+      assert :ets.tab2list(t) == before
+      # a cost is ignored, even one above capacity
+      assert TB.reclaim(t, cost: 5, capacity: 1, refill_per_second: 1000, now_ms: 5000) == 1
+    end
+
+    test ":now_ms defaults to the monotonic clock" do
+      t = TB.new()
+      now = System.monotonic_time(:millisecond)
+      {:ok, 1.0} = TB.take(t, "k", capacity: 2, refill_per_second: 1, now_ms: now - 10_000)
+      assert TB.reclaim(t, capacity: 2, refill_per_second: 1) == 1
+      # the floor is at least now: a stale take is stamped there
+      {:ok, +0.0} = TB.take(t, "k", capacity: 2, refill_per_second: 1, cost: 2, now_ms: now - 10_000)
+      assert TB.peek(t, "k", capacity: 2, refill_per_second: 1, now_ms: now) == 0.0
+    end
+
+    test "the floor row is no user key: keys that look like it stay buckets" do
+      t = TB.new()
+      assert reclaim(t, 1, 1, 100) == 0
+
+      for k <- [:floor, {:floor}, "floor", :_] do
+        assert TB.take(t, k, lim(1, 1, 0)) == {:ok, 0.0}
+        assert TB.take(t, k, lim(1, 1, 100)) == {:error, :rate_limited}
+      end
+
+      assert Enum.sort(buckets(t)) == Enum.sort([:floor, {:floor}, "floor", :_])
+      assert reclaim(t, 1, 1, 1100) == 4
+      assert buckets(t) == []
+    end
+  end
+
   describe "keys are terms (spec T8)" do
     @keys [:_, :"$1", {:"$1"}, {:_, :_}, [:"$2" | :_], {:const, :x}, "a", 1, 1.0, %{:_ => 1}, {:"$$"}]
 

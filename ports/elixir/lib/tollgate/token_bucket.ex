@@ -96,6 +96,10 @@ defmodule Tollgate.TokenBucket do
       `min(tokens + (float(elapsed) / 1000) * rate, capacity)`; a float
       overflow (which Erlang raises where IEEE gives +Inf) means "refilled to
       capacity".
+    * **T12.** `reclaim/2` (the seed has none) forgets the buckets that are
+      full, so a table of many short-lived keys does not keep every key it
+      ever saw; a take that recreates a forgotten bucket is stamped no
+      earlier than the newest reclaim's clock.
 
   ## Keys
 
@@ -103,6 +107,15 @@ defmodule Tollgate.TokenBucket do
   `:erlang.term_to_binary(key, [:deterministic])`: the compare-and-swap's
   match head must hold the key literally, and a key such as `:_` or
   `{:"$1"}` would be read there as a pattern. A binary never is.
+
+  ## Rows
+
+  A bucket is one row `{key, tokens, last_ms, id}`. A take on an absent
+  bucket first inserts a placeholder `{key, :absent, id}` and then replaces
+  it; `id` is unique in the VM and stays with the bucket until it is reset
+  or reclaimed. A table that was reclaimed also holds the row
+  `{:floor, gen, floor_ms}` (its key is an atom, so no user key, which is
+  a binary, is it); `reset_all/1` deletes it with the buckets.
   """
 
   @typedoc "A bucket key: any term."
@@ -178,19 +191,37 @@ defmodule Tollgate.TokenBucket do
     take_loop(table, ekey(key), cap, rate, cost, now)
   end
 
+  # The rows of a table (see "Rows" in the moduledoc):
+  #
+  #   {k, tokens, last, id}   a bucket: tokens left after the last committed
+  #                           take, the newest clock any take carried (T4),
+  #                           and the id of its placeholder
+  #   {k, :absent, id}        a placeholder: an absent bucket a take is about
+  #                           to create; id is unique in the VM
+  #   {:floor, gen, floor_ms} the floor of every reclaim since the table was
+  #                           made or reset_all (T12); gen is unique in the VM
+  #
+  # User keys k are binaries, so the atom :floor is no user key.
   defp take_loop(table, k, cap, rate, cost, now) do
     case :ets.lookup(table, k) do
       [] ->
-        # An absent bucket holds capacity, and cost <= capacity (T9).
-        left = cap - cost
+        # Announce the bucket before reading the floor: a reclaim raises the
+        # floor before it looks at any row and deletes every placeholder it
+        # finds, so either it saw this placeholder (and deleting it makes the
+        # compare-and-swap below fail) or it raised the floor before the
+        # placeholder existed, and floor_ms/1 below sees its clock.
+        ph = {k, :absent, :erlang.unique_integer()}
 
-        if :ets.insert_new(table, {k, left, now}) do
-          {:ok, left}
+        if :ets.insert_new(table, ph) do
+          create(table, ph, cap, rate, cost, now)
         else
           take_loop(table, k, cap, rate, cost, now)
         end
 
-      [{^k, tokens, last} = old] ->
+      [{^k, :absent, _} = ph] ->
+        create(table, ph, cap, rate, cost, now)
+
+      [{^k, tokens, last, id} = old] ->
         have = refill(tokens, last, cap, rate, now)
 
         if have < cost do
@@ -200,13 +231,37 @@ defmodule Tollgate.TokenBucket do
           # One compare-and-swap: the match head is the row as read (its key
           # a literal binary), the new row rides in {:const, ...}; T4 keeps
           # the newer of the two clocks.
-          spec = [{old, [], [{:const, {k, left, max(last, now)}}]}]
+          spec = [{old, [], [{:const, {k, left, max(last, now), id}}]}]
 
           case :ets.select_replace(table, spec) do
             1 -> {:ok, left}
             0 -> take_loop(table, k, cap, rate, cost, now)
           end
         end
+    end
+  end
+
+  # A take on an absent bucket (placeholder ph): full, since cost <= capacity
+  # (T9), and stamped max(now, floor) (T12). The floor is read after the
+  # placeholder was seen, and the placeholder is replaced only if it is
+  # still the very one seen: its id is unique, so a reset, reset_all or
+  # reclaim that deleted it in between makes this fail, and the take starts
+  # over (a reset_all also clears the floor, so an old floor read never
+  # stamps a bucket of the emptied table).
+  defp create(table, {k, :absent, id} = ph, cap, rate, cost, now) do
+    left = cap - cost
+    last = if floor = floor_ms(table), do: max(now, floor), else: now
+
+    case :ets.select_replace(table, [{ph, [], [{:const, {k, left, last, id}}]}]) do
+      1 -> {:ok, left}
+      0 -> take_loop(table, k, cap, rate, cost, now)
+    end
+  end
+
+  defp floor_ms(table) do
+    case :ets.lookup(table, :floor) do
+      [{:floor, _gen, floor}] -> floor
+      [] -> nil
     end
   end
 
@@ -229,8 +284,9 @@ defmodule Tollgate.TokenBucket do
     {cap, rate, _cost, now} = limits!(opts, :peek)
 
     case :ets.lookup(table, ekey(key)) do
-      [] -> cap
-      [{_, tokens, last}] -> refill(tokens, last, cap, rate, now)
+      [{_, tokens, last, _id}] -> refill(tokens, last, cap, rate, now)
+      # absent, or a placeholder: a bucket no take has committed to yet
+      _ -> cap
     end
   end
 
@@ -262,11 +318,12 @@ defmodule Tollgate.TokenBucket do
     {cap, rate, cost, now} = limits!(opts, :retry_after)
 
     case :ets.lookup(table, ekey(key)) do
-      [] ->
-        0
-
-      [{_, tokens, last}] ->
+      [{_, tokens, last, _id}] ->
         smallest_wait(fn w -> refill(tokens, last, cap, rate, now + w) >= cost end, now)
+
+      # absent (or a placeholder): full, and cost <= capacity
+      _ ->
+        0
     end
   end
 
@@ -305,6 +362,173 @@ defmodule Tollgate.TokenBucket do
     :ets.delete(table, ekey(key))
     :ok
   end
+
+  @doc """
+  Forget every bucket that is full at `:now_ms`, and return how many were
+  forgotten (tollgate T12).
+
+  A bucket is forgotten when its stored timestamp is not after `:now_ms` and
+  the refill formula with this call's `:capacity` and `:refill_per_second`
+  gives exactly `:capacity` at `:now_ms`. Forgetting it deletes its row, so
+  a table of many short-lived keys stays as small as the keys in use; a
+  forgotten key answers every later call as the full bucket it was.
+
+  Except for one thing, which is why a reclaim also keeps a *floor*: the
+  newest `:now_ms` any reclaim of the table carried. A take that finds its
+  bucket absent (never taken, reset, or forgotten) stamps it
+  `max(now_ms, floor)` instead of its own clock, so a caller with a stale
+  clock is never credited the time a forgotten bucket had already accrued
+  (T4, T5). `reset/2` keeps the floor; `reset_all/1` clears it (the table is
+  as new). A reclaim with an older clock than the floor leaves the floor
+  where it is.
+
+  The table stores no limits (T8): pass the `:capacity` and
+  `:refill_per_second` the keys are taken with. A smaller capacity or a
+  larger rate than a key's own may forget a bucket that was not full by its
+  own limits.
+
+  A reclaim runs beside takes, resets and other reclaims without a lock: it
+  raises the floor before it looks at any bucket, and deletes a bucket only
+  if its row is still exactly the row it judged full, so a take that
+  committed in between keeps its bucket. It is linearizable per key.
+
+  ## Options
+
+    * `:capacity` (required) - as for `take/3`
+    * `:refill_per_second` (required) - as for `take/3`
+    * `:now_ms` - monotonic milliseconds, defaults to
+      `System.monotonic_time(:millisecond)`
+
+  `:cost` is ignored. Raises `ArgumentError` as `take/3` does when a limit
+  is missing or invalid, and then changes nothing.
+
+      iex> alias Tollgate.TokenBucket
+      iex> table = TokenBucket.new()
+      iex> lim = [capacity: 10, refill_per_second: 10]
+      iex> {:ok, 0.0} = TokenBucket.take(table, "idle", [cost: 10, now_ms: 1000] ++ lim)
+      iex> {:ok, 9.0} = TokenBucket.take(table, "busy", [now_ms: 1950] ++ lim)
+      iex> TokenBucket.reclaim(table, [now_ms: 2000] ++ lim)
+      1
+      iex> TokenBucket.peek(table, "idle", [now_ms: 2000] ++ lim)
+      10.0
+      iex> TokenBucket.take(table, "idle", [cost: 10, now_ms: 0] ++ lim)
+      {:ok, 0.0}
+      iex> TokenBucket.retry_after(table, "idle", [now_ms: 2000] ++ lim)
+      100
+
+  (The take at 0 ms stamped the floor, 2000 ms: with its own clock the
+  bucket would be full again at 2000 ms, a second credit of the same
+  second.)
+  """
+  @spec reclaim(table(), keyword()) :: non_neg_integer()
+  def reclaim(table, opts) do
+    {cap, rate, _cost, now} = limits!(opts, :reclaim)
+    # The floor first: a take that finds a bucket deleted below reads the
+    # floor after that, and must see this clock.
+    gen = raise_floor(table, now)
+
+    rows = [
+      {{:"$1", :_, :"$2", :_}, [{:is_binary, :"$1"}, {:"=<", :"$2", now}], [:"$_"]},
+      {{:"$1", :absent, :_}, [{:is_binary, :"$1"}], [:"$_"]}
+    ]
+
+    # Fixed, the table is traversed so that every key present throughout
+    # the traversal is visited (ETS's safe_fixtable guarantee); a key first
+    # inserted after the traversal began was inserted after the floor rose.
+    :ets.safe_fixtable(table, true)
+
+    try do
+      sweep(table, :ets.select(table, rows, 500), gen, cap, rate, now, 0)
+    after
+      :ets.safe_fixtable(table, false)
+    end
+  end
+
+  defp sweep(_table, :"$end_of_table", _gen, _cap, _rate, _now, n), do: n
+
+  defp sweep(table, {matches, cont}, gen, cap, rate, now, n) do
+    case forget_all(table, matches, gen, cap, rate, now, n) do
+      {:reset_all, n} -> n
+      n -> sweep(table, :ets.select(cont), gen, cap, rate, now, n)
+    end
+  end
+
+  defp forget_all(_table, [], _gen, _cap, _rate, _now, n), do: n
+
+  defp forget_all(table, [row | rest], gen, cap, rate, now, n) do
+    case forget(table, row, gen, cap, rate, now) do
+      :reset_all -> {:reset_all, n}
+      f -> forget_all(table, rest, gen, cap, rate, now, n + f)
+    end
+  end
+
+  # One key's part of a reclaim: 1 if it forgot the bucket, else 0. A delete
+  # names the whole row, never just the key (:ets.select_delete/2 with the
+  # row as the match head): a take, reset or reclaim that changed the row
+  # since it was read makes it delete nothing, and the key's current row is
+  # judged again.
+  defp forget(table, {k, :absent, _id} = ph, gen, cap, rate, now) do
+    # A placeholder holds no bucket, but its take may have read the floor
+    # before this reclaim raised it: deleting it makes that take start over
+    # and read the floor again. Its state is absent either way.
+    case :ets.select_delete(table, [{ph, [], [true]}]) do
+      1 -> 0
+      0 -> forget_key(table, k, gen, cap, rate, now)
+    end
+  end
+
+  defp forget(table, {k, tokens, last, _id} = row, gen, cap, rate, now) do
+    cond do
+      last > now or refill(tokens, last, cap, rate, now) != cap ->
+        # a take newer than the reclaim's clock, or not full
+        0
+
+      not floor_gen?(table, gen) ->
+        # A reset_all emptied the table since the floor was raised, and its
+        # floor with it: the row was read after it, so it belongs to the
+        # new table, where this reclaim raised no floor. The reclaim
+        # linearizes before the reset_all; what it left is gone anyway.
+        :reset_all
+
+      true ->
+        case :ets.select_delete(table, [{row, [], [true]}]) do
+          1 -> 1
+          0 -> forget_key(table, k, gen, cap, rate, now)
+        end
+    end
+  end
+
+  defp forget_key(table, k, gen, cap, rate, now) do
+    case :ets.lookup(table, k) do
+      [row] -> forget(table, row, gen, cap, rate, now)
+      [] -> 0
+    end
+  end
+
+  # Raises the floor to now unless it is newer (one compare-and-swap on the
+  # floor row, retried), creating it if the table has none; answers its
+  # gen, which identifies this table since its last reset_all.
+  defp raise_floor(table, now) do
+    case :ets.lookup(table, :floor) do
+      [] ->
+        gen = :erlang.unique_integer()
+        if :ets.insert_new(table, {:floor, gen, now}), do: gen, else: raise_floor(table, now)
+
+      [{:floor, gen, floor}] when floor >= now ->
+        gen
+
+      [{:floor, gen, _} = old] ->
+        case :ets.select_replace(table, [{old, [], [{:const, {:floor, gen, now}}]}]) do
+          1 -> gen
+          0 -> raise_floor(table, now)
+        end
+    end
+  end
+
+  # Whether the floor row is still the one raise_floor/2 answered gen for,
+  # i.e. no reset_all since (a floor row made after a reset_all has a new
+  # gen; a gen is unique in the VM).
+  defp floor_gen?(table, gen), do: match?([{:floor, ^gen, _}], :ets.lookup(table, :floor))
 
   @doc """
   Forget every bucket in the table.
@@ -357,7 +581,7 @@ defmodule Tollgate.TokenBucket do
     rate = positive!(rate, :refill_per_second, fun)
 
     cost =
-      if fun == :peek do
+      if fun in [:peek, :reclaim] do
         nil
       else
         cost = positive!(Keyword.get(opts, :cost, 1), :cost, fun)
