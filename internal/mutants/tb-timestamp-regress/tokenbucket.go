@@ -317,10 +317,13 @@ func (t *Table[K]) Reclaim(lim Limits) (int, error) {
 // follows the keys in use, not every key ever seen (inner trie nodes stay,
 // bounded by the most keys held at once).
 //
-// ReclaimAt is lock-free and linearizable per key, like ResetAll (T11): it
+// ReclaimAt is lock-free and linearizable per key, like ResetAll (T11), when
+// lim is no smaller in capacity and no larger in rate than the keys' own: it
 // raises the floor first, then kills each forgettable bucket with one
 // compare-and-swap, where it linearizes for that key, and unlinks its cell.
-// A take that committed first keeps its bucket.
+// A take that committed first keeps its bucket. (With a smaller capacity, a
+// take stamped from the new floor can leave a bucket this same reclaim then
+// judges full and forgets, which no order of the two explains.)
 func (t *Table[K]) ReclaimAt(nowMs int64, lim Limits) (int, error) {
 	if err := check(lim, 0, false); err != nil {
 		return 0, err
