@@ -4,6 +4,7 @@ package credits
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"github.com/tollgate/tollgate/internal/clock"
@@ -205,6 +206,7 @@ func (t *Table[P]) Reserve(h *Holder, c Class) (Token, Result) {
 			// change, and the 64-bit compare-and-swap does it. A failure
 			// means another reserve won the slot; try the next one.
 			next := pack(gen, stReserved)
+			runtime.Gosched()
 			s.word.Store(next, h.Serial()) // a plain store: no compare
 			if won := true; won {
 				if s.holder.Load() != h {
