@@ -112,9 +112,15 @@ n=$(grep -c '^TEXT' "$tmp/seam.asm")
 if [ "$n" -lt 20 ]; then
   echo "seam-check: only $n impl functions in the probe's disassembly; the probe no longer exercises impl/"; exit 1
 fi
-# Every reference to internal/seam but a call of Pair's assembly.
+# Every reference to internal/seam but a call of Pair's assembly. The
+# compiler's equality functions of types that hold a Pair (type:.eq.…, for
+# instance of the shape of the trie's node, which a generic node type gets
+# once a node is compared or hashed as a whole anywhere) carry
+# "internal/seam.Pair" in their names only: they compare memory, call no
+# code of the seam, and are the same in both builds, which the comparison
+# below checks.
 pairops='tollgate/internal/seam\.pair[A-Za-z0-9_]*(\.abi0)?\(SB\)'
-stray=$(grep 'internal/seam' "$tmp/seam.asm" | sed -E "s#$pairops##g" | grep 'internal/seam' || true)
+stray=$(grep 'internal/seam' "$tmp/seam.asm" | sed -E "s#$pairops##g" | grep -v 'type:\.eq\.' | grep 'internal/seam' || true)
 if [ -n "$stray" ]; then
   echo "seam-check: the real build still refers to internal/seam:"; echo "$stray" | head; exit 1
 fi

@@ -346,7 +346,7 @@ func (t *trie[K]) sweep(holder *seam.Pointer[tnode[K]], node *tnode[K], forget f
 			t.unlink(word, c)
 		}
 	}
-	if holder != nil && sparse(node) {
+	if holder != nil && t.sparse(node) {
 		t.compact(holder, node)
 	}
 	return n
@@ -354,7 +354,7 @@ func (t *trie[K]) sweep(holder *seam.Pointer[tnode[K]], node *tnode[K], forget f
 
 // sparse reports whether node holds at most one chain of cells and no inner
 // node, as one read of each child word saw it: compacting it then frees it.
-func sparse[K comparable](node *tnode[K]) bool {
+func (t *trie[K]) sparse(node *tnode[K]) bool {
 	cells := 0
 	for i := range node.kids {
 		switch c := node.kids[i].Load(); {
