@@ -68,9 +68,10 @@ func Run() {
 	r, ok, _ := tb.TakeAt(1, "k", lim, 1)
 	p, _ := tb.PeekAt(2, "k", lim)
 	w, _ := tb.RetryAfterAt(3, "k", lim, 3)
+	n, _ := tb.ReclaimAt(4, lim)
 	tb.Reset("k")
 	tb.ResetAll()
-	fmt.Println(r, ok, p, w)
+	fmt.Println(r, ok, p, w, n)
 }
 '
 probe_cr='package usecr
