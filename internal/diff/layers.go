@@ -43,12 +43,13 @@ func init() {
 //     so only a take inside the reclaim sees it late;
 //   - tb-unlink-live: a take must commit between the reclaim's check and
 //     its unlink; tb-compact-no-freeze: an insert must land between the
-//     compaction's reads and its swap.
+//     compaction's reads and its swap; tb-sweep-skips-frozen: two
+//     reclaims must overlap.
 func SequentiallyVisible(f fault.Fault) bool {
 	switch f {
 	case fault.CrTwoWriteEnqueue, fault.CrReserveNoCAS, fault.TBPlainStore, fault.TBFailClosed, fault.TBCASOneHalf,
 		fault.CrOneScan, fault.TBTriePlainAppend, fault.TBFloorAfterKill, fault.TBUnlinkLive,
-		fault.TBCompactNoFreeze:
+		fault.TBCompactNoFreeze, fault.TBSweepSkipsFrozen:
 		return false
 	}
 	return true

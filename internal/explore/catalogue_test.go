@@ -48,6 +48,7 @@ func TestMutantsFound(t *testing.T) {
 		{"tb-reclaim-vs-stale-take", fault.TBReclaimNoFloor, KindLinearizability, 0},
 		{"tb-reclaim-vs-stale-take", fault.TBUnlinkLive, KindLinearizability, 1},
 		{"tb-reclaim-compacts", fault.TBCompactNoFreeze, KindLinearizability, 1},
+		{"tb-reclaims-race", fault.TBSweepSkipsFrozen, KindLinearizability, 1},
 	} {
 		s, ok := Lookup(tc.scenario)
 		if !ok {

@@ -30,8 +30,9 @@ func Sees(f fault.Fault) bool {
 	return true
 }
 
-// Hunt explores every catalogue scenario of f's primitive exhaustively at
-// bounds 0, 1, 2 (DFS with its default bound), in catalogue order, against
+// Hunt explores every catalogue scenario of f's primitive exhaustively
+// within one preemption, in catalogue order, and then again within the
+// default bound (DFS), against
 // f's table, until one fails or budget has passed. Deterministic: seed is
 // not used, and the same fault dies at the same schedule every time. The
 // outcome's detail counts the schedules run until the kill, over every
@@ -44,15 +45,28 @@ func Hunt(f fault.Fault, budget time.Duration, _ uint64) mutant.Outcome {
 	start := time.Now()
 	out := mutant.Outcome{}
 	schedules := 0
-	for _, s := range Catalogue() {
-		if s.Primitive != prim {
-			continue
+	// Every scenario within one preemption first, then within the default
+	// bound: a fault one preemption shows is found whichever scenario
+	// shows it, before any long exhaustive search of another.
+	type pass struct {
+		s     Scenario
+		bound int
+	}
+	var passes []pass
+	for _, b := range []int{1, DefaultBound} {
+		for _, s := range Catalogue() {
+			if s.Primitive == prim {
+				passes = append(passes, pass{s, b})
+			}
 		}
+	}
+	for _, p := range passes {
+		s := p.s
 		left := budget - time.Since(start)
 		if left <= 0 {
 			break
 		}
-		r := Explore(s, Options{Fault: f, Budget: Budget{Time: left}, Dir: filepath.Join(os.TempDir(), "tollgate-explore")})
+		r := Explore(s, Options{Fault: f, Bound: p.bound, Budget: Budget{Time: left}, Dir: filepath.Join(os.TempDir(), "tollgate-explore")})
 		schedules += r.Schedules
 		if len(r.PerBound) > 0 {
 			schedules += sum(r.PerBound) - r.Schedules

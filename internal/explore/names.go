@@ -458,8 +458,14 @@ func (w *words) value(v any, holder func(unsafe.Pointer) string) string {
 			return "sealed"
 		}
 		if w.isFrozen(rv.UnsafePointer()) {
-			next, _ := e.Type().FieldByName("next")
-			return "frozen(" + w.value(rawValue(unsafe.Add(rv.UnsafePointer(), next.Offset), next.Type), holder) + ")"
+			// A plain read of the wrapper's next: it is written once, before
+			// the wrapper is published, and a trace is rendered between
+			// steps, where a hooked load would be a switch point.
+			inner := loadWord(unsafe.Add(rv.UnsafePointer(), w.trie.nextOff))
+			if inner == nil {
+				return "frozen(nil)"
+			}
+			return "frozen(" + w.value(reflect.NewAt(e.Type(), inner).Interface(), holder) + ")"
 		}
 		if f("kids").IsNil() {
 			return fmt.Sprintf("cell %q", fmt.Sprint(f("key").Interface()))

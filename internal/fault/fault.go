@@ -83,6 +83,10 @@ const (
 	// TBCompactNoFreeze: a reclaim compacts an inner node away without
 	// freezing its child words, so an insert into it in between is lost.
 	TBCompactNoFreeze
+	// TBSweepSkipsFrozen: a reclaim that meets a node another reclaim is
+	// compacting leaves that node's keys to the other, which judged them
+	// at its own clock.
+	TBSweepSkipsFrozen
 
 	numFaults
 )
@@ -109,6 +113,7 @@ var names = [...]string{
 	TBReclaimNoFloor:   "tb-reclaim-no-floor",
 	TBUnlinkLive:       "tb-unlink-live",
 	TBCompactNoFreeze:  "tb-compact-no-freeze",
+	TBSweepSkipsFrozen: "tb-sweep-skips-frozen",
 }
 
 // String is the fault's stable name, as the mutants command prints it, and

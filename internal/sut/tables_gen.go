@@ -29,6 +29,7 @@ import (
 	tbplainstore "github.com/tollgate/tollgate/internal/mutants/tb-plain-store"
 	tbreclaimnofloor "github.com/tollgate/tollgate/internal/mutants/tb-reclaim-no-floor"
 	tbseedceil "github.com/tollgate/tollgate/internal/mutants/tb-seed-ceil"
+	tbsweepskipsfrozen "github.com/tollgate/tollgate/internal/mutants/tb-sweep-skips-frozen"
 	tbtimestampregress "github.com/tollgate/tollgate/internal/mutants/tb-timestamp-regress"
 	tbtrieplainappend "github.com/tollgate/tollgate/internal/mutants/tb-trie-plain-append"
 	tbunlinklive "github.com/tollgate/tollgate/internal/mutants/tb-unlink-live"
@@ -63,6 +64,8 @@ func NewTBTable[K comparable](f fault.Fault) TBTable[K] {
 		return tbunlinklive.New[K]()
 	case fault.TBCompactNoFreeze:
 		return tbcompactnofreeze.New[K]()
+	case fault.TBSweepSkipsFrozen:
+		return tbsweepskipsfrozen.New[K]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a token-bucket mutant (defect)", f))
 }

@@ -320,15 +320,19 @@ func (t *trie[K]) tidy(h uint64) {
 // left with at most one chain is compacted away.
 func (t *trie[K]) sweep(holder *seam.Pointer[tnode[K]], node *tnode[K], forget func(*tnode[K]) bool) int {
 	n := 0
+	frozen := false
 	for i := range node.kids {
 		word := &node.kids[i]
 		c := word.Load()
+		if t.frozen(c) {
+			// Another reclaim is compacting this node. Its cells are still
+			// the keys' cells (the replacement shares them), and this
+			// reclaim, whose clock and limits are its own, must judge each
+			// of them: visit what the frozen word holds, and help finish
+			// the compaction after.
+			frozen, c = true, t.thaw(c)
+		}
 		switch {
-		case t.frozen(c):
-			// Another reclaim compacts this node: help it, and leave the
-			// rest of the node to that one.
-			t.compact(holder, node)
-			return n
 		case c == nil:
 			continue
 		case c.kids != nil:
@@ -341,12 +345,13 @@ func (t *trie[K]) sweep(holder *seam.Pointer[tnode[K]], node *tnode[K], forget f
 			}
 		}
 		// Unlink dead heads until a live cell, an inner node or nothing
-		// holds the word.
+		// holds the word. (A frozen word holds a wrapper, which is not a
+		// cell: its compaction drops the dead heads instead.)
 		for c = word.Load(); c != nil && c.kids == nil && c.dead(); c = word.Load() {
 			t.unlink(word, c)
 		}
 	}
-	if holder != nil && t.sparse(node) {
+	if holder != nil && (frozen || t.sparse(node)) {
 		t.compact(holder, node)
 	}
 	return n
