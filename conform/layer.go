@@ -25,14 +25,15 @@ func init() {
 // with 16 clients of the in-process driver killed them with each of the seeds
 // 1 to 13. cr-gen-wrap and cr-box-before-pin show in the credit vectors (a
 // slot reused three times; a stale token's enqueue). cr-two-write-enqueue
-// leaves a state no protocol answer shows (a reserved row holding a payload),
-// and cr-reserve-no-cas survived every run we made. tb-reclaim-no-floor shows
+// leaves a state no protocol answer shows (a reserved row holding a payload).
+// cr-reserve-no-cas, which survived every run before it yielded in its
+// window, now dies in the concurrent suite (seeds 1 to 6). tb-reclaim-no-floor shows
 // in the T12 vectors; tb-floor-after-kill and tb-unlink-live in the
 // concurrent suite's idle-keys workload, where takes race reclaims.
 func conformSees(f fault.Fault) bool {
 	switch f {
 	case fault.TBTimestampRegress, fault.TBSeedCeil, fault.TBNoClamp, fault.TBPlainStore, fault.TBFailClosed, fault.CrNoEpochPin,
-		fault.CrReleaseNoHolder, fault.CrFinishBlind, fault.CrSweepAll, fault.CrClassOffByOne,
+		fault.CrReleaseNoHolder, fault.CrFinishBlind, fault.CrSweepAll, fault.CrClassOffByOne, fault.CrReserveNoCAS,
 		fault.CrGenWrap, fault.CrBoxBeforePin, fault.TBCASOneHalf, fault.TBReclaimNoFloor, fault.TBFloorAfterKill,
 		fault.TBUnlinkLive:
 		return true
