@@ -18,13 +18,17 @@ func init() {
 // fault of internal/fault changes an answer that some recorded workload
 // observes (cr-class-off-by-one, for instance, when enqueued rows pile up
 // behind the single owner of owner-dies until the general class is full),
-// except two whose window free-running goroutines on two cores do not hit
-// within a budget: cr-one-scan (a release and a reserve must both land
-// inside one scan) and tb-trie-plain-append (two keys of equal 64-bit
-// hash). The interleaving explorer is the layer for the first.
+// except three whose window free-running goroutines on two cores do not
+// hit reliably within a budget: cr-one-scan (a release and a reserve must
+// both land inside one scan), tb-trie-plain-append (two keys of equal
+// 64-bit hash) and tb-sweep-skips-frozen (two reclaims must overlap one's
+// compaction of a node holding a key the two judge differently; the
+// idle-keys workload found it in most 10-second hunts, but survived 2 of 60
+// under -race beside CI). The interleaving explorer is the layer for the
+// first and the last.
 func Sees(f fault.Fault) bool {
 	switch f {
-	case fault.CrOneScan, fault.TBTriePlainAppend:
+	case fault.CrOneScan, fault.TBTriePlainAppend, fault.TBSweepSkipsFrozen:
 		return false
 	}
 	return true
