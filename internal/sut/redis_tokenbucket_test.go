@@ -2,6 +2,7 @@ package sut_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/tollgate/tollgate/conform"
 	"github.com/tollgate/tollgate/impl/redis/rconn"
+	redistokenbucket "github.com/tollgate/tollgate/impl/redis/tokenbucket"
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/sut"
 	"github.com/tollgate/tollgate/model"
@@ -214,5 +216,65 @@ func TestRedisMutantsConstructible(t *testing.T) {
 	}
 	if _, err := sut.NewRedisTokenBucket(fault.TBNoClamp, c, "x"); err == nil {
 		t.Fatal("an in-memory fault was accepted")
+	}
+}
+
+// TestRedisTimeoutIsUnknown: a take whose reply does not come in time (a
+// slow script holds the server past the client's read time-out; the take
+// runs after it) reports ErrUnknown, and ran once. Built the way
+// rtb-retry-on-timeout builds its client, go-redis sends it again on each
+// time-out, and every copy runs when the server is free: one call takes
+// its cost several times (T1).
+func TestRedisTimeoutIsUnknown(t *testing.T) {
+	srv := redisserver.StartT(t)
+	ctx := context.Background()
+	lim := model.Limits{Capacity: 10, RefillPerSecond: 1e-9}
+	taken := func(f fault.Fault) (float64, error) {
+		c := rconn.NewClient(&goredis.Options{Addr: srv.Addr, ReadTimeout: 100 * time.Millisecond})
+		defer c.Close()
+		s := newRedisTB(t, f, c, "timeout-"+f.String())
+		admin := rconn.NewClient(&goredis.Options{Addr: srv.Addr, ReadTimeout: 5 * time.Second})
+		defer admin.Close()
+		if err := admin.Ping(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		// Open a few connections first, so that go-redis's retries find
+		// established ones (a new one would time out in its handshake
+		// before the command was written).
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _ = s.Apply(ctx, model.TBInput[string]{Kind: model.TBPeek, Key: "warm", Limits: lim})
+			}()
+		}
+		wg.Wait()
+		busy := make(chan error, 1)
+		go func() {
+			// Spins for 600 ms of server time: nothing else runs meanwhile.
+			busy <- admin.Eval(ctx, `local t = redis.call('TIME'); local s = t[1] * 1e6 + t[2]
+				repeat t = redis.call('TIME') until t[1] * 1e6 + t[2] - s > 600000
+				return 1`, nil).Err()
+		}()
+		time.Sleep(50 * time.Millisecond)
+		_, err := s.Apply(ctx, model.TBInput[string]{Kind: model.TBTake, Key: "k", Limits: lim, Cost: 1, NowMs: 0})
+		if err := <-busy; err != nil {
+			t.Fatal(err)
+		}
+		out, perr := s.Apply(ctx, model.TBInput[string]{Kind: model.TBPeek, Key: "k", Limits: lim, NowMs: 0})
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		return lim.Capacity - out.Tokens, err
+	}
+	n, err := taken(fault.None)
+	if !errors.Is(err, redistokenbucket.ErrUnknown) || n != 1 {
+		t.Fatalf("real table: took %v tokens, error %v; want 1 and ErrUnknown", n, err)
+	}
+	n, err = taken(fault.RTBRetryOnTimeout)
+	t.Logf("rtb-retry-on-timeout: one call took %v tokens (error %v)", n, err)
+	if n <= 1 {
+		t.Fatalf("rtb-retry-on-timeout took %v tokens for one call", n)
 	}
 }
