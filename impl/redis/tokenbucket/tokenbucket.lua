@@ -39,22 +39,27 @@ local MINI = '9223372036854775808' -- the magnitude of math.MinInt64
 -- isint reports whether s is a decimal int64 as Go's strconv.FormatInt
 -- writes one: an optional '-', no leading zero, within the int64 range.
 local function isint(s)
-  if type(s) ~= 'string' then return false end
-  local digits = s
-  local bound = MAXI
-  if string.sub(s, 1, 1) == '-' then
-    digits, bound = string.sub(s, 2), MINI
+  if not string.find(s, '^%-?[1-9]%d*$') then
+    return s == '0'
   end
-  if not string.find(digits, '^[1-9][0-9]*$') then
-    return digits == '0' and s == '0'
+  local neg = string.byte(s, 1) == 45 -- '-'
+  local digits = neg and #s - 1 or #s
+  if digits ~= 19 then
+    return digits < 19
   end
-  if #digits ~= 19 then
-    return #digits < 19
-  end
-  -- Two halves of at most 10 digits each compare exactly as numbers (a
-  -- string comparison would follow the server's collation locale).
-  local h, bh = tonumber(string.sub(digits, 1, 9)), tonumber(string.sub(bound, 1, 9))
-  return h < bh or (h == bh and tonumber(string.sub(digits, 10)) <= tonumber(string.sub(bound, 10)))
+  -- Two halves of 9 and 10 digits compare exactly as numbers (a string
+  -- comparison would follow the server's collation locale).
+  local d = neg and string.sub(s, 2) or s
+  local bound = neg and MINI or MAXI
+  local h, bh = tonumber(string.sub(d, 1, 9)), tonumber(string.sub(bound, 1, 9))
+  return h < bh or (h == bh and tonumber(string.sub(d, 10)) <= tonumber(string.sub(bound, 10)))
+end
+
+-- A clock is passed around as its decimal string s and v, its value as a
+-- number when s has at most 15 characters (then v is exact, and so is the
+-- difference of two such values: less than 2^53), otherwise false.
+local function value(s)
+  return #s <= 15 and tonumber(s)
 end
 
 -- limbs returns the int64 decimal s plus 2^63 (so in [0, 2^64)) as two
@@ -76,40 +81,28 @@ local function limbs(s)
   return TWO31 - hi, 0
 end
 
--- short is whether the int64 decimal s has at most 15 digits, so that
--- tonumber(s) is exact and so are differences of two such values.
-local function short(s)
-  return #s <= 15
-end
-
--- after reports whether the int64 decimal a is greater than b.
-local function after(a, b)
-  if short(a) and short(b) then
-    return tonumber(a) > tonumber(b)
+-- after reports whether the clock (as, av) is later than (bs, bv).
+local function after(as, av, bs, bv)
+  if av and bv then
+    return av > bv
   end
-  local ah, al = limbs(a)
-  local bh, bl = limbs(b)
+  local ah, al = limbs(as)
+  local bh, bl = limbs(bs)
   return ah > bh or (ah == bh and al > bl)
-end
-
--- later is the greater of two int64 decimals (T4: max(last, now)).
-local function later(a, b)
-  if after(a, b) then return a end
-  return b
 end
 
 -- elapsed is float64(ElapsedMs(last, now)) of model/tokenbucket.go:
 -- max(now - last, 0), exact as an unsigned 64-bit count, then rounded once
 -- to binary64. Two exact halves summed by one addition round exactly as
 -- Go's conversion of the uint64 does.
-local function elapsed(last, now)
-  if short(last) and short(now) then
-    local d = tonumber(now) - tonumber(last) -- exact: |d| < 2^53
+local function elapsed(ls, lv, ns, nv)
+  if lv and nv then
+    local d = nv - lv -- exact
     if d > 0 then return d end
     return 0
   end
-  local nh, nl = limbs(now)
-  local lh, ll = limbs(last)
+  local nh, nl = limbs(ns)
+  local lh, ll = limbs(ls)
   if not (nh > lh or (nh == lh and nl > ll)) then
     return 0
   end
@@ -126,17 +119,21 @@ end
 -- VM instruction per operation, so nothing is fused.) The comparison is
 -- Go's min: no operand is ever NaN and tokens + accrued is never -0 (tokens
 -- and accrued are both >= +0), so where they differ does not arise.
-local function refill(tokens, last, cap, rate, now)
-  local accrued = elapsed(last, now) / 1000 * rate
+local function refill(tokens, ls, lv, cap, rate, ns, nv)
+  local accrued = elapsed(ls, lv, ns, nv) / 1000 * rate
   local have = tokens + accrued
   if have < cap then return have end
   return cap
 end
 
 -- fmt is x as the shortest of %.15g, %.16g and %.17g that reads back as x
--- (%.17g always does), so a float crosses the wire bit for bit (T3).
+-- (%.17g always does), so a float crosses the wire bit for bit (T3). A
+-- whole number below 10^15 in magnitude needs no check: %.15g is exact.
 local function fmt(x)
   local s = string.format('%.15g', x)
+  if x == math.floor(x) and x < 1e15 and x > -1e15 then
+    return s
+  end
   if tonumber(s) ~= x then
     s = string.format('%.16g', x)
     if tonumber(s) ~= x then
@@ -155,14 +152,16 @@ local function positive(s, field)
   return x
 end
 
+-- clock parses a clock argument: its string and value (see value).
 local function clock(s)
   if not isint(s) then
     error({err = 'ERR tollgate_tb: now_ms must be a decimal int64'})
   end
-  return s
+  return s, value(s)
 end
 
--- bucket parses a stored field value into tokens and last_ms.
+-- bucket parses a stored field value into tokens and last_ms (string and
+-- value).
 local function bucket(v)
   local sep = string.find(v, ' ', 1, true)
   local tokens = sep and tonumber(string.sub(v, 1, sep - 1))
@@ -170,15 +169,19 @@ local function bucket(v)
   if not (tokens and tokens >= 0 and tokens <= MAXF and isint(last)) then
     error({err = 'ERR tollgate_tb: a stored bucket is not "<tokens> <last_ms>"'})
   end
-  return tokens, last
+  return tokens, last, value(last)
 end
 
+-- floor_of reads the floor: its string and value, or false.
 local function floor_of(key)
   local f = redis.call('GET', key)
-  if f and not isint(f) then
+  if not f then
+    return false, false
+  end
+  if not isint(f) then
     error({err = 'ERR tollgate_tb: the stored floor is not a decimal int64'})
   end
-  return f
+  return f, value(f)
 end
 
 local function nargs(keys, args, n)
@@ -196,20 +199,22 @@ local function take(keys, args)
   local cap = positive(args[2], 'capacity')
   local rate = positive(args[3], 'refill_per_second')
   local cost = positive(args[4], 'cost')
-  local now = clock(args[5])
+  local ns, nv = clock(args[5])
   if cost > cap then
     error({err = 'ERR tollgate_tb: cost must not exceed capacity'})
   end
   local have, stamp
   local v = redis.call('HGET', keys[1], key)
   if v then
-    local tokens, last = bucket(v)
-    have = refill(tokens, last, cap, rate, now)
-    stamp = later(last, now) -- T4: the stored timestamp never moves back
+    local tokens, ls, lv = bucket(v)
+    have = refill(tokens, ls, lv, cap, rate, ns, nv)
+    -- T4: the stored timestamp never moves back.
+    stamp = after(ls, lv, ns, nv) and ls or ns
   else
     have = cap -- an absent bucket is full
-    local floor = floor_of(keys[2])
-    stamp = floor and later(floor, now) or now -- T12: nor behind the floor
+    local fs, fv = floor_of(keys[2])
+    -- T12: nor behind the floor.
+    stamp = fs and after(fs, fv, ns, nv) and fs or ns
   end
   if have < cost then
     return {0}
@@ -227,13 +232,13 @@ local function peek(keys, args)
   nargs(keys, args, 4)
   local cap = positive(args[2], 'capacity')
   local rate = positive(args[3], 'refill_per_second')
-  local now = clock(args[4])
+  local ns, nv = clock(args[4])
   local v = redis.call('HGET', keys[1], args[1])
   if not v then
     return fmt(cap)
   end
-  local tokens, last = bucket(v)
-  return fmt(refill(tokens, last, cap, rate, now))
+  local tokens, ls, lv = bucket(v)
+  return fmt(refill(tokens, ls, lv, cap, rate, ns, nv))
 end
 
 -- state: ARGV key. Replies the stored bucket, "<tokens> <last_ms>", or nil
@@ -269,20 +274,20 @@ local function reclaim(keys, args)
   nargs(keys, args, 3)
   local cap = positive(args[1], 'capacity')
   local rate = positive(args[2], 'refill_per_second')
-  local now = clock(args[3])
-  local floor = floor_of(keys[2])
+  local ns, nv = clock(args[3])
+  local fs, fv = floor_of(keys[2])
   local all = redis.call('HGETALL', keys[1])
   local gone = {}
   for i = 1, #all, 2 do
-    local tokens, last = bucket(all[i + 1])
-    if not after(last, now) and refill(tokens, last, cap, rate, now) == cap then
+    local tokens, ls, lv = bucket(all[i + 1])
+    if not after(ls, lv, ns, nv) and refill(tokens, ls, lv, cap, rate, ns, nv) == cap then
       gone[#gone + 1] = all[i]
     end
   end
   -- Every check is done; now the writes. The floor first rises to now_ms
   -- (never falls), then present -> absent for each forgettable bucket.
-  if not floor or after(now, floor) then
-    redis.call('SET', keys[2], now)
+  if not fs or after(ns, nv, fs, fv) then
+    redis.call('SET', keys[2], ns)
   end
   for i = 1, #gone, 1000 do
     redis.call('HDEL', keys[1], unpack(gone, i, math.min(i + 999, #gone)))
