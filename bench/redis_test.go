@@ -18,9 +18,9 @@ import (
 // cpu-ns/op counts this process only, not the server.
 func BenchmarkRedisTake(b *testing.B) {
 	srv := redisserver.StartT(b)
-	for _, d := range RedisDesigns() {
-		for _, g := range RedisGoroutines {
-			b.Run(fmt.Sprintf("design=%s/g=%d", d.Name, g), func(b *testing.B) {
+	for _, g := range RedisGoroutines {
+		for _, d := range RedisDesigns() { // side by side at each count, as the machine's load drifts
+			b.Run(fmt.Sprintf("g=%d/design=%s", g, d.Name), func(b *testing.B) {
 				newOp, closeFn, err := d.Open(srv.Addr)
 				if err != nil {
 					b.Fatal(err)

@@ -164,9 +164,9 @@ func (f Fault) String() string {
 // Package is the directory of the package of impl/ that f's patch changes,
 // by its name's prefix: "impl/credits" (cr-), "impl/tokenbucket" (tb-),
 // "impl/redis/tokenbucket" (rtb-), "impl/redis/credits" (rcr-); "" for
-// None.
+// None and for a value that names no fault.
 func (f Fault) Package() string {
-	if f == None {
+	if f == None || f >= numFaults {
 		return ""
 	}
 	for _, p := range packages {

@@ -249,17 +249,15 @@ func (t *Table) TakeAt(ctx context.Context, nowMs int64, key string, lim Limits,
 	if err != nil {
 		return 0, false, err
 	}
-	// {1, remaining} or {0}: the reply carries the float as a string, never
-	// as a Lua number (which Redis would truncate to an integer).
-	r, _ := res.([]any)
-	switch {
-	case len(r) == 1 && r[0] == int64(0):
+	// The tokens remaining, or nil for a refusal: the reply carries the
+	// float as a string, never as a Lua number (which Redis would truncate
+	// to an integer).
+	if res == nil {
 		return 0, false, nil
-	case len(r) == 2 && r[0] == int64(1):
-		if s, isStr := r[1].(string); isStr {
-			if x, err := strconv.ParseFloat(s, 64); err == nil {
-				return x, true, nil
-			}
+	}
+	if s, isStr := res.(string); isStr {
+		if x, err := strconv.ParseFloat(s, 64); err == nil {
+			return x, true, nil
 		}
 	}
 	return 0, false, malformed(t.fn.take, res)

@@ -191,9 +191,10 @@ local function nargs(keys, args, n)
   end
 end
 
--- take: ARGV key, capacity, refill_per_second, cost, now_ms. Replies
--- {1, remaining} when it took cost (T1) and {0} when the bucket did not
--- cover it (T2: no write).
+-- take: ARGV key, capacity, refill_per_second, cost, now_ms. Replies the
+-- tokens remaining when it took cost (T1), and nil when the bucket did not
+-- cover it (T2: no write). (A bare string, not an array: building a table
+-- for the reply costs the server more than the rest of a refusal.)
 local function take(keys, args)
   nargs(keys, args, 5)
   local key = args[1]
@@ -217,13 +218,13 @@ local function take(keys, args)
     stamp = fs and after(fs, fv, ns, nv) and fs or ns
   end
   if have < cost then
-    return {0}
+    return false
   end
   local left = fmt(have - cost)
   -- absent or present -> present(have - cost, stamp): the take commits
   -- tokens and timestamp together, atomically with the read above.
   redis.call('HSET', keys[1], key, left .. ' ' .. stamp)
-  return {1, left}
+  return left
 end
 
 -- peek: ARGV key, capacity, refill_per_second, now_ms. Replies the tokens
