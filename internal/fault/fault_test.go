@@ -23,8 +23,8 @@ func TestLists(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		f             Fault
-		pkg           string
+		f              Fault
+		pkg            string
 		credits, redis bool
 	}{
 		{None, "", false, false}, {CrNoEpochPin, "impl/credits", true, false}, {TBNoClamp, "impl/tokenbucket", false, false},
