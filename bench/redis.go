@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"testing"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -72,3 +73,37 @@ func RedisDesigns() []RedisDesign {
 
 // RedisGoroutines are the goroutine counts of the Redis benchmarks.
 var RedisGoroutines = []int{1, 4, 16, 64}
+
+// RedisGroup is the group of the Redis cases in the suite's vocabulary.
+const RedisGroup = "REDIS/work=admit"
+
+// RunRedis measures design d against the server at addr with g
+// goroutines. Connecting and loading are not timed; every operation must
+// succeed (an error or a refusal fails the run).
+func RunRedis(b *testing.B, d RedisDesign, addr string, g int) {
+	newOp, closeFn, err := d.Open(addr)
+	if err != nil {
+		fail(b, "%s: %v", d.Name, err)
+		return
+	}
+	defer closeFn()
+	if st := parallel(b, g, newOp); st.admitted != b.N {
+		fail(b, "%s/g=%d: %d of %d operations failed or were refused", d.Name, g, b.N-st.admitted, b.N)
+	}
+}
+
+// RedisSuite lists the Redis cases against the server at addr: every
+// design at every count of RedisGoroutines, one cell per count, so that
+// Runner interleaves the designs compared in one ratio.
+func RedisSuite(addr string) []Case {
+	var cs []Case
+	for _, g := range RedisGoroutines {
+		for _, d := range RedisDesigns() {
+			cs = append(cs, Case{
+				Name: fmt.Sprintf("%s/g=%d/design=%s", RedisGroup, g, d.Name), Group: RedisGroup, Design: d.Name, G: g,
+				Run: func(b *testing.B) { RunRedis(b, d, addr, g) },
+			})
+		}
+	}
+	return cs
+}

@@ -1,7 +1,7 @@
 package bench
 
 import (
-	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tollgate/tollgate/redisserver"
@@ -18,20 +18,8 @@ import (
 // cpu-ns/op counts this process only, not the server.
 func BenchmarkRedisTake(b *testing.B) {
 	srv := redisserver.StartT(b)
-	for _, g := range RedisGoroutines {
-		for _, d := range RedisDesigns() { // side by side at each count, as the machine's load drifts
-			b.Run(fmt.Sprintf("g=%d/design=%s", g, d.Name), func(b *testing.B) {
-				newOp, closeFn, err := d.Open(srv.Addr)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer closeFn()
-				st := parallel(b, g, newOp)
-				if st.admitted != b.N {
-					b.Fatalf("%d of %d operations failed or were refused", b.N-st.admitted, b.N)
-				}
-			})
-		}
+	for _, c := range RedisSuite(srv.Addr) {
+		b.Run(strings.TrimPrefix(c.Name, RedisGroup+"/"), c.Run)
 	}
 }
 

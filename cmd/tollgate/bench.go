@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/bench"
+	"github.com/tollgate/tollgate/redisserver"
 )
 
 func init() {
@@ -31,6 +32,7 @@ type benchOptions struct {
 	rounds    int
 	run       string
 	memKeys   int
+	redis     bool
 }
 
 func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
@@ -43,6 +45,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.IntVar(&o.rounds, "rounds", 0, "rounds of every case, interleaved with the other designs at the same goroutine count; each case keeps its median round (default 3)")
 	fs.StringVar(&o.run, "run", "", "only cases whose name matches this regular expression")
 	fs.IntVar(&o.memKeys, "memkeys", 1_000_000, "keys for the memory-per-idle-key measurement (0 skips it)")
+	fs.BoolVar(&o.redis, "redis", false, "also measure the Redis-backed take (impl/redis/tokenbucket) against go-redis/redis_rate v10 and PING on one throwaway redis-server (needs redis-server on PATH)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: tollgate bench [flags]\n\nRuns tollgate's contention benchmarks in process and writes, to -out:\n  raw.txt      every round's results in the format benchstat reads\n  RESULTS.md   machine, targets, and tollgate-vs-peer ratio tables\n  *.png *.svg  throughput and p99 latency against goroutines, per design\n\nflags:")
 		fs.PrintDefaults()
@@ -134,6 +137,18 @@ func benchRun(o benchOptions, progress io.Writer) error {
 			fmt.Fprintln(&raw, r.Line())
 		}
 	}
+	var redisResults []bench.Result
+	if o.redis {
+		srv, err := redisserver.Start(os.TempDir())
+		if err != nil {
+			return fmt.Errorf("tollgate bench: -redis: %w", err)
+		}
+		stopOnSignal(srv)
+		var redisFailed []string
+		redisResults, redisFailed = rn.Run(bench.RedisSuite(srv.Addr))
+		srv.Stop()
+		failed = append(failed, redisFailed...)
+	}
 	rawPath := filepath.Join(o.out, "raw.txt")
 	if err := os.WriteFile(rawPath, raw.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("tollgate bench: %w", err)
@@ -165,6 +180,10 @@ func benchRun(o benchOptions, progress io.Writer) error {
 	fmt.Fprintf(&md, "\n## Ratio tables\n")
 	bench.WriteTable(&md, results, mem)
 	bench.WriteReclaimed(&md, reclaimed)
+	if len(redisResults) > 0 {
+		fmt.Fprintf(&md, "\n## Redis\n\nA take from impl/redis/tokenbucket (one FCALL of its library) against go-redis/redis_rate v10 (one EVALSHA) and PING (the floor: a round trip that does nothing), on one local redis-server, each design with its own client of go-redis's default options and retries off, every take admitted. The server shares the machine's cores with the benchmark.\n")
+		bench.WriteTable(&md, redisResults, nil)
+	}
 	fmt.Fprintf(&md, "\n## Plots\n\n")
 	for _, p := range plots {
 		if strings.HasSuffix(p, ".png") {
