@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,4 +108,34 @@ func RedisSuite(addr string) []Case {
 		}
 	}
 	return cs
+}
+
+// RedisServerTimes reads the server's own accounting of the commands the
+// Redis designs send (INFO commandstats): microseconds of server time per
+// call of fcall (tollgate), evalsha (redis_rate) and ping, over every call
+// since the server started. It is the part of a take's cost the server pays
+// alone, whatever the client and the network add.
+func RedisServerTimes(addr string) (map[string]float64, error) {
+	c := rconn.NewClient(&goredis.Options{Addr: addr})
+	defer c.Close()
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		cmd, isCmd := strings.CutPrefix(name, "cmdstat_")
+		if !ok || !isCmd || (cmd != "fcall" && cmd != "evalsha" && cmd != "ping") {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			if v, found := strings.CutPrefix(kv, "usec_per_call="); found {
+				if x, err := strconv.ParseFloat(v, 64); err == nil {
+					out[cmd] = x
+				}
+			}
+		}
+	}
+	return out, nil
 }

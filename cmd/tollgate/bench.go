@@ -138,6 +138,7 @@ func benchRun(o benchOptions, progress io.Writer) error {
 		}
 	}
 	var redisResults []bench.Result
+	var redisServerUs map[string]float64
 	if o.redis {
 		srv, err := redisserver.Start(os.TempDir())
 		if err != nil {
@@ -146,6 +147,9 @@ func benchRun(o benchOptions, progress io.Writer) error {
 		stopOnSignal(srv)
 		var redisFailed []string
 		redisResults, redisFailed = rn.Run(bench.RedisSuite(srv.Addr))
+		if redisServerUs, err = bench.RedisServerTimes(srv.Addr); err != nil {
+			fmt.Fprintf(progress, "tollgate bench: -redis: reading the server's command times: %v\n", err)
+		}
 		srv.Stop()
 		failed = append(failed, redisFailed...)
 	}
@@ -183,6 +187,10 @@ func benchRun(o benchOptions, progress io.Writer) error {
 	if len(redisResults) > 0 {
 		fmt.Fprintf(&md, "\n## Redis\n\nA take from impl/redis/tokenbucket (one FCALL of its library) against go-redis/redis_rate v10 (one EVALSHA) and PING (the floor: a round trip that does nothing), on one local redis-server, each design with its own client of go-redis's default options and retries off, every take admitted. The server shares the machine's cores with the benchmark.\n")
 		bench.WriteTable(&md, redisResults, nil)
+		if len(redisServerUs) > 0 {
+			fmt.Fprintf(&md, "\nServer time per call over the whole run (INFO commandstats): FCALL (tollgate) %.2f µs, EVALSHA (redis_rate) %.2f µs, PING %.2f µs.\n",
+				redisServerUs["fcall"], redisServerUs["evalsha"], redisServerUs["ping"])
+		}
 	}
 	fmt.Fprintf(&md, "\n## Plots\n\n")
 	for _, p := range plots {
