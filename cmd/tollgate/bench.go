@@ -168,7 +168,7 @@ func benchRun(o benchOptions, progress io.Writer) error {
 	}
 	fmt.Fprintf(&md, "# tollgate bench results\n\n")
 	fmt.Fprintf(&md, "Measured %s (%s run, %d round(s), %v per case per round, %d cases, %s wall).\n\n",
-		began.UTC().Format("2006-01-02 15:04 MST"), mode, o.rounds, o.benchtime, len(results), time.Since(began).Round(time.Second))
+		began.UTC().Format("2006-01-02 15:04 MST"), mode, o.rounds, o.benchtime, len(results)+len(redisResults), time.Since(began).Round(time.Second))
 	fmt.Fprintf(&md, "```\ncpu: %s\n%s\n```\n\n", bench.CPUModel(), bench.Env())
 	if n := bench.Noise(results); n == n {
 		fmt.Fprintf(&md, "Noise: the median case's ns/op varied by %.0f%% between rounds ((max−min)/median).\n\n", 100*n)
@@ -186,6 +186,9 @@ func benchRun(o benchOptions, progress io.Writer) error {
 	bench.WriteReclaimed(&md, reclaimed)
 	if len(redisResults) > 0 {
 		fmt.Fprintf(&md, "\n## Redis\n\nA take from impl/redis/tokenbucket (one FCALL of its library) against go-redis/redis_rate v10 (one EVALSHA) and PING (the floor: a round trip that does nothing), on one local redis-server, each design with its own client of go-redis's default options and retries off, every take admitted. The server shares the machine's cores with the benchmark.\n")
+		if n := bench.Noise(redisResults); n == n {
+			fmt.Fprintf(&md, "\nNoise: the median Redis case's ns/op varied by %.0f%% between rounds.\n", 100*n)
+		}
 		bench.WriteTable(&md, redisResults, nil)
 		if len(redisServerUs) > 0 {
 			fmt.Fprintf(&md, "\nServer time per call over the whole run (INFO commandstats): FCALL (tollgate) %.2f µs, EVALSHA (redis_rate) %.2f µs, PING %.2f µs.\n",
