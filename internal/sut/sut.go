@@ -10,7 +10,12 @@
 // (internal/mutants, selected by a fault.Fault) satisfy alike, so every
 // checker runs against a mutant exactly as against the real code.
 //
-// Both adapters are safe for concurrent use when the table under them is.
+// RedisTokenBucket is the token bucket's adapter for the Redis-backed
+// table (impl/redis/tokenbucket and its mutants, built by fault like the
+// in-memory ones), whose operations also take a context and can fail in
+// transport.
+//
+// The adapters are safe for concurrent use when the table under them is.
 package sut
 
 import (
