@@ -257,7 +257,15 @@ func TestRedisTimeoutIsUnknown(t *testing.T) {
 				repeat t = redis.call('TIME') until t[1] * 1e6 + t[2] - s > 600000
 				return 1`, nil).Err()
 		}()
-		time.Sleep(50 * time.Millisecond)
+		// Wait until the script holds the server: a PING goes unanswered.
+		probe := rconn.NewClient(&goredis.Options{Addr: srv.Addr, ReadTimeout: 20 * time.Millisecond})
+		defer probe.Close()
+		for deadline := time.Now().Add(5 * time.Second); probe.Ping(ctx).Err() == nil; {
+			if time.Now().After(deadline) {
+				t.Fatal("the server never got busy")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 		_, err := s.Apply(ctx, model.TBInput[string]{Kind: model.TBTake, Key: "k", Limits: lim, Cost: 1, NowMs: 0})
 		if err := <-busy; err != nil {
 			t.Fatal(err)
