@@ -269,15 +269,15 @@ func findRepo() (string, error) {
 }
 
 // stopOnSignal stops srv when the command is interrupted or terminated,
-// which skips deferred calls: a campaign stopped half way leaves no
-// redis-server behind.
+// which skips deferred calls: a campaign (or tollgate bench -redis) stopped
+// half way leaves no redis-server behind.
 func stopOnSignal(srv *redisserver.Server) {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sig
 		srv.Stop()
-		fmt.Fprintf(os.Stderr, "tollgate limiters: %v: stopped redis-server %s\n", s, srv.Addr)
+		fmt.Fprintf(os.Stderr, "tollgate: %v: stopped redis-server %s\n", s, srv.Addr)
 		os.Exit(130)
 	}()
 }
