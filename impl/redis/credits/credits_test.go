@@ -2,6 +2,7 @@ package credits
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
@@ -499,9 +500,10 @@ func TestGuessResistance(t *testing.T) {
 	owner := leased(t, tab)
 	tok := reserve(t, tab, owner, General)
 	id := owner.ID()
-	flipped := []byte(id)
-	flipped[31] ^= 1
-	guesses := []string{strings.Repeat("0", 32), strings.Repeat("f", 32), string(flipped), NewHolder().ID()}
+	raw, _ := hex.DecodeString(id)
+	raw[15] ^= 1 // the id with its last bit changed
+	flipped := hex.EncodeToString(raw)
+	guesses := []string{strings.Repeat("0", 32), strings.Repeat("f", 32), flipped, NewHolder().ID()}
 	before := dump(t, c, tab.Name())
 	for _, g := range guesses {
 		h, err := ParseHolder(g)
