@@ -14,9 +14,10 @@ import (
 	"github.com/tollgate/tollgate/model"
 )
 
-// RedisCrTable is the method set of *impl/redis/credits.Table that the
-// checkers use.
-type RedisCrTable interface {
+// redisCreditsTable is the method set of *impl/redis/credits.Table that
+// RedisCredits uses. Every mutant of impl/redis/credits has it too (a copy
+// of the package, whose value types are impl/credits's).
+type redisCreditsTable interface {
 	RenewAt(ctx context.Context, nowMs int64, h *rcredits.Holder, ttlMs int64) (rcredits.Result, error)
 	Exit(ctx context.Context, h *rcredits.Holder) error
 	Reserve(ctx context.Context, h *rcredits.Holder, c rcredits.Class) (rcredits.Token, rcredits.Result, error)
@@ -29,12 +30,13 @@ type RedisCrTable interface {
 	Snapshot(ctx context.Context) (rcredits.Snapshot, error)
 	Close(ctx context.Context) error
 	Closed(ctx context.Context) (bool, error)
+	CloseClient() error
 }
 
-var _ RedisCrTable = (*rcredits.Table)(nil)
+var _ redisCreditsTable = (*rcredits.Table)(nil)
 
 // RedisCredits applies model credit-table inputs to a Redis credit table
-// (impl/redis/credits), as Credits does to an in-process one, with the same
+// (impl/redis/credits, or a mutant of it), as Credits does to an in-process one, with the same
 // epoch renaming (the n-th distinct epoch the table issues is model epoch
 // n; a model epoch it never issued goes to the table as 1<<63 | epoch,
 // which pins nothing).
@@ -50,7 +52,7 @@ var _ RedisCrTable = (*rcredits.Table)(nil)
 // rcredits.ErrUnknown or ErrNotSent); the output is then meaningless.
 // RedisCredits is safe for concurrent use.
 type RedisCredits struct {
-	Table RedisCrTable
+	table redisCreditsTable
 
 	holders sync.Map // model.HolderID → *redisHolder
 	epochs  epochNames
@@ -102,19 +104,27 @@ func (n *epochNames) token(tok model.Token) credits.Token {
 	return credits.Token{Slot: tok.Slot, Epoch: neverIssued | tok.Epoch}
 }
 
-// NewRedisCredits returns an adapter over the Redis credit table name on
-// the server c talks to (impl/redis/credits.New: the library is loaded
-// there). f must be fault.None: no Redis credit-table mutant is built yet.
+// NewRedisCredits returns an adapter over the credit table called name on
+// c's server, of f's package (fault.None: the real implementation;
+// otherwise a fault of impl/redis/credits). The table is built by its
+// package's New from a copy of c's options, so it has a client of its own,
+// made the way that package makes it; c itself is not used for calls.
+// Close closes the table's client; the table stays on the server.
 func NewRedisCredits(f fault.Fault, c *goredis.Client, name string) (*RedisCredits, error) {
-	if f != fault.None {
-		return nil, fmt.Errorf("sut: no Redis credit table carries fault %v", f)
+	if f != fault.None && (!f.Redis() || !f.Credits()) {
+		return nil, fmt.Errorf("sut: %v is not a fault of the Redis credit table", f)
 	}
-	t, err := rcredits.New(context.Background(), c, name)
+	opts := *c.Options() // a copy: New must not normalize c's own options
+	t, err := newRedisCredits(context.Background(), f, &opts, name)
 	if err != nil {
 		return nil, err
 	}
-	return &RedisCredits{Table: t}, nil
+	return &RedisCredits{table: t}, nil
 }
+
+// Close closes the table's client. The table stays on the server, live
+// (a model close is the input CrClose).
+func (s *RedisCredits) Close() error { return s.table.CloseClient() }
 
 // holder returns the holder standing for id, renewing its lease on first
 // use unless the model exited it.
@@ -130,7 +140,7 @@ func (s *RedisCredits) holder(ctx context.Context, id model.HolderID) (*rcredits
 	rh.mu.Lock()
 	defer rh.mu.Unlock()
 	if !rh.leased && !rh.exited {
-		if _, err := s.Table.RenewAt(ctx, 0, rh.h, math.MaxInt64); err != nil {
+		if _, err := s.table.RenewAt(ctx, 0, rh.h, math.MaxInt64); err != nil {
 			return nil, err
 		}
 		rh.leased = true // NoTable too: a closed table has no leases to keep
@@ -148,7 +158,7 @@ func (s *RedisCredits) exit(ctx context.Context, id model.HolderID) error {
 	rh.mu.Lock()
 	defer rh.mu.Unlock()
 	rh.exited = true
-	return s.Table.Exit(ctx, rh.h)
+	return s.table.Exit(ctx, rh.h)
 }
 
 // Apply performs in on the table and returns its answer in model form, or
@@ -171,34 +181,34 @@ func (s *RedisCredits) Apply(ctx context.Context, in model.CrInput[string]) (mod
 	case model.CrReserve:
 		var t credits.Token
 		var r credits.Result
-		t, r, err = s.Table.Reserve(ctx, h, credits.Class(in.Class))
+		t, r, err = s.table.Reserve(ctx, h, credits.Class(in.Class))
 		out.Result = result(r)
 		if err == nil && r == credits.OK {
 			out.Token = model.Token{Slot: t.Slot, Epoch: s.epochs.model(t.Epoch, true)}
 		}
 	case model.CrEnqueue:
 		var r credits.Result
-		r, err = s.Table.EnqueueAt(ctx, in.NowMs, h, tok, in.Payload)
+		r, err = s.table.EnqueueAt(ctx, in.NowMs, h, tok, in.Payload)
 		out.Result = result(r)
 	case model.CrTake:
-		out.Payload, out.OK, err = s.Table.Take(ctx, tok)
+		out.Payload, out.OK, err = s.table.Take(ctx, tok)
 	case model.CrFinish:
-		out.OK, err = s.Table.Finish(ctx, tok)
+		out.OK, err = s.table.Finish(ctx, tok)
 	case model.CrRelease:
-		out.OK, err = s.Table.Release(ctx, h, tok)
+		out.OK, err = s.table.Release(ctx, h, tok)
 	case model.CrSweep:
-		out.Count, err = s.Table.SweepAt(ctx, in.NowMs)
+		out.Count, err = s.table.SweepAt(ctx, in.NowMs)
 		out.OK = true
 	case model.CrEnqueued:
 		var es []rcredits.Entry
-		es, err = s.Table.Enqueued(ctx)
+		es, err = s.table.Enqueued(ctx)
 		for _, e := range es {
 			out.Entries = append(out.Entries, model.Entry[string]{Slot: e.Token.Slot, Epoch: s.epochs.model(e.Token.Epoch, false), MarkedMs: e.MarkedMs, Payload: e.Payload})
 		}
 		out.OK = true
 	case model.CrSnapshot:
 		var snap credits.Snapshot
-		snap, err = s.Table.Snapshot(ctx)
+		snap, err = s.table.Snapshot(ctx)
 		out.Snap, out.OK = Snapshot(snap), true
 	case model.CrBounds:
 		b := rcredits.TableBounds()
@@ -207,7 +217,7 @@ func (s *RedisCredits) Apply(ctx context.Context, in model.CrInput[string]) (mod
 		err = s.exit(ctx, in.Holder)
 		out.OK = true
 	case model.CrClose:
-		err = s.Table.Close(ctx)
+		err = s.table.Close(ctx)
 		out.OK = true
 	default:
 		panic(fmt.Sprintf("sut: unknown credit-table operation %d", in.Kind))

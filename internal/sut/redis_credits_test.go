@@ -98,12 +98,13 @@ func redisClient(t *testing.T) *goredis.Client {
 // (named prefix/seed) beside model.Credits.Step, comparing every answer and,
 // after every step, the snapshot and the enqueued list. It returns the
 // first disagreement.
-func crDiff(ctx context.Context, c *goredis.Client, prefix string, seeds, steps int) error {
+func crDiff(ctx context.Context, f fault.Fault, c *goredis.Client, prefix string, seeds, steps int) (disagree, err error) {
 	for seed := 0; seed < seeds; seed++ {
-		s, err := NewRedisCredits(fault.None, c, fmt.Sprintf("%s/%d", prefix, seed))
+		s, err := NewRedisCredits(f, c, fmt.Sprintf("%s/%d", prefix, seed))
 		if err != nil {
-			return err
+			return nil, err
 		}
+		defer s.Close()
 		g := &crGen{r: rand.New(rand.NewPCG(uint64(seed), 13)), holders: map[model.Token]model.HolderID{}}
 		var m model.Credits[string]
 		var hist []string
@@ -113,11 +114,11 @@ func crDiff(ctx context.Context, c *goredis.Client, prefix string, seeds, steps 
 			next, want := m.Step(in)
 			got, err := s.Apply(ctx, in)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if !want.Equal(got) {
 				return fmt.Errorf("seed %d step %d: %v: the model answers %s, Redis %s\nhistory:\n%s",
-					seed, i, in, want.Answer(in.Kind), got.Answer(in.Kind), strings.Join(hist, "\n"))
+					seed, i, in, want.Answer(in.Kind), got.Answer(in.Kind), strings.Join(hist, "\n")), nil
 			}
 			m = next
 			if in.Kind == model.CrReserve && got.Result == model.OK {
@@ -129,16 +130,16 @@ func crDiff(ctx context.Context, c *goredis.Client, prefix string, seeds, steps 
 				_, want := m.Step(q)
 				got, err := s.Apply(ctx, q)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if !want.Equal(got) {
 					return fmt.Errorf("seed %d after step %d: %v: the model answers %s, Redis %s\nhistory:\n%s",
-						seed, i, q, want.Answer(k), got.Answer(k), strings.Join(hist, "\n"))
+						seed, i, q, want.Answer(k), got.Answer(k), strings.Join(hist, "\n")), nil
 				}
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // TestRedisCreditsAgreesWithModel: seeded random sequences, with stale and
@@ -146,8 +147,32 @@ func crDiff(ctx context.Context, c *goredis.Client, prefix string, seeds, steps 
 // answer exactly as model.Credits.Step does.
 func TestRedisCreditsAgreesWithModel(t *testing.T) {
 	c := redisClient(t)
-	if err := crDiff(context.Background(), c, t.Name(), 16, 150); err != nil {
+	disagree, err := crDiff(context.Background(), fault.None, c, t.Name(), 16, 150)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if disagree != nil {
+		t.Fatal(disagree)
+	}
+}
+
+// TestRedisCreditsMutantsKilled: the differential test tells every mutant
+// of impl/redis/credits from the model.
+func TestRedisCreditsMutantsKilled(t *testing.T) {
+	c := redisClient(t)
+	for _, f := range fault.AllRedis() {
+		if !f.Credits() {
+			continue
+		}
+		disagree, err := crDiff(context.Background(), f, c, t.Name()+"/"+f.String(), 16, 150)
+		if err != nil {
+			t.Fatalf("%v: %v", f, err)
+		}
+		if disagree == nil {
+			t.Errorf("%v: 16 sequences of 150 steps agree with the model", f)
+			continue
+		}
+		t.Logf("%v killed: %s", f, strings.SplitN(disagree.Error(), "\n", 2)[0])
 	}
 }
 
@@ -174,7 +199,9 @@ func TestRedisCreditsDefects(t *testing.T) {
 			s.Apply(context.Background(), in)
 		}()
 	}
-	if _, err := NewRedisCredits(fault.CrNoEpochPin, c, t.Name()); err == nil {
-		t.Fatal("an in-process fault was accepted for the Redis table")
+	for _, f := range []fault.Fault{fault.CrNoEpochPin, fault.RTBTwoTrips} {
+		if _, err := NewRedisCredits(f, c, t.Name()); err == nil {
+			t.Fatalf("%v was accepted for the Redis credit table", f)
+		}
 	}
 }

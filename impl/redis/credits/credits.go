@@ -50,6 +50,7 @@ package credits
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -96,12 +97,20 @@ var (
 	ErrNotSent = rconn.ErrNotSent
 )
 
-// Library is the name of the Redis Functions library of this package, and
-// Source its code (FUNCTION LOAD'ed by New).
-const Library = "tollgate_cr"
-
 //go:embed credits.lua
-var Source string
+var librarySource string
+
+// baseLibrary is the library's name as credits.lua spells it, in its first
+// line and as the prefix of every function it registers.
+const baseLibrary = "tollgate_cr"
+
+// library is the name the package loads the library under. A mutant copy of
+// this package (internal/mutants) sets its own, so that its functions load
+// beside the real ones on a shared server rather than over them.
+var library = baseLibrary
+
+// source is the library's text under the package's library name.
+func source() string { return strings.ReplaceAll(librarySource, baseLibrary, library) }
 
 const (
 	slotBits = 5 // 32 slots: epoch = generation<<5 | slot-1
@@ -133,28 +142,81 @@ func (e *ArgError) Error() string {
 // server.
 type Table struct {
 	c    *goredis.Client
+	own  bool // New made c, and CloseClient closes it
 	name string
 	keys []string // rows, leases: one hash tag, so one cluster slot
+	fn   functions
 }
 
-// New opens the table name on the server c talks to (creating it on first
-// use: a table no one has written is a live table with every slot free)
-// and loads the tollgate_cr library there (FUNCTION LOAD REPLACE). c must
-// not retry commands on its own (build it with rconn.NewClient; see
-// rconn.CheckClient). name must be non-empty, at most 256 bytes, without
-// '{' or '}' (it is the keys' hash tag). A closed table stays closed: a
-// name, once closed, is dead for good (C11).
-func New(ctx context.Context, c *goredis.Client, name string) (*Table, error) {
+// functions are the library's function names.
+type functions struct {
+	reserve, enqueue, take, finish, release, sweep, renew, drop, enqueued, snapshot, close, closed string
+}
+
+// New connects to the server opts names (address, ACL user and password,
+// TLS, pool and time-outs, as go-redis's Options; opts is not modified) with
+// a client that never retries a call (rconn.NewClient), loads the
+// tollgate_cr library there (FUNCTION LOAD REPLACE) and opens the table
+// called name: a table no one has written is a live table with every slot
+// free. CloseClient closes the client. On error nothing is left open.
+//
+// name must be 1 to 256 bytes without '{' or '}' (it is the hash tag of the
+// table's keys), or New returns an *ArgError. A closed table stays closed:
+// a name, once closed, is dead for good (C11).
+func New(ctx context.Context, opts *goredis.Options, name string) (*Table, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	c := rconn.NewClient(opts)
+	t, err := newTable(ctx, c, name)
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	t.own = true
+	return t, nil
+}
+
+// NewFromClient is New on a client the caller owns and keeps (CloseClient
+// does not close it). It refuses a client that would retry a call on its
+// own (rconn.CheckClient): build it with rconn.NewClient, or Options.MaxRetries = -1.
+func NewFromClient(ctx context.Context, c *goredis.Client, name string) (*Table, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
 	if err := rconn.CheckClient(c); err != nil {
 		return nil, err
 	}
+	return newTable(ctx, c, name)
+}
+
+func checkName(name string) error {
 	if name == "" || len(name) > 256 || strings.ContainsAny(name, "{}") {
-		return nil, &ArgError{Field: "name", Value: name, Rule: "must be 1 to 256 bytes without '{' or '}' (it is the keys' hash tag)"}
+		return &ArgError{Field: "name", Value: name, Rule: "must be 1 to 256 bytes without '{' or '}' (it is the hash tag of the table's keys)"}
 	}
-	if err := rconn.Load(ctx, c, Library, Source); err != nil {
+	return nil
+}
+
+func newTable(ctx context.Context, c *goredis.Client, name string) (*Table, error) {
+	f := func(op string) string { return library + "_" + op }
+	t := &Table{c: c, name: name, keys: Keys(name), fn: functions{
+		reserve: f("reserve"), enqueue: f("enqueue"), take: f("take"), finish: f("finish"),
+		release: f("release"), sweep: f("sweep"), renew: f("renew"), drop: f("drop"),
+		enqueued: f("enqueued"), snapshot: f("snapshot"), close: f("close"), closed: f("closed"),
+	}}
+	if err := rconn.Load(ctx, c, library, source()); err != nil {
 		return nil, err
 	}
-	return &Table{c: c, name: name, keys: Keys(name)}, nil
+	return t, nil
+}
+
+// CloseClient closes the client if New made it. The table stays on the
+// server, live (Close is what ends the table).
+func (t *Table) CloseClient() error {
+	if !t.own {
+		return nil
+	}
+	return t.c.Close()
 }
 
 // Keys returns the table's keys: its rows hash and its leases hash, both
@@ -202,21 +264,37 @@ func tokenArgs(tok Token) (slot, gen string) {
 
 func epochOf(slot int, gen uint64) uint64 { return gen<<slotBits | uint64(slot-1) }
 
-// call runs function fn (its full name) with the table's keys.
-func (t *Table) call(ctx context.Context, fn string, args ...any) (any, error) {
-	v, err := t.c.FCall(ctx, fn, t.keys, args...).Result()
-	return v, rconn.Classify(err)
+// call runs one function of the library with the table's keys (FCALL_RO
+// for one flagged no-writes, which a replica may serve). A server that lost
+// the library (FUNCTION FLUSH, a fresh server behind the same address)
+// answers "Function not found" without running anything; then the library
+// is loaded again and the call sent once more. No other failure is retried.
+func (t *Table) call(ctx context.Context, readOnly bool, fn string, args ...any) (any, error) {
+	send := func() (any, error) {
+		if readOnly {
+			return t.c.FCallRO(ctx, fn, t.keys, args...).Result()
+		}
+		return t.c.FCall(ctx, fn, t.keys, args...).Result()
+	}
+	v, err := send()
+	var reply goredis.Error
+	if errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "ERR Function not found") {
+		if err := rconn.Load(ctx, t.c, library, source()); err != nil {
+			return nil, err
+		}
+		v, err = send()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("credits: %s: %w", fn, rconn.Classify(err))
+	}
+	return v, nil
 }
 
-func (t *Table) callRO(ctx context.Context, fn string) (any, error) {
-	v, err := t.c.FCallRO(ctx, fn, t.keys).Result()
-	return v, rconn.Classify(err)
-}
-
-// malformed reports a reply the functions never give: a library of another
-// version, or keys written by something else.
+// malformed is the error for a reply the library never gives (a library of
+// another version, or keys written by something else). The call was sent
+// and ran, so what it did is unknown to the caller.
 func malformed(fn string, v any) error {
-	return fmt.Errorf("credits: %s answered %#v, which tollgate_cr never does (another library version, or a key written by something else?)", fn, v)
+	return fmt.Errorf("credits: %s: %w: unexpected reply %#v", fn, ErrUnknown, v)
 }
 
 func resultOf(fn string, v any) (Result, error) {
@@ -254,11 +332,11 @@ func (t *Table) RenewAt(ctx context.Context, nowMs int64, h *Holder, ttlMs int64
 	if nowMs > 0 && ttlMs > 1<<63-1-nowMs {
 		return 0, &ArgError{Field: "ttl_ms", Value: ttlMs, Rule: fmt.Sprintf("now_ms %d + ttl_ms overflows int64", nowMs)}
 	}
-	v, err := t.call(ctx, "tollgate_cr_renew", h.id, strconv.FormatInt(nowMs+ttlMs, 10))
+	v, err := t.call(ctx, false, t.fn.renew, h.ID(), strconv.FormatInt(nowMs+ttlMs, 10))
 	if err != nil {
 		return 0, err
 	}
-	return resultOf("tollgate_cr_renew", v)
+	return resultOf(t.fn.renew, v)
 }
 
 // Exit drops h's lease: h has exited. Its reservations that were never
@@ -268,7 +346,7 @@ func (t *Table) RenewAt(ctx context.Context, nowMs int64, h *Holder, ttlMs int64
 // not).
 func (t *Table) Exit(ctx context.Context, h *Holder) error {
 	checkHolder(h)
-	_, err := t.call(ctx, "tollgate_cr_drop", h.id)
+	_, err := t.call(ctx, false, t.fn.drop, h.ID())
 	return err
 }
 
@@ -281,15 +359,15 @@ func (t *Table) Exit(ctx context.Context, h *Holder) error {
 // returns the server's error reply and writes nothing.
 func (t *Table) Reserve(ctx context.Context, h *Holder, c Class) (Token, Result, error) {
 	checkHolder(h)
-	v, err := t.call(ctx, "tollgate_cr_reserve", h.id, classArg(c))
+	v, err := t.call(ctx, false, t.fn.reserve, h.ID(), classArg(c))
 	if err != nil {
 		return Token{}, 0, err
 	}
-	r, err := intsOf("tollgate_cr_reserve", v, 3)
+	r, err := intsOf(t.fn.reserve, v, 3)
 	if err != nil {
 		return Token{}, 0, err
 	}
-	res, err := resultOf("tollgate_cr_reserve", r[0])
+	res, err := resultOf(t.fn.reserve, r[0])
 	if err != nil || res != OK {
 		return Token{}, res, err
 	}
@@ -298,7 +376,7 @@ func (t *Table) Reserve(ctx context.Context, h *Holder, c Class) (Token, Result,
 		first, last = 1, mem.GeneralSlots
 	}
 	if r[1] < int64(first) || r[1] > int64(last) || r[2] < 1 || r[2] > MaxGen {
-		return Token{}, 0, malformed("tollgate_cr_reserve", v)
+		return Token{}, 0, malformed(t.fn.reserve, v)
 	}
 	return Token{Slot: int(r[1]), Epoch: epochOf(int(r[1]), uint64(r[2]))}, OK, nil
 }
@@ -314,11 +392,11 @@ func (t *Table) Reserve(ctx context.Context, h *Holder, c Class) (Token, Result,
 func (t *Table) EnqueueAt(ctx context.Context, nowMs int64, h *Holder, tok Token, payload string) (Result, error) {
 	checkHolder(h)
 	slot, gen := tokenArgs(tok)
-	v, err := t.call(ctx, "tollgate_cr_enqueue", h.id, slot, gen, strconv.FormatInt(nowMs, 10), payload)
+	v, err := t.call(ctx, false, t.fn.enqueue, h.ID(), slot, gen, strconv.FormatInt(nowMs, 10), payload)
 	if err != nil {
 		return 0, err
 	}
-	return resultOf("tollgate_cr_enqueue", v)
+	return resultOf(t.fn.enqueue, v)
 }
 
 // Take moves tok's row from enqueued to processing and returns its payload,
@@ -327,7 +405,7 @@ func (t *Table) EnqueueAt(ctx context.Context, nowMs int64, h *Holder, tok Token
 // closed. Each enqueued payload is taken at most once.
 func (t *Table) Take(ctx context.Context, tok Token) (string, bool, error) {
 	slot, gen := tokenArgs(tok)
-	v, err := t.call(ctx, "tollgate_cr_take", slot, gen)
+	v, err := t.call(ctx, false, t.fn.take, slot, gen)
 	if err != nil {
 		return "", false, err
 	}
@@ -340,7 +418,7 @@ func (t *Table) Take(ctx context.Context, tok Token) (string, bool, error) {
 			return p, true, nil
 		}
 	}
-	return "", false, malformed("tollgate_cr_take", v)
+	return "", false, malformed(t.fn.take, v)
 }
 
 func boolOf(fn string, v any) (bool, error) {
@@ -359,11 +437,11 @@ func boolOf(fn string, v any) (bool, error) {
 // one after Close, writes nothing and reports false.
 func (t *Table) Finish(ctx context.Context, tok Token) (bool, error) {
 	slot, gen := tokenArgs(tok)
-	v, err := t.call(ctx, "tollgate_cr_finish", slot, gen)
+	v, err := t.call(ctx, false, t.fn.finish, slot, gen)
 	if err != nil {
 		return false, err
 	}
-	return boolOf("tollgate_cr_finish", v)
+	return boolOf(t.fn.finish, v)
 }
 
 // Release frees tok's row only when it is reserved by h under tok's epoch,
@@ -372,11 +450,11 @@ func (t *Table) Finish(ctx context.Context, tok Token) (bool, error) {
 func (t *Table) Release(ctx context.Context, h *Holder, tok Token) (bool, error) {
 	checkHolder(h)
 	slot, gen := tokenArgs(tok)
-	v, err := t.call(ctx, "tollgate_cr_release", h.id, slot, gen)
+	v, err := t.call(ctx, false, t.fn.release, h.ID(), slot, gen)
 	if err != nil {
 		return false, err
 	}
-	return boolOf("tollgate_cr_release", v)
+	return boolOf(t.fn.release, v)
 }
 
 // SweepAt frees every reserved row whose holder holds no lease running past
@@ -386,13 +464,13 @@ func (t *Table) Release(ctx context.Context, h *Holder, tok Token) (bool, error)
 // it is one atomic step. After Close it frees nothing and returns 0. Its
 // cost grows with the number of leases held.
 func (t *Table) SweepAt(ctx context.Context, nowMs int64) (int, error) {
-	v, err := t.call(ctx, "tollgate_cr_sweep", strconv.FormatInt(nowMs, 10))
+	v, err := t.call(ctx, false, t.fn.sweep, strconv.FormatInt(nowMs, 10))
 	if err != nil {
 		return 0, err
 	}
 	n, ok := v.(int64)
 	if !ok || n < 0 || n > Slots {
-		return 0, malformed("tollgate_cr_sweep", v)
+		return 0, malformed(t.fn.sweep, v)
 	}
 	return int(n), nil
 }
@@ -402,13 +480,13 @@ func (t *Table) SweepAt(ctx context.Context, nowMs int64) (int, error) {
 // call, runnable on a replica with FCALL_RO); consuming a row is still
 // Take. A closed table lists nothing.
 func (t *Table) Enqueued(ctx context.Context) ([]Entry, error) {
-	v, err := t.callRO(ctx, "tollgate_cr_enqueued")
+	v, err := t.call(ctx, true, t.fn.enqueued)
 	if err != nil {
 		return nil, err
 	}
 	vs, ok := v.([]any)
 	if !ok || len(vs)%4 != 0 {
-		return nil, malformed("tollgate_cr_enqueued", v)
+		return nil, malformed(t.fn.enqueued, v)
 	}
 	var out []Entry
 	for i := 0; i < len(vs); i += 4 {
@@ -419,7 +497,7 @@ func (t *Table) Enqueued(ctx context.Context) ([]Entry, error) {
 		gen, err1 := strconv.ParseUint(gs, 10, 64)
 		mark, err2 := strconv.ParseInt(ms, 10, 64)
 		if !ok1 || !ok2 || !ok3 || !ok4 || err1 != nil || err2 != nil || slot < 1 || slot > Slots || gen < 1 || gen > MaxGen {
-			return nil, malformed("tollgate_cr_enqueued", v)
+			return nil, malformed(t.fn.enqueued, v)
 		}
 		e := Entry{Token: Token{Slot: int(slot), Epoch: epochOf(int(slot), gen)}, MarkedMs: mark, Payload: p}
 		// Insertion by mark: the function lists in slot order, so equal
@@ -437,11 +515,11 @@ func (t *Table) Enqueued(ctx context.Context) ([]Entry, error) {
 // Snapshot counts the rows of each class by state (C14), at one instant
 // (one function call). A closed table reports zero counts.
 func (t *Table) Snapshot(ctx context.Context) (Snapshot, error) {
-	v, err := t.callRO(ctx, "tollgate_cr_snapshot")
+	v, err := t.call(ctx, true, t.fn.snapshot)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	n, err := intsOf("tollgate_cr_snapshot", v, 8)
+	n, err := intsOf(t.fn.snapshot, v, 8)
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -458,15 +536,15 @@ func (t *Table) Snapshot(ctx context.Context) (Snapshot, error) {
 // frees nothing, Enqueued is empty and Snapshot is all zero, for every
 // client of the name.
 func (t *Table) Close(ctx context.Context) error {
-	_, err := t.call(ctx, "tollgate_cr_close")
+	_, err := t.call(ctx, false, t.fn.close)
 	return err
 }
 
 // Closed reports whether the table was closed.
 func (t *Table) Closed(ctx context.Context) (bool, error) {
-	v, err := t.callRO(ctx, "tollgate_cr_closed")
+	v, err := t.call(ctx, true, t.fn.closed)
 	if err != nil {
 		return false, err
 	}
-	return boolOf("tollgate_cr_closed", v)
+	return boolOf(t.fn.closed, v)
 }

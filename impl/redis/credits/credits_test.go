@@ -30,7 +30,7 @@ func server(t *testing.T) *goredis.Client {
 // open opens a table named after t on c.
 func open(t *testing.T, c *goredis.Client) *Table {
 	t.Helper()
-	tab, err := New(ctx, c, t.Name())
+	tab, err := NewFromClient(ctx, c, t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,13 +389,13 @@ func TestDefectsPanic(t *testing.T) {
 func TestArgErrors(t *testing.T) {
 	c := server(t)
 	for _, name := range []string{"", "a{b", "a}b", strings.Repeat("n", 257)} {
-		_, err := New(ctx, c, name)
+		_, err := NewFromClient(ctx, c, name)
 		var ae *ArgError
 		if !errors.As(err, &ae) || ae.Field != "name" {
 			t.Fatalf("New(%q): %v, want an *ArgError for name", name, err)
 		}
 	}
-	if _, err := New(ctx, goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"}), "x"); err == nil || !strings.Contains(err.Error(), "retries") {
+	if _, err := NewFromClient(ctx, goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"}), "x"); err == nil || !strings.Contains(err.Error(), "retries") {
 		t.Fatalf("New with a retrying client: %v", err)
 	}
 	tab := open(t, c)
@@ -419,7 +419,7 @@ func TestArgErrors(t *testing.T) {
 			t.Fatalf("ParseHolder(%q) accepted", id)
 		}
 	}
-	if p, err := ParseHolder(h.ID()); err != nil || *p != *h {
+	if p, err := ParseHolder(h.ID()); err != nil || p.ID() != h.ID() {
 		t.Fatalf("ParseHolder(ID()): %v %v", p, err)
 	}
 	if strings.Contains(h.String(), h.ID()) {
@@ -585,5 +585,42 @@ func TestTransport(t *testing.T) {
 	c.Close()
 	if _, _, err := tab.Reserve(ctx, h, General); !errors.Is(err, ErrNotSent) {
 		t.Fatalf("reserve on a closed client: %v, want ErrNotSent", err)
+	}
+}
+
+// TestNewAndReload: New makes a client of its own, which CloseClient
+// closes, leaving the table live; a server that lost the library gets it
+// again on the next call, which then runs once.
+func TestNewAndReload(t *testing.T) {
+	srv := redisserver.StartT(t)
+	opts := &goredis.Options{Addr: srv.Addr}
+	tab, err := New(ctx, opts, t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.MaxRetries != 0 {
+		t.Fatal("New changed the caller's options")
+	}
+	h := leased(t, tab)
+	tok := reserve(t, tab, h, Internal)
+	admin := rconn.NewClient(opts)
+	defer admin.Close()
+	must(admin.FunctionFlush(ctx).Result())
+	if r := must(tab.EnqueueAt(ctx, 1, h, tok, "after flush")); r != OK {
+		t.Fatalf("enqueue after FUNCTION FLUSH: %v", r)
+	}
+	if s := snap(t, tab); s.Internal.Enqueued != 1 {
+		t.Fatalf("snapshot: %+v", s)
+	}
+	if err := tab.CloseClient(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tab.Snapshot(ctx); !errors.Is(err, ErrNotSent) {
+		t.Fatalf("a call after CloseClient: %v, want ErrNotSent", err)
+	}
+	again := must(New(ctx, opts, t.Name()))
+	defer again.CloseClient()
+	if s := snap(t, again); s.Internal.Enqueued != 1 || must(again.Closed(ctx)) {
+		t.Fatalf("the table after CloseClient: %+v", s)
 	}
 }

@@ -29,7 +29,7 @@ func TestHostilePayloads(t *testing.T) {
 	payloads := append(append([]string{}, hostile...), big)
 	names := append([]string{t.Name()}, hostile[1:12]...)
 	for i, name := range names {
-		tab, err := New(ctx, c, name)
+		tab, err := NewFromClient(ctx, c, name)
 		if err != nil {
 			t.Fatalf("New(%q): %v", name, err)
 		}
