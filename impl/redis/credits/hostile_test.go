@@ -130,6 +130,14 @@ func TestHostileArguments(t *testing.T) {
 	expect("holder", call("tollgate_cr_release", strings.ToUpper(h.ID()), slot, gen))
 	expect("holder", call("tollgate_cr_release", h.ID()+"0", slot, gen))
 	expect("holder", call("tollgate_cr_release", h.ID()[:31], slot, gen))
+	// 32 bytes, but not all hex: a NUL, a newline or a quote in any place.
+	for _, bad := range []string{"\x00", "\n", "'", "]", "G", " "} {
+		for _, at := range []int{0, 16, 31} {
+			id := h.ID()[:at] + bad + h.ID()[at+1:]
+			expect("holder", call("tollgate_cr_release", id, slot, gen))
+			expect("holder", call("tollgate_cr_enqueue", id, slot, gen, "1", "p"))
+		}
+	}
 	if !reflect.DeepEqual(before, dump(t, c, tab.Name())) {
 		t.Fatal("hostile arguments changed the table")
 	}
