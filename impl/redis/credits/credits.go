@@ -39,9 +39,11 @@
 // Every method takes a context and may fail in transport: its error then
 // wraps ErrNotSent (nothing ran) or ErrUnknown (the call was sent and no
 // reply came: it may have committed), as impl/redis/rconn says; such an
-// outcome is never reported as a refusal. A server error reply (a function
-// library that is missing, an out-of-memory refusal) is returned as it is,
-// and the call wrote nothing. Bad arguments (an invalid table name or
+// outcome is never reported as a refusal. A server error reply (an
+// out-of-memory refusal, a slot past its last generation) is returned,
+// wrapped, and the call wrote nothing; a server that lost the library gets
+// it again and the call is sent once more. A reply of a shape the library
+// never gives is an error wrapping ErrUnknown. Bad arguments (an invalid table name or
 // lease) return an *ArgError and send nothing. The defects of C12 (a nil
 // holder, a value that is not a class, a token slot outside 1..32 or epoch
 // 0) panic, as in impl/credits, and send nothing.
