@@ -37,7 +37,7 @@ type payloadInfo struct {
 type CrMachine struct {
 	opts  Options
 	model model.Credits[int]
-	sut   *sut.Credits[int]
+	sut   func(model.CrInput[int]) model.CrOutput[int] // the implementation's Apply
 	hist  history[model.CrInput[int]]
 
 	epochs      map[uint64]bool      // C3: every epoch the implementation issued
@@ -57,7 +57,7 @@ type CrMachine struct {
 func NewCrMachine(faults fault.Fault, opts Options) *CrMachine {
 	return &CrMachine{
 		opts:     opts,
-		sut:      sut.NewCredits[int](faults),
+		sut:      sut.NewCredits[int](faults).Apply,
 		epochs:   map[uint64]bool{},
 		payloads: map[int]*payloadInfo{},
 		live:     map[model.Token]int{},
@@ -108,7 +108,7 @@ func (m *CrMachine) disagree(in model.CrInput[int], want, got model.CrOutput[int
 }
 
 func (m *CrMachine) apply(in model.CrInput[int]) (model.CrOutput[int], string) {
-	return guardedApply(m.sut.Apply, m.tamper, in)
+	return guardedApply(m.sut, m.tamper, in)
 }
 
 // properties checks the invariants visible in one answer and updates the

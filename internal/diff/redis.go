@@ -60,3 +60,60 @@ func RunRedisHostileBytes(data []byte, s *sut.RedisTokenBucket, opts Options) *F
 	_, f := runBytes(NewRedisTBMachine(s, opts), hostileActions, data)
 	return f
 }
+
+// NewRedisCrMachine returns a machine over a fresh model state and the
+// Redis credit table under s, which must be fresh too (a table name no one
+// has used). The machine's int payloads are the table's as decimal
+// strings. A call that fails in transport panics, which the machine
+// reports as its failure: the machine runs against a healthy server.
+func NewRedisCrMachine(s *sut.RedisCredits, opts Options) *CrMachine {
+	ctx := context.Background()
+	return &CrMachine{
+		opts: opts,
+		sut: func(in model.CrInput[int]) model.CrOutput[int] {
+			out, err := s.Apply(ctx, model.CrInput[string]{Kind: in.Kind, Holder: in.Holder, Class: in.Class, Token: in.Token, Payload: strconv.Itoa(in.Payload), NowMs: in.NowMs})
+			if err != nil {
+				panic(fmt.Sprintf("%v: %v", in, err))
+			}
+			return crPayloads(out)
+		},
+		epochs:   map[uint64]bool{},
+		payloads: map[int]*payloadInfo{},
+		live:     map[model.Token]int{},
+	}
+}
+
+// crPayloads is out with the payloads read back as ints. A payload that is
+// not one (the table returned bytes no enqueue sent) becomes -1, which no
+// enqueue sends, so the properties report it.
+func crPayloads(out model.CrOutput[string]) model.CrOutput[int] {
+	atoi := func(p string) int {
+		if p == "" {
+			return 0
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil || strconv.Itoa(n) != p {
+			return -1
+		}
+		return n
+	}
+	r := model.CrOutput[int]{Result: out.Result, Token: out.Token, OK: out.OK, Payload: atoi(out.Payload),
+		Count: out.Count, Snap: out.Snap, Bounds: out.Bounds}
+	for _, e := range out.Entries {
+		r.Entries = append(r.Entries, model.Entry[int]{Slot: e.Slot, Epoch: e.Epoch, MarkedMs: e.MarkedMs, Payload: atoi(e.Payload)})
+	}
+	return r
+}
+
+// RedisCreditsProp is CreditsProp against Redis credit tables: newTable
+// returns a fresh one for every case.
+func RedisCreditsProp(newTable func() *sut.RedisCredits, opts Options, hook Hook) func(*rapid.T) {
+	return prop(func() *CrMachine { return NewRedisCrMachine(newTable(), opts) }, crActions, hook)
+}
+
+// RunRedisCreditsBytes is RunCreditsBytes against the fresh Redis credit
+// table under s.
+func RunRedisCreditsBytes(data []byte, s *sut.RedisCredits, opts Options) *Failure {
+	_, f := runBytes(NewRedisCrMachine(s, opts), crActions, data)
+	return f
+}
