@@ -44,12 +44,13 @@ func init() {
 //   - tb-unlink-live: a take must commit between the reclaim's check and
 //     its unlink; tb-compact-no-freeze: an insert must land between the
 //     compaction's reads and its swap; tb-sweep-skips-frozen: two
-//     reclaims must overlap.
+//     reclaims must overlap;
+//   - cr-twin-enqueue-lost: two enqueues of one reservation must overlap.
 func SequentiallyVisible(f fault.Fault) bool {
 	switch f {
 	case fault.CrTwoWriteEnqueue, fault.CrReserveNoCAS, fault.TBPlainStore, fault.TBFailClosed, fault.TBCASOneHalf,
 		fault.CrOneScan, fault.TBTriePlainAppend, fault.TBFloorAfterKill, fault.TBUnlinkLive,
-		fault.TBCompactNoFreeze, fault.TBSweepSkipsFrozen:
+		fault.TBCompactNoFreeze, fault.TBSweepSkipsFrozen, fault.CrTwinEnqueueLost:
 		return false
 	}
 	return true

@@ -56,6 +56,7 @@ func TestMutantsFound(t *testing.T) {
 		{"tb-reclaim-vs-stale-take", fault.TBUnlinkLive, KindLinearizability, 1},
 		{"tb-reclaim-compacts", fault.TBCompactNoFreeze, KindLinearizability, 1},
 		{"tb-reclaims-race", fault.TBSweepSkipsFrozen, KindLinearizability, 1},
+		{"cr-enqueue-twice", fault.CrTwinEnqueueLost, KindLinearizability, 1},
 	} {
 		s, ok := Lookup(tc.scenario)
 		if !ok {

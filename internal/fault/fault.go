@@ -52,6 +52,9 @@ const (
 	// CrBoxBeforePin: enqueue stores its payload box before checking the
 	// pin, so a stale token replaces a later reservation's payload.
 	CrBoxBeforePin
+	// CrTwinEnqueueLost: of two enqueues of one reservation, the one whose
+	// box lost the install answers Lost while the row is still reserved.
+	CrTwinEnqueueLost
 
 	// TBPlainStore: a take commits with a plain store instead of a
 	// compare-and-swap (lost update).
@@ -125,6 +128,7 @@ var names = [...]string{
 	CrOneScan:          "cr-one-scan",
 	CrGenWrap:          "cr-gen-wrap",
 	CrBoxBeforePin:     "cr-box-before-pin",
+	CrTwinEnqueueLost:  "cr-twin-enqueue-lost",
 	TBPlainStore:       "tb-plain-store",
 	TBTimestampRegress: "tb-timestamp-regress",
 	TBFailClosed:       "tb-fail-closed",

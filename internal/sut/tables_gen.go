@@ -18,6 +18,7 @@ import (
 	crreleasenoholder "github.com/tollgate/tollgate/internal/mutants/cr-release-no-holder"
 	crreservenocas "github.com/tollgate/tollgate/internal/mutants/cr-reserve-no-cas"
 	crsweepall "github.com/tollgate/tollgate/internal/mutants/cr-sweep-all"
+	crtwinenqueuelost "github.com/tollgate/tollgate/internal/mutants/cr-twin-enqueue-lost"
 	crtwowriteenqueue "github.com/tollgate/tollgate/internal/mutants/cr-two-write-enqueue"
 	exploredcredits "github.com/tollgate/tollgate/internal/mutants/explored/credits"
 	exploredtokenbucket "github.com/tollgate/tollgate/internal/mutants/explored/tokenbucket"
@@ -97,6 +98,8 @@ func NewCrTable[P any](f fault.Fault) CrTable[P] {
 		return crgenwrap.New[P]()
 	case fault.CrBoxBeforePin:
 		return crboxbeforepin.New[P]()
+	case fault.CrTwinEnqueueLost:
+		return crtwinenqueuelost.New[P]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a credit-table mutant (defect)", f))
 }

@@ -50,12 +50,22 @@ func epochOf(slot int, gen uint64) uint64 {
 	return gen<<slotBits | uint64(slot-1)
 }
 
-// box is an enqueued row's side data, immutable once made. gen is the
-// generation of the reservation that enqueued it.
+// box is an enqueued row's side data. gen is the generation of the
+// reservation that enqueued it; gen, markedMs and payload are immutable once
+// made.
+//
+// published moves false → true once, and only for the box that the row's
+// (reserved, g) → (enqueued, g) compare-and-swap published: the owner sets it
+// (Take, or Finish of a row still enqueued) before its compare-and-swap
+// moves the row out of (enqueued, g). So once the row has left
+// (reserved, g) and (enqueued, g) both, published says whether this box was
+// the one published; the enqueue that installed it reads it to learn its
+// own outcome when another call published for it (see EnqueueAt).
 type box[P any] struct {
-	gen      uint64
-	markedMs int64 // when the payload was enqueued
-	payload  P
+	gen       uint64
+	markedMs  int64 // when the payload was enqueued
+	payload   P
+	published seam.Bool
 }
 
 // slot is one row of the table, padded to a 64-byte cache line of its own
@@ -254,39 +264,71 @@ func (t *Table[P]) Enqueue(h *Holder, tok Token, payload P) Result {
 // reserved, with that epoch, from reserved; otherwise it returns Lost. It
 // returns NoTable after Close. Refusals leave the table unchanged.
 //
-// The payload travels in an immutable box beside the row word, installed
-// before the compare-and-swap that publishes it (putBox) and tagged with the
+// The payload travels in a box beside the row word, installed before the
+// compare-and-swap that publishes it (putBox) and tagged with the
 // reservation's generation. A box is never replaced by one of an older or
 // equal generation, so of the calls that passed the pin check only the first
 // to install its box may publish it; a stale token's box is replaced by the
 // next one of the slot and is never read (readers take the box only while
 // the row word shows its generation enqueued).
+//
+// Two enqueues of one reservation may race (two goroutines of one holder).
+// The one whose box is installed first wins; the other must not answer Lost
+// while the row is still reserved, since the winner has not yet published
+// and a lost answer would precede every state that justifies it (C16).
+// It helps instead: it publishes the winner's box with the winner's
+// compare-and-swap, then answers Lost. The winner, finding its
+// compare-and-swap failed, learns from the row (or, once the owner has
+// moved the row on, from its box's published flag) whether its box was
+// published or the reservation was released or swept first.
 func (t *Table[P]) EnqueueAt(nowMs int64, h *Holder, tok Token, payload P) Result {
 	checkHolder(h)
 	s, gen, ok := t.slotOf(tok)
-	var b *box[P]
-	for {
-		if t.closed.Load() {
-			return NoTable
-		}
-		lo, hi := s.word.LoadLo(), s.word.LoadHi()
-		if !ok || lo != pack(gen, stReserved) || hi != h.Serial() {
-			return Lost
-		}
-		if b == nil {
-			b = &box[P]{gen: gen, markedMs: nowMs, payload: payload}
-			if !putBox(s, b) {
-				return Lost // another enqueue of this token installed its box first
-			}
-		}
-		// (reserved, g) → (enqueued, g): publishes b with the state (C4).
-		// Fails only if the row changed since the load (released by h, or
-		// swept after h exited); the reload then answers Lost.
-		if s.word.CompareAndSwapLo(lo, pack(gen, stEnqueued)) {
-			return OK
-		}
-		t.lostRace()
+	if t.closed.Load() {
+		return NoTable
 	}
+	lo, hi := s.word.LoadLo(), s.word.LoadHi()
+	if !ok || lo != pack(gen, stReserved) || hi != h.Serial() {
+		return Lost
+	}
+	b := &box[P]{gen: gen, markedMs: nowMs, payload: payload}
+	if !putBox(s, b) {
+		// Another enqueue of this reservation installed its box first.
+		// (reserved, g) → (enqueued, g), on its behalf: publishes its box,
+		// the only box generation g can have. Fails if the row moved on
+		// since lo was loaded (that enqueue published, or h released, or a
+		// sweep freed the row): the row has left reserved either way.
+		s.word.CompareAndSwapLo(lo, pack(gen, stEnqueued))
+		return Lost
+	}
+	// (reserved, g) → (enqueued, g): publishes b with the state (C4). The
+	// row word cannot return to (reserved, g) once it has left it, so a
+	// failure is final and the outcome is read off what the row became.
+	if s.word.CompareAndSwapLo(lo, pack(gen, stEnqueued)) {
+		return OK
+	}
+	t.lostRace()
+	return t.enqueueOutcome(s, b)
+}
+
+// enqueueOutcome reports whether b, installed while its row was
+// (reserved, b.gen), was published by another call's compare-and-swap (an
+// enqueue of the same reservation helping), or the row was released or
+// swept first. The row has left (reserved, b.gen) for good. If it shows
+// generation b.gen enqueued or processing, it was published, and the only
+// box generation b.gen can have published is b. If it moved further (freed,
+// or reserved again), it was published exactly when the owner set
+// b.published before moving it out of enqueued: the owner's store precedes
+// its compare-and-swap, which precedes the load here that saw its effect.
+func (t *Table[P]) enqueueOutcome(s *slot[P], b *box[P]) Result {
+	lo := s.word.LoadLo()
+	if genOf(lo) == b.gen && (stateOf(lo) == stEnqueued || stateOf(lo) == stProcessing) {
+		return OK
+	}
+	if b.published.Load() {
+		return OK
+	}
+	return Lost
 }
 
 // putBox makes b the slot's box unless a box of the same or a newer
@@ -321,11 +363,20 @@ func (t *Table[P]) Take(tok Token) (P, bool) {
 		if !ok || lo != pack(gen, stEnqueued) {
 			return zero, false
 		}
+		// The box is generation g's while the row still shows (enqueued, g):
+		// a newer one needs a later reservation, which needs the row freed
+		// first. If the row moved on since lo was loaded, the box may be
+		// gone (a finish dropped it) or newer; the compare-and-swap below
+		// then fails. Only the box generation g published can have that
+		// generation once the row was enqueued; it is marked published
+		// before the row can leave enqueued (see box).
 		b := s.box.Load()
+		if b != nil && b.gen == gen {
+			b.published.Store(true)
+		}
 		// (enqueued, g) → (processing, g): the owner now holds the payload.
-		// Success means the row did not change since lo was loaded, so b,
-		// loaded in between, is generation g's box: a newer one needs a
-		// later reservation, which needs the row freed first.
+		// Success means the row did not change since lo was loaded, so b is
+		// generation g's box.
 		if s.word.CompareAndSwapLo(lo, pack(gen, stProcessing)) {
 			return b.payload, true
 		}
@@ -346,6 +397,13 @@ func (t *Table[P]) Finish(tok Token) bool {
 		lo := s.word.LoadLo()
 		if !ok || lo != pack(gen, stProcessing) && lo != pack(gen, stEnqueued) {
 			return false
+		}
+		if stateOf(lo) == stEnqueued {
+			// Finishing a row never taken: generation g's box is marked
+			// published before the row leaves enqueued (see box and Take).
+			if b := s.box.Load(); b != nil && b.gen == gen {
+				b.published.Store(true)
+			}
 		}
 		// (processing|enqueued, g) → (free, g): the owner consumed the row.
 		if s.word.CompareAndSwapLo(lo, pack(gen, stFree)) {
