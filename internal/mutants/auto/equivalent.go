@@ -1,0 +1,176 @@
+package auto
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/mutants/internal/generate"
+)
+
+// EquivalentFile is the committed list of surviving mutants, each with the
+// reason it is equivalent: one mutant per line, its ID, " | ", and a
+// sentence arguing that no behaviour can change. Lines starting with # are
+// comments.
+const EquivalentFile = "internal/mutants/auto/equivalent.txt"
+
+// ResultsFile holds the full campaign's figures.
+const ResultsFile = "internal/mutants/auto/results.txt"
+
+// Equivalent maps a mutant ID to its reason.
+type Equivalent map[string]string
+
+// ReadEquivalent reads the list under root.
+func ReadEquivalent(root string) (Equivalent, error) {
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(EquivalentFile)))
+	if err != nil {
+		return nil, err
+	}
+	return ParseEquivalent(data)
+}
+
+// ParseEquivalent parses the list's text.
+func ParseEquivalent(data []byte) (Equivalent, error) {
+	eq := Equivalent{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		id, reason, ok := strings.Cut(line, " | ")
+		if !ok || strings.TrimSpace(reason) == "" {
+			return nil, fmt.Errorf("%s:%d: want `<mutant ID> | <why it is equivalent>`", EquivalentFile, n)
+		}
+		id = strings.TrimSpace(id)
+		if _, dup := eq[id]; dup {
+			return nil, fmt.Errorf("%s:%d: %s is listed twice", EquivalentFile, n, id)
+		}
+		eq[id] = strings.TrimSpace(reason)
+	}
+	return eq, sc.Err()
+}
+
+// Verdict compares a campaign's survivors with the list: unlisted are
+// survivors with no reason (the campaign fails), stale are listed mutants
+// of the mutated files that the campaign killed or no longer generates.
+func (r *Result) Verdict(eq Equivalent, files []string, lines map[string]map[int]bool) (unlisted []Outcome, stale []string) {
+	seen := map[string]bool{}
+	for _, o := range r.Outcomes {
+		id := o.Mutant.ID()
+		seen[id] = true
+		_, listed := eq[id]
+		if o.Status != "killed" && !listed {
+			unlisted = append(unlisted, o)
+		}
+		if o.Status == "killed" && listed {
+			stale = append(stale, id+" (killed by "+o.Layer+")")
+		}
+	}
+	if lines != nil {
+		return unlisted, stale // changed-lines mode judges only some mutants of each file
+	}
+	in := map[string]bool{}
+	for _, f := range files {
+		in[f] = true
+	}
+	for id := range eq {
+		f, _, _ := strings.Cut(id, " ")
+		if in[f] && !seen[id] {
+			stale = append(stale, id+" (no longer generated)")
+		}
+	}
+	sort.Strings(stale)
+	return unlisted, stale
+}
+
+// Summary writes the campaign's figures: mutants per file, kills per
+// layer, equivalent (listed), survivors, time.
+func (r *Result) Summary(eq Equivalent) string {
+	var b strings.Builder
+	perLayer := map[string]int{}
+	hangs := map[string]int{}
+	killed, equiv, survived, notBuilt := 0, 0, 0, 0
+	type fileCount struct{ gen, killed, equiv int }
+	files := map[string]*fileCount{}
+	var names []string
+	for _, o := range r.Outcomes {
+		fc := files[o.Mutant.File]
+		if fc == nil {
+			fc = &fileCount{}
+			files[o.Mutant.File] = fc
+			names = append(names, o.Mutant.File)
+		}
+		fc.gen++
+		switch {
+		case o.Status == "killed":
+			killed++
+			fc.killed++
+			perLayer[o.Layer]++
+			if o.Hang {
+				hangs[o.Layer]++
+			}
+		case eq[o.Mutant.ID()] != "":
+			equiv++
+			fc.equiv++
+		case o.Status == "not-built":
+			notBuilt++
+		default:
+			survived++
+		}
+	}
+	sort.Strings(names)
+	fmt.Fprintf(&b, "mutants generated: %d (%d more candidates did not compile and were dropped)\n", r.Generated, r.Dropped)
+	fmt.Fprintf(&b, "killed: %d; equivalent (listed in %s): %d; survived unlisted: %d; not built: %d\n", killed, EquivalentFile, equiv, survived, notBuilt)
+	if d := r.Generated - equiv; d > 0 {
+		fmt.Fprintf(&b, "non-equivalent mutants killed: %d of %d (%.1f%%)\n", killed, d, 100*float64(killed)/float64(d))
+	}
+	fmt.Fprintf(&b, "time: %v (building the schema binaries %v)\n", r.Elapsed.Round(time.Second), r.Build.Round(time.Second))
+	b.WriteString("\nkilled per layer, in the oracle's order (baseline time of the layer, no mutant active):\n")
+	order := append([]string(nil), r.Order...)
+	order = append(order, Arm64Layer)
+	for _, l := range order {
+		extra := ""
+		if hangs[l] > 0 {
+			extra = fmt.Sprintf(" (%d by a confirmed hang)", hangs[l])
+		}
+		base := ""
+		if d, ok := r.Baseline[l]; ok {
+			base = fmt.Sprintf(" [%v]", d.Round(10*time.Millisecond))
+		}
+		fmt.Fprintf(&b, "  %-16s %4d%s%s\n", l, perLayer[l], extra, base)
+	}
+	b.WriteString("\nper file (generated / killed / equivalent):\n")
+	for _, n := range names {
+		fc := files[n]
+		fmt.Fprintf(&b, "  %-34s %4d %4d %4d\n", n, fc.gen, fc.killed, fc.equiv)
+	}
+	return b.String()
+}
+
+// Table writes one line per mutant: its fate, the layer and test that
+// killed it, where, and its ID.
+func (r *Result) Table() string {
+	var b strings.Builder
+	for _, o := range r.Outcomes {
+		fmt.Fprintf(&b, "%-8s %-16s %-40s %s  %s\n", o.Status, orDash(o.Layer), orDash(trim(o.Test, 40)), o.Mutant.Where(), o.Mutant.ID())
+	}
+	return b.String()
+}
+
+func trim(s string, n int) string {
+	if len(s) > n {
+		return s[:n-1] + "…"
+	}
+	return s
+}
+
+// Root returns the module root: the nearest directory at or above the
+// working directory that holds a go.mod.
+func Root() (string, error) { return generate.Root() }
