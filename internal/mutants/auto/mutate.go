@@ -80,14 +80,14 @@ func (m Mutant) Apply(src []byte) []byte {
 
 // Operators are the mutation operators, in the order Generate tries them.
 var Operators = []string{
-	"arith",    // + - * / % swapped (numeric operands only), and op= forms
-	"bitwise",  // & | ^ &^ << >> swapped, and op= forms
-	"boundary", // < ↔ <=, > ↔ >=
-	"negate",   // == ↔ !=, < ↔ >=, > ↔ <=; !x → x
-	"logical",  // && ↔ ||
-	"incdec",   // ++ ↔ --
-	"sign",     // -x → x
-	"remove",   // a statement removed: a call, an assignment, ++/--, break/continue
+	"arith",         // + - * / % swapped (numeric operands only), and op= forms
+	"bitwise",       // & | ^ &^ << >> swapped, and op= forms
+	"boundary",      // < ↔ <=, > ↔ >=
+	"negate",        // == ↔ !=, < ↔ >=, > ↔ <=; !x → x
+	"logical",       // && ↔ ||
+	"incdec",        // ++ ↔ --
+	"sign",          // -x → x
+	"remove",        // a statement removed: a call, an assignment, ++/--, break/continue
 	"cas-store",     // CompareAndSwap(old, new) → Store(new); true
 	"cas-loadstore", // CompareAndSwap(old, new) → if Load() == old { Store(new); true }
 	"conversion",    // T(x) → x where x is numeric and it still compiles (the fused multiply-add hazard)
