@@ -33,6 +33,7 @@ func runAutomut(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "write the summary and the per-mutant table to this file (the full campaign writes "+auto.ResultsFile+")")
 	list := fs.Bool("list", false, "print the mutants that would be judged, and exit")
 	quiet := fs.Bool("q", false, "print no per-mutant progress")
+	maxN := fs.Int("max", 0, "judge at most this many mutants, evenly spaced (0: all)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: tollgate mutants --auto [flags]\n\nGenerates mutants of impl/ and model/ (arithmetic, comparison boundary and")
 		fmt.Fprintln(stderr, "negation, logical, increment/decrement, sign, statement removal, compare-and-swap")
@@ -134,7 +135,7 @@ func runAutomut(args []string, stdout, stderr io.Writer) int {
 	if *quiet {
 		logf = nil
 	}
-	res, err := auto.Campaign(auto.Config{Root: root, Files: targets, Workers: *workers, Log: logf, Lines: lines})
+	res, err := auto.Campaign(auto.Config{Root: root, Files: targets, Workers: *workers, Log: logf, Lines: lines, Max: *maxN})
 	if err != nil {
 		fmt.Fprintln(stderr, "tollgate mutants --auto:", err)
 		return 1

@@ -73,8 +73,8 @@ func (r *Result) Verdict(eq Equivalent, files []string, lines map[string]map[int
 			stale = append(stale, id+" (killed by "+o.Layer+")")
 		}
 	}
-	if lines != nil {
-		return unlisted, stale // changed-lines mode judges only some mutants of each file
+	if lines != nil || r.Sampled > 0 {
+		return unlisted, stale // only some mutants of each file were judged
 	}
 	in := map[string]bool{}
 	for _, f := range files {
@@ -127,6 +127,9 @@ func (r *Result) Summary(eq Equivalent) string {
 	}
 	sort.Strings(names)
 	fmt.Fprintf(&b, "mutants generated: %d (%d more candidates did not compile and were dropped)\n", r.Generated, r.Dropped)
+	if r.Sampled > 0 {
+		fmt.Fprintf(&b, "(a sample: %d judged of %d)\n", r.Generated, r.Sampled)
+	}
 	fmt.Fprintf(&b, "killed: %d; equivalent (listed in %s): %d; survived unlisted: %d; not built: %d\n", killed, EquivalentFile, equiv, survived, notBuilt)
 	if d := r.Generated - equiv; d > 0 {
 		fmt.Fprintf(&b, "non-equivalent mutants killed: %d of %d (%.1f%%)\n", killed, d, 100*float64(killed)/float64(d))

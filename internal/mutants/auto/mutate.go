@@ -8,7 +8,9 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -90,7 +92,7 @@ var Operators = []string{
 	"remove",        // a statement removed: a call, an assignment, ++/--, break/continue
 	"cas-store",     // CompareAndSwap(old, new) → Store(new); true
 	"cas-loadstore", // CompareAndSwap(old, new) → if Load() == old { Store(new); true }
-	"conversion",    // T(x) → x where x is numeric and it still compiles (the fused multiply-add hazard)
+	"conversion",    // T(x) → x where x already has the numeric type T (the fused multiply-add hazard)
 }
 
 // Package is one package's files to mutate and the type information that
@@ -115,7 +117,17 @@ func LoadPackage(root, dir string) (*Package, error) {
 		return nil, err
 	}
 	p := &Package{Dir: dir, root: root, fset: token.NewFileSet(), srcs: map[string][]byte{}, asts: map[string]*ast.File{}}
-	p.imp = importer.ForCompiler(p.fset, "source", nil)
+	exports, err := exportFiles(root, dir)
+	if err != nil {
+		return nil, err
+	}
+	p.imp = importer.ForCompiler(p.fset, "gc", func(path string) (io.ReadCloser, error) {
+		f, ok := exports[path]
+		if !ok {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(f)
+	})
 	for _, name := range bp.GoFiles {
 		rel := dir + "/" + name
 		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
@@ -138,19 +150,54 @@ func LoadPackage(root, dir string) (*Package, error) {
 	return p, nil
 }
 
+// exportFiles maps the import path of every dependency of dir (and of
+// package active, which schemas import) to its export data, as the go
+// command builds it (go list -export).
+func exportFiles(root, dir string) (map[string]string, error) {
+	cmd := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}={{.Export}}", "./"+dir, "./"+ActivePath)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			err = fmt.Errorf("%v: %s", err, ee.Stderr)
+		}
+		return nil, fmt.Errorf("go list -export ./%s: %w", dir, err)
+	}
+	m := map[string]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if path, file, ok := strings.Cut(l, "="); ok && file != "" {
+			m[path] = file
+		}
+	}
+	return m, nil
+}
+
 // Source is the file's original text.
 func (p *Package) Source(file string) []byte { return p.srcs[file] }
 
 // check type-checks the package with file replaced by its mutated text
 // (nil: none replaced).
 func (p *Package) check(m *Mutant) (*types.Info, *types.Package, error) {
+	if m == nil {
+		return p.checkFile("", nil)
+	}
+	return p.checkFile(m.File, m.Apply(p.srcs[m.File]))
+}
+
+// checkWith type-checks the package with file's text replaced by src.
+func (p *Package) checkWith(file string, src []byte) error {
+	_, _, err := p.checkFile(file, src)
+	return err
+}
+
+func (p *Package) checkFile(file string, src []byte) (*types.Info, *types.Package, error) {
 	files := make([]*ast.File, 0, len(p.Files))
 	fset := p.fset
 	for _, name := range p.Files {
 		f := p.asts[name]
-		if m != nil && name == m.File {
+		if name == file {
 			var err error
-			if f, err = parser.ParseFile(fset, name, m.Apply(p.srcs[name]), 0); err != nil {
+			if f, err = parser.ParseFile(fset, name, src, 0); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -443,7 +490,11 @@ func (g *generator) call(x *ast.CallExpr) {
 	// A conversion T(v) of a numeric value to a numeric type, dropped.
 	if tv, ok := g.p.info.Types[x.Fun]; ok && tv.IsType() && len(x.Args) == 1 && !isConst(g, x) {
 		if isNumeric(tv.Type) {
-			if at := g.typeOf(x.Args[0]); at != nil && isNumeric(at) {
+			// Only a conversion to the type the value already has: it
+			// changes no type, only rounding (an explicit float64
+			// conversion rounds a product that the compiler may otherwise
+			// fuse into a multiply-add).
+			if at := g.typeOf(x.Args[0]); at != nil && types.Identical(at, tv.Type) {
 				g.add("conversion", x, x.Pos(), x.End(), "("+g.text(x.Args[0])+")")
 			}
 		}
@@ -468,14 +519,16 @@ func (g *generator) call(x *ast.CallExpr) {
 	}
 	pair := strings.HasSuffix(strings.TrimPrefix(recv, "*"), "seam.Pair")
 	var store, loadStore string
+	// The replacements name their own variables so that no argument's
+	// name is shadowed.
 	switch {
 	case pair && sel.Sel.Name == "CompareAndSwap" && len(args) == 4:
 		store = fmt.Sprintf("func() bool { %s.Store(%s, %s); return true }()", r, args[2], args[3])
-		loadStore = fmt.Sprintf("func() bool { if l, h := %s.Load(); l == %s && h == %s { %s.Store(%s, %s); return true }; return false }()",
+		loadStore = fmt.Sprintf("func() bool { if mLo, mHi := %s.Load(); mLo == %s && mHi == %s { %s.Store(%s, %s); return true }; return false }()",
 			r, args[0], args[1], r, args[2], args[3])
 	case pair && sel.Sel.Name == "CompareAndSwapLo" && len(args) == 2:
-		store = fmt.Sprintf("func() bool { _, h := %s.Load(); %s.Store(%s, h); return true }()", r, r, args[1])
-		loadStore = fmt.Sprintf("func() bool { if l, h := %s.Load(); l == %s { %s.Store(%s, h); return true }; return false }()",
+		store = fmt.Sprintf("func() bool { _, mHi := %s.Load(); %s.Store(%s, mHi); return true }()", r, r, args[1])
+		loadStore = fmt.Sprintf("func() bool { if mLo, mHi := %s.Load(); mLo == %s { %s.Store(%s, mHi); return true }; return false }()",
 			r, args[0], r, args[1])
 	case !pair && len(args) == 2:
 		store = fmt.Sprintf("func() bool { %s.Store(%s); return true }()", r, args[1])

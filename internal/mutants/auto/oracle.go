@@ -2,6 +2,7 @@ package auto
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +28,7 @@ type Layer struct {
 	// mutated package itself (the unit layer).
 	Pkg  string
 	Run  string   // -test.run
+	Skip string   // -test.skip
 	Args []string // further test flags
 }
 
@@ -33,7 +36,8 @@ type Layer struct {
 // Campaign runs them cheapest first (by the baseline's times) and stops at
 // the first that fails.
 var Layers = []Layer{
-	{Name: "unit", Run: "."},
+	{Name: "unit", Run: ".", Skip: slowUnit},
+	{Name: "unit-slow", Run: slowUnit},
 	{Name: "vectors", Pkg: "./conform", Run: "^(TestVectorsMatchModel|TestVectorsCoverEveryInvariant|TestGoDriverPasses|TestCrAnswerInvertsCrResponse|TestDivergeNamesTheInvariant)$"},
 	{Name: "fuzz-seeds", Pkg: "./fuzz", Run: "^Fuzz"},
 	{Name: "differential", Pkg: "./internal/diff", Run: "^(TestRapidCredits|TestRapidTokenBucket|TestRapidHostile|TestRealImplementationPassesScripts)$",
@@ -42,6 +46,11 @@ var Layers = []Layer{
 		Args: []string{"-lin.budget=500ms", "-lin.seed=1"}},
 	{Name: "explore", Pkg: "./internal/explore", Run: "^TestCatalogueRealCode$", Args: []string{"-explore.bound=1"}},
 }
+
+// slowUnit are the unit tests that take most of their package's time (a
+// second each, against milliseconds for the rest): a layer of their own,
+// so that the rest of the unit tests run first.
+const slowUnit = "^(TestReclaimStormKeepsLiveBuckets|TestRetryAfterExact|TestSweepRacingEnqueue)$"
 
 // Arm64Layer is the last layer, for conversion mutants only: the mutated
 // package cross-compiled for arm64 must hold no fused multiply-add
@@ -58,6 +67,13 @@ type Config struct {
 	// Lines, when set, keeps only the mutants whose line it holds for the
 	// file (changed-lines mode).
 	Lines map[string]map[int]bool
+	// Max, when positive, judges at most that many mutants, evenly spaced
+	// in source order.
+	Max int
+	// Layers is the oracle (nil: Layers); MinTimeout the least time-out of
+	// a layer (0: 10 s). Tests set them.
+	Layers     []Layer
+	MinTimeout time.Duration
 }
 
 // Outcome is what happened to one mutant.
@@ -74,6 +90,7 @@ type Outcome struct {
 // Result is a campaign's outcome.
 type Result struct {
 	Generated int
+	Sampled   int // when Max sampled: how many there were
 	Dropped   int // candidates that did not compile
 	Outcomes  []Outcome
 	Baseline  map[string]time.Duration
@@ -84,6 +101,7 @@ type Result struct {
 
 type built struct {
 	layer   Layer
+	pkg     string
 	bin     string
 	dir     string // where the test binary runs (its package directory)
 	base    time.Duration
@@ -119,12 +137,14 @@ func Campaign(cfg Config) (*Result, error) {
 	}
 	defer os.RemoveAll(work)
 	var outcomes []Outcome
+	loaded := map[string]*Package{}
 	for _, dir := range pkgs {
 		p, err := LoadPackage(cfg.Root, dir)
 		if err != nil {
 			return nil, err
 		}
-		var ms []Mutant
+		loaded[dir] = p
+		n := 0
 		for _, f := range byPkg[dir] {
 			fm, dropped, err := p.Generate(f)
 			if err != nil {
@@ -135,42 +155,53 @@ func Campaign(cfg Config) (*Result, error) {
 				if cfg.Lines != nil && !cfg.Lines[f][m.Line] {
 					continue
 				}
-				ms = append(ms, m)
+				outcomes = append(outcomes, Outcome{Mutant: m})
+				n++
 			}
 		}
-		if len(ms) == 0 {
-			continue
+		logf("%s: %d mutants", dir, n)
+	}
+	if cfg.Max > 0 && len(outcomes) > cfg.Max {
+		logf("judging %d of the %d mutants, evenly spaced (-max)", cfg.Max, len(outcomes))
+		res.Sampled = len(outcomes)
+		kept := make([]Outcome, cfg.Max)
+		for i := range kept {
+			kept[i] = outcomes[i*len(outcomes)/cfg.Max]
 		}
-		first := len(outcomes) + 1
-		for i, m := range ms {
-			outcomes = append(outcomes, Outcome{Mutant: m, Num: first + i})
-		}
-		logf("%s: %d mutants", dir, len(ms))
-		if err := judgePackage(cfg, mod, p, work, outcomes[first-1:], res, logf); err != nil {
-			return nil, err
-		}
+		outcomes = kept
+	}
+	for i := range outcomes {
+		outcomes[i].Num = i + 1
 	}
 	res.Generated = len(outcomes)
 	res.Outcomes = outcomes
+	if len(outcomes) > 0 {
+		if err := judgeAll(cfg, mod, loaded, work, outcomes, res, logf); err != nil {
+			return nil, err
+		}
+	}
 	res.Elapsed = time.Since(start)
 	return res, nil
 }
 
-// judgePackage builds the schema binaries for one package's mutants and
-// runs every mutant through the oracle.
-func judgePackage(cfg Config, mod string, p *Package, work string, outs []Outcome, res *Result, logf func(string, ...any)) error {
-	dir := filepath.Join(work, strings.ReplaceAll(p.Dir, "/", "_"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	// The schema of every mutated file, and the explorer's hooked copy of
-	// each table file with the same schema.
+// judgeAll builds the schema binaries for every mutant (one overlay: the
+// schema of each mutated file and the explorer's copy of each table file)
+// and runs every mutant through the oracle.
+func judgeAll(cfg Config, mod string, pkgs map[string]*Package, dir string, outs []Outcome, res *Result, logf func(string, ...any)) error {
 	replace := map[string]string{}
 	byFile := map[string][]int{}
+	var files []string
 	for i, o := range outs {
+		if byFile[o.Mutant.File] == nil {
+			files = append(files, o.Mutant.File)
+		}
 		byFile[o.Mutant.File] = append(byFile[o.Mutant.File], i)
 	}
-	for file, idx := range byFile {
+	mutated := map[string]bool{}
+	for _, file := range files {
+		idx := byFile[file]
+		p := pkgs[filepath.ToSlash(filepath.Dir(file))]
+		mutated[p.Dir] = true
 		ms := make([]Mutant, len(idx))
 		nums := make([]int, len(idx))
 		for j, i := range idx {
@@ -193,7 +224,12 @@ func judgePackage(cfg Config, mod string, p *Package, work string, outs []Outcom
 		return err
 	}
 	t0 := time.Now()
-	layers, err := buildLayers(cfg.Root, p.Dir, dir, overlay, logf)
+	var units []string
+	for d := range mutated {
+		units = append(units, d)
+	}
+	sort.Strings(units)
+	layers, err := buildLayers(cfg, units, dir, overlay, logf)
 	if err != nil {
 		return err
 	}
@@ -204,25 +240,25 @@ func judgePackage(cfg Config, mod string, p *Package, work string, outs []Outcom
 		l := &layers[i]
 		ok, out, d, timedOut := runLayer(*l, 0, 10*time.Minute)
 		if !ok || timedOut {
-			return fmt.Errorf("the %s layer fails with no mutant active (the schema build of %s changed behaviour, or the suite is broken):\n%s", l.layer.Name, p.Dir, tail(out, 40))
+			return fmt.Errorf("the %s layer (%s) fails with no mutant active (the schema build changed behaviour, or the suite is broken):\n%s", l.layer.Name, l.pkg, tail(out, 40))
 		}
 		l.base = d
-		l.timeout = max(20*time.Second, 8*d)
+		l.timeout = max(cmp.Or(cfg.MinTimeout, 10*time.Second), 8*d)
 		if prev, ok := res.Baseline[l.layer.Name]; !ok || d > prev {
 			res.Baseline[l.layer.Name] = d
 		}
-		logf("baseline %-16s %v", l.layer.Name, d.Round(time.Millisecond))
+		logf("baseline %-16s %-20s %v", l.layer.Name, l.pkg, d.Round(time.Millisecond))
 	}
 	sort.SliceStable(layers, func(i, j int) bool { return layers[i].base < layers[j].base })
-	res.Order = nil
 	for _, l := range layers {
-		res.Order = append(res.Order, l.layer.Name)
+		if !slices.Contains(res.Order, l.layer.Name) {
+			res.Order = append(res.Order, l.layer.Name)
+		}
 	}
 	workers := max(cfg.Workers, 1)
 	var mu sync.Mutex
-	next := 0
+	next, done := 0, 0
 	var wg sync.WaitGroup
-	done := 0
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -236,10 +272,17 @@ func judgePackage(cfg Config, mod string, p *Package, work string, outs []Outcom
 				o := &outs[next]
 				next++
 				mu.Unlock()
-				judge(cfg, o, layers, dir)
+				pkg := "./" + filepath.ToSlash(filepath.Dir(o.Mutant.File))
+				var mine []built
+				for _, l := range layers {
+					if l.layer.Pkg != "" || l.pkg == pkg {
+						mine = append(mine, l)
+					}
+				}
+				judge(cfg, o, mine, dir)
 				mu.Lock()
 				done++
-				logf("[%d/%d] %-8s %-16s %s  %s", done, len(outs), o.Status, o.Layer, o.Mutant.Where(), o.Mutant.ID())
+				logf("[%d/%d] %-8s %-16s %6.1fs %s  %s", done, len(outs), o.Status, o.Layer, o.Time.Seconds(), o.Mutant.Where(), o.Mutant.ID())
 				mu.Unlock()
 			}
 		}()
@@ -265,22 +308,32 @@ func writeOverlay(path string, replace map[string]string) error {
 	return os.WriteFile(path, data, 0o644)
 }
 
-// buildLayers builds one test binary per layer with the overlay.
-func buildLayers(root, pkgDir, dir, overlay string, logf func(string, ...any)) ([]built, error) {
+// buildLayers builds one test binary per layer with the overlay: the unit
+// layers once per mutated package, every other layer once.
+func buildLayers(cfg Config, units []string, dir, overlay string, logf func(string, ...any)) ([]built, error) {
+	oracle := cfg.Layers
+	if oracle == nil {
+		oracle = Layers
+	}
 	var out []built
-	for _, l := range Layers {
-		pkg := l.Pkg
-		if pkg == "" {
-			pkg = "./" + pkgDir
+	for _, l := range oracle {
+		pkgs := []string{l.Pkg}
+		if l.Pkg == "" {
+			pkgs = nil
+			for _, u := range units {
+				pkgs = append(pkgs, "./"+u)
+			}
 		}
-		bin := filepath.Join(dir, l.Name+".test")
-		cmd := exec.Command("go", "test", "-c", "-vet=off", "-overlay", overlay, "-o", bin, pkg)
-		cmd.Dir = root
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("building the %s layer (%s) with the schema of %s: %v\n%s", l.Name, pkg, pkgDir, err, tail(string(b), 40))
+		for _, pkg := range pkgs {
+			bin := filepath.Join(dir, l.Name+"_"+strings.ReplaceAll(strings.TrimPrefix(pkg, "./"), "/", "_")+".test")
+			cmd := exec.Command("go", "test", "-c", "-vet=off", "-overlay", overlay, "-o", bin, pkg)
+			cmd.Dir = cfg.Root
+			if b, err := cmd.CombinedOutput(); err != nil {
+				return nil, fmt.Errorf("building the %s layer (%s) with the schema build: %v\n%s", l.Name, pkg, err, tail(string(b), 40))
+			}
+			out = append(out, built{layer: l, pkg: pkg, bin: bin, dir: filepath.Join(cfg.Root, filepath.FromSlash(strings.TrimPrefix(pkg, "./")))})
+			logf("built %s (%s)", l.Name, pkg)
 		}
-		out = append(out, built{layer: l, bin: bin, dir: filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(pkg, "./")))})
-		logf("built %s (%s)", l.Name, pkg)
 	}
 	return out, nil
 }
@@ -290,6 +343,9 @@ func runLayer(b built, num int, timeout time.Duration) (ok bool, out string, d t
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
 	defer cancel()
 	args := []string{"-test.run", b.layer.Run, "-test.count=1", "-test.failfast", "-test.timeout", timeout.String()}
+	if b.layer.Skip != "" {
+		args = append(args, "-test.skip", b.layer.Skip)
+	}
 	args = append(args, b.layer.Args...)
 	cmd := exec.CommandContext(ctx, b.bin, args...)
 	cmd.Dir = b.dir
@@ -311,7 +367,7 @@ var failLine = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
 //
 // A time-out is not a kill by itself: a mutant can make a test slow
 // without making it wrong. It counts as a kill (a hang) only when the
-// layer times out again with four times the budget and the goroutine dump
+// layer times out again with three times the budget and the goroutine dump
 // go test prints at its time-out shows a goroutine inside the mutated
 // file, so the mutated code itself does not finish: the suite's own
 // time-out would report it, as a failure naming that test. A time-out
@@ -329,7 +385,7 @@ func judge(cfg Config, o *Outcome, layers []built, dir string) {
 	for _, l := range layers {
 		ok, out, _, timedOut := runLayer(l, o.Num, l.timeout)
 		if timedOut {
-			ok2, out2, _, timedOut2 := runLayer(l, o.Num, 4*l.timeout)
+			ok2, out2, _, timedOut2 := runLayer(l, o.Num, 3*l.timeout)
 			if !timedOut2 {
 				if !ok2 {
 					o.Status, o.Layer, o.Test = "killed", l.layer.Name, firstFail(out2)

@@ -63,6 +63,9 @@ func Schema(mod string, src []byte, ms []Mutant, nums []int) []byte {
 		s.muts = append(s.muts, nums[i])
 		s.mutants = append(s.mutants, m)
 	}
+	if len(sites) == 0 {
+		return src
+	}
 	// Outer nodes first: by start, then longest, then a statement before
 	// the expression of the same span (an expression statement's call).
 	sort.Slice(sites, func(i, j int) bool {
