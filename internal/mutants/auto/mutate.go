@@ -39,6 +39,9 @@ type Mutant struct {
 	NodeStart, NodeEnd int
 	Stmt               bool
 	Type               string
+	// Step, for an x++ or x-- in a loop header, is x: the schema writes the
+	// statement as x += step.
+	Step string
 	// Fixed is set when the node cannot be wrapped (a for loop's post
 	// statement): the mutant is run from its own overlay only.
 	Fixed bool
@@ -316,6 +319,14 @@ func (g *generator) add(op string, node ast.Node, start, end token.Pos, repl str
 	case ast.Stmt:
 		m.Stmt = true
 		m.Fixed = g.fixed[n]
+		// x++ or x-- in a header becomes x += step, the step chosen at run
+		// time (an assignment may stand where an if may not).
+		if inc, ok := n.(*ast.IncDecStmt); ok && m.Fixed {
+			if t := g.typeOf(inc.X); t != nil {
+				m.Fixed, m.Step = false, g.text(inc.X)
+				m.Type = types.TypeString(t, g.qualifier)
+			}
+		}
 	case ast.Expr:
 		t := g.typeOf(n)
 		if t == nil {

@@ -44,7 +44,11 @@ var Layers = []Layer{
 		Args: []string{"-rapid.checks=1000", "-rapid.seed=1"}},
 	{Name: "linearizability", Pkg: "./linearizability", Run: "^(TestShortTokenBucket|TestShortCredits|TestTokenBucketModelHandHistories|TestCreditsModelHandHistories)$",
 		Args: []string{"-lin.budget=500ms", "-lin.seed=1"}},
-	{Name: "explore", Pkg: "./internal/explore", Run: "^TestCatalogueRealCode$", Args: []string{"-explore.bound=1"}},
+	// Bound 2, as CI's explore step, except for the two scenarios whose
+	// bound-2 searches take most of its time (11 and 18 s of 33 s when
+	// measured): they run at bound 1.
+	{Name: "explore", Pkg: "./internal/explore", Run: "^TestCatalogueRealCode$",
+		Args: []string{"-explore.bound=2", "-explore.bound-for=tb-reclaims-race=1,tb-reclaim-compacts=1"}},
 }
 
 // slowUnit are the unit tests that take most of their package's time (a
@@ -71,7 +75,7 @@ type Config struct {
 	// in source order.
 	Max int
 	// Layers is the oracle (nil: Layers); MinTimeout the least time-out of
-	// a layer (0: 10 s). Tests set them.
+	// a layer (0: 3 s). Tests set them.
 	Layers     []Layer
 	MinTimeout time.Duration
 }
@@ -243,7 +247,7 @@ func judgeAll(cfg Config, mod string, pkgs map[string]*Package, dir string, outs
 			return fmt.Errorf("the %s layer (%s) fails with no mutant active (the schema build changed behaviour, or the suite is broken):\n%s", l.layer.Name, l.pkg, tail(out, 40))
 		}
 		l.base = d
-		l.timeout = max(cmp.Or(cfg.MinTimeout, 10*time.Second), 8*d)
+		l.timeout = max(cmp.Or(cfg.MinTimeout, 3*time.Second), 10*d)
 		if prev, ok := res.Baseline[l.layer.Name]; !ok || d > prev {
 			res.Baseline[l.layer.Name] = d
 		}

@@ -109,6 +109,24 @@ func children(src []byte, s *site) string {
 func choice(src []byte, s *site) string {
 	orig := children(src, s)
 	var b strings.Builder
+	if x := s.mutants[0].Step; x != "" {
+		// x++ / x-- in a loop header, as x += step: the original step is
+		// ±1, incdec's the opposite, remove's 0.
+		one := "1"
+		if strings.HasSuffix(strings.TrimSpace(string(src[s.start:s.end])), "--") {
+			one = "-1"
+		}
+		fmt.Fprintf(&b, "%s += func() %s { switch automutActive.ID {", x, s.typ)
+		for i, m := range s.mutants {
+			step := "0"
+			if m.Op == "incdec" {
+				step = map[string]string{"1": "-1", "-1": "1"}[one]
+			}
+			fmt.Fprintf(&b, "case %d: return %s\n", s.muts[i], step)
+		}
+		fmt.Fprintf(&b, "}; return %s\n}()", one)
+		return b.String()
+	}
 	if s.stmt {
 		for i, m := range s.mutants {
 			v := string(src[s.start:m.Start]) + m.Repl + string(src[m.End:s.end])
