@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -34,6 +35,8 @@ func runAutomut(args []string, stdout, stderr io.Writer) int {
 	list := fs.Bool("list", false, "print the mutants that would be judged, and exit")
 	quiet := fs.Bool("q", false, "print no per-mutant progress")
 	maxN := fs.Int("max", 0, "judge at most this many mutants, evenly spaced (0: all)")
+	match := fs.String("match", "", "judge only the mutants whose ID matches this regular expression")
+	idsFrom := fs.String("ids-from", "", "judge only the mutants whose IDs this file holds, one a line after its last two spaces (the unlisted survivors a campaign printed, or its -out table)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: tollgate mutants --auto [flags]\n\nGenerates mutants of impl/ and model/ (arithmetic, comparison boundary and")
 		fmt.Fprintln(stderr, "negation, logical, increment/decrement, sign, statement removal, compare-and-swap")
@@ -131,11 +134,38 @@ func runAutomut(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%d mutants\n", n)
 		return 0
 	}
+	var only func(auto.Mutant) bool
+	if *match != "" || *idsFrom != "" {
+		var re *regexp.Regexp
+		if *match != "" {
+			if re, err = regexp.Compile(*match); err != nil {
+				fmt.Fprintln(stderr, "tollgate mutants --auto -match:", err)
+				return 2
+			}
+		}
+		var ids map[string]bool
+		if *idsFrom != "" {
+			data, err := os.ReadFile(*idsFrom)
+			if err != nil {
+				fmt.Fprintln(stderr, "tollgate mutants --auto -ids-from:", err)
+				return 2
+			}
+			ids = map[string]bool{}
+			for _, l := range strings.Split(string(data), "\n") {
+				if i := strings.LastIndex(l, "  "); i >= 0 {
+					ids[strings.TrimSpace(l[i+2:])] = true
+				}
+			}
+		}
+		only = func(m auto.Mutant) bool {
+			return (re == nil || re.MatchString(m.ID())) && (ids == nil || ids[m.ID()])
+		}
+	}
 	logf := func(format string, args ...any) { fmt.Fprintf(stdout, format+"\n", args...) }
 	if *quiet {
 		logf = nil
 	}
-	res, err := auto.Campaign(auto.Config{Root: root, Files: targets, Workers: *workers, Log: logf, Lines: lines, Max: *maxN})
+	res, err := auto.Campaign(auto.Config{Root: root, Files: targets, Workers: *workers, Log: logf, Lines: lines, Max: *maxN, Only: only})
 	if err != nil {
 		fmt.Fprintln(stderr, "tollgate mutants --auto:", err)
 		return 1
@@ -147,7 +177,7 @@ func runAutomut(args []string, stdout, stderr io.Writer) int {
 	if len(unlisted) > 0 {
 		fmt.Fprintf(&report, "\n%d surviving mutants are not listed as equivalent in %s (kill each with a test, or list it with the reason it cannot change behaviour):\n", len(unlisted), auto.EquivalentFile)
 		for _, o := range unlisted {
-			fmt.Fprintf(&report, "  %s  %s  %s\n", o.Mutant.Where(), o.Mutant.ID(), o.Test)
+			fmt.Fprintf(&report, "  %s  [%s]  %s\n", o.Mutant.Where(), o.Test, o.Mutant.ID())
 		}
 	}
 	if len(stale) > 0 {

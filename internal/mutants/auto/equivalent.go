@@ -73,7 +73,7 @@ func (r *Result) Verdict(eq Equivalent, files []string, lines map[string]map[int
 			stale = append(stale, id+" (killed by "+o.Layer+")")
 		}
 	}
-	if lines != nil || r.Sampled > 0 {
+	if lines != nil || r.Sampled > 0 || r.Partial {
 		return unlisted, stale // only some mutants of each file were judged
 	}
 	in := map[string]bool{}

@@ -74,6 +74,8 @@ type Config struct {
 	// Max, when positive, judges at most that many mutants, evenly spaced
 	// in source order.
 	Max int
+	// Only, when set, keeps only the mutants it accepts.
+	Only func(Mutant) bool
 	// Layers is the oracle (nil: Layers); MinTimeout the least time-out of
 	// a layer (0: 3 s). Tests set them.
 	Layers     []Layer
@@ -94,8 +96,9 @@ type Outcome struct {
 // Result is a campaign's outcome.
 type Result struct {
 	Generated int
-	Sampled   int // when Max sampled: how many there were
-	Dropped   int // candidates that did not compile
+	Sampled   int  // when Max sampled: how many there were
+	Partial   bool // Only chose the mutants
+	Dropped   int  // candidates that did not compile
 	Outcomes  []Outcome
 	Baseline  map[string]time.Duration
 	Order     []string
@@ -120,7 +123,7 @@ func Campaign(cfg Config) (*Result, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	res := &Result{Baseline: map[string]time.Duration{}}
+	res := &Result{Baseline: map[string]time.Duration{}, Partial: cfg.Only != nil}
 	mod, err := modulePath(cfg.Root)
 	if err != nil {
 		return nil, err
@@ -157,6 +160,9 @@ func Campaign(cfg Config) (*Result, error) {
 			res.Dropped += dropped
 			for _, m := range fm {
 				if cfg.Lines != nil && !cfg.Lines[f][m.Line] {
+					continue
+				}
+				if cfg.Only != nil && !cfg.Only(m) {
 					continue
 				}
 				outcomes = append(outcomes, Outcome{Mutant: m})
