@@ -286,11 +286,12 @@ func covers(lo, hi uint64, lim Limits, nowMs int64, cost float64, w int64) bool 
 // hide any error of its own.
 func retryEstimate(lo, hi uint64, lim Limits, nowMs int64, cost, have float64) (int64, bool) {
 	est := math.Ceil((cost - have) / lim.RefillPerSecond * 1000)
+	// A rate so small that est is beyond every clock converts to some
+	// value or other (Go leaves it to the implementation), and the sum may
+	// wrap: no guard is needed, since only the answer passes the check
+	// below, so a wrong candidate is never returned, only missed.
+	w := int64(uint64(est) + elapsed(nowMs, int64(hi)))
 	limit := retryLimit(nowMs)
-	w := limit
-	if gap := elapsed(nowMs, int64(hi)); est < float64(limit) && gap < uint64(limit)-uint64(est) {
-		w = int64(uint64(est) + gap)
-	}
 	for _, c := range [...]int64{w, w + 1, w - 1} {
 		if c >= 1 && c <= limit && covers(lo, hi, lim, nowMs, cost, c) && !covers(lo, hi, lim, nowMs, cost, c-1) {
 			return c, true
