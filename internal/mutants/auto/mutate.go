@@ -39,9 +39,9 @@ type Mutant struct {
 	NodeStart, NodeEnd int
 	Stmt               bool
 	Type               string
-	// Step, for an x++ or x-- in a loop header, is x: the schema writes the
-	// statement as x += step.
-	Step string
+	// HeaderX, for an x++, x-- or x op= y in a loop header, is x: the
+	// schema writes the statement as x = <HeaderOrig or HeaderMut>.
+	HeaderX, HeaderOrig, HeaderMut string
 	// Fixed is set when the node cannot be wrapped (a for loop's post
 	// statement): the mutant is run from its own overlay only.
 	Fixed bool
@@ -259,7 +259,7 @@ func (p *Package) Generate(file string) (ms []Mutant, dropped int, err error) {
 			dropped++
 			continue
 		}
-		k := m.File + "\x00" + m.Func + "\x00" + m.Op + "\x00" + m.Orig + "\x00" + m.Repl
+		k := m.File + "\x00" + m.Func + "\x00" + m.Op + "\x00" + oneLine(m.Orig) + "\x00" + oneLine(m.Repl) // as ID shows them
 		m.N = seen[k]
 		seen[k]++
 		ms = append(ms, m)
@@ -319,12 +319,33 @@ func (g *generator) add(op string, node ast.Node, start, end token.Pos, repl str
 	case ast.Stmt:
 		m.Stmt = true
 		m.Fixed = g.fixed[n]
-		// x++ or x-- in a header becomes x += step, the step chosen at run
-		// time (an assignment may stand where an if may not).
-		if inc, ok := n.(*ast.IncDecStmt); ok && m.Fixed {
-			if t := g.typeOf(inc.X); t != nil {
-				m.Fixed, m.Step = false, g.text(inc.X)
-				m.Type = types.TypeString(t, g.qualifier)
+		// x++, x--, x op= y in a loop header become x = <expression>, the
+		// expression chosen at run time (an assignment may stand where an
+		// if may not).
+		if m.Fixed {
+			switch x := n.(type) {
+			case *ast.IncDecStmt:
+				if t := g.typeOf(x.X); t != nil {
+					v := g.text(x.X)
+					m.Fixed, m.HeaderX = false, v
+					m.HeaderOrig, m.HeaderMut = v+" + 1", v+" - 1"
+					if x.Tok == token.DEC {
+						m.HeaderOrig, m.HeaderMut = m.HeaderMut, m.HeaderOrig
+					}
+					m.Type = types.TypeString(t, g.qualifier)
+				}
+			case *ast.AssignStmt:
+				if to, ok := assignSwap[x.Tok]; ok && len(x.Lhs) == 1 && len(x.Rhs) == 1 {
+					if t := g.typeOf(x.Lhs[0]); t != nil {
+						v, y := g.text(x.Lhs[0]), g.text(x.Rhs[0])
+						bin := func(tok token.Token) string {
+							return v + " " + strings.TrimSuffix(tok.String(), "=") + " (" + y + ")"
+						}
+						m.Fixed, m.HeaderX = false, v
+						m.HeaderOrig, m.HeaderMut = bin(x.Tok), bin(to)
+						m.Type = types.TypeString(t, g.qualifier)
+					}
+				}
 			}
 		}
 	case ast.Expr:

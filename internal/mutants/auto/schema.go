@@ -109,22 +109,13 @@ func children(src []byte, s *site) string {
 func choice(src []byte, s *site) string {
 	orig := children(src, s)
 	var b strings.Builder
-	if x := s.mutants[0].Step; x != "" {
-		// x++ / x-- in a loop header, as x += step: the original step is
-		// ±1, incdec's the opposite, remove's 0.
-		one := "1"
-		if strings.HasSuffix(strings.TrimSpace(string(src[s.start:s.end])), "--") {
-			one = "-1"
-		}
-		fmt.Fprintf(&b, "%s += func() %s { switch automutActive.ID {", x, s.typ)
+	if x := s.mutants[0].HeaderX; x != "" {
+		// A loop header's x++, x-- or x op= y, as x = <expression>.
+		fmt.Fprintf(&b, "%s = func() %s { switch automutActive.ID {", x, s.typ)
 		for i, m := range s.mutants {
-			step := "0"
-			if m.Op == "incdec" {
-				step = map[string]string{"1": "-1", "-1": "1"}[one]
-			}
-			fmt.Fprintf(&b, "case %d: return %s\n", s.muts[i], step)
+			fmt.Fprintf(&b, "case %d: return %s\n", s.muts[i], m.HeaderMut)
 		}
-		fmt.Fprintf(&b, "}; return %s\n}()", one)
+		fmt.Fprintf(&b, "}; return %s\n}()", s.mutants[0].HeaderOrig)
 		return b.String()
 	}
 	if s.stmt {
