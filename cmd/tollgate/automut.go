@@ -105,6 +105,11 @@ func runAutomut(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tollgate mutants --auto:", err)
 		return 2
 	}
+	open, err := auto.ReadOpen(root)
+	if err != nil {
+		fmt.Fprintln(stderr, "tollgate mutants --auto:", err)
+		return 2
+	}
 	if *list {
 		n := 0
 		for _, dir := range dirsOf(targets) {
@@ -170,12 +175,12 @@ func runAutomut(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tollgate mutants --auto:", err)
 		return 1
 	}
-	summary := res.Summary(eq)
-	unlisted, stale := res.Verdict(eq, targets, lines)
+	summary := res.Summary(eq, open)
+	unlisted, stale := res.VerdictOpen(eq, open, targets, lines)
 	var report bytes.Buffer
 	report.WriteString(summary)
 	if len(unlisted) > 0 {
-		fmt.Fprintf(&report, "\n%d surviving mutants are not listed as equivalent in %s (kill each with a test, or list it with the reason it cannot change behaviour):\n", len(unlisted), auto.EquivalentFile)
+		fmt.Fprintf(&report, "\n%d surviving mutants are not listed as equivalent in %s (kill each with a test, or list it with the reason it cannot change behaviour, or in %s with what would kill it):\n", len(unlisted), auto.EquivalentFile, auto.OpenFile)
 		for _, o := range unlisted {
 			fmt.Fprintf(&report, "  %s  [%s]  %s\n", o.Mutant.Where(), o.Test, o.Mutant.ID())
 		}

@@ -99,12 +99,23 @@ func TestSchemaTypeChecks(t *testing.T) {
 	}
 }
 
-// TestEquivalentListParses: the committed list of equivalent mutants
-// parses, and every entry names a file the campaign mutates.
+// TestEquivalentListParses: the committed lists of equivalent and of open
+// mutants parse, no mutant is on both, and every entry names a file the
+// campaign mutates.
 func TestEquivalentListParses(t *testing.T) {
 	eq, err := ReadEquivalent(root(t))
 	if err != nil {
 		t.Fatal(err)
+	}
+	open, err := ReadOpen(root(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := range open {
+		if _, both := eq[id]; both {
+			t.Errorf("%s is listed both as equivalent and as open", id)
+		}
+		eq[id] = open[id]
 	}
 	for id := range eq {
 		f, _, _ := strings.Cut(id, " ")

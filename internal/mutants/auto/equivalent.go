@@ -19,6 +19,12 @@ import (
 // comments.
 const EquivalentFile = "internal/mutants/auto/equivalent.txt"
 
+// OpenFile lists the surviving mutants that are not equivalent but that no
+// layer kills yet, each with what would kill it, in EquivalentFile's
+// format. The campaign reports them as open and does not fail on them; it
+// fails on a survivor that neither list names.
+const OpenFile = "internal/mutants/auto/open.txt"
+
 // ResultsFile holds the full campaign's figures.
 const ResultsFile = "internal/mutants/auto/results.txt"
 
@@ -26,12 +32,21 @@ const ResultsFile = "internal/mutants/auto/results.txt"
 type Equivalent map[string]string
 
 // ReadEquivalent reads the list under root.
-func ReadEquivalent(root string) (Equivalent, error) {
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(EquivalentFile)))
+func ReadEquivalent(root string) (Equivalent, error) { return readList(root, EquivalentFile) }
+
+// ReadOpen reads the list of open survivors under root.
+func ReadOpen(root string) (Equivalent, error) { return readList(root, OpenFile) }
+
+func readList(root, name string) (Equivalent, error) {
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
 	if err != nil {
 		return nil, err
 	}
-	return ParseEquivalent(data)
+	eq, err := ParseEquivalent(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), EquivalentFile+":"))
+	}
+	return eq, nil
 }
 
 // ParseEquivalent parses the list's text.
@@ -61,6 +76,24 @@ func ParseEquivalent(data []byte) (Equivalent, error) {
 // survivors with no reason (the campaign fails), stale are listed mutants
 // of the mutated files that the campaign killed or no longer generates.
 func (r *Result) Verdict(eq Equivalent, files []string, lines map[string]map[int]bool) (unlisted []Outcome, stale []string) {
+	return r.verdict(eq, nil, files, lines)
+}
+
+// VerdictOpen is Verdict with the open list too: a survivor on either list
+// is not unlisted, and an entry of either that names a killed mutant is
+// stale.
+func (r *Result) VerdictOpen(eq, open Equivalent, files []string, lines map[string]map[int]bool) (unlisted []Outcome, stale []string) {
+	return r.verdict(eq, open, files, lines)
+}
+
+func (r *Result) verdict(eq0, open Equivalent, files []string, lines map[string]map[int]bool) (unlisted []Outcome, stale []string) {
+	eq := Equivalent{}
+	for k, v := range eq0 {
+		eq[k] = v
+	}
+	for k, v := range open {
+		eq[k] = v
+	}
 	seen := map[string]bool{}
 	for _, o := range r.Outcomes {
 		id := o.Mutant.ID()
@@ -92,11 +125,11 @@ func (r *Result) Verdict(eq Equivalent, files []string, lines map[string]map[int
 
 // Summary writes the campaign's figures: mutants per file, kills per
 // layer, equivalent (listed), survivors, time.
-func (r *Result) Summary(eq Equivalent) string {
+func (r *Result) Summary(eq, open Equivalent) string {
 	var b strings.Builder
 	perLayer := map[string]int{}
 	hangs := map[string]int{}
-	killed, equiv, survived, notBuilt := 0, 0, 0, 0
+	killed, equiv, survived, notBuilt, opened := 0, 0, 0, 0, 0
 	type fileCount struct{ gen, killed, equiv int }
 	files := map[string]*fileCount{}
 	var names []string
@@ -119,6 +152,8 @@ func (r *Result) Summary(eq Equivalent) string {
 		case eq[o.Mutant.ID()] != "":
 			equiv++
 			fc.equiv++
+		case open[o.Mutant.ID()] != "":
+			opened++
 		case o.Status == "not-built":
 			notBuilt++
 		default:
@@ -130,7 +165,7 @@ func (r *Result) Summary(eq Equivalent) string {
 	if r.Sampled > 0 {
 		fmt.Fprintf(&b, "(a sample: %d judged of %d)\n", r.Generated, r.Sampled)
 	}
-	fmt.Fprintf(&b, "killed: %d; equivalent (listed in %s): %d; survived unlisted: %d; not built: %d\n", killed, EquivalentFile, equiv, survived, notBuilt)
+	fmt.Fprintf(&b, "killed: %d; equivalent (listed in %s): %d; open (live, listed in %s): %d; survived unlisted: %d; not built: %d\n", killed, EquivalentFile, equiv, OpenFile, opened, survived, notBuilt)
 	if d := r.Generated - equiv; d > 0 {
 		fmt.Fprintf(&b, "non-equivalent mutants killed: %d of %d (%.1f%%)\n", killed, d, 100*float64(killed)/float64(d))
 	}
