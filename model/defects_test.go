@@ -1,0 +1,89 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDirectDefectsPanic: C12 for the model's own functions, called
+// directly as checkers do: each panics with its defect's message (not an
+// index error) on the argument it checks, even where an earlier answer
+// (closed, exhausted) would need no argument at all.
+func TestDirectDefectsPanic(t *testing.T) {
+	var s Credits[int]
+	closed := s.Close()
+	full := s
+	for n := GeneralSlots + 1; n <= Slots; n++ {
+		full, _, _ = full.Reserve(9, Internal)
+	}
+	for name, f := range map[string]func(){
+		"ClassOf(0)":                    func() { ClassOf(0) },
+		"ClassOf(33)":                   func() { ClassOf(Slots + 1) },
+		"Row(0)":                        func() { s.Row(0) },
+		"Row(33)":                       func() { s.Row(Slots + 1) },
+		"Reserve holder 0, closed":      func() { closed.Reserve(0, General) },
+		"Reserve holder 0, exhausted":   func() { full.Reserve(0, Internal) },
+		"ReserveSlot holder 0":          func() { s.ReserveSlot(0, Token{Slot: 1, Epoch: 1}) },
+		"ReserveSlot epoch 0":           func() { s.ReserveSlot(1, Token{Slot: 1}) },
+		"ReserveSlot slot 0":            func() { s.ReserveSlot(1, Token{Epoch: 1}) },
+		"ReserveSlot epoch 0 (closed)":  func() { closed.ReserveSlot(1, Token{Slot: 1}) },
+		"ReserveSlot holder 0 (closed)": func() { closed.ReserveSlot(0, Token{Slot: 1, Epoch: 1}) },
+	} {
+		func() {
+			defer func() {
+				r := recover()
+				if msg, _ := r.(string); !strings.Contains(msg, "defect") {
+					t.Errorf("%s: recovered %v, want a defect panic", name, r)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// TestExhaustedSeesEverySlot: a class is exhausted only when every one of
+// its slots, the first and the last included, is in use.
+func TestExhaustedSeesEverySlot(t *testing.T) {
+	var s Credits[int]
+	if s.Exhausted(General) || s.Exhausted(Internal) {
+		t.Fatal("an empty table is exhausted")
+	}
+	var toks []Token
+	for n := GeneralSlots + 1; n <= Slots; n++ {
+		var tok Token
+		s, tok, _ = s.Reserve(9, Internal)
+		toks = append(toks, tok)
+	}
+	if !s.Exhausted(Internal) || s.Exhausted(General) {
+		t.Fatal("a full internal class is not exhausted, or the general one is")
+	}
+	for _, i := range []int{0, len(toks) - 1} {
+		u, ok := s.Release(9, toks[i])
+		if !ok {
+			t.Fatalf("release of %v refused", toks[i])
+		}
+		if u.Exhausted(Internal) {
+			t.Errorf("slot %d free, yet the internal class is exhausted", toks[i].Slot)
+		}
+	}
+}
+
+// TestCreditsEqualEveryField: two states that differ in one part only
+// (a row, the last epoch, closed, the dead holders) are not Equal.
+func TestCreditsEqualEveryField(t *testing.T) {
+	var base Credits[int]
+	row, _, _ := base.Reserve(1, General)
+	row.lastEpoch = base.lastEpoch // the row differs, the epoch does not
+	epoch := base
+	epoch.lastEpoch = 5
+	closed := base.Close()
+	dead := base.Exit(3)
+	for name, u := range map[string]Credits[int]{"row": row, "last epoch": epoch, "closed": closed, "dead": dead} {
+		if base.Equal(u) || u.Equal(base) {
+			t.Errorf("states differing in %s only are Equal", name)
+		}
+	}
+	if !base.Equal(base) {
+		t.Error("a state is not Equal to itself")
+	}
+}
