@@ -87,3 +87,49 @@ func TestCreditsEqualEveryField(t *testing.T) {
 		t.Error("a state is not Equal to itself")
 	}
 }
+
+// TestDirectDefectsPanicClosed: on a closed table the token and holder
+// checks still come first (C12).
+func TestDirectDefectsPanicClosed(t *testing.T) {
+	closed := Credits[int]{}.Close()
+	for name, f := range map[string]func(){
+		"Enqueue epoch 0":   func() { closed.Enqueue(1, Token{Slot: 1}, 0, 0) },
+		"Take epoch 0":      func() { closed.Take(Token{Slot: 1}) },
+		"Finish epoch 0":    func() { closed.Finish(Token{Slot: 1}) },
+		"Release holder 0":  func() { closed.Release(0, Token{Slot: 1, Epoch: 1}) },
+		"Release epoch 0":   func() { closed.Release(1, Token{Slot: 1}) },
+		"SweepSlot slot 0":  func() { closed.SweepSlot(0) },
+		"SweepSlot slot 33": func() { closed.SweepSlot(Slots + 1) },
+	} {
+		func() {
+			defer func() {
+				r := recover()
+				if msg, _ := r.(string); !strings.Contains(msg, "defect") {
+					t.Errorf("%s: recovered %v, want a defect panic", name, r)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// TestEnqueuedOrder: C13, oldest mark first and ties by slot, over every
+// general slot enqueued at one of two marks.
+func TestEnqueuedOrder(t *testing.T) {
+	var s Credits[int]
+	for n := 1; n <= GeneralSlots; n++ {
+		var tok Token
+		s, tok, _ = s.Reserve(1, General)
+		s, _ = s.Enqueue(1, tok, n, int64(10-n%2*5)) // odd slots at 5 ms, even at 10
+	}
+	es := s.Enqueued()
+	for i := 1; i < len(es); i++ {
+		a, b := es[i-1], es[i]
+		if a.MarkedMs > b.MarkedMs || a.MarkedMs == b.MarkedMs && a.Slot >= b.Slot {
+			t.Fatalf("entries %d and %d out of order: %+v then %+v", i-1, i, a, b)
+		}
+	}
+	if len(es) != GeneralSlots {
+		t.Fatalf("%d entries, want %d", len(es), GeneralSlots)
+	}
+}
