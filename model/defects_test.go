@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -131,5 +132,36 @@ func TestEnqueuedOrder(t *testing.T) {
 	}
 	if len(es) != GeneralSlots {
 		t.Fatalf("%d entries, want %d", len(es), GeneralSlots)
+	}
+}
+
+// TestKindStringsOutOfRange: a kind past the names prints as a number.
+func TestKindStringsOutOfRange(t *testing.T) {
+	for _, k := range []CrKind{CrKind(len(crKindNames)), 99, 255} {
+		if got, want := k.String(), fmt.Sprintf("CrKind(%d)", uint8(k)); got != want {
+			t.Errorf("%d: %q, want %q", uint8(k), got, want)
+		}
+	}
+}
+
+// TestAmountDivergenceBounds: an amount at either end of [0, most] is
+// inside the bound, so a wrong one there is a rounding departure (T3, or
+// T4 under stale clocks), not the operation's own invariant.
+func TestAmountDivergenceBounds(t *testing.T) {
+	for _, c := range []struct {
+		got, most     float64
+		shrunk, stale bool
+		want          string
+	}{
+		{0, 5, false, false, "T3"},
+		{5, 5, false, false, "T3"},
+		{5, 5, false, true, "T4"},
+		{-1, 5, false, false, "T1"},
+		{5.5, 5, false, false, "T1"},
+		{5.5, 5, true, false, "T8"},
+	} {
+		if got := tbAmountDivergence(c.got, c.most, c.shrunk, c.stale, "T1"); got != c.want {
+			t.Errorf("tbAmountDivergence(%v, %v, shrunk %v, stale %v) = %s, want %s", c.got, c.most, c.shrunk, c.stale, got, c.want)
+		}
 	}
 }
