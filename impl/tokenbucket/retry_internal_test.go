@@ -3,6 +3,7 @@ package tokenbucket
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 // TestRetryEstimateAnswersAlone pins RetryAfterAt's fast path without its
@@ -56,5 +57,16 @@ func TestRetryEstimateAnswersAlone(t *testing.T) {
 	}
 	if ones == 0 {
 		t.Error("no case with an answer of 1 ms")
+	}
+}
+
+// TestMillisSaturates: millis is exact up to the largest whole number of
+// milliseconds a Duration holds, and saturates only past it.
+func TestMillisSaturates(t *testing.T) {
+	top := int64(math.MaxInt64 / time.Millisecond)
+	for w, want := range map[int64]time.Duration{0: 0, 1: time.Millisecond, top: time.Duration(top) * time.Millisecond, top + 1: math.MaxInt64, math.MaxInt64: math.MaxInt64} {
+		if got := millis(w); got != want {
+			t.Errorf("millis(%d) = %d, want %d", w, got, want)
+		}
 	}
 }
