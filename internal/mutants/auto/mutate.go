@@ -70,7 +70,7 @@ func orDash(s string) string {
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 90 {
-		s = s[:60] + " … " + s[len(s)-25:]
+		s = strings.TrimSpace(s[:60]) + " … " + strings.TrimSpace(s[len(s)-25:])
 	}
 	return s
 }
