@@ -165,3 +165,64 @@ func TestAmountDivergenceBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestTBKindStringOutOfRange: a kind past the names prints as a number.
+func TestTBKindStringOutOfRange(t *testing.T) {
+	for _, k := range []TBKind{TBKind(len(tbKindNames)), 99, 255} {
+		if got, want := k.String(), fmt.Sprintf("TBKind(%d)", uint8(k)); got != want {
+			t.Errorf("%d: %q, want %q", uint8(k), got, want)
+		}
+	}
+}
+
+// TestTBTableEqualPaths: tables that hold the same buckets and floor are
+// Equal however they got there (a bucket stored before a reclaim raised
+// the floor, or after), and a table is Equal to itself.
+func TestTBTableEqualPaths(t *testing.T) {
+	lim := Limits{Capacity: 2, RefillPerSecond: 0.001}
+	take := TBInput[string]{Kind: TBTake, Key: "k", Limits: lim, Cost: 1, NowMs: 10}
+	reclaim := func(now int64) TBInput[string] { return TBInput[string]{Kind: TBReclaim, Limits: lim, NowMs: now} }
+	var a, b TBTable[string]
+	a, _ = a.Step(reclaim(5))
+	a, _ = a.Step(take)
+	a, _ = a.Step(reclaim(7)) // k's timestamp 10 is after 7: kept
+	b, _ = b.Step(reclaim(7))
+	b, _ = b.Step(take)
+	if !a.Equal(a) || !a.Equal(b) || !b.Equal(a) {
+		t.Fatalf("equal tables compare unequal:\n%+v\n%+v", a, b)
+	}
+	c, _ := b.Step(take)
+	if a.Equal(c) {
+		t.Fatal("tables with different tokens for k compare equal")
+	}
+}
+
+// TestStepBucketCountsReclaim: a reclaim's part for one key counts 1
+// exactly when it forgets that key's bucket.
+func TestStepBucketCountsReclaim(t *testing.T) {
+	lim := Limits{Capacity: 2, RefillPerSecond: 1}
+	b, _ := StepBucket(Bucket{}, TBInput[string]{Kind: TBTake, Key: "k", Limits: lim, Cost: 1, NowMs: 0})
+	if _, out := StepBucket(b, TBInput[string]{Kind: TBReclaim, Limits: lim, NowMs: 500}); out.Reclaimed != 0 {
+		t.Errorf("a reclaim of a bucket not yet full counted %d", out.Reclaimed)
+	}
+	if _, out := StepBucket(b, TBInput[string]{Kind: TBReclaim, Limits: lim, NowMs: 5000}); out.Reclaimed != 1 {
+		t.Errorf("a reclaim of a full bucket counted %d, want 1", out.Reclaimed)
+	}
+}
+
+// TestSweepSlotOnlyReserved: a sweep frees only a reserved row of a dead
+// holder, never its enqueued row (C10).
+func TestSweepSlotOnlyReserved(t *testing.T) {
+	var s Credits[int]
+	s, tok, _ := s.Reserve(1, General)
+	s, _ = s.Enqueue(1, tok, 7, 0)
+	s = s.Exit(1)
+	if _, ok := s.SweepSlot(tok.Slot); ok {
+		t.Fatal("a sweep freed the enqueued row of an exited holder")
+	}
+	s, tok2, _ := s.Reserve(2, General)
+	s = s.Exit(2)
+	if _, ok := s.SweepSlot(tok2.Slot); !ok {
+		t.Fatal("a sweep kept the reserved row of an exited holder")
+	}
+}
