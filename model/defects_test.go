@@ -226,3 +226,29 @@ func TestSweepSlotOnlyReserved(t *testing.T) {
 		t.Fatal("a sweep kept the reserved row of an exited holder")
 	}
 }
+
+// TestAnswerRenderings: the rendering of answers for a failure report:
+// every field an answer carries is shown, and a refusal says which.
+func TestAnswerRenderings(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{TBOutput{}.Answer(0), "rate_limited"},
+		{TBOutput{}.Answer(TBPeek), "not ok"},
+		{TBOutput{OK: true}.Answer(TBPeek), "ok tokens=0"},
+		{TBOutput{OK: true}.Answer(TBReclaim), "ok reclaimed=0"},
+		{TBOutput{OK: true, Reclaimed: 3}.Answer(TBReclaim), "ok reclaimed=3"},
+		{TBOutput{Reclaimed: 2}.Answer(TBTake), "rate_limited reclaimed=2"},
+		{TBOutput{Tokens: 1}.Answer(TBTake), "rate_limited tokens=1"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%q, want %q", c.got, c.want)
+		}
+	}
+	o := CrOutput[int]{Result: Lost, Token: Token{Slot: 3, Epoch: 4}, Payload: 9, Count: 2,
+		Entries: []Entry[int]{{Slot: 1, Epoch: 1, Payload: 5}}, Snap: Snapshot{General: Counts{Free: 1}}, Bounds: Bounds{Total: 32}}
+	got := o.Answer(CrKind(0))
+	for _, part := range []string{"result=lost", "ok=false", "token=slot 3 epoch 4", "payload=", "count=2", "entries=[slot 1 epoch 1", "snapshot={", "bounds={"} {
+		if !strings.Contains(got, part) {
+			t.Errorf("the answer of an unknown kind %q lacks %q", got, part)
+		}
+	}
+}
