@@ -49,6 +49,18 @@ func TestRetryEstimateAnswersAlone(t *testing.T) {
 			}
 		}
 	}
+	// At the end of the clock's range the answer can be the largest wait
+	// itself: the estimate must answer that too.
+	lim := Limits{Capacity: 1, RefillPerSecond: 1}
+	for _, limit := range []int64{1000, 5000} {
+		now := int64(math.MaxInt64) - limit
+		lo, hi := packState(0, now)
+		w, ok := retryEstimate(lo, hi, lim, now, 1, 0)
+		want := retrySearch(lo, hi, lim, now, 1)
+		if want != 1000 || !ok || w != want {
+			t.Errorf("now = MaxInt64 - %d: the estimate gave (%d, %v), bisection %d, want 1000", limit, w, ok, want)
+		}
+	}
 	t.Logf("%d cases: answer − closed form %v; %d answers of 1 ms", cases, offsets, ones)
 	for _, d := range []int64{-1, 0, 1} {
 		if offsets[d] == 0 {
