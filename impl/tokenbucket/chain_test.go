@@ -14,7 +14,7 @@ import (
 // full bucket and succeed.
 func TestChainAppendStorm(t *testing.T) {
 	lim := Limits{Capacity: 1, RefillPerSecond: 1e-9}
-	const goroutines, perG, rounds = 4, 16, 60
+	const goroutines, perG, rounds = 8, 8, 200
 	for r := 0; r < rounds; r++ {
 		tb := forcedTable(t, func(int) uint64 { return 7 })
 		var wg sync.WaitGroup
