@@ -202,7 +202,7 @@ func runAutomut(args []string, stdout, stderr io.Writer) int {
 	if len(unlisted) > 0 || len(stale) > 0 {
 		return 1
 	}
-	fmt.Fprintln(stdout, "\nevery mutant was killed or is listed as equivalent")
+	fmt.Fprintln(stdout, "\nevery mutant was killed or is listed (equivalent, or open with what would kill it)")
 	return 0
 }
 
