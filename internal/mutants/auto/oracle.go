@@ -41,7 +41,7 @@ var Layers = []Layer{
 	{Name: "vectors", Pkg: "./conform", Run: "^(TestVectorsMatchModel|TestVectorsCoverEveryInvariant|TestGoDriverPasses|TestCrAnswerInvertsCrResponse|TestDivergeNamesTheInvariant)$"},
 	{Name: "fuzz-seeds", Pkg: "./fuzz", Run: "^Fuzz"},
 	{Name: "differential", Pkg: "./internal/diff", Run: "^(TestRapidCredits|TestRapidTokenBucket|TestRapidHostile|TestRealImplementationPassesScripts)$",
-		Args: []string{"-rapid.checks=1000", "-rapid.seed=1"}},
+		Args: []string{"-rapid.checks=1000", "-rapid.seed=1", "-rapid.nofailfile"}},
 	{Name: "linearizability", Pkg: "./linearizability", Run: "^(TestShortTokenBucket|TestShortCredits|TestTokenBucketModelHandHistories|TestCreditsModelHandHistories)$",
 		Args: []string{"-lin.budget=500ms", "-lin.seed=1"}},
 	// Bound 2, as CI's explore step, except for the two scenarios whose
@@ -359,7 +359,9 @@ func runLayer(b built, num int, timeout time.Duration) (ok bool, out string, d t
 	args = append(args, b.layer.Args...)
 	cmd := exec.CommandContext(ctx, b.bin, args...)
 	cmd.Dir = b.dir
-	cmd.Env = append(os.Environ(), EnvActive+"="+strconv.Itoa(num))
+	// RAPID_NOFAILFILE: a mutant's failure must not leave a fail file in
+	// the tree (internal/diff/testdata/rapid).
+	cmd.Env = append(os.Environ(), EnvActive+"="+strconv.Itoa(num), "RAPID_NOFAILFILE=1")
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	cmd.WaitDelay = 5 * time.Second
