@@ -27,6 +27,9 @@ func runMutants(args []string) int {
 
 // mutants is the mutants command with its output streams, for tests.
 func mutants(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "--auto" || args[0] == "-auto") {
+		return runAutomut(args[1:], stdout, stderr) // automut.go
+	}
 	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	list := fs.Bool("list", false, "print one mutant per line with the layers expected to kill it, and exit")

@@ -320,7 +320,13 @@ func TestDefectsPanic(t *testing.T) {
 		"zero token":       func() { tab.Release(h, credits.Token{}) },
 		"epoch 0":          func() { tab.EnqueueAt(0, h, credits.Token{Slot: good.Slot}, "p") },
 		"nil holder (enq)": func() { tab.EnqueueAt(0, nil, good, "p") },
-		"dead table slot":  func() { dead := credits.New[string](); dead.Close(); dead.Take(credits.Token{Slot: 99, Epoch: 1}) },
+		"nil holder (rel)": func() { tab.Release(nil, good) },
+		"nil holder, closed": func() {
+			dead := credits.New[string]()
+			dead.Close()
+			dead.Release(nil, good)
+		},
+		"dead table slot": func() { dead := credits.New[string](); dead.Close(); dead.Take(credits.Token{Slot: 99, Epoch: 1}) },
 	}
 	for name, f := range cases {
 		t.Run(name, func(t *testing.T) {

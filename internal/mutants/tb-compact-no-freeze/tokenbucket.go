@@ -238,40 +238,69 @@ func (t *Table[K]) RetryAfterAt(nowMs int64, key K, lim Limits, cost float64) (i
 	if have >= cost {
 		return 0, nil
 	}
-	est := math.Ceil((cost - have) / lim.RefillPerSecond * 1000)
-	limit := int64(Never - 1) // the largest real wait; Never is never one
+	if w, ok := retryEstimate(lo, hi, lim, nowMs, cost, have); ok {
+		return w, nil
+	}
+	return retrySearch(lo, hi, lim, nowMs, cost), nil
+}
+
+// retryLimit is the largest wait RetryAfterAt can report at nowMs: the
+// largest w with nowMs+w representable, and never Never itself.
+func retryLimit(nowMs int64) int64 {
 	if nowMs > 1 {
-		limit = math.MaxInt64 - nowMs // the largest w with nowMs+w representable
+		return math.MaxInt64 - nowMs
 	}
-	covers := func(w int64) bool { return refill(lo, hi, lim, nowMs+w) >= cost }
-	// Accrual starts at max(nowMs, last): a clock behind the stored
-	// timestamp first waits out the gap. The bucket is present here: an
-	// absent bucket is full and covers any valid cost.
-	w := limit
-	if gap := elapsed(nowMs, int64(hi)); est < float64(limit) && gap < uint64(limit)-uint64(est) {
-		w = int64(uint64(est) + gap)
-	}
-	// The estimate is exact or one off in rounding; covers(0) is false, so
-	// the answer is the c with covers(c) && !covers(c-1). Anything further
-	// off (a rate so small or large that est lost all precision) falls back
-	// to bisection over the whole range.
+	return Never - 1
+}
+
+// covers reports whether a take of cost from the bucket word (lo, hi) at
+// nowMs+w succeeds.
+func covers(lo, hi uint64, lim Limits, nowMs int64, cost float64, w int64) bool {
+	return refill(lo, hi, lim, nowMs+w) >= cost
+}
+
+// retryEstimate is RetryAfterAt's fast path, for a present bucket that
+// holds have < cost at nowMs: the closed form ceil(deficit / rate * 1000),
+// after the gap a clock behind the stored timestamp waits out first
+// (accrual starts at max(nowMs, last)). It is exact or one off in
+// rounding, and covers(0) is false, so the answer is the c among est, est+1
+// and est-1 with covers(c) && !covers(c-1). ok is false when none is (a
+// rate so small or large that est lost all precision): then retrySearch
+// decides. Its answer is pinned by tests without the fallback, which would
+// hide any error of its own.
+func retryEstimate(lo, hi uint64, lim Limits, nowMs int64, cost, have float64) (int64, bool) {
+	est := math.Ceil((cost - have) / lim.RefillPerSecond * 1000)
+	// A rate so small that est is beyond every clock converts to some
+	// value or other (Go leaves it to the implementation), and the sum may
+	// wrap: no guard is needed, since only the answer passes the check
+	// below, so a wrong candidate is never returned, only missed.
+	w := int64(uint64(est) + elapsed(nowMs, int64(hi)))
+	limit := retryLimit(nowMs)
 	for _, c := range [...]int64{w, w + 1, w - 1} {
-		if c >= 1 && c <= limit && covers(c) && !covers(c-1) {
-			return c, nil
+		if c >= 1 && c <= limit && covers(lo, hi, lim, nowMs, cost, c) && !covers(lo, hi, lim, nowMs, cost, c-1) {
+			return c, true
 		}
 	}
-	if !covers(limit) {
-		return Never, nil
+	return 0, false
+}
+
+// retrySearch is RetryAfterAt's answer by bisection over the whole range:
+// the least w in [1, retryLimit(nowMs)] with covers(w), or Never when
+// there is none. covers is monotone in w, and covers(0) is false.
+func retrySearch(lo, hi uint64, lim Limits, nowMs int64, cost float64) int64 {
+	limit := retryLimit(nowMs)
+	if !covers(lo, hi, lim, nowMs, cost, limit) {
+		return Never
 	}
 	short, enough := int64(0), limit // !covers(short) && covers(enough)
 	for enough-short > 1 {
-		if mid := short + (enough-short)/2; covers(mid) {
+		if mid := short + (enough-short)/2; covers(lo, hi, lim, nowMs, cost, mid) {
 			enough = mid
 		} else {
 			short = mid
 		}
 	}
-	return enough, nil
+	return enough
 }
 
 // elapsed is max(now - last, 0) as an exact count of milliseconds: the

@@ -30,8 +30,8 @@ const (
 
 // reserved are the directories of internal/mutants that are not mutant
 // packages. (explored holds generated packages too, but no mutant may take
-// its name.)
-var reserved = []string{"explored", "gen", "internal", "patch", "patches", "testdata"}
+// its name; auto is the automatic mutation campaign.)
+var reserved = []string{"auto", "explored", "gen", "internal", "patch", "patches", "testdata"}
 
 // A primitive is one package of impl/ that mutants copy.
 type primitive struct {

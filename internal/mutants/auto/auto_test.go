@@ -1,0 +1,126 @@
+package auto
+
+import (
+	"go/parser"
+	"go/token"
+	"strings"
+	"testing"
+	"time"
+)
+
+func root(t *testing.T) string {
+	t.Helper()
+	r, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestCampaignOnFixture runs a whole campaign on testdata/fixture, whose
+// mutants' fates are known: a boundary mutant its test cannot see
+// survives, one that loops forever is killed as a confirmed hang, the
+// rest fail a test. The verdict names the survivor until it is listed,
+// and a listed mutant that is not generated is stale.
+func TestCampaignOnFixture(t *testing.T) {
+	r := root(t)
+	file := "internal/mutants/auto/testdata/fixture/fixture.go"
+	res, err := Campaign(Config{Root: r, Files: []string{file}, Workers: 2,
+		Layers: []Layer{{Name: "unit", Run: "."}}, MinTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fate := map[string]Outcome{}
+	for _, o := range res.Outcomes {
+		fate[o.Mutant.Func+" "+o.Mutant.Op+" "+o.Mutant.Orig+" "+o.Mutant.Repl] = o
+		t.Logf("%-8s hang=%-5v %s  %s", o.Status, o.Hang, o.Mutant.ID(), o.Test)
+	}
+	if o := fate["Clamp boundary < <="]; o.Status != "survived" {
+		t.Errorf("Clamp's `v < lo` → `v <= lo` (equivalent) was %s", o.Status)
+	}
+	if o := fate["Count incdec -- ++"]; o.Status != "killed" || !o.Hang || !strings.Contains(o.Test, "fixture.go") {
+		t.Errorf("Count's `n--` → `n++` loops forever; want killed by a confirmed hang in fixture.go, got %+v", o)
+	}
+	if o := fate["Count incdec ++ --"]; o.Status != "killed" || o.Hang || o.Test != "TestCount" {
+		t.Errorf("Count's `c++` → `c--` fails TestCount; got %+v", o)
+	}
+	if o := fate["Clamp negate > <="]; o.Status != "killed" || o.Test != "TestClamp" {
+		t.Errorf("Clamp's `v > hi` → `v <= hi` fails TestClamp; got %+v", o)
+	}
+	unlisted, _ := res.Verdict(Equivalent{}, []string{file}, nil)
+	if len(unlisted) == 0 {
+		t.Fatal("no survivor reported unlisted")
+	}
+	eq := Equivalent{}
+	for _, o := range unlisted {
+		eq[o.Mutant.ID()] = "listed by the test"
+	}
+	if u, stale := res.Verdict(eq, []string{file}, nil); len(u) != 0 || len(stale) != 0 {
+		t.Errorf("with every survivor listed: unlisted %v, stale %v", u, stale)
+	}
+	eq[file+" Clamp arith `+` → `-` #0"] = "not a mutant of the file"
+	if _, stale := res.Verdict(eq, []string{file}, nil); len(stale) != 1 {
+		t.Errorf("an entry for a mutant not generated is not reported stale: %v", stale)
+	}
+}
+
+// TestSchemaTypeChecks: the schema of every file the campaign mutates,
+// with every mutant compiled in, is Go that parses and type-checks, so the
+// campaign's builds do not fail on it.
+func TestSchemaTypeChecks(t *testing.T) {
+	r := root(t)
+	mod, err := modulePath(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"impl/credits", "impl/tokenbucket", "model"} {
+		p, err := LoadPackage(r, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range p.Files {
+			ms, _, err := p.Generate(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nums := make([]int, len(ms))
+			for i := range nums {
+				nums[i] = i + 1
+			}
+			src := Schema(mod, p.Source(f), ms, nums)
+			if _, err := parser.ParseFile(token.NewFileSet(), f, src, 0); err != nil {
+				t.Errorf("%s: the schema does not parse: %v", f, err)
+				continue
+			}
+			if err := p.checkWith(f, src); err != nil {
+				t.Errorf("%s: the schema does not type-check: %v", f, err)
+			}
+		}
+	}
+}
+
+// TestEquivalentListParses: the committed lists of equivalent and of open
+// mutants parse, no mutant is on both, and every entry names a file the
+// campaign mutates.
+func TestEquivalentListParses(t *testing.T) {
+	eq, err := ReadEquivalent(root(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := ReadOpen(root(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := range open {
+		if _, both := eq[id]; both {
+			t.Errorf("%s is listed both as equivalent and as open", id)
+		}
+		eq[id] = open[id]
+	}
+	for id := range eq {
+		f, _, _ := strings.Cut(id, " ")
+		if !strings.HasPrefix(f, "impl/") && !strings.HasPrefix(f, "model/") {
+			t.Errorf("%s: not a file of impl/ or model/", id)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+// Package auto is tollgate's automatic mutation testing: mutants nobody
+// chose, generated from the source of impl/ and model/, each judged by a
+// fast profile of the whole suite (`tollgate mutants --auto`).
+//
+// # Mutants
+//
+// A small go/ast mutator (mutate.go) makes one mutant per site and
+// operator: arithmetic and bitwise operators swapped, comparison boundaries
+// moved and comparisons negated, && and || swapped, ! and unary minus
+// dropped, ++ and -- swapped, a statement removed (a call, an assignment,
+// ++/--, break, continue, go, defer), a CompareAndSwap made a plain Store or
+// a Load then a Store, and a conversion to the type a value already has
+// dropped (the arm64 fused multiply-add hazard). Candidates that do not
+// type-check are dropped. A mutant's ID names its file, function, operator,
+// text and replacement, not its line, so the committed lists survive edits
+// elsewhere.
+//
+// go-gremlins/gremlins was tried first and not used: it has none of the
+// statement, compare-and-swap or conversion operators, its integration mode
+// runs go test ./... once per mutant (about two minutes here, so days for a
+// campaign) with no way to stop at the first layer that kills, and it
+// cannot mutate the explorer's hooked copies of the tables, so the
+// explorer would never see a mutant; its integration mode would also count
+// the drift tests of internal/mutants as kills.
+//
+// # The oracle
+//
+// Every mutant of every mutated file is compiled into one copy of the file,
+// a mutant schema (schema.go): each mutated node chooses at run time, by
+// the number in TOLLGATE_AUTOMUT, between its original and its mutants. So
+// each layer's test binary is built once per campaign (go test -c with an
+// -overlay of the schemas; no tree is copied), and a mutant costs only its
+// tests' run time. With no mutant active the schema build must pass every
+// layer: that baseline is run first, and its times order the layers,
+// cheapest first, and set their time-outs. A mutant is run layer by layer
+// until one fails (Layers: the unit tests of its package, then of the rest
+// of the suite in their fast forms: the fuzz seeds, rapid's machines with a
+// fixed budget and seed, a short linearizability run with a fixed seed,
+// the golden vectors and the Go driver's conformance run, the explorer's
+// catalogue at bound 2, its two longest scenarios at bound 1), and the
+// layer that killed it is recorded; a conversion mutant of the float code
+// that survives them all is cross-compiled for arm64 and killed when it
+// holds a fused multiply-add.
+//
+// The explorer checks the real code through the generated copies of
+// internal/mutants/explored, so the campaign gives it the schema of each
+// table file through the generator's own copy (generate.ExploredCopy), the
+// same overlay. The drift tests of internal/mutants (generated files
+// against impl/) are not part of the oracle: a mutated impl/ file makes
+// them fail whatever its behaviour, which says nothing about the mutant.
+//
+// # Time-outs
+//
+// A time-out is not a kill by itself: a mutant may make a test slow
+// without making it wrong. A layer that times out (10 × its baseline, at
+// least 3 s) is run again with three times the budget; only when it times
+// out again and the goroutine dump go test prints at its time-out has a
+// goroutine inside the mutated file (the mutated code is still running, or
+// blocked in it) is the mutant killed, as a confirmed hang, the failure the
+// suite's own time-out would report. Otherwise the next layer runs.
+//
+// # Survivors
+//
+// A survivor is either listed in equivalent.txt, with the reason no
+// behaviour can change, or in open.txt, with what it breaks and what would
+// kill it; the campaign fails on a survivor on neither list, and on an
+// entry that names a mutant it killed or no longer generates.
+package auto

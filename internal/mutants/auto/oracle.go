@@ -1,0 +1,539 @@
+package auto
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/mutants/internal/generate"
+)
+
+// A Layer is one part of the kill oracle: some tests of one package, run
+// from a test binary built once per campaign with every mutant compiled in.
+type Layer struct {
+	Name string
+	// Pkg is the package whose tests run ("./internal/diff"); "" means the
+	// mutated package itself (the unit layer).
+	Pkg  string
+	Run  string   // -test.run
+	Skip string   // -test.skip
+	Args []string // further test flags
+}
+
+// Layers is the oracle profile, every layer of the suite in its fast form.
+// Campaign runs them cheapest first (by the baseline's times) and stops at
+// the first that fails.
+var Layers = []Layer{
+	{Name: "unit", Run: ".", Skip: slowUnit},
+	{Name: "unit-slow", Run: slowUnit},
+	{Name: "vectors", Pkg: "./conform", Run: "^(TestVectorsMatchModel|TestVectorsCoverEveryInvariant|TestGoDriverPasses|TestCrAnswerInvertsCrResponse|TestDivergeNamesTheInvariant)$"},
+	{Name: "fuzz-seeds", Pkg: "./fuzz", Run: "^Fuzz"},
+	{Name: "differential", Pkg: "./internal/diff", Run: "^(TestRapidCredits|TestRapidTokenBucket|TestRapidHostile|TestRealImplementationPassesScripts)$",
+		Args: []string{"-rapid.checks=1000", "-rapid.seed=1", "-rapid.nofailfile"}},
+	{Name: "linearizability", Pkg: "./linearizability", Run: "^(TestShortTokenBucket|TestShortCredits|TestTokenBucketModelHandHistories|TestCreditsModelHandHistories)$",
+		Args: []string{"-lin.budget=500ms", "-lin.seed=1"}},
+	// Bound 2, as CI's explore step, except for the two scenarios whose
+	// bound-2 searches take most of its time (11 and 18 s of 33 s when
+	// measured): they run at bound 1.
+	{Name: "explore", Pkg: "./internal/explore", Run: "^TestCatalogueRealCode$",
+		Args: []string{"-explore.bound=2", "-explore.bound-for=tb-reclaims-race=1,tb-reclaim-compacts=1"}},
+}
+
+// slowUnit are the unit tests that take most of their package's time (a
+// second each, against milliseconds for the rest): a layer of their own,
+// so that the rest of the unit tests run first.
+const slowUnit = "^(TestReclaimStormKeepsLiveBuckets|TestRetryAfterExact|TestSweepRacingEnqueue)$"
+
+// Arm64Layer is the last layer, for conversion mutants only: the mutated
+// package cross-compiled for arm64 must hold no fused multiply-add
+// (scripts/arm64.sh's static check), since dropping a conversion changes
+// rounding only where the compiler fuses.
+const Arm64Layer = "arm64-fma"
+
+// Config is one campaign.
+type Config struct {
+	Root    string   // module root
+	Files   []string // the files to mutate, slash paths relative to Root
+	Workers int
+	Log     func(format string, args ...any)
+	// Lines, when set, keeps only the mutants whose line it holds for the
+	// file (changed-lines mode).
+	Lines map[string]map[int]bool
+	// Max, when positive, judges at most that many mutants, evenly spaced
+	// in source order.
+	Max int
+	// Only, when set, keeps only the mutants it accepts.
+	Only func(Mutant) bool
+	// Layers is the oracle (nil: Layers); MinTimeout the least time-out of
+	// a layer (0: 3 s). Tests set them.
+	Layers     []Layer
+	MinTimeout time.Duration
+}
+
+// Outcome is what happened to one mutant.
+type Outcome struct {
+	Mutant Mutant
+	Num    int
+	Status string // "killed", "survived", "not-built"
+	Layer  string // the layer that killed it
+	Test   string // the first failing test, or the hang's detail
+	Hang   bool   // killed by a confirmed hang, not a failure
+	Time   time.Duration
+}
+
+// Result is a campaign's outcome.
+type Result struct {
+	Generated int
+	Sampled   int  // when Max sampled: how many there were
+	Partial   bool // Only chose the mutants
+	Dropped   int  // candidates that did not compile
+	Outcomes  []Outcome
+	Baseline  map[string]time.Duration
+	Order     []string
+	Build     time.Duration
+	Elapsed   time.Duration
+}
+
+type built struct {
+	layer   Layer
+	pkg     string
+	bin     string
+	dir     string // where the test binary runs (its package directory)
+	base    time.Duration
+	timeout time.Duration
+}
+
+// Campaign generates the mutants of cfg.Files and judges each with the
+// oracle.
+func Campaign(cfg Config) (*Result, error) {
+	start := time.Now()
+	logf := cfg.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	res := &Result{Baseline: map[string]time.Duration{}, Partial: cfg.Only != nil}
+	mod, err := modulePath(cfg.Root)
+	if err != nil {
+		return nil, err
+	}
+	byPkg := map[string][]string{}
+	var pkgs []string
+	for _, f := range cfg.Files {
+		d := filepath.ToSlash(filepath.Dir(f))
+		if byPkg[d] == nil {
+			pkgs = append(pkgs, d)
+		}
+		byPkg[d] = append(byPkg[d], f)
+	}
+	sort.Strings(pkgs)
+	work, err := os.MkdirTemp("", "tollgate-automut-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	var outcomes []Outcome
+	loaded := map[string]*Package{}
+	for _, dir := range pkgs {
+		p, err := LoadPackage(cfg.Root, dir)
+		if err != nil {
+			return nil, err
+		}
+		loaded[dir] = p
+		n := 0
+		for _, f := range byPkg[dir] {
+			fm, dropped, err := p.Generate(f)
+			if err != nil {
+				return nil, err
+			}
+			res.Dropped += dropped
+			for _, m := range fm {
+				if cfg.Lines != nil && !cfg.Lines[f][m.Line] {
+					continue
+				}
+				if cfg.Only != nil && !cfg.Only(m) {
+					continue
+				}
+				outcomes = append(outcomes, Outcome{Mutant: m})
+				n++
+			}
+		}
+		logf("%s: %d mutants", dir, n)
+	}
+	if cfg.Max > 0 && len(outcomes) > cfg.Max {
+		logf("judging %d of the %d mutants, evenly spaced (-max)", cfg.Max, len(outcomes))
+		res.Sampled = len(outcomes)
+		kept := make([]Outcome, cfg.Max)
+		for i := range kept {
+			kept[i] = outcomes[i*len(outcomes)/cfg.Max]
+		}
+		outcomes = kept
+	}
+	for i := range outcomes {
+		outcomes[i].Num = i + 1
+	}
+	res.Generated = len(outcomes)
+	res.Outcomes = outcomes
+	if len(outcomes) > 0 {
+		if err := judgeAll(cfg, mod, loaded, work, outcomes, res, logf); err != nil {
+			return nil, err
+		}
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// judgeAll builds the schema binaries for every mutant (one overlay: the
+// schema of each mutated file and the explorer's copy of each table file)
+// and runs every mutant through the oracle.
+func judgeAll(cfg Config, mod string, pkgs map[string]*Package, dir string, outs []Outcome, res *Result, logf func(string, ...any)) error {
+	replace := map[string]string{}
+	byFile := map[string][]int{}
+	var files []string
+	for i, o := range outs {
+		if byFile[o.Mutant.File] == nil {
+			files = append(files, o.Mutant.File)
+		}
+		byFile[o.Mutant.File] = append(byFile[o.Mutant.File], i)
+	}
+	mutated := map[string]bool{}
+	for _, file := range files {
+		idx := byFile[file]
+		p := pkgs[filepath.ToSlash(filepath.Dir(file))]
+		mutated[p.Dir] = true
+		ms := make([]Mutant, len(idx))
+		nums := make([]int, len(idx))
+		for j, i := range idx {
+			ms[j], nums[j] = outs[i].Mutant, outs[i].Num
+		}
+		schema := Schema(mod, p.Source(file), ms, nums)
+		if err := writeReplace(replace, cfg.Root, dir, file, schema); err != nil {
+			return err
+		}
+		if ex, ok, err := generate.ExploredCopy(cfg.Root, file, schema); err != nil {
+			return fmt.Errorf("the explorer's copy of the schema of %s: %w", file, err)
+		} else if ok {
+			if err := writeReplace(replace, cfg.Root, dir, ex.Path, ex.Data); err != nil {
+				return err
+			}
+		}
+	}
+	overlay := filepath.Join(dir, "overlay.json")
+	if err := writeOverlay(overlay, replace); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	var units []string
+	for d := range mutated {
+		units = append(units, d)
+	}
+	sort.Strings(units)
+	layers, err := buildLayers(cfg, units, dir, overlay, logf)
+	if err != nil {
+		return err
+	}
+	res.Build += time.Since(t0)
+	// The baseline: with no mutant active every layer passes, and its time
+	// sets the layer's order and time-out.
+	for i := range layers {
+		l := &layers[i]
+		ok, out, d, timedOut := runLayer(*l, 0, 10*time.Minute)
+		if !ok || timedOut {
+			return fmt.Errorf("the %s layer (%s) fails with no mutant active (the schema build changed behaviour, or the suite is broken):\n%s", l.layer.Name, l.pkg, tail(out, 40))
+		}
+		l.base = d
+		l.timeout = max(cmp.Or(cfg.MinTimeout, 3*time.Second), 10*d)
+		if prev, ok := res.Baseline[l.layer.Name]; !ok || d > prev {
+			res.Baseline[l.layer.Name] = d
+		}
+		logf("baseline %-16s %-20s %v", l.layer.Name, l.pkg, d.Round(time.Millisecond))
+	}
+	sort.SliceStable(layers, func(i, j int) bool { return layers[i].base < layers[j].base })
+	for _, l := range layers {
+		if !slices.Contains(res.Order, l.layer.Name) {
+			res.Order = append(res.Order, l.layer.Name)
+		}
+	}
+	workers := max(cfg.Workers, 1)
+	var mu sync.Mutex
+	next, done := 0, 0
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next == len(outs) {
+					mu.Unlock()
+					return
+				}
+				o := &outs[next]
+				next++
+				mu.Unlock()
+				pkg := "./" + filepath.ToSlash(filepath.Dir(o.Mutant.File))
+				var mine []built
+				for _, l := range layers {
+					if l.layer.Pkg != "" || l.pkg == pkg {
+						mine = append(mine, l)
+					}
+				}
+				judge(cfg, o, mine, dir)
+				mu.Lock()
+				done++
+				logf("[%d/%d] %-8s %-16s %6.1fs %s  %s", done, len(outs), o.Status, o.Layer, o.Time.Seconds(), o.Mutant.Where(), o.Mutant.ID())
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func writeReplace(replace map[string]string, root, dir, file string, data []byte) error {
+	tmp := filepath.Join(dir, strings.ReplaceAll(file, "/", "_"))
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	replace[filepath.Join(root, filepath.FromSlash(file))] = tmp
+	return nil
+}
+
+func writeOverlay(path string, replace map[string]string) error {
+	data, err := json.Marshal(map[string]any{"Replace": replace})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// buildLayers builds one test binary per layer with the overlay: the unit
+// layers once per mutated package, every other layer once.
+func buildLayers(cfg Config, units []string, dir, overlay string, logf func(string, ...any)) ([]built, error) {
+	oracle := cfg.Layers
+	if oracle == nil {
+		oracle = Layers
+	}
+	var out []built
+	for _, l := range oracle {
+		pkgs := []string{l.Pkg}
+		if l.Pkg == "" {
+			pkgs = nil
+			for _, u := range units {
+				pkgs = append(pkgs, "./"+u)
+			}
+		}
+		for _, pkg := range pkgs {
+			bin := filepath.Join(dir, l.Name+"_"+strings.ReplaceAll(strings.TrimPrefix(pkg, "./"), "/", "_")+".test")
+			cmd := exec.Command("go", "test", "-c", "-vet=off", "-overlay", overlay, "-o", bin, pkg)
+			cmd.Dir = cfg.Root
+			if b, err := cmd.CombinedOutput(); err != nil {
+				return nil, fmt.Errorf("building the %s layer (%s) with the schema build: %v\n%s", l.Name, pkg, err, tail(string(b), 40))
+			}
+			out = append(out, built{layer: l, pkg: pkg, bin: bin, dir: filepath.Join(cfg.Root, filepath.FromSlash(strings.TrimPrefix(pkg, "./")))})
+			logf("built %s (%s)", l.Name, pkg)
+		}
+	}
+	return out, nil
+}
+
+// runLayer runs one layer's binary with mutant num active.
+func runLayer(b built, num int, timeout time.Duration) (ok bool, out string, d time.Duration, timedOut bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
+	defer cancel()
+	args := []string{"-test.run", b.layer.Run, "-test.count=1", "-test.failfast", "-test.timeout", timeout.String()}
+	if b.layer.Skip != "" {
+		args = append(args, "-test.skip", b.layer.Skip)
+	}
+	args = append(args, b.layer.Args...)
+	cmd := exec.CommandContext(ctx, b.bin, args...)
+	cmd.Dir = b.dir
+	// RAPID_NOFAILFILE: a mutant's failure must not leave a fail file in
+	// the tree (internal/diff/testdata/rapid).
+	cmd.Env = append(os.Environ(), EnvActive+"="+strconv.Itoa(num), "RAPID_NOFAILFILE=1")
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	cmd.WaitDelay = 5 * time.Second
+	t0 := time.Now()
+	err := cmd.Run()
+	d = time.Since(t0)
+	out = buf.String()
+	timedOut = strings.Contains(out, "panic: test timed out after") || ctx.Err() != nil
+	return err == nil, out, d, timedOut
+}
+
+var failLine = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
+
+// judge runs the layers in order on one mutant until one kills it.
+//
+// A time-out is not a kill by itself: a mutant can make a test slow
+// without making it wrong. It counts as a kill (a hang) only when the
+// layer times out again with three times the budget and the goroutine dump
+// go test prints at its time-out shows a goroutine inside the mutated
+// file, so the mutated code itself does not finish: the suite's own
+// time-out would report it, as a failure naming that test. A time-out
+// that does not confirm is noted and the next layer runs.
+func judge(cfg Config, o *Outcome, layers []built, dir string) {
+	t0 := time.Now()
+	defer func() { o.Time = time.Since(t0) }()
+	o.Status = "survived"
+	if o.Mutant.Fixed {
+		o.Status = "not-built"
+		o.Test = "its node cannot hold a run-time choice (a loop header); run it alone with --overlay"
+		return
+	}
+	var notes []string
+	for _, l := range layers {
+		ok, out, _, timedOut := runLayer(l, o.Num, l.timeout)
+		if timedOut {
+			ok2, out2, _, timedOut2 := runLayer(l, o.Num, 3*l.timeout)
+			if !timedOut2 {
+				if !ok2 {
+					o.Status, o.Layer, o.Test = "killed", l.layer.Name, firstFail(out2)
+					return
+				}
+				notes = append(notes, l.layer.Name+": slow, not hung")
+				continue
+			}
+			if frame := frameIn(out2, o.Mutant.File); frame != "" {
+				o.Status, o.Layer, o.Hang = "killed", l.layer.Name, true
+				o.Test = "hang: " + runningTest(out2) + " in " + frame
+				return
+			}
+			notes = append(notes, l.layer.Name+": timed out with no goroutine in the mutated file")
+			continue
+		}
+		if !ok {
+			o.Status, o.Layer, o.Test = "killed", l.layer.Name, firstFail(out)
+			return
+		}
+	}
+	if o.Mutant.Op == "conversion" && (strings.HasPrefix(o.Mutant.File, "model/") || strings.HasPrefix(o.Mutant.File, "impl/tokenbucket/")) {
+		if fused, err := arm64Fused(cfg.Root, dir, o.Mutant); err != nil {
+			notes = append(notes, "arm64: "+err.Error())
+		} else if fused != "" {
+			o.Status, o.Layer, o.Test = "killed", Arm64Layer, "fused multiply-add in "+fused
+			return
+		}
+	}
+	o.Test = strings.Join(notes, "; ")
+}
+
+func firstFail(out string) string {
+	if m := failLine.FindStringSubmatch(out); m != nil {
+		return m[1]
+	}
+	if i := strings.Index(out, "panic: "); i >= 0 {
+		line, _, _ := strings.Cut(out[i:], "\n")
+		return line
+	}
+	return strings.TrimSpace(tail(out, 1))
+}
+
+// runningTest is the test go test's time-out panic names as running.
+func runningTest(out string) string {
+	_, after, ok := strings.Cut(out, "running tests:\n")
+	if !ok {
+		return "?"
+	}
+	line, _, _ := strings.Cut(after, "\n")
+	return strings.TrimSpace(line)
+}
+
+// frameIn returns the first stack frame of the dump that lies in file (or
+// in the explorer's copy of it), or "".
+func frameIn(out, file string) string {
+	base := "/" + filepath.Base(file) + ":"
+	dirs := []string{"/" + filepath.Dir(file) + base, "/" + generate.ExploredDir + "/" + filepath.Base(filepath.Dir(file)) + base}
+	for _, line := range strings.Split(out, "\n") {
+		for _, d := range dirs {
+			if strings.Contains(line, d) {
+				return strings.TrimSpace(line)
+			}
+		}
+	}
+	return ""
+}
+
+// arm64Fused builds the mutated package alone (an overlay of the one
+// mutant, no schema) for arm64 and returns the functions that hold a fused
+// multiply-add, as scripts/arm64.sh does.
+func arm64Fused(root, dir string, m Mutant) (string, error) {
+	src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(m.File)))
+	if err != nil {
+		return "", err
+	}
+	sub, err := os.MkdirTemp(dir, "arm64-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(sub)
+	replace := map[string]string{}
+	if err := writeReplace(replace, root, sub, m.File, m.Apply(src)); err != nil {
+		return "", err
+	}
+	overlay := filepath.Join(sub, "overlay.json")
+	if err := writeOverlay(overlay, replace); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(sub, "pkg.arm64")
+	cmd := exec.Command("go", "test", "-c", "-vet=off", "-overlay", overlay, "-o", bin, "./"+filepath.Dir(m.File))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOARCH=arm64")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%v: %s", err, tail(string(b), 5))
+	}
+	dump, err := exec.Command("go", "tool", "objdump", bin).Output()
+	if err != nil {
+		return "", err
+	}
+	fn := ""
+	seen := map[string]bool{}
+	var fused []string
+	for _, line := range strings.Split(string(dump), "\n") {
+		if rest, ok := strings.CutPrefix(line, "TEXT "); ok {
+			fn, _, _ = strings.Cut(rest, " ")
+			continue
+		}
+		if strings.Contains(line, "FMADD") || strings.Contains(line, "FMSUB") || strings.Contains(line, "FNMADD") || strings.Contains(line, "FNMSUB") {
+			if strings.HasPrefix(fn, "github.com/tollgate/tollgate/") && !strings.Contains(fn, "_test.") && !seen[fn] {
+				seen[fn] = true
+				fused = append(fused, fn)
+			}
+		}
+	}
+	return strings.Join(fused, ", "), nil
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// modulePath reads the module path from root's go.mod.
+func modulePath(root string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`), nil
+		}
+	}
+	return "", fmt.Errorf("go.mod has no module line")
+}
