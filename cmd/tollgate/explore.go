@@ -105,6 +105,9 @@ scenarios:
 		if f, err = fault.Parse(*mutant); err != nil {
 			return c, fmt.Errorf("explore: -mutant: %w", err)
 		}
+		if f.Redis() {
+			return c, fmt.Errorf("explore: -mutant: %s is a mutant of %s; the explorer drives in-memory tables only", f, f.Package())
+		}
 		c.opt.Fault = f
 	}
 	var names []string

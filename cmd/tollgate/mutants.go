@@ -153,6 +153,9 @@ func selectFaults(names string) ([]fault.Fault, error) {
 		if err != nil {
 			return nil, err
 		}
+		if f.Redis() {
+			return nil, fmt.Errorf("%s is a mutant of %s, which needs a redis-server: the in-process layers here cannot run it", f, f.Package())
+		}
 		out = append(out, f)
 	}
 	return out, nil

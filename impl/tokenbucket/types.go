@@ -37,3 +37,10 @@ func (e *ArgError) Error() string {
 // refill rate so small that the wait overflows the clock). No real wait
 // equals Never.
 const Never = math.MaxInt64
+
+// CheckArgs validates lim and, when withCost is set, cost, exactly as every
+// method of Table does (T9): capacity first, then refill_per_second, then
+// cost. It returns the first violation as an *ArgError, or nil. Other
+// backends of the same buckets (impl/redis/tokenbucket) call it, so that
+// they refuse the same arguments with the same errors.
+func CheckArgs(lim Limits, cost float64, withCost bool) error { return check(lim, cost, withCost) }

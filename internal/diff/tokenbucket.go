@@ -15,7 +15,7 @@ import (
 type TBMachine struct {
 	opts  Options
 	model model.TBTable[int]
-	sut   *sut.TokenBucket[int]
+	sut   func(model.TBInput[int]) model.TBOutput // the implementation's Apply
 	hist  history[model.TBInput[int]]
 
 	bound   map[int]*model.T5Bound // T5, per key since its last reset
@@ -32,7 +32,7 @@ type TBMachine struct {
 func NewTBMachine(faults fault.Fault, opts Options) *TBMachine {
 	return &TBMachine{
 		opts:   opts,
-		sut:    sut.NewTokenBucket[int](faults),
+		sut:    sut.NewTokenBucket[int](faults).Apply,
 		bound:  map[int]*model.T5Bound{},
 		limits: map[int]model.Limits{},
 	}
@@ -42,7 +42,7 @@ func NewTBMachine(faults fault.Fault, opts Options) *TBMachine {
 func (m *TBMachine) History() []string { return m.hist.strings() }
 
 func (m *TBMachine) apply(in model.TBInput[int]) (model.TBOutput, string) {
-	return guardedApply(m.sut.Apply, m.tamper, in)
+	return guardedApply(m.sut, m.tamper, in)
 }
 
 // Step applies in to the implementation and the model, checks the

@@ -3,13 +3,16 @@
 // real rate limiters or semaphores, written as a small patch against impl/
 // (internal/mutants/patches/<name>.patch); go generate turns each patch into
 // a mutant package, and internal/sut builds a table of the package a Fault
-// names. impl/ itself holds only the correct algorithm.
+// names. impl/ itself holds only the correct algorithm. The faults of the
+// Redis-backed tables (AllRedis) are kept apart from the in-memory ones
+// (All): their checks need a server.
 //
 // None, the zero Fault, is the correct implementation.
 package fault
 
 import (
 	"fmt"
+	"path"
 	"strings"
 )
 
@@ -88,6 +91,22 @@ const (
 	// at its own clock.
 	TBSweepSkipsFrozen
 
+	// Faults of the Redis-backed tables (impl/redis/...): their checks need
+	// a redis-server, so All leaves them out and AllRedis lists them.
+
+	// RTBTwoTrips: a Redis take reads the bucket in one call and writes the
+	// result in a second, so two clients between them both take.
+	RTBTwoTrips
+	// RTBToString: the Redis library formats floats with tostring (%.14g),
+	// so a stored or returned token count loses its last bits.
+	RTBToString
+	// RTBRetryOnTimeout: the Redis table's client keeps go-redis's default
+	// retries, so a take whose reply timed out is sent, and taken, again.
+	RTBRetryOnTimeout
+	// RTBTimestampRegress: the Redis take stores the caller's clock as the
+	// bucket's timestamp even when it is older.
+	RTBTimestampRegress
+
 	numFaults
 )
 
@@ -114,6 +133,20 @@ var names = [...]string{
 	TBUnlinkLive:       "tb-unlink-live",
 	TBCompactNoFreeze:  "tb-compact-no-freeze",
 	TBSweepSkipsFrozen: "tb-sweep-skips-frozen",
+
+	RTBTwoTrips:         "rtb-two-trips",
+	RTBToString:         "rtb-tostring",
+	RTBRetryOnTimeout:   "rtb-retry-on-timeout",
+	RTBTimestampRegress: "rtb-timestamp-regress",
+}
+
+// packages maps a fault name's prefix to the package of impl/ its patch
+// changes.
+var packages = []struct{ prefix, dir string }{
+	{"cr-", "impl/credits"},
+	{"tb-", "impl/tokenbucket"},
+	{"rtb-", "impl/redis/tokenbucket"},
+	{"rcr-", "impl/redis/credits"},
 }
 
 // String is the fault's stable name, as the mutants command prints it, and
@@ -128,28 +161,61 @@ func (f Fault) String() string {
 	return fmt.Sprintf("fault(%d)", uint8(f))
 }
 
-// Credits reports whether f is a credit-table fault (otherwise it is a
-// token-bucket fault).
-func (f Fault) Credits() bool { return f >= CrNoEpochPin && f <= CrBoxBeforePin }
+// Package is the directory of the package of impl/ that f's patch changes,
+// by its name's prefix: "impl/credits" (cr-), "impl/tokenbucket" (tb-),
+// "impl/redis/tokenbucket" (rtb-), "impl/redis/credits" (rcr-); "" for
+// None.
+func (f Fault) Package() string {
+	if f == None {
+		return ""
+	}
+	for _, p := range packages {
+		if strings.HasPrefix(f.String(), p.prefix) {
+			return p.dir
+		}
+	}
+	panic(fmt.Sprintf("fault: %s has no known prefix (defect)", f))
+}
 
-// All lists every fault in declaration order.
-func All() []Fault {
-	out := make([]Fault, 0, numFaults-1)
+// Credits reports whether f is a fault of a credit table, in memory or in
+// Redis (otherwise it is a token-bucket fault).
+func (f Fault) Credits() bool { return path.Base(f.Package()) == "credits" }
+
+// Redis reports whether f is a fault of a Redis-backed table
+// (impl/redis/...), whose checks need a redis-server.
+func (f Fault) Redis() bool { return strings.HasPrefix(f.Package(), "impl/redis/") }
+
+// All lists every fault of the in-memory tables (impl/credits,
+// impl/tokenbucket) in declaration order: the faults every in-process
+// checking layer runs against.
+func All() []Fault { return list(false) }
+
+// AllRedis lists every fault of the Redis-backed tables in declaration
+// order.
+func AllRedis() []Fault { return list(true) }
+
+// Every lists All, then AllRedis.
+func Every() []Fault { return append(All(), AllRedis()...) }
+
+func list(redis bool) []Fault {
+	var out []Fault
 	for f := Fault(1); f < numFaults; f++ {
-		out = append(out, f)
+		if f.Redis() == redis {
+			out = append(out, f)
+		}
 	}
 	return out
 }
 
 // Parse returns the fault with the given name.
 func Parse(name string) (Fault, error) {
-	for _, f := range All() {
+	for _, f := range Every() {
 		if f.String() == name {
 			return f, nil
 		}
 	}
 	known := make([]string, 0, len(names))
-	for _, f := range All() {
+	for _, f := range Every() {
 		known = append(known, f.String())
 	}
 	return 0, fmt.Errorf("fault: unknown mutant %q (known: %s)", name, strings.Join(known, ", "))

@@ -25,6 +25,22 @@
 //  2. Add the fault's constant and name to internal/fault; the patch's base
 //     name is the fault's name.
 //  3. Run go generate ./internal/mutants and commit the generated files.
+//
+// # Mutants of the Redis-backed tables
+//
+// A fault whose name starts rtb- (impl/redis/tokenbucket) or rcr-
+// (impl/redis/credits) mutates a package of impl/redis (fault.Package). Its
+// mutant is a copy of that whole package, every file but the tests: Go
+// files and the embedded Lua library alike, and its patch may change any of
+// them. The copy gains mutant.go, which appends the mutant's name to the
+// package's library variable (every such package declares one: the name it
+// loads its Functions library under), so a mutant's functions load beside
+// the real ones on a shared server. internal/sut/redis_tables_gen.go gets,
+// per package, newRedis<Pkg>(ctx, f, opts, name), which calls New of f's
+// package; internal/sut declares the interface redis<Pkg>Table it returns.
+// Adding one is the same three steps: the patch (paths a/impl/redis/<pkg>/…),
+// the fault in internal/fault (listed by fault.AllRedis, not fault.All, as
+// its checks need a server), go generate.
 package mutants
 
 //go:generate go run ./gen

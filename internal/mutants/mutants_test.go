@@ -98,11 +98,11 @@ func TestGenerateIsDeterministic(t *testing.T) {
 }
 
 // TestPatchesMatchFaults: every fault has a patch named after it, every
-// patch names a fault, and each patch touches only its primitive's package
-// and names in its comment an invariant of that primitive.
+// patch names a fault, and each patch touches only its fault's package
+// (fault.Package) and names in its comment an invariant of that primitive.
 func TestPatchesMatchFaults(t *testing.T) {
 	dir := filepath.Join(root(t), filepath.FromSlash(generate.PatchesDir))
-	for _, f := range fault.All() {
+	for _, f := range fault.Every() {
 		if _, err := os.Stat(filepath.Join(dir, f.String()+".patch")); err != nil {
 			t.Errorf("fault %v has no patch: %v", f, err)
 		}
@@ -127,13 +127,13 @@ func TestPatchesMatchFaults(t *testing.T) {
 			t.Error(err)
 			continue
 		}
-		pkg, inv := "impl/tokenbucket/", regexp.MustCompile(`\bT([1-9]|1[01])\b`)
+		pkg, inv := f.Package()+"/", regexp.MustCompile(`\bT([1-9]|1[012])\b`)
 		if f.Credits() {
-			pkg, inv = "impl/credits/", regexp.MustCompile(`\bC([1-9]|1[0-6])\b`)
+			inv = regexp.MustCompile(`\bC([1-9]|1[0-6])\b`)
 		}
 		for _, pf := range p.Files {
 			if !strings.HasPrefix(pf.Path, pkg) || strings.Contains(strings.TrimPrefix(pf.Path, pkg), "/") {
-				t.Errorf("%s patches %s; a %s mutant patches only %s", p.Name, pf.Path, map[bool]string{true: "credit-table", false: "token-bucket"}[f.Credits()], pkg)
+				t.Errorf("%s patches %s; a mutant of %s patches only %s", p.Name, pf.Path, f.Package(), pkg)
 			}
 		}
 		if !strings.HasPrefix(p.Comment, f.String()+": ") || !inv.MatchString(p.Comment) {

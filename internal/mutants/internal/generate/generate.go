@@ -137,7 +137,7 @@ func Mutants(root string) ([]Mutant, error) {
 		byFault[f] = Mutant{Fault: f, Patch: PatchesDir + "/" + base + ".patch", Ident: ident}
 	}
 	var out []Mutant
-	for _, f := range fault.All() {
+	for _, f := range fault.Every() {
 		m, ok := byFault[f]
 		if !ok {
 			problems = append(problems, fmt.Sprintf("fault %s (%s) has no patch %s/%s.patch", f, idents[f.String()], PatchesDir, f))
@@ -194,7 +194,9 @@ func faultIdents(root string) (map[string]string, error) {
 }
 
 // Generate returns every file the generator owns, in a fixed order: each
-// mutant package, then internal/sut/tables_gen.go.
+// mutant package of the in-memory tables, each of the Redis-backed tables
+// (redis.go), internal/sut/tables_gen.go, then RedisTablesFile when some
+// fault is of a Redis-backed table.
 func Generate(root string) ([]File, error) {
 	mod, err := modulePath(root)
 	if err != nil {
@@ -217,18 +219,34 @@ func Generate(root string) ([]File, error) {
 		}
 		out = append(out, fs...)
 	}
-	for _, m := range ms {
+	memory, redis := splitRedis(ms)
+	for _, m := range memory {
 		fs, err := mutantFiles(root, mod, m)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, fs...)
 	}
-	tables, err := tablesFile(mod, ms)
+	for _, m := range redis {
+		fs, err := redisMutantFiles(root, mod, m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs...)
+	}
+	tables, err := tablesFile(mod, memory)
 	if err != nil {
 		return nil, err
 	}
-	return append(out, File{Path: TablesFile, Data: tables}), nil
+	out = append(out, File{Path: TablesFile, Data: tables})
+	if len(redis) > 0 {
+		tables, err := redisTablesFile(mod, redis)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Path: RedisTablesFile, Data: tables})
+	}
+	return out, nil
 }
 
 // checkFiles fails when impl/<p> holds a non-test Go file that p does not
@@ -270,7 +288,7 @@ func modulePath(root string) (string, error) {
 
 // Owned lists the files on disk under root that the generator owns: every
 // file below a mutant directory of internal/mutants (any directory but the
-// reserved ones), and internal/sut/tables_gen.go. A file owned but not
+// reserved ones), internal/sut/tables_gen.go and RedisTablesFile. A file owned but not
 // generated is stale.
 func Owned(root string) ([]string, error) {
 	var out []string
@@ -298,8 +316,10 @@ func Owned(root string) ([]string, error) {
 			return nil, err
 		}
 	}
-	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(TablesFile))); err == nil {
-		out = append(out, TablesFile)
+	for _, f := range []string{TablesFile, RedisTablesFile} {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(f))); err == nil {
+			out = append(out, f)
+		}
 	}
 	sort.Strings(out)
 	return out, nil

@@ -1,0 +1,435 @@
+// Package tokenbucket is impl/tokenbucket's keyed token bucket kept in a
+// shared Redis, so that many processes on many machines take from the same
+// buckets (spec/tokenbucket.md, and spec/redis.md for what the server
+// changes).
+//
+// The model is impl/tokenbucket's: a bucket holds at most Capacity tokens
+// and regains RefillPerSecond tokens per second of clock time, the limits
+// are passed on every call (T8), and the stored timestamp never moves
+// backwards (T4), so a client whose clock runs behind the others' cannot be
+// credited an interval twice (T5). Every operation that writes is one
+// server-side function of the Redis Functions library tollgate_tb
+// (tokenbucket.lua), which Redis runs atomically: a take reads, refills and
+// commits in one step, so there is no race to lose and nothing to retry.
+// Answers are bit for bit the model's (T3): floats cross the wire as
+// shortest round-trip decimal strings in both directions.
+//
+// Every method takes a context and can fail in transport as well as on its
+// arguments. An *ArgError (the same type and messages as impl/tokenbucket)
+// is decided before anything is sent. A transport failure wraps ErrNotSent
+// (nothing ran) or ErrUnknown (the call was sent and no reply came: it may
+// have committed, and must not be treated as a refusal). The client never
+// retries a call on its own (rconn).
+package tokenbucket
+
+import (
+	"context"
+	_ "embed" // the server-side library
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/tollgate/tollgate/impl/redis/rconn"
+	"github.com/tollgate/tollgate/impl/tokenbucket"
+)
+
+// Limits are impl/tokenbucket's: Capacity and RefillPerSecond, both finite
+// and greater than zero, passed on every call and never stored (T8).
+type Limits = tokenbucket.Limits
+
+// ArgError is impl/tokenbucket's: an argument that breaks a rule of T9. A
+// call that returns one sent nothing and changed nothing.
+type ArgError = tokenbucket.ArgError
+
+// Never is what RetryAfter reports when no wait within the clock's range
+// refills the bucket enough (T7), as in impl/tokenbucket.
+const Never = tokenbucket.Never
+
+// The transport errors a call's error wraps (impl/redis/rconn).
+var (
+	// ErrUnknown: the call was sent and no reply came; it may have
+	// committed (a take may have taken).
+	ErrUnknown = rconn.ErrUnknown
+	// ErrNotSent: the call never reached the server; nothing ran.
+	ErrNotSent = rconn.ErrNotSent
+)
+
+//go:embed tokenbucket.lua
+var librarySource string
+
+// baseLibrary is the library's name as tokenbucket.lua spells it, in its
+// first line and as the prefix of every function it registers.
+const baseLibrary = "tollgate_tb"
+
+// library is the name the package loads the library under. A mutant copy of
+// this package (internal/mutants) sets its own, so that its functions load
+// beside the real ones on a shared server rather than over them.
+var library = baseLibrary
+
+// source is the library's text under the package's library name.
+func source() string { return strings.ReplaceAll(librarySource, baseLibrary, library) }
+
+// Table is a set of token buckets keyed by string, kept in Redis under the
+// table's name (spec/redis.md, "Key layout"): every process that makes a
+// Table with the same server and name shares its buckets. The zero value is
+// not usable; create one with New or NewFromClient. A Table is safe for
+// concurrent use by many goroutines.
+//
+// Each method is one call to the server: a take, reset or reclaim is one
+// server-side function that Redis runs atomically, and linearizes there; a
+// peek or retry_after reads the bucket in one read-only call. When a call
+// fails in transport, what it leaves behind is what its error says
+// (ErrNotSent: nothing; ErrUnknown: the operation either happened once or
+// not at all).
+type Table struct {
+	c     *goredis.Client
+	own   bool     // New built c; Close closes it
+	keys  []string // KEYS of every call: the buckets hash and the floor
+	clock func() int64
+	fn    functions
+}
+
+// functions are the library's function names.
+type functions struct {
+	take, peek, state, reset, resetAll, reclaim string
+}
+
+// Option configures a Table.
+type Option func(*config)
+
+type config struct {
+	clock func() int64
+}
+
+// WithClock makes the shorthand methods (Take, Peek, RetryAfter, Reclaim)
+// read time from clock, in milliseconds. The default is UnixMs: the clients
+// of one table run on different machines, so they need a clock they share,
+// and T4 keeps a client whose clock runs behind from gaining by it.
+func WithClock(clock func() int64) Option {
+	return func(c *config) { c.clock = clock }
+}
+
+// UnixMs is the default clock: wall-clock milliseconds since the Unix epoch.
+func UnixMs() int64 { return time.Now().UnixMilli() }
+
+// New connects to the server opts names (address, ACL user and password,
+// TLS, pool and time-outs, as go-redis's Options; opts is not modified) with
+// a client that never retries a call (rconn.NewClient), loads the library
+// (FUNCTION LOAD REPLACE) and returns the table called name. Close closes
+// the client. On error nothing is left open.
+//
+// name must be non-empty and hold no '{' or '}': it is the hash tag of the
+// table's keys.
+func New(ctx context.Context, opts *goredis.Options, name string, options ...Option) (*Table, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	c := rconn.NewClient(opts)
+	t, err := newTable(ctx, c, name, options)
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	t.own = true
+	return t, nil
+}
+
+// NewFromClient is New on a client the caller owns and keeps (Close does not
+// close it). It refuses a client that would retry a call on its own
+// (rconn.CheckClient): build it with Options.MaxRetries = -1.
+func NewFromClient(ctx context.Context, c *goredis.Client, name string, options ...Option) (*Table, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	if err := rconn.CheckClient(c); err != nil {
+		return nil, err
+	}
+	return newTable(ctx, c, name, options)
+}
+
+func newTable(ctx context.Context, c *goredis.Client, name string, options []Option) (*Table, error) {
+	cfg := config{clock: UnixMs}
+	for _, o := range options {
+		o(&cfg)
+	}
+	base := "tollgate:tb:{" + name + "}"
+	t := &Table{
+		c: c, keys: []string{base, base + ":floor"}, clock: cfg.clock,
+		fn: functions{
+			take: library + "_take", peek: library + "_peek", state: library + "_state",
+			reset: library + "_reset", resetAll: library + "_reset_all", reclaim: library + "_reclaim",
+		},
+	}
+	if err := rconn.Load(ctx, c, library, source()); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func checkName(name string) error {
+	if name == "" || strings.ContainsAny(name, "{}") {
+		return fmt.Errorf("tokenbucket: table name %q must be non-empty and hold no '{' or '}' (it is the hash tag of the table's keys)", name)
+	}
+	return nil
+}
+
+// Close closes the client if New made it. The buckets stay on the server.
+func (t *Table) Close() error {
+	if !t.own {
+		return nil
+	}
+	return t.c.Close()
+}
+
+// call runs one function of the library. A server that lost the library
+// (FUNCTION FLUSH, a fresh server behind the same address) answers
+// "Function not found" without running anything; then the library is
+// loaded again and the call sent once more. No other failure is retried.
+func (t *Table) call(ctx context.Context, readOnly bool, fn string, args ...any) (any, error) {
+	send := func() (any, error) {
+		if readOnly {
+			return t.c.FCallRO(ctx, fn, t.keys, args...).Result()
+		}
+		return t.c.FCall(ctx, fn, t.keys, args...).Result()
+	}
+	res, err := send()
+	var reply goredis.Error
+	if errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "ERR Function not found") {
+		if err := rconn.Load(ctx, t.c, library, source()); err != nil {
+			return nil, err
+		}
+		res, err = send()
+	}
+	if errors.Is(err, goredis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tokenbucket: %s: %w", fn, rconn.Classify(err))
+	}
+	return res, nil
+}
+
+// malformed is the error for a reply the library never gives. The call was
+// sent and ran, so what it did is unknown to the caller.
+func malformed(fn string, res any) error {
+	return fmt.Errorf("tokenbucket: %s: %w: unexpected reply %#v", fn, ErrUnknown, res)
+}
+
+// ff is a float argument: the shortest decimal that parses back to x (T3).
+func ff(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+func fi(x int64) string { return strconv.FormatInt(x, 10) }
+
+// Take is TakeAt with the table's clock.
+func (t *Table) Take(ctx context.Context, key string, lim Limits, cost float64) (remaining float64, ok bool, err error) {
+	return t.TakeAt(ctx, t.clock(), key, lim, cost)
+}
+
+// TakeAt takes cost tokens from key's bucket at nowMs (T1, T2), as
+// impl/tokenbucket's TakeAt does: the bucket is refilled for the
+// milliseconds since its timestamp (none when nowMs is older), and if it
+// covers cost, cost is removed and the tokens remaining are reported with ok
+// set; its timestamp becomes max(timestamp, nowMs) (T4), or for a key with
+// no bucket max(floor, nowMs) (T12). A refusal (ok false) changes nothing;
+// so does an *ArgError, sent nowhere. A transport error wraps ErrNotSent
+// (nothing taken) or ErrUnknown (taken once or not at all).
+//
+// TakeAt is one call of the library's take function, and linearizes where
+// the server runs it.
+func (t *Table) TakeAt(ctx context.Context, nowMs int64, key string, lim Limits, cost float64) (remaining float64, ok bool, err error) {
+	if err := tokenbucket.CheckArgs(lim, cost, true); err != nil {
+		return 0, false, err
+	}
+	res, err := t.call(ctx, false, t.fn.take, key, ff(lim.Capacity), ff(lim.RefillPerSecond), ff(cost), fi(nowMs))
+	if err != nil {
+		return 0, false, err
+	}
+	// {1, remaining} or {0}: the reply carries the float as a string, never
+	// as a Lua number (which Redis would truncate to an integer).
+	r, _ := res.([]any)
+	switch {
+	case len(r) == 1 && r[0] == int64(0):
+		return 0, false, nil
+	case len(r) == 2 && r[0] == int64(1):
+		if s, isStr := r[1].(string); isStr {
+			if x, err := strconv.ParseFloat(s, 64); err == nil {
+				return x, true, nil
+			}
+		}
+	}
+	return 0, false, malformed(t.fn.take, res)
+}
+
+// Peek is PeekAt with the table's clock.
+func (t *Table) Peek(ctx context.Context, key string, lim Limits) (float64, error) {
+	return t.PeekAt(ctx, t.clock(), key, lim)
+}
+
+// PeekAt reports the tokens key's bucket holds at nowMs, refilled for the
+// time elapsed but not consumed (T6); an unseen key holds Capacity. It
+// writes nothing (a read-only call, which a replica may serve when the
+// client is routed there).
+func (t *Table) PeekAt(ctx context.Context, nowMs int64, key string, lim Limits) (float64, error) {
+	if err := tokenbucket.CheckArgs(lim, 0, false); err != nil {
+		return 0, err
+	}
+	res, err := t.call(ctx, true, t.fn.peek, key, ff(lim.Capacity), ff(lim.RefillPerSecond), fi(nowMs))
+	if err != nil {
+		return 0, err
+	}
+	if s, isStr := res.(string); isStr {
+		if x, err := strconv.ParseFloat(s, 64); err == nil {
+			return x, nil
+		}
+	}
+	return 0, malformed(t.fn.peek, res)
+}
+
+// RetryAfter is RetryAfterAt with the table's clock.
+func (t *Table) RetryAfter(ctx context.Context, key string, lim Limits, cost float64) (int64, error) {
+	return t.RetryAfterAt(ctx, t.clock(), key, lim, cost)
+}
+
+// RetryAfterAt reports how many milliseconds after nowMs a take of cost
+// would succeed if nobody else took from the bucket: 0 when it covers cost
+// now, otherwise the smallest whole w such that TakeAt(nowMs+w, …) succeeds
+// (T7), or Never. It reads the bucket in one read-only call and computes the
+// answer here, exactly as impl/tokenbucket does; it writes nothing.
+func (t *Table) RetryAfterAt(ctx context.Context, nowMs int64, key string, lim Limits, cost float64) (int64, error) {
+	if err := tokenbucket.CheckArgs(lim, cost, true); err != nil {
+		return 0, err
+	}
+	res, err := t.call(ctx, true, t.fn.state, key)
+	if err != nil {
+		return 0, err
+	}
+	if res == nil { // absent: full, and a valid cost never exceeds capacity
+		return 0, nil
+	}
+	s, _ := res.(string)
+	b, ok := parseBucket(s)
+	if !ok {
+		return 0, malformed(t.fn.state, res)
+	}
+	return b.retryAfter(lim, cost, nowMs), nil
+}
+
+// Reset forgets key's bucket (T10): its next take starts from a full one,
+// stamped no earlier than the floor (T12). On a transport error the bucket
+// is reset or untouched as the error says.
+func (t *Table) Reset(ctx context.Context, key string) error {
+	_, err := t.call(ctx, false, t.fn.reset, key)
+	return err
+}
+
+// ResetAll forgets every bucket of the table and its floor (T10), in one
+// atomic call: the table is as new.
+func (t *Table) ResetAll(ctx context.Context) error {
+	_, err := t.call(ctx, false, t.fn.resetAll)
+	return err
+}
+
+// Reclaim is ReclaimAt with the table's clock.
+func (t *Table) Reclaim(ctx context.Context, lim Limits) (int, error) {
+	return t.ReclaimAt(ctx, t.clock(), lim)
+}
+
+// ReclaimAt forgets every bucket that is full at nowMs by lim and whose
+// timestamp is not after nowMs, and raises the table's floor to nowMs, as
+// impl/tokenbucket's ReclaimAt does (T12); it returns how many buckets it
+// forgot. It is one atomic call, so it linearizes as one step for every key;
+// it holds the server for time in proportion to the table's size (about a
+// microsecond a bucket), so a table of millions of keys should be split
+// into several names. Invalid limits return an *ArgError and send nothing.
+func (t *Table) ReclaimAt(ctx context.Context, nowMs int64, lim Limits) (int, error) {
+	if err := tokenbucket.CheckArgs(lim, 0, false); err != nil {
+		return 0, err
+	}
+	res, err := t.call(ctx, false, t.fn.reclaim, ff(lim.Capacity), ff(lim.RefillPerSecond), fi(nowMs))
+	if err != nil {
+		return 0, err
+	}
+	n, ok := res.(int64)
+	if !ok || n < 0 {
+		return 0, malformed(t.fn.reclaim, res)
+	}
+	return int(n), nil
+}
+
+// bucket is a present bucket as the library stores it: "<tokens> <last_ms>".
+type bucket struct {
+	tokens float64
+	lastMs int64
+}
+
+func parseBucket(s string) (bucket, bool) {
+	tok, last, found := strings.Cut(s, " ")
+	if !found {
+		return bucket{}, false
+	}
+	x, err1 := strconv.ParseFloat(tok, 64)
+	l, err2 := strconv.ParseInt(last, 10, 64)
+	return bucket{x, l}, err1 == nil && err2 == nil
+}
+
+// refill is the T3 formula, as tokenbucket.lua and impl/tokenbucket compute
+// it: min(tokens + (float64(elapsed)/1000) * rate, capacity), rounded at
+// every step in that order. The conversion rounds the product: no fused
+// multiply-add on any GOARCH.
+func (b bucket) refill(lim Limits, nowMs int64) float64 {
+	accrued := float64(float64(elapsed(b.lastMs, nowMs)) / 1000 * lim.RefillPerSecond)
+	return min(b.tokens+accrued, lim.Capacity)
+}
+
+// retryAfter is impl/tokenbucket's RetryAfterAt on a present bucket: the
+// closed-form estimate, checked and corrected against refill itself, and
+// bisection where the estimate lost its precision.
+func (b bucket) retryAfter(lim Limits, cost float64, nowMs int64) int64 {
+	have := b.refill(lim, nowMs)
+	if have >= cost {
+		return 0
+	}
+	est := math.Ceil((cost - have) / lim.RefillPerSecond * 1000)
+	limit := int64(Never - 1) // the largest real wait; Never is never one
+	if nowMs > 1 {
+		limit = math.MaxInt64 - nowMs // the largest w with nowMs+w representable
+	}
+	covers := func(w int64) bool { return b.refill(lim, nowMs+w) >= cost }
+	// Accrual starts at max(nowMs, last): a clock behind the stored
+	// timestamp first waits out the gap.
+	w := limit
+	if gap := elapsed(nowMs, b.lastMs); est < float64(limit) && gap < uint64(limit)-uint64(est) {
+		w = int64(uint64(est) + gap)
+	}
+	for _, c := range [...]int64{w, w + 1, w - 1} {
+		if c >= 1 && c <= limit && covers(c) && !covers(c-1) {
+			return c
+		}
+	}
+	if !covers(limit) {
+		return Never
+	}
+	short, enough := int64(0), limit // !covers(short) && covers(enough)
+	for enough-short > 1 {
+		if mid := short + (enough-short)/2; covers(mid) {
+			enough = mid
+		} else {
+			short = mid
+		}
+	}
+	return enough
+}
+
+// elapsed is max(now - last, 0) as an exact count of milliseconds: the
+// difference of any two int64 values fits in a uint64.
+func elapsed(last, now int64) uint64 {
+	if now <= last {
+		return 0
+	}
+	return uint64(now) - uint64(last)
+}

@@ -1,0 +1,242 @@
+package tokenbucket
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/tollgate/tollgate/impl/tokenbucket"
+	"github.com/tollgate/tollgate/redisserver"
+)
+
+// newTestTable starts a server and makes a table on it.
+func newTestTable(t *testing.T, name string) (*Table, *redisserver.Server) {
+	t.Helper()
+	srv := redisserver.StartT(t)
+	tb, err := New(context.Background(), &goredis.Options{Addr: srv.Addr}, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tb.Close() })
+	return tb, srv
+}
+
+var lim = Limits{Capacity: 10, RefillPerSecond: 1}
+
+func TestTakeRefillsAndRefuses(t *testing.T) {
+	ctx := context.Background()
+	tb, _ := newTestTable(t, "basic")
+	for i := 9; i >= 0; i-- {
+		rem, ok, err := tb.TakeAt(ctx, 0, "k", lim, 1)
+		if err != nil || !ok || rem != float64(i) {
+			t.Fatalf("take %d: %v %v %v", 10-i, rem, ok, err)
+		}
+	}
+	if rem, ok, err := tb.TakeAt(ctx, 0, "k", lim, 1); err != nil || ok || rem != 0 {
+		t.Fatalf("take from an empty bucket: %v %v %v", rem, ok, err)
+	}
+	if got, err := tb.PeekAt(ctx, 1500, "k", lim); err != nil || got != 1.5 {
+		t.Fatalf("peek after 1.5 s: %v %v", got, err)
+	}
+	if w, err := tb.RetryAfterAt(ctx, 1500, "k", lim, 2); err != nil || w != 500 {
+		t.Fatalf("retry_after: %v %v", w, err)
+	}
+	// T4: an older clock refills nothing and does not move the stamp back.
+	if rem, ok, err := tb.TakeAt(ctx, 1000, "k", lim, 1); err != nil || !ok || rem != 0 {
+		t.Fatalf("take at 1000: %v %v %v", rem, ok, err)
+	}
+	if rem, ok, err := tb.TakeAt(ctx, 500, "k", lim, 0.5); err != nil || ok {
+		t.Fatalf("take at 500 after one at 1000: %v %v %v", rem, ok, err)
+	}
+	if err := tb.Reset(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tb.PeekAt(ctx, 0, "k", lim); err != nil || got != 10 {
+		t.Fatalf("peek after reset: %v %v", got, err)
+	}
+	if n, err := tb.ReclaimAt(ctx, 5, lim); err != nil || n != 0 {
+		t.Fatalf("reclaim: %v %v", n, err)
+	}
+	if _, _, err := tb.TakeAt(ctx, 0, "a", lim, 1); err != nil {
+		t.Fatal(err)
+	}
+	// The floor is 5: a take at 0 on a fresh key stamps 5 (T12).
+	if w, err := tb.RetryAfterAt(ctx, 0, "a", lim, 10); err != nil || w != 1005 {
+		t.Fatalf("retry_after behind the floor: %v %v", w, err)
+	}
+	if n, err := tb.ReclaimAt(ctx, 1005, lim); err != nil || n != 1 {
+		t.Fatalf("reclaim of a full bucket: %v %v", n, err)
+	}
+	if err := tb.ResetAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestArgErrorsSendNothing: invalid arguments are refused with
+// impl/tokenbucket's errors, before anything reaches the server (the
+// client here points at a closed port).
+func TestArgErrorsSendNothing(t *testing.T) {
+	ctx := context.Background()
+	tb, srv := newTestTable(t, "args")
+	srv.Stop()
+	mem := tokenbucket.New[string]()
+	nan := math.NaN()
+	for _, c := range []struct {
+		lim  Limits
+		cost float64
+	}{
+		{Limits{Capacity: 0, RefillPerSecond: 1}, 1}, {Limits{Capacity: nan, RefillPerSecond: 1}, 1}, {Limits{Capacity: math.Inf(1), RefillPerSecond: 1}, 1}, {Limits{Capacity: 1, RefillPerSecond: -1}, 1},
+		{Limits{Capacity: 1, RefillPerSecond: nan}, 1}, {Limits{Capacity: 1, RefillPerSecond: 1}, 0}, {Limits{Capacity: 1, RefillPerSecond: 1}, nan}, {Limits{Capacity: 1, RefillPerSecond: 1}, 2}, {Limits{Capacity: 1, RefillPerSecond: 1}, math.Inf(1)},
+	} {
+		_, _, want := mem.TakeAt(0, "k", c.lim, c.cost)
+		_, _, got := tb.TakeAt(ctx, 0, "k", c.lim, c.cost)
+		var arg *ArgError
+		if want == nil || !errors.As(got, &arg) || got.Error() != want.Error() {
+			t.Errorf("take %+v cost %v: %v, want %v", c.lim, c.cost, got, want)
+		}
+		_, want = mem.RetryAfterAt(0, "k", c.lim, c.cost)
+		if _, got := tb.RetryAfterAt(ctx, 0, "k", c.lim, c.cost); got == nil || got.Error() != want.Error() {
+			t.Errorf("retry_after %+v cost %v: %v, want %v", c.lim, c.cost, got, want)
+		}
+		if _, want := mem.PeekAt(0, "k", c.lim); want != nil {
+			if _, got := tb.PeekAt(ctx, 0, "k", c.lim); got == nil || got.Error() != want.Error() {
+				t.Errorf("peek %+v: %v, want %v", c.lim, got, want)
+			}
+		}
+		if _, want := mem.ReclaimAt(0, c.lim); want != nil {
+			if _, got := tb.ReclaimAt(ctx, 0, c.lim); got == nil || got.Error() != want.Error() {
+				t.Errorf("reclaim %+v: %v, want %v", c.lim, got, want)
+			}
+		}
+	}
+	// Valid arguments do go out, and fail in transport: nothing was sent.
+	if _, _, err := tb.TakeAt(ctx, 0, "k", lim, 1); !errors.Is(err, ErrNotSent) {
+		t.Fatalf("take against a stopped server: %v, want ErrNotSent", err)
+	}
+}
+
+// TestHostileKeys: keys cross as arguments, never as source, so quotes,
+// Lua code, "]]", newlines, NUL bytes and 10 KB keys are keys like any
+// other, each its own bucket.
+func TestHostileKeys(t *testing.T) {
+	ctx := context.Background()
+	tb, _ := newTestTable(t, "hostile")
+	keys := []string{
+		"", " ", `"`, `'`, `\`, "]]", "]=]", "[[", "\n", "\r\n", "\x00", "a\x00b", "\xff\xfe",
+		`'); redis.call('FLUSHALL') --`, "]] redis.call('DEL', KEYS[1]) --[[", "{}", "{hostile}", "}{",
+		"%s%d%q", "\x1b[2J", strings.Repeat("k", 10<<10), strings.Repeat("\x00]]'\"\n", 2000),
+	}
+	for i, k := range keys {
+		cost := float64(i%9 + 1)
+		rem, ok, err := tb.TakeAt(ctx, 0, k, lim, cost)
+		if err != nil || !ok || rem != 10-cost {
+			t.Fatalf("key %q: %v %v %v", k, rem, ok, err)
+		}
+	}
+	for i, k := range keys {
+		cost := float64(i%9 + 1)
+		if got, err := tb.PeekAt(ctx, 0, k, lim); err != nil || got != 10-cost {
+			t.Fatalf("peek %q: %v %v", k, got, err)
+		}
+	}
+	if err := tb.Reset(ctx, keys[len(keys)-1]); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tb.PeekAt(ctx, 0, keys[len(keys)-2], lim); err != nil || got != 10-float64((len(keys)-2)%9+1) {
+		t.Fatalf("resetting one hostile key touched another: %v %v", got, err)
+	}
+	if n, err := tb.ReclaimAt(ctx, 10_000, lim); err != nil || n != len(keys)-1 {
+		t.Fatalf("reclaim: %v %v, want %d", n, err, len(keys)-1)
+	}
+}
+
+func TestTableNames(t *testing.T) {
+	for _, name := range []string{"", "a{b", "a}b"} {
+		if _, err := New(context.Background(), &goredis.Options{Addr: "127.0.0.1:1"}, name); err == nil || !strings.Contains(err.Error(), "table name") {
+			t.Errorf("New(%q): %v", name, err)
+		}
+	}
+}
+
+// TestNewFromClientRefusesRetries: a client that would retry a timed-out
+// take is refused.
+func TestNewFromClientRefusesRetries(t *testing.T) {
+	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"})
+	defer c.Close()
+	if _, err := NewFromClient(context.Background(), c, "x"); err == nil || !strings.Contains(err.Error(), "retries") {
+		t.Fatalf("NewFromClient with go-redis's default retries: %v", err)
+	}
+}
+
+// TestServerChecksBeforeWriting: a caller that calls the functions itself
+// with bad arguments, or a bucket corrupted by another writer, gets an
+// error reply and no write.
+func TestServerChecksBeforeWriting(t *testing.T) {
+	ctx := context.Background()
+	tb, _ := newTestTable(t, "server")
+	c := tb.c
+	for _, args := range [][]any{
+		{"k", "10", "1", "1"},                         // too few
+		{"k", "0", "1", "1", "0"},                     // capacity
+		{"k", "inf", "1", "1", "0"},                   // capacity
+		{"k", "10", "nan", "1", "0"},                  // rate
+		{"k", "10", "1", "11", "0"},                   // cost > capacity
+		{"k", "10", "1", "1", "1.5"},                  // clock
+		{"k", "10", "1", "1", "9223372036854775808"},  // clock overflow
+		{"k", "10", "1", "1", "-9223372036854775809"}, // clock overflow
+		{"k", "10", "1", "1", "-0"},                   // not FormatInt's
+		{"k", "10", "1", "1", "01"},                   // not FormatInt's
+	} {
+		if err := c.FCall(ctx, tb.fn.take, tb.keys, args...).Err(); err == nil || !strings.Contains(err.Error(), "tollgate_tb") {
+			t.Errorf("take %q: %v", args, err)
+		}
+	}
+	if n, err := c.Exists(ctx, tb.keys...).Result(); err != nil || n != 0 {
+		t.Fatalf("refused calls wrote: %d keys exist (%v)", n, err)
+	}
+	if _, _, err := tb.TakeAt(ctx, 0, "good", lim, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.HSet(ctx, tb.keys[0], "bad", "1.5").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.ReclaimAt(ctx, 1_000_000, lim); err == nil || errors.Is(err, ErrUnknown) {
+		t.Fatalf("reclaim over a corrupt bucket: %v", err)
+	}
+	// The reclaim judged everything before writing: no floor, the full
+	// bucket kept.
+	if n, err := c.Exists(ctx, tb.keys[1]).Result(); err != nil || n != 0 {
+		t.Fatalf("the refused reclaim raised the floor (%v)", err)
+	}
+	if n, err := c.HLen(ctx, tb.keys[0]).Result(); err != nil || n != 2 {
+		t.Fatalf("the refused reclaim removed buckets: %d left (%v)", n, err)
+	}
+}
+
+// TestInt64Clocks: clocks beyond 2^53, and differences beyond it, are exact
+// (the model's ElapsedMs is a uint64), on the server as in Go.
+func TestInt64Clocks(t *testing.T) {
+	ctx := context.Background()
+	tb, _ := newTestTable(t, "clocks")
+	mem := tokenbucket.New[string]()
+	slow := Limits{Capacity: 1e300, RefillPerSecond: 1e-3}
+	clocks := []int64{math.MinInt64, math.MinInt64 + 1, -1 << 53, -(1 << 53) - 1, -1, 0, 1, 1 << 53, 1<<53 + 1, 1<<62 + 12345, math.MaxInt64 - 1, math.MaxInt64}
+	for i, now := range clocks {
+		for _, l := range []Limits{slow, {Capacity: 1e300, RefillPerSecond: 3.3}, {Capacity: 7, RefillPerSecond: 1e-300}} {
+			key := string(rune('a' + i%3))
+			wr, wok, _ := mem.TakeAt(now, key, l, 1e-3)
+			gr, gok, err := tb.TakeAt(ctx, now, key, l, 1e-3)
+			if err != nil || gok != wok || math.Float64bits(gr) != math.Float64bits(wr) {
+				t.Fatalf("take at %d %+v: %v %v %v, want %v %v", now, l, gr, gok, err, wr, wok)
+			}
+			wp, _ := mem.PeekAt(now+1, key, l)
+			if gp, err := tb.PeekAt(ctx, now+1, key, l); err != nil || math.Float64bits(gp) != math.Float64bits(wp) {
+				t.Fatalf("peek at %d: %v %v, want %v", now+1, gp, err, wp)
+			}
+		}
+	}
+}
