@@ -106,6 +106,10 @@ const (
 	// RTBTimestampRegress: the Redis take stores the caller's clock as the
 	// bucket's timestamp even when it is older.
 	RTBTimestampRegress
+	// RCRNoEpochPin: the Redis credit table's functions match a token's
+	// slot and state but not its epoch, so a stale token (a finish sent
+	// again after a timed-out reply) lands on the slot's next reservation.
+	RCRNoEpochPin
 
 	numFaults
 )
@@ -138,6 +142,7 @@ var names = [...]string{
 	RTBToString:         "rtb-tostring",
 	RTBRetryOnTimeout:   "rtb-retry-on-timeout",
 	RTBTimestampRegress: "rtb-timestamp-regress",
+	RCRNoEpochPin:       "rcr-no-epoch-pin",
 }
 
 // packages maps a fault name's prefix to the package of impl/ its patch

@@ -8,13 +8,28 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	rediscredits "github.com/tollgate/tollgate/impl/redis/credits"
 	redistokenbucket "github.com/tollgate/tollgate/impl/redis/tokenbucket"
 	"github.com/tollgate/tollgate/internal/fault"
+	rcrnoepochpin "github.com/tollgate/tollgate/internal/mutants/rcr-no-epoch-pin"
 	rtbretryontimeout "github.com/tollgate/tollgate/internal/mutants/rtb-retry-on-timeout"
 	rtbtimestampregress "github.com/tollgate/tollgate/internal/mutants/rtb-timestamp-regress"
 	rtbtostring "github.com/tollgate/tollgate/internal/mutants/rtb-tostring"
 	rtbtwotrips "github.com/tollgate/tollgate/internal/mutants/rtb-two-trips"
 )
+
+// newRedisCredits returns a new table of f's package, built by its New:
+// impl/redis/credits for fault.None, else the mutant package generated
+// from f's patch. f must be None or a fault of impl/redis/credits.
+func newRedisCredits(ctx context.Context, f fault.Fault, opts *goredis.Options, name string) (redisCreditsTable, error) {
+	switch f {
+	case fault.None:
+		return rediscredits.New(ctx, opts, name)
+	case fault.RCRNoEpochPin:
+		return rcrnoepochpin.New(ctx, opts, name)
+	}
+	panic(fmt.Sprintf("sut: %v is not a mutant of impl/redis/credits (defect)", f))
+}
 
 // newRedisTokenbucket returns a new table of f's package, built by its New:
 // impl/redis/tokenbucket for fault.None, else the mutant package generated

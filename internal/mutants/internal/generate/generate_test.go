@@ -72,10 +72,10 @@ func fakeRoot(t *testing.T) (string, func(f fault.Fault) string) {
 	}
 	copyFile("go.mod")
 	copyFile("internal/fault/fault.go")
-	for _, pkg := range []string{"credits", "tokenbucket", "redis/tokenbucket"} {
+	for _, pkg := range []string{"credits", "tokenbucket", "redis/tokenbucket", "redis/credits"} {
 		names, _ := filepath.Glob(filepath.Join(real, "impl", pkg, "*"))
 		for _, n := range names {
-			if !strings.HasSuffix(n, "_test.go") {
+			if st, err := os.Stat(n); err == nil && st.Mode().IsRegular() && !strings.HasSuffix(n, "_test.go") {
 				copyFile(filepath.Join("impl", pkg, filepath.Base(n)))
 			}
 		}
@@ -85,7 +85,7 @@ func fakeRoot(t *testing.T) (string, func(f fault.Fault) string) {
 		// Redis ones the third line of the Lua library.
 		rel, at := f.Package()+"/stats_off.go", 5
 		if f.Redis() {
-			rel, at = f.Package()+"/tokenbucket.lua", 3
+			rel, at = f.Package()+"/"+filepath.Base(f.Package())+".lua", 3
 		}
 		data, err := os.ReadFile(filepath.Join(dir, rel))
 		if err != nil {

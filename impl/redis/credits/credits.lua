@@ -1,0 +1,433 @@
+#!lua name=tollgate_cr
+
+-- The credit table of tollgate on Redis (spec/credits.md, "The Redis
+-- backend"). Every function is one transition of one table, run by Redis
+-- to completion with nothing in between, so each is atomic and each
+-- linearizes where it runs. Every function checks all of its arguments and
+-- the row before its first write: a refusal or an error reply writes
+-- nothing.
+--
+-- Keys (both under one hash tag, the table's name, so one table lives in
+-- one cluster slot):
+--
+--   KEYS[1]  tollgate:cr:{name}:rows    hash, the table
+--   KEYS[2]  tollgate:cr:{name}:leases  hash, holder id -> lease expiry (ms)
+--
+-- Fields of the rows hash, for each slot n in 1..32:
+--
+--   g:n  the slot's generation: the number of reservations it has handed
+--        out (absent = 0). Only reserve raises it, by one, and nothing
+--        lowers or deletes it, so a reservation's (n, g:n) is never handed
+--        out again (C3). The epoch a caller sees is g << 5 | n - 1.
+--   s:n  the state: "r" reserved, "e" enqueued, "p" processing; absent =
+--        free.
+--   h:n  the reserving holder's id (reserved, enqueued, processing).
+--   m:n  the enqueue's mark, a decimal int64 (enqueued, processing).
+--   p:n  the payload (enqueued, processing): present exactly when s:n is
+--        "e" or "p" (C4).
+--
+-- and "closed" = "1" once the table is closed (C11); it is never removed.
+--
+-- A row moves only along
+--
+--   free        -> reserved    tollgate_cr_reserve   g:n + 1, s:n = r, h:n
+--   reserved    -> enqueued    tollgate_cr_enqueue   s:n = e, m:n, p:n
+--   enqueued    -> processing  tollgate_cr_take      s:n = p
+--   processing  -> free        tollgate_cr_finish    s:n h:n m:n p:n deleted
+--   enqueued    -> free        tollgate_cr_finish    (defensive, C8)
+--   reserved    -> free        tollgate_cr_release   s:n h:n deleted
+--   reserved    -> free        tollgate_cr_sweep     the holder's lease expired
+--
+-- Arguments arrive only as KEYS and ARGV, never in this source, and are
+-- compared byte for byte: a payload is stored as it came.
+
+local SLOTS, GENERAL = 32, 26
+-- The largest generation a slot hands out: 2^48 - 1, so that every epoch,
+-- g << 5 | n - 1, is below 2^53 and exact in a Lua number.
+local MAXGEN = 281474976710655
+
+-- Results, as impl/credits numbers them.
+local OK, EXHAUSTED, LOST, NOTABLE = 0, 1, 2, 3
+
+local function argerr(field, rule)
+  return redis.error_reply('ERR tollgate_cr: ' .. field .. ' ' .. rule)
+end
+
+-- A holder id is 32 lower-case hex digits (128 bits).
+local function is_holder(h)
+  return type(h) == 'string' and #h == 32 and string.find(h, '^[0-9a-f]+$') ~= nil
+end
+
+-- slot returns the slot number of a decimal string in 1..32, or nil.
+local function slot(s)
+  if type(s) ~= 'string' or string.find(s, '^[1-9][0-9]?$') == nil then
+    return nil
+  end
+  local n = tonumber(s)
+  if n > SLOTS then
+    return nil
+  end
+  return n
+end
+
+-- A generation argument is canonical decimal ("0" pins nothing: no slot
+-- hands out generation 0), compared as a string with g:n.
+local function is_gen(s)
+  return type(s) == 'string' and #s <= 15 and (s == '0' or string.find(s, '^[1-9][0-9]*$') ~= nil)
+end
+
+-- icmp compares two canonical decimal int64 strings exactly (Lua numbers
+-- are doubles, which are not exact beyond 2^53).
+local function icmp(a, b)
+  local na, nb = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if na ~= nb then
+    return na and -1 or 1
+  end
+  local r
+  if a == b then
+    return 0
+  elseif #a ~= #b then
+    r = (#a < #b) and -1 or 1
+  else
+    r = (a < b) and -1 or 1
+  end
+  if na then
+    r = -r
+  end
+  return r
+end
+
+-- is_int64 reports whether s is a canonical decimal int64.
+local function is_int64(s)
+  if type(s) ~= 'string' then
+    return false
+  end
+  if s == '0' then
+    return true
+  end
+  if string.find(s, '^-?[1-9][0-9]*$') == nil or #s > 20 then
+    return false
+  end
+  if string.sub(s, 1, 1) == '-' then
+    return #s < 20 or s <= '-9223372036854775808'
+  end
+  return #s < 19 or (#s == 19 and s <= '9223372036854775807')
+end
+
+local function is_closed(rows)
+  return redis.call('HEXISTS', rows, 'closed') == 1
+end
+
+-- row returns slot n's state, generation and holder (false when absent).
+local function row(rows, n)
+  local r = redis.call('HMGET', rows, 's:' .. n, 'g:' .. n, 'h:' .. n)
+  return r[1], r[2], r[3]
+end
+
+-- pinned reports whether slot n holds the reservation of generation gen in
+-- state st (C3: every transition after reserve matches the epoch).
+local function pinned(st, g, want_st, gen)
+  return st == want_st and g == gen
+end
+
+-- tollgate_cr_reserve(rows; holder, class) -> {result, slot, generation}
+-- Claims the lowest free slot of the class (1 general, 2 internal) for the
+-- holder under the slot's next generation (C1, C2, C3). Exhausted is exact:
+-- the function sees every slot of the class at one instant.
+local function reserve(keys, args)
+  local rows, h, c = keys[1], args[1], args[2]
+  if not is_holder(h) then
+    return argerr('holder', 'must be 32 lower-case hex digits')
+  end
+  local first, last
+  if c == '1' then
+    first, last = 1, GENERAL
+  elseif c == '2' then
+    first, last = GENERAL + 1, SLOTS
+  else
+    return argerr('class', 'must be 1 (general) or 2 (internal)')
+  end
+  if is_closed(rows) then
+    return {NOTABLE, 0, 0}
+  end
+  local fields = {}
+  for n = first, last do
+    fields[#fields + 1] = 's:' .. n
+  end
+  local states = redis.call('HMGET', rows, unpack(fields))
+  for i = 1, #states do
+    if not states[i] then
+      local n = first + i - 1
+      local g = redis.call('HGET', rows, 'g:' .. n)
+      local gen = tonumber(g or '0')
+      if gen == nil or gen >= MAXGEN then
+        return redis.error_reply('ERR tollgate_cr: slot ' .. n .. ' has handed out its last generation (' ..
+          tostring(g) .. '); another reservation would repeat an epoch (C3)')
+      end
+      -- free -> reserved: the slot's next generation, the holder, one step.
+      gen = redis.call('HINCRBY', rows, 'g:' .. n, 1)
+      redis.call('HSET', rows, 's:' .. n, 'r', 'h:' .. n, h)
+      return {OK, n, gen}
+    end
+  end
+  return {EXHAUSTED, 0, 0}
+end
+
+-- tollgate_cr_enqueue(rows; holder, slot, generation, mark, payload) -> result
+-- Publishes the payload and the state together (C4, C5): only for the
+-- holder that reserved, under that generation, from reserved.
+local function enqueue(keys, args)
+  local rows, h, n, gen, mark, payload = keys[1], args[1], slot(args[2]), args[3], args[4], args[5]
+  if not is_holder(h) then
+    return argerr('holder', 'must be 32 lower-case hex digits')
+  end
+  if n == nil then
+    return argerr('slot', 'must be in 1..32')
+  end
+  if not is_gen(gen) then
+    return argerr('generation', 'must be a decimal below 10^15')
+  end
+  if not is_int64(mark) then
+    return argerr('marked_ms', 'must be a decimal int64')
+  end
+  if type(payload) ~= 'string' then
+    return argerr('payload', 'is missing')
+  end
+  if is_closed(rows) then
+    return NOTABLE
+  end
+  local st, g, holder = row(rows, n)
+  if not pinned(st, g, 'r', gen) or holder ~= h then
+    return LOST
+  end
+  -- reserved -> enqueued, with the payload and its mark, in one write.
+  redis.call('HSET', rows, 's:' .. n, 'e', 'm:' .. n, mark, 'p:' .. n, payload)
+  return OK
+end
+
+-- tollgate_cr_take(rows; slot, generation) -> {1, payload} or {0}
+local function take(keys, args)
+  local rows, n, gen = keys[1], slot(args[1]), args[2]
+  if n == nil then
+    return argerr('slot', 'must be in 1..32')
+  end
+  if not is_gen(gen) then
+    return argerr('generation', 'must be a decimal below 10^15')
+  end
+  if is_closed(rows) then
+    return {0}
+  end
+  local st, g = row(rows, n)
+  if not pinned(st, g, 'e', gen) then
+    return {0}
+  end
+  local payload = redis.call('HGET', rows, 'p:' .. n)
+  -- enqueued -> processing; the payload stays in the row (C6, C7).
+  redis.call('HSET', rows, 's:' .. n, 'p')
+  return {1, payload}
+end
+
+-- tollgate_cr_finish(rows; slot, generation) -> 1 freed, 0 not
+local function finish(keys, args)
+  local rows, n, gen = keys[1], slot(args[1]), args[2]
+  if n == nil then
+    return argerr('slot', 'must be in 1..32')
+  end
+  if not is_gen(gen) then
+    return argerr('generation', 'must be a decimal below 10^15')
+  end
+  if is_closed(rows) then
+    return 0
+  end
+  local st, g = row(rows, n)
+  if not (pinned(st, g, 'p', gen) or pinned(st, g, 'e', gen)) then
+    return 0
+  end
+  -- processing (or enqueued) -> free: the owner consumed the row (C8).
+  redis.call('HDEL', rows, 's:' .. n, 'h:' .. n, 'm:' .. n, 'p:' .. n)
+  return 1
+end
+
+-- tollgate_cr_release(rows; holder, slot, generation) -> 1 freed, 0 not
+local function release(keys, args)
+  local rows, h, n, gen = keys[1], args[1], slot(args[2]), args[3]
+  if not is_holder(h) then
+    return argerr('holder', 'must be 32 lower-case hex digits')
+  end
+  if n == nil then
+    return argerr('slot', 'must be in 1..32')
+  end
+  if not is_gen(gen) then
+    return argerr('generation', 'must be a decimal below 10^15')
+  end
+  if is_closed(rows) then
+    return 0
+  end
+  local st, g, holder = row(rows, n)
+  if not pinned(st, g, 'r', gen) or holder ~= h then
+    return 0
+  end
+  -- reserved -> free, by the holder itself (C9).
+  redis.call('HDEL', rows, 's:' .. n, 'h:' .. n)
+  return 1
+end
+
+-- tollgate_cr_sweep(rows, leases; now_ms) -> number of rows freed
+-- Frees every reserved row whose holder holds no lease, or one that expired
+-- at or before now_ms (C10), and forgets every expired lease. Enqueued and
+-- processing rows are never swept.
+local function sweep(keys, args)
+  local rows, leases, now = keys[1], keys[2], args[1]
+  if not is_int64(now) then
+    return argerr('now_ms', 'must be a decimal int64')
+  end
+  if is_closed(rows) then
+    return 0
+  end
+  local fields = {}
+  for n = 1, SLOTS do
+    fields[n] = 's:' .. n
+  end
+  local states = redis.call('HMGET', rows, unpack(fields))
+  local free = {}
+  for n = 1, SLOTS do
+    if states[n] == 'r' then
+      local h = redis.call('HGET', rows, 'h:' .. n)
+      local exp = h and redis.call('HGET', leases, h)
+      if not exp or icmp(exp, now) <= 0 then
+        free[#free + 1] = n
+      end
+    end
+  end
+  local expired = {}
+  local all = redis.call('HGETALL', leases)
+  for i = 1, #all, 2 do
+    if icmp(all[i + 1], now) <= 0 then
+      expired[#expired + 1] = all[i]
+    end
+  end
+  -- Every check is done; now the writes.
+  for _, n in ipairs(free) do
+    -- reserved -> free: the holder's lease is gone.
+    redis.call('HDEL', rows, 's:' .. n, 'h:' .. n)
+  end
+  for i = 1, #expired, 1000 do
+    redis.call('HDEL', leases, unpack(expired, i, math.min(i + 999, #expired)))
+  end
+  return #free
+end
+
+-- tollgate_cr_renew(rows, leases; holder, expiry_ms) -> result
+-- The holder's lease runs until expiry_ms (exclusive) on the callers'
+-- clock. NoTable, writing nothing, on a closed table.
+local function renew(keys, args)
+  local rows, leases, h, exp = keys[1], keys[2], args[1], args[2]
+  if not is_holder(h) then
+    return argerr('holder', 'must be 32 lower-case hex digits')
+  end
+  if not is_int64(exp) then
+    return argerr('expiry_ms', 'must be a decimal int64')
+  end
+  if is_closed(rows) then
+    return NOTABLE
+  end
+  redis.call('HSET', leases, h, exp)
+  return OK
+end
+
+-- tollgate_cr_drop(rows, leases; holder) -> 1 if a lease was dropped
+local function drop(keys, args)
+  local rows, leases, h = keys[1], keys[2], args[1]
+  if not is_holder(h) then
+    return argerr('holder', 'must be 32 lower-case hex digits')
+  end
+  if is_closed(rows) then
+    return 0
+  end
+  return redis.call('HDEL', leases, h)
+end
+
+-- tollgate_cr_enqueued(rows) -> {slot, generation, mark, payload, ...} in
+-- slot order; the caller sorts by mark (C13). One instant: atomic.
+local function enqueued(keys, args)
+  local rows = keys[1]
+  if is_closed(rows) then
+    return {}
+  end
+  local fields = {}
+  for n = 1, SLOTS do
+    fields[n] = 's:' .. n
+  end
+  local states = redis.call('HMGET', rows, unpack(fields))
+  local out = {}
+  for n = 1, SLOTS do
+    if states[n] == 'e' then
+      local r = redis.call('HMGET', rows, 'g:' .. n, 'm:' .. n, 'p:' .. n)
+      out[#out + 1] = n
+      out[#out + 1] = r[1]
+      out[#out + 1] = r[2]
+      out[#out + 1] = r[3]
+    end
+  end
+  return out
+end
+
+-- tollgate_cr_snapshot(rows) -> free, reserved, enqueued, processing of the
+-- general class, then of the internal class (C14); all zero when closed.
+local function snapshot(keys, args)
+  local rows = keys[1]
+  local out = {0, 0, 0, 0, 0, 0, 0, 0}
+  if is_closed(rows) then
+    return out
+  end
+  local fields = {}
+  for n = 1, SLOTS do
+    fields[n] = 's:' .. n
+  end
+  local states = redis.call('HMGET', rows, unpack(fields))
+  local index = {r = 2, e = 3, p = 4}
+  for n = 1, SLOTS do
+    local i = index[states[n]] or 1
+    if n > GENERAL then
+      i = i + 4
+    end
+    out[i] = out[i] + 1
+  end
+  return out
+end
+
+-- tollgate_cr_close(rows, leases) -> 1
+-- The table is gone (C11): closed is set for good, every row and payload
+-- and every lease deleted; the generations stay.
+local function close(keys, args)
+  local rows, leases = keys[1], keys[2]
+  local fields = {}
+  for n = 1, SLOTS do
+    fields[#fields + 1] = 's:' .. n
+    fields[#fields + 1] = 'h:' .. n
+    fields[#fields + 1] = 'm:' .. n
+    fields[#fields + 1] = 'p:' .. n
+  end
+  redis.call('HSET', rows, 'closed', '1')
+  redis.call('HDEL', rows, unpack(fields))
+  redis.call('DEL', leases)
+  return 1
+end
+
+-- tollgate_cr_closed(rows) -> 1 closed, 0 live
+local function closed(keys, args)
+  return is_closed(keys[1]) and 1 or 0
+end
+
+redis.register_function('tollgate_cr_reserve', reserve)
+redis.register_function('tollgate_cr_enqueue', enqueue)
+redis.register_function('tollgate_cr_take', take)
+redis.register_function('tollgate_cr_finish', finish)
+redis.register_function('tollgate_cr_release', release)
+redis.register_function('tollgate_cr_sweep', sweep)
+redis.register_function('tollgate_cr_renew', renew)
+redis.register_function('tollgate_cr_drop', drop)
+redis.register_function{function_name = 'tollgate_cr_enqueued', callback = enqueued, flags = {'no-writes'}}
+redis.register_function{function_name = 'tollgate_cr_snapshot', callback = snapshot, flags = {'no-writes'}}
+redis.register_function('tollgate_cr_close', close)
+redis.register_function{function_name = 'tollgate_cr_closed', callback = closed, flags = {'no-writes'}}

@@ -1,0 +1,229 @@
+package sut
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/tollgate/tollgate/impl/credits"
+	rcredits "github.com/tollgate/tollgate/impl/redis/credits"
+	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/model"
+)
+
+// redisCreditsTable is the method set of *impl/redis/credits.Table that
+// RedisCredits uses. Every mutant of impl/redis/credits has it too (a copy
+// of the package, whose value types are impl/credits's).
+type redisCreditsTable interface {
+	RenewAt(ctx context.Context, nowMs int64, h *rcredits.Holder, ttlMs int64) (rcredits.Result, error)
+	Exit(ctx context.Context, h *rcredits.Holder) error
+	Reserve(ctx context.Context, h *rcredits.Holder, c rcredits.Class) (rcredits.Token, rcredits.Result, error)
+	EnqueueAt(ctx context.Context, nowMs int64, h *rcredits.Holder, tok rcredits.Token, payload string) (rcredits.Result, error)
+	Take(ctx context.Context, tok rcredits.Token) (string, bool, error)
+	Finish(ctx context.Context, tok rcredits.Token) (bool, error)
+	Release(ctx context.Context, h *rcredits.Holder, tok rcredits.Token) (bool, error)
+	SweepAt(ctx context.Context, nowMs int64) (int, error)
+	Enqueued(ctx context.Context) ([]rcredits.Entry, error)
+	Snapshot(ctx context.Context) (rcredits.Snapshot, error)
+	Close(ctx context.Context) error
+	Closed(ctx context.Context) (bool, error)
+	CloseClient() error
+}
+
+var _ redisCreditsTable = (*rcredits.Table)(nil)
+
+// RedisCredits applies model credit-table inputs to a Redis credit table
+// (impl/redis/credits, or a mutant of it), as Credits does to an in-process one, with the same
+// epoch renaming (the n-th distinct epoch the table issues is model epoch
+// n; a model epoch it never issued goes to the table as 1<<63 | epoch,
+// which pins nothing).
+//
+// Each model holder ID maps to a random holder created on first use, whose
+// lease is renewed then to run until math.MaxInt64 (so no SweepAt clock
+// below that expires it: in the model only an exit makes a holder
+// sweepable). A model exit drops the lease (Exit), a sweep is SweepAt at
+// the input's NowMs. A holder the model has exited is never renewed again,
+// even if it goes on acting (as the model lets it).
+//
+// Apply returns the table's transport errors unchanged (they wrap
+// rcredits.ErrUnknown or ErrNotSent); the output is then meaningless.
+// RedisCredits is safe for concurrent use.
+type RedisCredits struct {
+	table redisCreditsTable
+
+	holders sync.Map // model.HolderID → *redisHolder
+	epochs  epochNames
+}
+
+type redisHolder struct {
+	h      *rcredits.Holder
+	mu     sync.Mutex
+	leased bool // renewed once, which lasts
+	exited bool // the model exited it: never renewed again
+}
+
+// epochNames renames a table's epochs into the model's numbering.
+type epochNames struct {
+	mu      sync.Mutex
+	toModel map[uint64]uint64
+	toImpl  map[uint64]uint64
+}
+
+// model names the table's epoch e in the model's numbering; issued is set
+// for an epoch a reserve answered (numbering it if new).
+func (n *epochNames) model(e uint64, issued bool) uint64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if m, ok := n.toModel[e]; ok {
+		return m
+	}
+	if !issued {
+		return neverIssued | e
+	}
+	if n.toModel == nil {
+		n.toModel, n.toImpl = map[uint64]uint64{}, map[uint64]uint64{}
+	}
+	m := uint64(len(n.toModel)) + 1
+	n.toModel[e], n.toImpl[m] = m, e
+	return m
+}
+
+// token is tok in the table's vocabulary.
+func (n *epochNames) token(tok model.Token) credits.Token {
+	if tok.Epoch == 0 {
+		return credits.Token{Slot: tok.Slot} // a defect the table must refuse
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if e, ok := n.toImpl[tok.Epoch]; ok {
+		return credits.Token{Slot: tok.Slot, Epoch: e}
+	}
+	return credits.Token{Slot: tok.Slot, Epoch: neverIssued | tok.Epoch}
+}
+
+// NewRedisCredits returns an adapter over the credit table called name on
+// c's server, of f's package (fault.None: the real implementation;
+// otherwise a fault of impl/redis/credits). The table is built by its
+// package's New from a copy of c's options, so it has a client of its own,
+// made the way that package makes it; c itself is not used for calls.
+// Close closes the table's client; the table stays on the server.
+func NewRedisCredits(f fault.Fault, c *goredis.Client, name string) (*RedisCredits, error) {
+	if f != fault.None && (!f.Redis() || !f.Credits()) {
+		return nil, fmt.Errorf("sut: %v is not a fault of the Redis credit table", f)
+	}
+	opts := *c.Options() // a copy: New must not normalize c's own options
+	t, err := newRedisCredits(context.Background(), f, &opts, name)
+	if err != nil {
+		return nil, err
+	}
+	return &RedisCredits{table: t}, nil
+}
+
+// Close closes the table's client. The table stays on the server, live
+// (a model close is the input CrClose).
+func (s *RedisCredits) Close() error { return s.table.CloseClient() }
+
+// holder returns the holder standing for id, renewing its lease on first
+// use unless the model exited it.
+func (s *RedisCredits) holder(ctx context.Context, id model.HolderID) (*rcredits.Holder, error) {
+	if id == 0 {
+		panic("sut: holder 0 is not a holder (defect)")
+	}
+	v, ok := s.holders.Load(id)
+	if !ok {
+		v, _ = s.holders.LoadOrStore(id, &redisHolder{h: rcredits.NewHolder()})
+	}
+	rh := v.(*redisHolder)
+	rh.mu.Lock()
+	defer rh.mu.Unlock()
+	if !rh.leased && !rh.exited {
+		if _, err := s.table.RenewAt(ctx, 0, rh.h, math.MaxInt64); err != nil {
+			return nil, err
+		}
+		rh.leased = true // NoTable too: a closed table has no leases to keep
+	}
+	return rh.h, nil
+}
+
+// exit drops id's lease for good.
+func (s *RedisCredits) exit(ctx context.Context, id model.HolderID) error {
+	if id == 0 {
+		panic("sut: holder 0 is not a holder (defect)")
+	}
+	v, _ := s.holders.LoadOrStore(id, &redisHolder{h: rcredits.NewHolder()})
+	rh := v.(*redisHolder)
+	rh.mu.Lock()
+	defer rh.mu.Unlock()
+	rh.exited = true
+	return s.table.Exit(ctx, rh.h)
+}
+
+// Apply performs in on the table and returns its answer in model form, or
+// the table's transport error.
+func (s *RedisCredits) Apply(ctx context.Context, in model.CrInput[string]) (model.CrOutput[string], error) {
+	var out model.CrOutput[string]
+	var tok credits.Token
+	if in.Token != (model.Token{}) {
+		tok = s.epochs.token(in.Token)
+	}
+	var err error
+	var h *rcredits.Holder
+	switch in.Kind {
+	case model.CrReserve, model.CrEnqueue, model.CrRelease:
+		if h, err = s.holder(ctx, in.Holder); err != nil {
+			return out, err
+		}
+	}
+	switch in.Kind {
+	case model.CrReserve:
+		var t credits.Token
+		var r credits.Result
+		t, r, err = s.table.Reserve(ctx, h, credits.Class(in.Class))
+		out.Result = result(r)
+		if err == nil && r == credits.OK {
+			out.Token = model.Token{Slot: t.Slot, Epoch: s.epochs.model(t.Epoch, true)}
+		}
+	case model.CrEnqueue:
+		var r credits.Result
+		r, err = s.table.EnqueueAt(ctx, in.NowMs, h, tok, in.Payload)
+		out.Result = result(r)
+	case model.CrTake:
+		out.Payload, out.OK, err = s.table.Take(ctx, tok)
+	case model.CrFinish:
+		out.OK, err = s.table.Finish(ctx, tok)
+	case model.CrRelease:
+		out.OK, err = s.table.Release(ctx, h, tok)
+	case model.CrSweep:
+		out.Count, err = s.table.SweepAt(ctx, in.NowMs)
+		out.OK = true
+	case model.CrEnqueued:
+		var es []rcredits.Entry
+		es, err = s.table.Enqueued(ctx)
+		for _, e := range es {
+			out.Entries = append(out.Entries, model.Entry[string]{Slot: e.Token.Slot, Epoch: s.epochs.model(e.Token.Epoch, false), MarkedMs: e.MarkedMs, Payload: e.Payload})
+		}
+		out.OK = true
+	case model.CrSnapshot:
+		var snap credits.Snapshot
+		snap, err = s.table.Snapshot(ctx)
+		out.Snap, out.OK = Snapshot(snap), true
+	case model.CrBounds:
+		b := rcredits.TableBounds()
+		out.Bounds, out.OK = model.Bounds{General: b.General, Internal: b.Internal, Total: b.Total}, true
+	case model.CrExit:
+		err = s.exit(ctx, in.Holder)
+		out.OK = true
+	case model.CrClose:
+		err = s.table.Close(ctx)
+		out.OK = true
+	default:
+		panic(fmt.Sprintf("sut: unknown credit-table operation %d", in.Kind))
+	}
+	if err != nil {
+		return model.CrOutput[string]{}, err
+	}
+	return out, nil
+}
