@@ -161,7 +161,8 @@ func (h CrHistory) Operations() []porcupine.Operation {
 //     or the freeing of a reservation of unknown slot whose holder exited.
 //   - everything else: model.Credits.Step, outputs compared with
 //     model.CrOutput.Equal; an unknown operation takes the model's step with
-//     whatever output it gives. (A reservation of unknown slot sits on a
+//     whatever output it gives, or no step (it never ran), so that placing
+//     it early never rules a state out. (A reservation of unknown slot sits on a
 //     free row under an epoch no token carries, so these answer the same
 //     with it placed or not.)
 func creditsStep(x crState, in CrInput, o CrOutcome) []crState {
@@ -205,7 +206,12 @@ func creditsStep(x crState, in CrInput, o CrOutcome) []crState {
 		return nil
 	}
 	s2, out := s.Step(in.Op)
-	if o.Unknown || out.Equal(o.Output) {
+	switch {
+	case o.Unknown:
+		// It ran here, or it never runs (a call of unknown outcome may have
+		// been dropped, or may run later: porcupine places it later then).
+		return []crState{x, {s: s2, unseen: x.unseen}}
+	case out.Equal(o.Output):
 		return []crState{{s: s2, unseen: x.unseen}}
 	}
 	return nil

@@ -1,0 +1,52 @@
+package redischeck
+
+import (
+	"os/exec"
+	"testing"
+
+	"github.com/tollgate/tollgate/redisserver"
+)
+
+func needServer(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		redisserver.StartT(t) // skips, or fails under CI
+	}
+}
+
+func logRow(t *testing.T, r Row) {
+	t.Logf("%-14s %-11s ops %4d unknown %3d %-8s %s (%v)", r.Scenario, r.Primitive, r.Ops, r.UnknownOps, r.Result, r.Detail, r.Elapsed.Round(1e6))
+}
+
+// TestScenarios: every fault scenario holds its promise on both tables.
+func TestScenarios(t *testing.T) {
+	needServer(t)
+	for _, s := range Scenarios() {
+		rows, err := Run(s, nil, Options{Seed: 1, Parent: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			logRow(t, r)
+			if !r.Pass() {
+				t.Errorf("%s %s: %s, %s", r.Scenario, r.Primitive, r.Result, r.Detail)
+			}
+		}
+	}
+}
+
+// TestCrashWithoutAOFLosesWrites: the durability check fails a server that
+// forgets acknowledged writes in a crash (the negative control of crash).
+func TestCrashWithoutAOFLosesWrites(t *testing.T) {
+	needServer(t)
+	rows, err := Run(crashNoAOF, nil, Options{Seed: 1, Parent: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		logRow(t, r)
+		if r.Lost == 0 || r.Pass() {
+			t.Errorf("%s: a crash without persistence passed: %s, %s", r.Primitive, r.Result, r.Detail)
+		}
+	}
+}
