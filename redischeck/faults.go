@@ -65,7 +65,7 @@ func (e *env) at(share float64) bool {
 func Scenarios() []Scenario {
 	return []Scenario{
 		{Name: "none", What: "no fault (the baseline)", inject: func(*env) error { return nil }},
-		{Name: "pause", What: "SIGSTOP for 4 call timeouts, then SIGCONT: the calls sent meanwhile run after it",
+		{Name: "pause", What: "SIGSTOP for 3 call timeouts, then SIGCONT: the calls sent meanwhile run after it",
 			inject: func(e *env) error {
 				if !e.at(0.3) {
 					return nil
@@ -73,10 +73,10 @@ func Scenarios() []Scenario {
 				if err := e.primary.Pause(); err != nil {
 					return err
 				}
-				time.Sleep(4 * e.timeout)
+				time.Sleep(3 * e.timeout)
 				return e.primary.Resume()
 			}},
-		{Name: "crash", What: "kill -9, restart from the AOF (appendfsync always) after 3 call timeouts", AOF: true,
+		{Name: "crash", What: "kill -9, restart from the AOF (appendfsync always) after 2 call timeouts", AOF: true,
 			inject: func(e *env) error {
 				if !e.at(0.3) {
 					return nil
@@ -84,19 +84,19 @@ func Scenarios() []Scenario {
 				if err := e.primary.Crash(); err != nil {
 					return err
 				}
-				time.Sleep(3 * e.timeout)
+				time.Sleep(2 * e.timeout)
 				return e.primary.Restart()
 			}},
-		{Name: "client-pause", What: "CLIENT PAUSE WRITE for 4 call timeouts",
+		{Name: "client-pause", What: "CLIENT PAUSE WRITE for 3 call timeouts",
 			inject: func(e *env) error {
 				if !e.at(0.3) {
 					return nil
 				}
-				return e.primary.PauseWrites(4 * e.timeout)
+				return e.primary.PauseWrites(3 * e.timeout)
 			}},
 		{Name: "failover-crash", What: "kill -9 of the primary at 30% of the calls, the replica promoted (REPLICAOF NO ONE) at once, clients moved to it: what replication lag alone loses", Replica: true, Lossy: true,
 			inject: failoverCrash},
-		{Name: "failover", What: "the replica promoted (REPLICAOF NO ONE) at 30% of the calls while the primary still takes writes; at 40% the primary is killed and clients move to the new primary", Replica: true, Lossy: true,
+		{Name: "failover", What: "the replica promoted (REPLICAOF NO ONE) at 30% of the calls while the primary still takes writes; at 34% the primary is killed and clients move to the new primary", Replica: true, Lossy: true,
 			inject: failover},
 		{Name: "failover-wait", What: "as failover, every write followed by WAIT 1 (a write not acknowledged by the replica is unknown)", Replica: true, Wait: 1,
 			inject: failover},
@@ -124,7 +124,7 @@ func failover(e *env) error {
 	if err := e.replica.Promote(); err != nil {
 		return err
 	}
-	if !e.at(0.4) {
+	if !e.at(0.34) {
 		return nil
 	}
 	if err := e.primary.Crash(); err != nil {
@@ -168,13 +168,13 @@ func TBWorkload() linearizability.TBWorkload {
 }
 
 // CrWorkload is the credit-table fault workload: holders reserving,
-// enqueueing for two owners, releasing and now and then dying; every
+// enqueueing for an owner, releasing and now and then dying; every
 // acknowledged enqueue must reach an owner (Durability).
 func CrWorkload() linearizability.CrWorkload {
 	return linearizability.CrWorkload{
-		Name: "acked-enqueues", Holders: 6, Rounds: 40, Classes: []model.Class{model.General}, Hold: 1,
+		Name: "acked-enqueues", Holders: 4, Rounds: 40, Classes: []model.Class{model.General}, Hold: 1,
 		Mix:    [8]int{linearizability.ActEnqueue: 6, linearizability.ActRelease: 2, linearizability.ActExitHolding: 1},
-		Owners: 2, Sweepers: 1,
+		Owners: 1, Sweepers: 1,
 	}
 }
 
@@ -266,6 +266,7 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 	}
 	e.target = NewTarget(primary.Addr, o.Timeout)
 	e.target.Wait = s.Wait
+	defer e.target.Close()
 
 	var injected error
 	var wg sync.WaitGroup

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,15 +42,18 @@ type Target struct {
 	// timeouts and the context of each call. A call that gets no reply in
 	// it has an unknown outcome.
 	Timeout time.Duration
-	// Wait, when > 0, makes every call that may write wait for that many
-	// replicas to acknowledge it (WAIT, after a fencing write on the same
-	// connection); a call the replicas have not acknowledged within Timeout
-	// is reported unknown, never as done.
+	// Wait, when > 0, makes every call wait for that many replicas to
+	// acknowledge every write the server had made when it answered (WAIT,
+	// after a fencing write on the same connection); a call the replicas
+	// have not acknowledged within Timeout is reported unknown, never as
+	// done. Reads wait too: a read may have seen a write that a failover
+	// then loses.
 	Wait int
 
 	addr   atomic.Pointer[string]
 	prefix string
 	tables atomic.Int64
+	fences sync.Map // address → *goredis.Client dialing only that address
 }
 
 // NewTarget returns a target at addr whose calls wait at most timeout.
@@ -82,6 +86,28 @@ func (t *Target) Options() *goredis.Options {
 	}
 }
 
+// fence returns the client that dials addr only.
+func (t *Target) fence(addr string) *goredis.Client {
+	if c, ok := t.fences.Load(addr); ok {
+		return c.(*goredis.Client)
+	}
+	c := goredis.NewClient(&goredis.Options{Addr: addr, DialTimeout: t.Timeout, ReadTimeout: t.Timeout, WriteTimeout: t.Timeout,
+		ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 64})
+	if prev, loaded := t.fences.LoadOrStore(addr, c); loaded {
+		_ = c.Close()
+		return prev.(*goredis.Client)
+	}
+	return c
+}
+
+// Close closes the fence clients.
+func (t *Target) Close() {
+	t.fences.Range(func(_, c any) bool {
+		_ = c.(*goredis.Client).Close()
+		return true
+	})
+}
+
 func (t *Target) name(kind string) string {
 	return fmt.Sprintf("%s%s%d", t.prefix, kind, t.tables.Add(1))
 }
@@ -95,9 +121,8 @@ func (t *Target) TB(f fault.Fault) (linearizability.TBBackend, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	fence := goredis.NewClient(t.Options())
-	b := &retrying[model.TBInput[string], model.TBOutput]{t: t, apply: s.Apply, fence: fence, writes: tbWrites}
-	return b, func() { _ = s.Close(); _ = fence.Close() }, nil
+	b := &retrying[model.TBInput[string], model.TBOutput]{t: t, apply: s.Apply}
+	return b, func() { _ = s.Close() }, nil
 }
 
 // Cr returns a backend over a fresh Redis credit table of f's package
@@ -109,21 +134,8 @@ func (t *Target) Cr(f fault.Fault) (linearizability.CrBackend, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	fence := goredis.NewClient(t.Options())
-	b := &retrying[model.CrInput[string], model.CrOutput[string]]{t: t, apply: s.Apply, fence: fence, writes: crWrites}
-	return b, func() { _ = s.Close(); _ = fence.Close() }, nil
-}
-
-func tbWrites(in model.TBInput[string]) bool {
-	return in.Kind != model.TBPeek && in.Kind != model.TBRetryAfter
-}
-
-func crWrites(in model.CrInput[string]) bool {
-	switch in.Kind {
-	case model.CrEnqueued, model.CrSnapshot, model.CrBounds:
-		return false
-	}
-	return true
+	b := &retrying[model.CrInput[string], model.CrOutput[string]]{t: t, apply: s.Apply}
+	return b, func() { _ = s.Close() }, nil
 }
 
 // retrying is a backend over a server-side table (linearizability.Remote's
@@ -132,21 +144,20 @@ func crWrites(in model.CrInput[string]) bool {
 // loading its AOF, or still a replica), as a client reconnecting would: a
 // call that did not run may always be sent again. It gives up after 20
 // Timeouts and reports the call not run. With Target.Wait it also waits
-// for the replicas after every call that may write.
+// for the replicas after every call.
 type retrying[In, Out any] struct {
-	t      *Target
-	apply  func(context.Context, In) (Out, error)
-	fence  *goredis.Client
-	writes func(In) bool
+	t     *Target
+	apply func(context.Context, In) (Out, error)
 }
 
 func (r *retrying[In, Out]) Do(client int, in In) (Out, error) {
 	b := linearizability.Remote(r.apply, r.t.Timeout)
 	deadline := time.Now().Add(20 * r.t.Timeout)
 	for {
+		addr := r.t.Addr()
 		out, err := b.Do(client, in)
-		if err == nil && r.t.Wait > 0 && r.writes(in) {
-			err = r.wait()
+		if err == nil && r.t.Wait > 0 {
+			err = r.wait(addr)
 		}
 		if !errors.Is(err, linearizability.ErrNotRun) || time.Now().After(deadline) {
 			return out, err
@@ -158,16 +169,24 @@ func (r *retrying[In, Out]) Do(client int, in In) (Out, error) {
 // fenceKey is the key the WAIT fence writes: one per process is enough.
 const fenceKey = "tollgate-check-fence"
 
-// wait makes sure the replicas hold every write acknowledged so far: a
-// write on one connection (INCR of the fence key) then WAIT on the same
-// connection, pipelined. WAIT waits for the writes of its own connection,
-// and the fence was sent after the call's reply came, so it follows the
-// call in the replication stream. Fewer replicas than Target.Wait within
-// Timeout, or any failure, leaves the call's durability unknown.
-func (r *retrying[In, Out]) wait() error {
+// wait makes sure the replicas of the server at addr hold every write it
+// acknowledged so far: a write on one connection to that server (INCR of
+// the fence key) then WAIT on the same connection, pipelined. WAIT waits
+// for the writes of its own connection, and the fence was sent after the
+// call's reply came, so it follows the call in that server's replication
+// stream. The fence must reach the server that answered the call: addr is
+// the target's address when the call was made, and a call made after a
+// failover moved the target is fenced on the new address (its connections
+// to the old primary are dead by then: the scenarios kill it first).
+// Fewer replicas than Target.Wait within Timeout, a target that moved
+// during the call, or any failure, leaves the call's durability unknown.
+func (r *retrying[In, Out]) wait(addr string) error {
+	if now := r.t.Addr(); now != addr {
+		return fmt.Errorf("%w: the target moved from %s to %s during the call", linearizability.ErrUnknown, addr, now)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*r.t.Timeout)
 	defer cancel()
-	pipe := r.fence.Pipeline()
+	pipe := r.t.fence(addr).Pipeline()
 	pipe.Incr(ctx, fenceKey)
 	n := pipe.Do(ctx, "WAIT", r.t.Wait, r.t.Timeout.Milliseconds())
 	if _, err := pipe.Exec(ctx); err != nil {
