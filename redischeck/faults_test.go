@@ -4,6 +4,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/redisserver"
 )
 
@@ -48,5 +49,32 @@ func TestCrashWithoutAOFLosesWrites(t *testing.T) {
 		if r.Lost == 0 || r.Pass() {
 			t.Errorf("%s: a crash without persistence passed: %s, %s", r.Primitive, r.Result, r.Detail)
 		}
+	}
+}
+
+// TestRetryOnTimeoutKilledByPause: mutant rtb-retry-on-timeout (a client
+// that keeps go-redis's retries) sends a timed-out take again while the
+// server is stopped; every copy runs after SIGCONT, so the pause workload
+// finds tokens that no take accounts for, and porcupine (T11) a history
+// that does not linearize. The other Redis mutants are killed by conform
+// (see .ci/run).
+func TestRetryOnTimeoutKilledByPause(t *testing.T) {
+	needServer(t)
+	var pause Scenario
+	for _, s := range Scenarios() {
+		if s.Name == "pause" {
+			pause = s
+		}
+	}
+	rows, err := Run(pause, nil, Options{Seed: 1, Parent: t.TempDir(), Fault: fault.RTBRetryOnTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want the token bucket's only", len(rows))
+	}
+	logRow(t, rows[0])
+	if rows[0].Pass() || rows[0].Extra == 0 {
+		t.Fatalf("rtb-retry-on-timeout survived the pause: %s, %s", rows[0].Result, rows[0].Detail)
 	}
 }

@@ -39,8 +39,8 @@ import (
 // A Target is safe for concurrent use.
 type Target struct {
 	// Timeout is each call's budget: the client's dial, read and write
-	// timeouts and the context of each call. A call that gets no reply in
-	// it has an unknown outcome.
+	// timeouts (each call's context allows five). A call that gets no reply
+	// in it has an unknown outcome.
 	Timeout time.Duration
 	// Wait, when > 0, makes every call wait for that many replicas to
 	// acknowledge every write the server had made when it answered (WAIT,
@@ -151,7 +151,10 @@ type retrying[In, Out any] struct {
 }
 
 func (r *retrying[In, Out]) Do(client int, in In) (Out, error) {
-	b := linearizability.Remote(r.apply, r.t.Timeout)
+	// The context outlives the client's read timeout, as an application's
+	// request deadline does: a client that retries a timed-out call on its
+	// own (mutant rtb-retry-on-timeout) has the time to.
+	b := linearizability.Remote(r.apply, 5*r.t.Timeout)
 	deadline := time.Now().Add(20 * r.t.Timeout)
 	for {
 		addr := r.t.Addr()
