@@ -190,11 +190,11 @@ type Row struct {
 	Acked, Lost int
 	// Extra counts the tokens gone that no take accounts for, counting
 	// every take of unknown outcome as applied once: a take applied twice.
-	Extra  int
-	Detail string // the durability check's finding
-	Lossy       bool   // losses are the scenario's documented limit
-	Report      linearizability.Report
-	Elapsed     time.Duration
+	Extra   int
+	Detail  string // the durability check's finding
+	Lossy   bool   // losses are the scenario's documented limit
+	Report  linearizability.Report
+	Elapsed time.Duration
 }
 
 // Pass reports whether the row is what the backend promises: a
