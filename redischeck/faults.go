@@ -206,7 +206,7 @@ func (r Row) Pass() bool {
 
 // Options configure Run.
 type Options struct {
-	Timeout      time.Duration // each call's budget (default 100 ms)
+	Timeout      time.Duration // each call's budget (default 250 ms)
 	CheckTimeout time.Duration // porcupine's budget per history (default 20 s)
 	Seed         uint64
 	Fault        fault.Fault // a Redis mutant (fault.None: the real tables)
@@ -216,7 +216,10 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if o.Timeout == 0 {
-		o.Timeout = 100 * time.Millisecond
+		// Not less: on a loaded 2-core machine a call can take 100 ms with
+		// no fault at all, and every call that times out is one more
+		// unknown outcome for porcupine to place.
+		o.Timeout = 250 * time.Millisecond
 	}
 	if o.CheckTimeout == 0 {
 		o.CheckTimeout = 20 * time.Second

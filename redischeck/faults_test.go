@@ -3,8 +3,10 @@ package redischeck
 import (
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/linearizability"
 	"github.com/tollgate/tollgate/redisserver"
 )
 
@@ -19,24 +21,54 @@ func logRow(t *testing.T, r Row) {
 	t.Logf("%-14s %-11s ops %4d unknown %3d %-8s %s (%v)", r.Scenario, r.Primitive, r.Ops, r.UnknownOps, r.Result, r.Detail, r.Elapsed.Round(1e6))
 }
 
-// TestScenarios: every fault scenario holds its promise on both tables.
+// TestScenarios: the faults the backend promises to survive (a pause, a
+// crash restarted from the AOF, CLIENT PAUSE WRITE) hold their promise on
+// both tables: linearizable, and no acknowledged write lost or applied
+// twice. (tollgate check --backend redis runs every scenario.)
 func TestScenarios(t *testing.T) {
 	needServer(t)
 	for _, s := range Scenarios() {
-		rows, err := Run(s, nil, Options{Seed: 1, Parent: t.TempDir()})
+		switch s.Name {
+		case "none", "pause", "crash", "client-pause":
+		default:
+			continue
+		}
+		rows, err := Run(s, nil, Options{Seed: 1, Parent: t.TempDir(), CheckTimeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range rows {
 			logRow(t, r)
-			// failover-wait is held to its direct check only: one history in
-			// four did not linearize, unexplained (spec/redis-faults.md §4).
-			if s.Name == "failover-wait" && r.Lost == 0 && r.Extra == 0 {
-				continue
-			}
 			if !r.Pass() {
 				t.Errorf("%s %s: %s, %s", r.Scenario, r.Primitive, r.Result, r.Detail)
 			}
+		}
+	}
+}
+
+// TestFailoverLosesWhatWaitKeeps: a replica promoted while the primary
+// still takes writes loses takes the primary acknowledged (the measured
+// limit), and with WAIT 1 after every call none that was acknowledged is
+// lost (the token bucket, whose direct check counts the tokens; its
+// porcupine verdict under WAIT is reported, not judged:
+// spec/redis-faults.md §4).
+func TestFailoverLosesWhatWaitKeeps(t *testing.T) {
+	needServer(t)
+	for _, s := range Scenarios() {
+		if s.Name != "failover" && s.Name != "failover-wait" {
+			continue
+		}
+		rows, err := Run(s, []string{linearizability.PrimitiveTokenBucket}, Options{Seed: 1, Parent: t.TempDir(), CheckTimeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rows[0]
+		logRow(t, r)
+		switch {
+		case s.Wait == 0 && r.Lost == 0:
+			t.Errorf("failover without WAIT lost nothing (%s): the window did not land", r.Detail)
+		case s.Wait > 0 && (r.Lost > 0 || r.Extra > 0):
+			t.Errorf("failover with WAIT 1: %s", r.Detail)
 		}
 	}
 }
@@ -45,7 +77,10 @@ func TestScenarios(t *testing.T) {
 // forgets acknowledged writes in a crash (the negative control of crash).
 func TestCrashWithoutAOFLosesWrites(t *testing.T) {
 	needServer(t)
-	rows, err := Run(crashNoAOF, nil, Options{Seed: 1, Parent: t.TempDir()})
+	// porcupine's verdict does not matter here (proving a credit history
+	// with lost writes Illegal can take it a minute): the direct check must
+	// find the losses.
+	rows, err := Run(crashNoAOF, nil, Options{Seed: 1, Parent: t.TempDir(), CheckTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,15 +106,21 @@ func TestRetryOnTimeoutKilledByPause(t *testing.T) {
 			pause = s
 		}
 	}
-	rows, err := Run(pause, nil, Options{Seed: 1, Parent: t.TempDir(), Fault: fault.RTBRetryOnTimeout})
-	if err != nil {
-		t.Fatal(err)
+	// The copies must be sent before the server continues; on a loaded
+	// machine one run in about fifteen sent none. Three seeds, each a run
+	// of its own.
+	for seed := uint64(1); seed <= 3; seed++ {
+		rows, err := Run(pause, nil, Options{Seed: seed, Parent: t.TempDir(), Fault: fault.RTBRetryOnTimeout, CheckTimeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 {
+			t.Fatalf("%d rows, want the token bucket's only", len(rows))
+		}
+		logRow(t, rows[0])
+		if !rows[0].Pass() && rows[0].Extra > 0 {
+			return
+		}
 	}
-	if len(rows) != 1 {
-		t.Fatalf("%d rows, want the token bucket's only", len(rows))
-	}
-	logRow(t, rows[0])
-	if rows[0].Pass() || rows[0].Extra == 0 {
-		t.Fatalf("rtb-retry-on-timeout survived the pause: %s, %s", rows[0].Result, rows[0].Detail)
-	}
+	t.Fatal("rtb-retry-on-timeout survived the pause in 3 runs")
 }

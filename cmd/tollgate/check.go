@@ -82,7 +82,7 @@ flags:
 	fs.StringVar(&c.backend, "backend", "memory", "memory (the tables of impl/ in this process) or redis (impl/redis on a redis-server)")
 	fs.StringVar(&c.redisAddr, "redis", "", "with -backend redis: the server for the workloads (empty: a throwaway redis-server); the fault workloads always start their own on loopback")
 	fs.StringVar(&c.faults, "faults", "all", "with -backend redis: the fault workloads to run after the others, comma-separated, or all, or none")
-	fs.DurationVar(&c.callTimeout, "call-timeout", 100*time.Millisecond, "with -backend redis: each call's budget; a call not answered in it has an unknown outcome")
+	fs.DurationVar(&c.callTimeout, "call-timeout", 250*time.Millisecond, "with -backend redis: each call's budget; a call not answered in it has an unknown outcome")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
