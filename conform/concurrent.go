@@ -143,6 +143,9 @@ func (p *tbPipe) Do(client int, in model.TBInput[string]) (model.TBOutput, error
 	if err != nil {
 		return model.TBOutput{}, err
 	}
+	if ans.Resp.Error == ErrUnknownOutcome {
+		return model.TBOutput{}, fmt.Errorf("%w: the driver answered %s", linearizability.ErrUnknown, ans.Line)
+	}
 	out, err := TBAnswer(in, ans.Resp)
 	if err != nil {
 		return out, undecodable(req, ans, err)
@@ -200,6 +203,9 @@ func (p *crPipe) Do(client int, in model.CrInput[string]) (model.CrOutput[string
 	ans, err := send(p.conn, req)
 	if err != nil {
 		return zero, err
+	}
+	if ans.Resp.Error == ErrUnknownOutcome {
+		return zero, fmt.Errorf("%w: the driver answered %s", linearizability.ErrUnknown, ans.Line)
 	}
 	out, err := CrAnswer(in, ans.Resp, p.ids.id)
 	if err != nil {

@@ -24,11 +24,72 @@ const DriverName = "tollgate-go"
 // requests without a client run on the reading goroutine. Logs go to logw.
 // ServeGo returns when in ends and every answer is written.
 func ServeGo(in io.Reader, out io.Writer, logw io.Writer, f fault.Fault) error {
+	return Serve(in, out, logw, InProcess(f))
+}
+
+// Tables makes the tables a Go driver serves: one per protocol table name,
+// made on first use (a token bucket) or by cr.new (a credit table).
+type Tables interface {
+	TB(name string) (TBTable, error)
+	Cr(name string) (CrTable, error)
+}
+
+// TBTable is one token-bucket table of a driver. A table in process never
+// returns an error; one on a server returns its transport error when the
+// call's outcome is unknown (the driver answers "unknown") and a server's
+// refusal as it is (bad_request).
+type TBTable interface {
+	Apply(in model.TBInput[string]) (model.TBOutput, error)
+}
+
+// CrTable is one credit table of a driver, as TBTable.
+type CrTable interface {
+	Apply(in model.CrInput[string]) (model.CrOutput[string], error)
+}
+
+// InProcess is the tables of impl/ in this process, through internal/sut;
+// f's primitive's tables are f's mutant package's.
+func InProcess(f fault.Fault) Tables { return inProcess{f} }
+
+type inProcess struct{ faults fault.Fault }
+
+// fault is the mutant the tables of one primitive carry: the driver's
+// fault if it is one of that primitive's, else none (a driver built with a
+// credit-table mutant serves real token buckets).
+func (p inProcess) fault(credits bool) fault.Fault {
+	if p.faults != fault.None && p.faults.Credits() == credits {
+		return p.faults
+	}
+	return fault.None
+}
+
+func (p inProcess) TB(string) (TBTable, error) {
+	return localTB{sut.NewTokenBucket[string](p.fault(false))}, nil
+}
+
+func (p inProcess) Cr(string) (CrTable, error) {
+	return localCr{sut.NewCredits[string](p.fault(true))}, nil
+}
+
+type localTB struct{ t *sut.TokenBucket[string] }
+
+func (l localTB) Apply(in model.TBInput[string]) (model.TBOutput, error) { return l.t.Apply(in), nil }
+
+type localCr struct{ t *sut.Credits[string] }
+
+func (l localCr) Apply(in model.CrInput[string]) (model.CrOutput[string], error) {
+	return l.t.Apply(in), nil
+}
+
+// Serve runs the Go driver over tables: as ServeGo, with the tables tables
+// makes. A call a table reports an error for is answered
+// {"ok":false,"error":"unknown"} (spec/protocol.md §5).
+func Serve(in io.Reader, out io.Writer, logw io.Writer, tables Tables) error {
 	d := &goDriver{
 		out:     bufio.NewWriter(out),
-		faults:  f,
-		tb:      map[string]*sut.TokenBucket[string]{},
-		cr:      map[string]*sut.Credits[string]{},
+		tables:  tables,
+		tb:      map[string]TBTable{},
+		cr:      map[string]CrTable{},
 		clients: map[string]*goClient{},
 		holders: map[string]model.HolderID{},
 		logw:    logw,
@@ -78,23 +139,25 @@ type goDriver struct {
 	out   *bufio.Writer
 
 	mu      sync.Mutex
-	faults  fault.Fault
-	tb      map[string]*sut.TokenBucket[string]
-	cr      map[string]*sut.Credits[string]
+	tables  Tables
+	tb      map[string]TBTable
+	cr      map[string]CrTable
 	clients map[string]*goClient
 	holders map[string]model.HolderID
 	wg      sync.WaitGroup
 	logw    io.Writer
 }
 
-// fault is the mutant the driver's tables of one primitive carry: the
-// driver's fault if it is one of that primitive's, else none (a driver
-// built with a credit-table mutant serves real token buckets).
-func (d *goDriver) fault(credits bool) fault.Fault {
-	if d.faults != fault.None && d.faults.Credits() == credits {
-		return d.faults
+// unknown answers a call whose table reported an error: "unknown" when
+// its outcome is unknown (the server was sent it and did not answer, or
+// it could not be sent), bad_request naming the error when the server
+// refused it (nothing ran).
+func (d *goDriver) unknown(req Request, err error) Response {
+	fmt.Fprintf(d.logw, "tollgate driver: %s %s: %v\n", req.Op, req.Table, err)
+	if !unknownOutcome(err) {
+		return Response{Error: ErrBadRequest, Message: "the backend refused the call: " + err.Error()}
 	}
-	return fault.None
+	return Response{Error: ErrUnknownOutcome, Message: err.Error()}
 }
 
 func (d *goDriver) reply(id int64, r Response) {
@@ -170,11 +233,18 @@ func (d *goDriver) handleTB(req Request) Response {
 	d.mu.Lock()
 	t, ok := d.tb[req.Table]
 	if !ok {
-		t = sut.NewTokenBucket[string](d.fault(false))
+		var err error
+		if t, err = d.tables.TB(req.Table); err != nil {
+			d.mu.Unlock()
+			return d.unknown(req, err)
+		}
 		d.tb[req.Table] = t
 	}
 	d.mu.Unlock()
-	out := t.Apply(in)
+	out, err := t.Apply(in)
+	if err != nil {
+		return d.unknown(req, err)
+	}
 	r := TBResponse(in, out)
 	if r.Error == ErrInvalidArgument {
 		r.Message = InvalidMessage(in)
@@ -212,7 +282,11 @@ func (d *goDriver) handleCr(req Request) Response {
 		if ok {
 			return Response{Error: ErrBadRequest, Message: fmt.Sprintf("cr.new: table %q already exists (names are used once per driver)", req.Table)}
 		}
-		d.cr[req.Table] = sut.NewCredits[string](d.fault(true))
+		t, err := d.tables.Cr(req.Table)
+		if err != nil {
+			return d.unknown(req, err)
+		}
+		d.cr[req.Table] = t
 		return Response{OK: true}
 	}
 	d.mu.Unlock()
@@ -230,15 +304,21 @@ func (d *goDriver) handleCr(req Request) Response {
 		if c := d.clients[req.Client]; c != nil {
 			c.dead = true
 		}
-		tables := make([]*sut.Credits[string], 0, len(d.cr))
+		tables := make([]CrTable, 0, len(d.cr))
 		for _, t := range d.cr {
 			tables = append(tables, t)
 		}
 		d.mu.Unlock()
 		for _, t := range tables {
-			t.Apply(in)
+			if _, err := t.Apply(in); err != nil {
+				return d.unknown(req, err)
+			}
 		}
 		return Response{OK: true}
 	}
-	return CrResponse(in, t.Apply(in), names)
+	out, err := t.Apply(in)
+	if err != nil {
+		return d.unknown(req, err)
+	}
+	return CrResponse(in, out, names)
 }

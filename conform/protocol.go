@@ -26,6 +26,9 @@ const (
 	ErrLost            = "lost"
 	ErrNoTable         = "no_table"
 	ErrNone            = "none"
+	// ErrUnknownOutcome: the driver's backend (a server) was sent the call
+	// and no answer came; it may have taken effect, or may yet.
+	ErrUnknownOutcome = "unknown"
 )
 
 // Float is a binary64 as the protocol writes it (spec/protocol.md §3): a

@@ -199,6 +199,10 @@ type CaseFailure struct {
 	// vector or a random session (concurrent sessions name theirs in
 	// Covers: T11, C16, C3).
 	Breaks Divergence
+	// Unknown: the case stopped at an answer "unknown" (the driver's server
+	// gave no answer in time, spec/protocol.md §5). Nothing after it can be
+	// judged, and it is not a failure.
+	Unknown bool
 }
 
 // caseRun sends the requests of one case (a vector or a random session) on
@@ -239,6 +243,10 @@ func (c *caseRun) step(sym Request, want Response) bool {
 	if err != nil {
 		errors.As(err, &c.fail.Driver)
 		c.fail.Want = wantC
+		return false
+	}
+	if ans.Resp.Error == ErrUnknownOutcome {
+		c.fail.Unknown, c.fail.Got, c.fail.GotLine = true, "unknown outcome", ans.Line
 		return false
 	}
 	if got := Canonical(req.Op, ans.Resp, &want, c.binder); got != wantC {

@@ -43,6 +43,7 @@ type Report struct {
 	Primitive  string // "tokenbucket" or "credits"
 	Result     Result // Ok, Illegal or Unknown
 	Ops        int    // operations in the history
+	UnknownOps int    // operations among them whose outcome is unknown
 	Partitions int    // porcupine partitions (keys for the token bucket)
 	// Overlapping is the number of operations whose interval overlaps
 	// another operation's: the ones whose order the checker had to find.
@@ -98,6 +99,11 @@ func checkTokenBucket(h TBHistory, opt Options, m porcupine.Model) (Report, erro
 	}
 	ops := h.Operations()
 	rep := Report{Primitive: "tokenbucket", Ops: len(h.Ops), Partitions: len(m.Partition(ops)), Overlapping: overlapping(ops)}
+	for _, op := range h.Ops {
+		if op.Unknown {
+			rep.UnknownOps++
+		}
+	}
 	start := time.Now()
 	res, info := check(m, ops, opt)
 	rep.CheckTime = time.Since(start)
@@ -122,6 +128,11 @@ func checkCredits(h CrHistory, opt Options, m porcupine.Model) (Report, error) {
 	}
 	ops := h.Operations()
 	rep := Report{Primitive: "credits", Ops: len(h.Ops), Partitions: 1, Overlapping: overlapping(ops)}
+	for _, op := range h.Ops {
+		if op.Unknown {
+			rep.UnknownOps++
+		}
+	}
 	start := time.Now()
 	var ann []porcupine.Annotation
 	var info *porcupine.LinearizationInfo

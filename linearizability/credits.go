@@ -3,6 +3,7 @@ package linearizability
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/anishathalye/porcupine"
@@ -20,11 +21,13 @@ type Payload = string
 // dies). enqueued and snapshot are not atomic scans (spec/credits.md §5) and
 // are refused by Validate: a recorder may call them but does not record them.
 //
-// Call, Return and Unknown are as for TBOp. An unknown reserve is refused by
-// Validate: its token would be unknown, and every later step of the model
-// depends on it. Unknown enqueue, take, finish, release, exit and close are
-// accepted with either outcome; an unknown sweep may free any number of
-// rows.
+// Call, Return and Unknown are as for TBOp. An unknown reserve may have
+// claimed any free slot of its class, under an epoch its caller never
+// learned, or nothing: its caller must never use a token it does not know
+// (it cannot), and the row, if it was claimed, stays reserved until a sweep
+// after its holder's exit frees it (model.Credits.ReserveUnseen). Unknown
+// enqueue, take, finish, release, exit and close are accepted with either
+// outcome; an unknown sweep may free any number of rows.
 type CrOp struct {
 	Client  int                     `json:"client"`
 	Input   model.CrInput[Payload]  `json:"input"`
@@ -61,6 +64,7 @@ type CrInput struct {
 	step     crStepKind
 	Part, Of int
 	Optional bool // an unknown sweep's row: may also have freed nothing
+	index    int  // the operation's index in CrHistory.Ops
 }
 
 // CrOutcome is the Output of a porcupine credit-table operation.
@@ -74,9 +78,9 @@ type CrOutcome struct {
 type CrMeta struct{ Index int }
 
 // Validate reports the first operation that cannot be checked: enqueued or
-// snapshot (not atomic), an unknown reserve, an interval that does not run
-// forwards, or a defect the model would panic on (model.CrInput.Check, C12:
-// an unknown kind, holder 0, a non-class, a slot outside 1..32, epoch 0).
+// snapshot (not atomic), an interval that does not run forwards, or a defect
+// the model would panic on (model.CrInput.Check, C12: an unknown kind,
+// holder 0, a non-class, a slot outside 1..32, epoch 0).
 func (h CrHistory) Validate() error {
 	for i, op := range h.Ops {
 		in := op.Input
@@ -90,10 +94,6 @@ func (h CrHistory) Validate() error {
 			return bad("return", fmt.Sprintf("must not be before call %d", op.Call), op.Return)
 		}
 		switch in.Kind {
-		case model.CrReserve:
-			if op.Unknown {
-				return bad("unknown", "is not allowed for reserve (its token, which later steps depend on, would be unknown)", true)
-			}
 		case model.CrEnqueued, model.CrSnapshot:
 			return bad("input.kind", "is not an atomic operation (spec/credits.md §5) and cannot be checked; leave it out of the history", in.Kind)
 		}
@@ -121,6 +121,7 @@ func (h CrHistory) Operations() []porcupine.Operation {
 			ret = math.MaxInt64
 		}
 		add := func(in CrInput) {
+			in.index = i
 			ops = append(ops, porcupine.Operation{
 				ClientId: op.Client, Input: in, Call: op.Call, Return: ret,
 				Output:   CrOutcome{Output: op.Output, Unknown: op.Unknown},
@@ -146,47 +147,72 @@ func (h CrHistory) Operations() []porcupine.Operation {
 }
 
 // creditsStep returns every state the model can be in after the operation,
-// or none when the recorded output is impossible from state.
+// or none when the recorded output is impossible from x.
 //
 //   - reserve ok{slot, epoch}: model.ClassOf(slot) must be the class asked
 //     for, and model.Credits.ReserveSlot must accept the claim (C1, C2: any
-//     free slot of the class under concurrency, an epoch no live row carries).
-//   - reserve exhausted / no_table: model.Credits.Step must answer the same.
-//   - sweep row: one model.Credits.SweepSlot step, on any row it applies to
-//     (this is the only nondeterministic step).
+//     free slot of the class under concurrency, an epoch no live row
+//     carries); the reservations of unknown slot must still fit elsewhere.
+//   - reserve exhausted / no_table: model.Credits.Step must answer the same
+//     on the state with the reservations of unknown slot placed (witness).
+//   - reserve, outcome unknown: the state as it was (the call did not run,
+//     or found no free slot), or a reservation of unknown slot (crState).
+//   - sweep row: one model.Credits.SweepSlot step, on any row it applies to,
+//     or the freeing of a reservation of unknown slot whose holder exited.
 //   - everything else: model.Credits.Step, outputs compared with
 //     model.CrOutput.Equal; an unknown operation takes the model's step with
-//     whatever output it gives.
-func creditsStep(s model.Credits[Payload], in CrInput, o CrOutcome) []model.Credits[Payload] {
+//     whatever output it gives, or no step (it never ran), so that placing
+//     it early never rules a state out. (A reservation of unknown slot sits on a
+//     free row under an epoch no token carries, so these answer the same
+//     with it placed or not.)
+func creditsStep(x crState, in CrInput, o CrOutcome) []crState {
+	s := x.s
 	switch in.step {
 	case crSweepNil:
-		return []model.Credits[Payload]{s}
+		return []crState{x}
 	case crSweepRow:
-		var next []model.Credits[Payload]
+		var next []crState
 		if in.Optional {
-			next = append(next, s)
+			next = append(next, x)
 		}
 		for n := 1; n <= model.Slots; n++ {
 			if s2, ok := s.SweepSlot(n); ok {
-				next = append(next, s2)
+				next = append(next, crState{s: s2, unseen: x.unseen})
 			}
 		}
-		return next
+		return append(next, x.sweepUnseen()...)
 	}
-	if in.Op.Kind == model.CrReserve && o.Output.Result == model.OK {
-		tok := o.Output.Token
-		if model.TokenDefect(tok) != nil || model.ClassOf(tok.Slot) != in.Op.Class {
+	if in.Op.Kind == model.CrReserve {
+		switch {
+		case o.Unknown:
+			return x.reserveUnknown(in.Op.Holder, in.Op.Class)
+		case o.Output.Result == model.OK:
+			tok := o.Output.Token
+			if model.TokenDefect(tok) != nil || model.ClassOf(tok.Slot) != in.Op.Class {
+				return nil
+			}
+			s2, ok := s.ReserveSlot(in.Op.Holder, tok)
+			if !ok {
+				return nil
+			}
+			if y, ok := x.claimed(s2, tok.Slot); ok {
+				return []crState{y}
+			}
 			return nil
 		}
-		s2, ok := s.ReserveSlot(in.Op.Holder, tok)
-		if !ok {
-			return nil
+		if _, out := x.witness().Step(in.Op); out.Equal(o.Output) {
+			return []crState{x}
 		}
-		return []model.Credits[Payload]{s2}
+		return nil
 	}
 	s2, out := s.Step(in.Op)
-	if o.Unknown || out.Equal(o.Output) {
-		return []model.Credits[Payload]{s2}
+	switch {
+	case o.Unknown:
+		// It ran here, or it never runs (a call of unknown outcome may have
+		// been dropped, or may run later: porcupine places it later then).
+		return []crState{x, {s: s2, unseen: x.unseen}}
+	case out.Equal(o.Output):
+		return []crState{{s: s2, unseen: x.unseen}}
 	}
 	return nil
 }
@@ -198,30 +224,45 @@ func creditsStep(s model.Credits[Payload], in CrInput, o CrOutcome) []model.Cred
 // Histories must therefore stay small; see the package documentation for the
 // sizes that check in reasonable time.
 //
-// Every step calls the model (creditsStep). The one nondeterministic choice,
-// which row a sweep step freed, is handled by a search inside Step: the
+// Every step calls the model (creditsStep). The nondeterministic choices,
+// which row a sweep step freed and which slot (if any) a reserve of unknown
+// outcome claimed, are handled by a search inside Step: the
 // porcupine state is the set of model states the history so far can have
 // reached (a power-set construction, like porcupine's
 // NondeterministicModel.ToModel, but deduplicated through a hash index
 // rather than by comparing every pair, which is quadratic in the set). The
 // set is kept in a canonical order, so Step is pure and deterministic.
 //
+// The row steps of one sweep are interchangeable, so the state also counts
+// how many of each sweep's row steps have been taken, and row step k is
+// taken only as the k-th: otherwise porcupine would try every subset of
+// them (an unknown sweep's 32 optional steps made histories with a few
+// unknown sweeps uncheckable in 30 s).
+//
 // The model cannot see one part of C3 that is global to a history: that no
 // epoch is ever issued twice, even after its row is freed. CheckCredits checks
 // it over the whole history (CheckEpochs), outside porcupine.
 func CreditsModel() porcupine.Model {
 	return porcupine.Model{
-		Init: func() any { return newCrStates([]model.Credits[Payload]{{}}) },
+		Init: func() any { return newCrStates([]crState{{}}, nil) },
 		Step: func(state, input, output any) (bool, any) {
 			set := state.(crStates)
-			var next []model.Credits[Payload]
+			in := input.(CrInput)
+			parts := set.parts
+			if in.step == crSweepRow {
+				var ok bool
+				if parts, ok = set.takePart(in); !ok {
+					return false, state
+				}
+			}
+			var next []crState
 			for _, s := range set.states {
-				next = append(next, creditsStep(s, input.(CrInput), output.(CrOutcome))...)
+				next = append(next, creditsStep(s, in, output.(CrOutcome))...)
 			}
 			if len(next) == 0 {
 				return false, state
 			}
-			return true, newCrStates(next)
+			return true, newCrStates(next, parts)
 		},
 		Equal: func(a, b any) bool { return a.(crStates).equal(b.(crStates)) },
 		Hash:  func(state any) uint64 { return state.(crStates).hash },
@@ -231,7 +272,7 @@ func CreditsModel() porcupine.Model {
 		DescribeState: func(state any) string {
 			set := state.(crStates)
 			if len(set.states) == 1 {
-				return DescribeCredits(set.states[0])
+				return set.states[0].describe()
 			}
 			out := fmt.Sprintf("one of %d states:", len(set.states))
 			for i, s := range set.states {
@@ -239,7 +280,7 @@ func CreditsModel() porcupine.Model {
 					out += " …"
 					break
 				}
-				out += " {" + DescribeCredits(s) + "}"
+				out += " {" + s.describe() + "}"
 			}
 			return out
 		},
@@ -253,21 +294,57 @@ func CreditsModel() porcupine.Model {
 }
 
 // crStates is a set of credits states without duplicates, ordered by hash
-// (ties in the order first generated), with the hash of the whole set.
+// (ties in the order first generated), with the hash of the whole set, and
+// the row steps taken so far of each sweep some but not all of whose row
+// steps are taken (the same for every state of the set: it depends only on
+// which operations are linearized).
 type crStates struct {
-	states []model.Credits[Payload]
+	states []crState
 	hashes []uint64
 	hash   uint64
+	parts  []sweepParts // ordered by index
 }
 
-func newCrStates(all []model.Credits[Payload]) crStates {
-	var set crStates
+// sweepParts says that the first done row steps of the sweep at index of
+// the history are taken.
+type sweepParts struct{ index, done int }
+
+// takePart returns the parts after row step in, or false if in is not the
+// next row step of its sweep.
+func (a crStates) takePart(in CrInput) ([]sweepParts, bool) {
+	done, at := 0, len(a.parts)
+	for i, p := range a.parts {
+		if p.index >= in.index {
+			at = i
+			if p.index == in.index {
+				done = p.done
+			}
+			break
+		}
+	}
+	if in.Part != done+1 {
+		return nil, false
+	}
+	parts := make([]sweepParts, 0, len(a.parts)+1)
+	parts = append(parts, a.parts[:at]...)
+	rest := a.parts[at:]
+	if done > 0 {
+		rest = rest[1:]
+	}
+	if in.Part < in.Of {
+		parts = append(parts, sweepParts{in.index, in.Part})
+	}
+	return append(parts, rest...), true
+}
+
+func newCrStates(all []crState, parts []sweepParts) crStates {
+	set := crStates{parts: parts}
 	seen := make(map[uint64][]int, len(all))
 	for _, s := range all {
-		h := hashCredits(s)
+		h := s.hash()
 		dup := false
 		for _, i := range seen[h] {
-			if set.states[i].Equal(s) {
+			if set.states[i].equal(s) {
 				dup = true
 				break
 			}
@@ -283,19 +360,22 @@ func newCrStates(all []model.Credits[Payload]) crStates {
 		idx[i] = i
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return set.hashes[idx[a]] < set.hashes[idx[b]] })
-	states := make([]model.Credits[Payload], len(idx))
+	states := make([]crState, len(idx))
 	hashes := make([]uint64, len(idx))
 	for i, j := range idx {
 		states[i], hashes[i] = set.states[j], set.hashes[j]
 		set.hash = mix(set.hash, hashes[i])
 	}
 	set.states, set.hashes = states, hashes
+	for _, p := range parts {
+		set.hash = mix(mix(set.hash, uint64(p.index)), uint64(p.done))
+	}
 	return set
 }
 
 // equal reports whether two sets hold the same states.
 func (a crStates) equal(b crStates) bool {
-	if a.hash != b.hash || len(a.states) != len(b.states) {
+	if a.hash != b.hash || len(a.states) != len(b.states) || !slices.Equal(a.parts, b.parts) {
 		return false
 	}
 	for i := range a.states {
@@ -304,10 +384,10 @@ func (a crStates) equal(b crStates) bool {
 		}
 		found := false // states of equal hash may be in any order
 		for j := i; j >= 0 && b.hashes[j] == a.hashes[i]; j-- {
-			found = found || a.states[i].Equal(b.states[j])
+			found = found || a.states[i].equal(b.states[j])
 		}
 		for j := i + 1; !found && j < len(b.states) && b.hashes[j] == a.hashes[i]; j++ {
-			found = a.states[i].Equal(b.states[j])
+			found = a.states[i].equal(b.states[j])
 		}
 		if !found {
 			return false
@@ -372,7 +452,11 @@ func DescribeCredits(s model.Credits[Payload]) string {
 		if !s.Alive(r.Holder) {
 			dead = "†"
 		}
-		b = fmt.Appendf(b, "%d:%s(h%d%s e%d", n, r.State, r.Holder, dead, r.Epoch)
+		if r.Epoch == model.UnseenEpoch {
+			b = fmt.Appendf(b, "%d:%s(h%d%s e?", n, r.State, r.Holder, dead)
+		} else {
+			b = fmt.Appendf(b, "%d:%s(h%d%s e%d", n, r.State, r.Holder, dead, r.Epoch)
+		}
 		if r.HasPayload {
 			b = fmt.Appendf(b, " %q", r.Payload)
 		}

@@ -32,9 +32,15 @@
 // convention, as etcd's model does: its Return is math.MaxInt64 and the model
 // accepts it with whatever output the model gives, so it may take effect at
 // any point after its call, or (placed last) not at all. An unknown reserve
-// cannot be checked (its token is unknown) and is refused; an unknown sweep
-// may free up to 32 rows. The recorder makes unknown outcomes by dropping the
-// answer of an enqueue whose holder is killed while it runs.
+// may have claimed any free slot of its class under an epoch nobody learned,
+// or nothing; its holder never uses a token it does not know, so only a
+// sweep after the holder's exit can free that row
+// (model.Credits.ReserveUnseen). An unknown sweep may free up to 32 rows. The
+// recorder makes unknown outcomes by dropping the answer of an enqueue whose
+// holder is killed while it runs; a backend makes them on its own when a
+// call was sent and no answer came (a server's timeout): a holder that lost
+// track of its reservation that way exits, so that a sweep frees the row,
+// and an owner finishes a row whose take or finish it could not see.
 //
 // # Recording
 //

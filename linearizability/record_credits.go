@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tollgate/tollgate/model"
 )
@@ -187,8 +188,10 @@ func (r *crRecorder) record(op CrOp) {
 
 func (r *crRecorder) newHolder() model.HolderID { return model.HolderID(r.holders.Add(1)) }
 
+// exit records holder h's exit, calling again while the outcome is unknown
+// (exiting twice is harmless): a sweep after it must see h dead.
 func (r *crRecorder) exit(client int, h model.HolderID) {
-	r.do(client, model.CrInput[Payload]{Kind: model.CrExit, Holder: h}, false)
+	r.retry(client, model.CrInput[Payload]{Kind: model.CrExit, Holder: h})
 	r.exits.Add(1)
 }
 
@@ -234,14 +237,9 @@ func (r *crRecorder) holder(w CrWorkload, c int, rng *rand.Rand) {
 		res, known := r.doKnown(c, model.CrInput[Payload]{Kind: model.CrReserve, Holder: h, Class: class})
 		if !known {
 			// The reserve's outcome is unknown (or it was not made): this
-			// holder may or may not hold a slot under a token nobody knows.
-			// It dies, so that a sweep frees the slot if it holds one, and
-			// the holder starts again as a new one. (The history records the
-			// unknown reserve, which the checker refuses: CrHistory.Validate.)
-			r.die(w)
-			r.exit(c, h)
-			r.awaitSweep(w)
-			h = r.newHolder()
+			// holder may or may not hold a slot under a token nobody knows
+			// (the checker allows both: model.Credits.ReserveUnseen).
+			h = r.abandon(w, c, h)
 			continue
 		}
 		if res.Result != model.OK {
@@ -262,9 +260,13 @@ func (r *crRecorder) holder(w CrWorkload, c int, rng *rand.Rand) {
 		release := model.CrInput[Payload]{Kind: model.CrRelease, Holder: h, Token: tok}
 		switch act {
 		case ActEnqueue:
-			r.do(c, enqueue, false)
+			if _, known := r.doKnown(c, enqueue); !known {
+				h = r.abandon(w, c, h)
+			}
 		case ActRelease:
-			r.do(c, release, false)
+			if _, known := r.doKnown(c, release); !known {
+				h = r.abandon(w, c, h)
+			}
 		case ActExitHolding:
 			r.die(w)
 			r.exit(c, h)
@@ -288,19 +290,41 @@ func (r *crRecorder) holder(w CrWorkload, c int, rng *rand.Rand) {
 			r.awaitSweep(w)
 			h = r.newHolder()
 		case ActReleaseRace:
-			r.race(c, killer, enqueue, false)
+			if !r.race(c, killer, enqueue, false) {
+				h = r.abandon(w, c, h)
+			}
 		case ActForeignRelease:
-			r.do(c, release, false)
+			if _, known := r.doKnown(c, release); !known {
+				h = r.abandon(w, c, h)
+			}
 		case ActStaleToken:
 			if prev.Epoch != 0 {
 				stale := enqueue
 				stale.Token = prev
 				r.do(c, stale, false)
 			}
-			r.do(c, release, false)
+			if _, known := r.doKnown(c, release); !known {
+				h = r.abandon(w, c, h)
+			}
 		}
 		prev = tok
 	}
+}
+
+// abandon ends holder h after a call on its reservation whose outcome is
+// unknown or that was not made (a backend's timeout or lost connection):
+// the row may still be reserved, and only h could release it, so h exits
+// and a sweep frees the row if it is (its own, when the workload has no
+// sweepers: rows of unknown epoch must not pile up, each multiplies the
+// checker's states). It returns the new holder the client goes on as.
+func (r *crRecorder) abandon(w CrWorkload, c int, h model.HolderID) model.HolderID {
+	r.die(w)
+	r.exit(c, h)
+	if w.Sweepers == 0 {
+		r.retry(c, model.CrInput[Payload]{Kind: model.CrSweep})
+	}
+	r.awaitSweep(w)
+	return r.newHolder()
 }
 
 // race runs enqueue on this goroutine against a second goroutine (client
@@ -311,8 +335,11 @@ func (r *crRecorder) holder(w CrWorkload, c int, rng *rand.Rand) {
 // C10). Only the helper's winning call and its last call are recorded: a
 // sweep that freed nothing and a refused release change nothing in the
 // model, so leaving the others out loses nothing, and it keeps the history
-// short.
-func (r *crRecorder) race(client, helper int, enqueue model.CrInput[Payload], sweep bool) {
+// short. It reports false when the row may still be reserved by a live
+// holder because the outcome of the enqueue or of the helper's last call
+// is unknown (the caller then abandons the holder).
+func (r *crRecorder) race(client, helper int, enqueue model.CrInput[Payload], sweep bool) bool {
+	var helperUnknown atomic.Bool
 	var ready, done atomic.Bool
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -331,6 +358,7 @@ func (r *crRecorder) race(client, helper int, enqueue model.CrInput[Payload], sw
 			call, out, ret, known := r.apply(helper, in)
 			if !known {
 				if last {
+					helperUnknown.Store(true)
 					return
 				}
 				continue
@@ -346,6 +374,9 @@ func (r *crRecorder) race(client, helper int, enqueue model.CrInput[Payload], sw
 			// An unknown call may have won: record it and stop, as for a win.
 			if won || last || op.Unknown {
 				r.record(op)
+				if op.Unknown {
+					helperUnknown.Store(true)
+				}
 				if won || op.Unknown {
 					return
 				}
@@ -358,9 +389,12 @@ func (r *crRecorder) race(client, helper int, enqueue model.CrInput[Payload], sw
 	for !ready.Load() {
 		runtime.Gosched()
 	}
-	r.do(client, enqueue, false)
+	_, known := r.doKnown(client, enqueue)
 	done.Store(true)
 	wg.Wait()
+	// A known enqueue either won the row (enqueued) or lost it to the
+	// release (free); a known last release of the helper likewise.
+	return sweep || known || !helperUnknown.Load()
 }
 
 func (r *crRecorder) owner(w CrWorkload, c int, rng *rand.Rand, stop *atomic.Bool, closer bool) {
@@ -373,13 +407,16 @@ func (r *crRecorder) owner(w CrWorkload, c int, rng *rand.Rand, stop *atomic.Boo
 		}
 		for _, e := range entries {
 			tok := model.Token{Slot: e.Slot, Epoch: e.Epoch}
-			got := r.do(c, model.CrInput[Payload]{Kind: model.CrTake, Token: tok}, false)
-			if !got.OK {
+			got, known := r.doKnown(c, model.CrInput[Payload]{Kind: model.CrTake, Token: tok})
+			if known && !got.OK {
 				continue
 			}
+			// The row is processing, or after a take whose outcome is
+			// unknown perhaps still enqueued: finish frees either (C8).
 			runtime.Gosched()
 			fin := model.CrInput[Payload]{Kind: model.CrFinish, Token: tok}
-			r.do(c, fin, false)
+			// A repeated finish of a row already freed is a no-op (C8).
+			r.retry(c, fin)
 			if rng.Float64() < w.DoubleFinishProb {
 				r.do(c, fin, false)
 			}
@@ -396,13 +433,28 @@ func (r *crRecorder) owner(w CrWorkload, c int, rng *rand.Rand, stop *atomic.Boo
 	}
 }
 
+// retry makes a call whose repetition is harmless (finish, exit, sweep)
+// again, up to 8 times backing off from 5 ms, while its outcome is unknown
+// or it was not made (a backend's timeout or lost connection), so that a
+// fault does not leave a row processing for good, a holder alive, or dead
+// holders' rows unswept. It reports whether some call's outcome was known.
+func (r *crRecorder) retry(c int, in model.CrInput[Payload]) bool {
+	for i := range 8 {
+		if _, known := r.doKnown(c, in); known || r.broke.stopped() {
+			return known
+		}
+		time.Sleep(5 * time.Millisecond << i)
+	}
+	return false
+}
+
 func (r *crRecorder) sweeper(c int, stop *atomic.Bool) {
 	seen := int64(0)
 	for {
 		stopping := stop.Load() || r.broke.stopped()
 		if n := r.exits.Load(); n != seen {
 			seen = n
-			r.do(c, model.CrInput[Payload]{Kind: model.CrSweep}, false)
+			r.retry(c, model.CrInput[Payload]{Kind: model.CrSweep})
 			r.swept.Store(n)
 			continue
 		}

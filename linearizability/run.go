@@ -36,6 +36,25 @@ type Plan struct {
 	// MinHistories keeps the run going past Duration until that many
 	// histories are checked (one round of the workloads, say).
 	MinHistories int
+	// TB and Cr, if set, make the fresh backend each history is recorded
+	// against, and what to call once it is recorded (a table on a server,
+	// say); unset, it is the in-process table of Fault.
+	TB func() (TBBackend, func(), error)
+	Cr func() (CrBackend, func(), error)
+}
+
+func (p Plan) tb() (TBBackend, func(), error) {
+	if p.TB != nil {
+		return p.TB()
+	}
+	return InProcessTB(p.Fault), func() {}, nil
+}
+
+func (p Plan) cr() (CrBackend, func(), error) {
+	if p.Cr != nil {
+		return p.Cr()
+	}
+	return InProcessCr(p.Fault), func() {}, nil
 }
 
 // Tally is what a plan found so far.
@@ -43,6 +62,8 @@ type Tally struct {
 	Primitive string
 	Histories int
 	Ops       int
+	// UnknownOps counts the operations whose outcome was unknown.
+	UnknownOps int
 	// Overlapping counts the operations whose interval overlapped another's
 	// (Report.Overlapping, summed).
 	Overlapping int
@@ -110,7 +131,12 @@ func Run(p Plan, progress func(Tally)) (Tally, error) {
 		n = len(ws)
 		record = func(i int, seed uint64) (Report, string, error) {
 			w := ws[i%len(ws)]
-			h, err := RecordTokenBucket(w, InProcessTB(p.Fault), seed)
+			b, done, err := p.tb()
+			if err != nil {
+				return Report{}, w.Name, err
+			}
+			h, err := RecordTokenBucket(w, b, seed)
+			done()
 			if err != nil {
 				return Report{}, w.Name, err
 			}
@@ -128,7 +154,12 @@ func Run(p Plan, progress func(Tally)) (Tally, error) {
 		n = len(ws)
 		record = func(i int, seed uint64) (Report, string, error) {
 			w := ws[i%len(ws)]
-			h, err := RecordCredits(w, InProcessCr(p.Fault), seed)
+			b, done, err := p.cr()
+			if err != nil {
+				return Report{}, w.Name, err
+			}
+			h, err := RecordCredits(w, b, seed)
+			done()
 			if err != nil {
 				return Report{}, w.Name, err
 			}
@@ -151,6 +182,7 @@ func Run(p Plan, progress func(Tally)) (Tally, error) {
 		}
 		t.Histories++
 		t.Ops += rep.Ops
+		t.UnknownOps += rep.UnknownOps
 		t.Overlapping += rep.Overlapping
 		t.CheckTime += rep.CheckTime
 		t.Elapsed = time.Since(start)

@@ -235,6 +235,29 @@ func (s Credits[P]) ReserveSlot(h HolderID, tok Token) (Credits[P], bool) {
 	return s, true
 }
 
+// UnseenEpoch is the epoch of a row claimed by ReserveUnseen: no token
+// carries it (a token's epoch is never 0), so no transition pinned to an
+// epoch applies to the row.
+const UnseenEpoch uint64 = 0
+
+// ReserveUnseen is a reservation whose answer nobody saw: a reserve sent to a
+// server that never answered, which may have claimed a slot under an epoch
+// its caller never learned. It claims free slot n for h, as ReserveSlot
+// does, under UnseenEpoch, so that only a sweep after h's exit can free the
+// row (C10), and it leaves LastEpoch as it is: the epoch issued is unknown.
+// It reports false, leaving the state unchanged, when the table is closed or
+// slot n is not free. The linearizability checker uses it for the states an
+// unknown reserve may have left.
+func (s Credits[P]) ReserveUnseen(h HolderID, n int) (Credits[P], bool) {
+	checkHolder(h)
+	checkSlot(n)
+	if s.closed || s.rows[n-1].State != Free {
+		return s, false
+	}
+	s.rows[n-1] = Row[P]{State: Reserved, Holder: h, Epoch: UnseenEpoch}
+	return s, true
+}
+
 // Exhausted reports whether every slot of class c is in use (C2).
 func (s Credits[P]) Exhausted(c Class) bool {
 	first, last := c.SlotRange()

@@ -57,6 +57,46 @@ func TestReserveSlot(t *testing.T) {
 	}
 }
 
+// TestReserveUnseen: a reservation under an epoch nobody learned holds its
+// slot against reserves (C2), is out of reach of every pinned transition
+// (C3), leaves the last epoch alone, and is freed by a sweep once its holder
+// has exited (C10).
+func TestReserveUnseen(t *testing.T) {
+	var s Credits[int]
+	s, ok := s.ReserveUnseen(1, 1)
+	if !ok || s.Row(1).State != Reserved || s.Row(1).Holder != 1 || s.LastEpoch() != 0 {
+		t.Fatalf("unseen claim refused or misrecorded: %v %+v last epoch %d", ok, s.Row(1), s.LastEpoch())
+	}
+	if _, ok := s.ReserveUnseen(2, 1); ok {
+		t.Fatal("an unseen claim of a slot in use")
+	}
+	if _, ok := s.ReserveSlot(2, Token{Slot: 1, Epoch: 1}); ok {
+		t.Fatal("ReserveSlot claimed a slot an unseen reservation holds")
+	}
+	if _, tok, r := s.Reserve(2, General); r != OK || tok.Slot != 2 {
+		t.Fatalf("reserve beside an unseen reservation: %v %v, want slot 2", tok, r)
+	}
+	for e := uint64(1); e <= 3; e++ {
+		tok := Token{Slot: 1, Epoch: e}
+		if _, r := s.Enqueue(1, tok, 7, 0); r != Lost {
+			t.Fatalf("enqueue with epoch %d into the unseen row: %v, want lost", e, r)
+		}
+		if _, ok := s.Release(1, tok); ok {
+			t.Fatalf("release with epoch %d freed the unseen row", e)
+		}
+	}
+	if _, n := s.Sweep(); n != 0 {
+		t.Fatal("swept the row of a live holder")
+	}
+	s2, n := s.Exit(1).Sweep()
+	if n != 1 || s2.Row(1).State != Free || !s2.Equal(Credits[int]{}.Exit(1)) {
+		t.Fatalf("the sweep after the exit freed %d rows, leaving %+v", n, s2.Row(1))
+	}
+	if _, ok := s.Close().ReserveUnseen(3, 2); ok {
+		t.Fatal("an unseen claim on a closed table")
+	}
+}
+
 // TestModelDefectsPanic: C12 in the model.
 func TestModelDefectsPanic(t *testing.T) {
 	var s Credits[int]

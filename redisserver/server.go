@@ -1,23 +1,39 @@
 // Package redisserver starts a throwaway redis-server on a free loopback
 // port, in a temporary directory of its own, for tests and checks that
-// need a real Redis (the limiter campaign's redis_rate runs; a Redis
-// backend later). Nothing is persisted: no RDB snapshots, no AOF.
+// need a real Redis (the limiter campaign's redis_rate runs, the Redis
+// backends' conformance, linearizability and fault checks). By default
+// nothing is persisted: no RDB snapshots, no AOF; WithAOF turns on the
+// append-only file, fsynced before every reply.
+//
+// A Server can also be made to misbehave the way a real one does, for the
+// fault checks: Pause and Resume stop and continue the process (SIGSTOP,
+// SIGCONT: clients time out, and the commands they sent run once it
+// continues), Crash kills it with SIGKILL and keeps its directory, Restart
+// starts it again on the same port from what it left there (its AOF),
+// StartReplica starts a replica of it and Promote makes a replica a primary
+// (REPLICAOF NO ONE), and PauseWrites holds every write command for a
+// while (CLIENT PAUSE … WRITE).
 //
 // In a test, use StartT: it skips the test when redis-server is not
 // installed, with a message saying how to install it, except under CI
 // (CI=true), where a missing server fails the test.
+//
+// A Server's methods are safe for concurrent use.
 package redisserver
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -28,61 +44,160 @@ const Install = "apt-get update && apt-get install -y redis-server"
 // ErrNotInstalled reports that no redis-server is on PATH.
 var ErrNotInstalled = errors.New("redisserver: redis-server is not on PATH (install it: " + Install + ")")
 
+// ErrNotRunning reports a call that needs the process while it is not
+// running (after Crash and before Restart, or after Stop).
+var ErrNotRunning = errors.New("redisserver: the server is not running")
+
+// Option configures a server started by Start, StartT or StartReplica.
+type Option func(*config)
+
+type config struct {
+	aof       bool
+	replicaOf string
+	args      []string
+}
+
+// WithAOF turns on the append-only file with appendfsync always: Redis
+// writes and fsyncs every write command to the AOF before it sends the
+// reply, so a write a client saw acknowledged survives a crash of the
+// process (and of the machine). Restart after Crash loads it.
+func WithAOF() Option { return func(c *config) { c.aof = true } }
+
+// WithArgs passes further redis-server arguments, e.g. "--maxmemory",
+// "10mb". They come after the package's own, so they override them.
+func WithArgs(args ...string) Option {
+	return func(c *config) { c.args = append(c.args, args...) }
+}
+
 // Server is a running redis-server.
 type Server struct {
 	Addr string // host:port on the loopback interface
 	Dir  string // its working directory (removed by Stop)
-	cmd  *exec.Cmd
-	exit chan error
-	once sync.Once
+
+	bin  string
+	port int
+	cfg  config
+
+	mu      sync.Mutex
+	proc    *process // nil after Crash, until Restart
+	stopped bool
+}
+
+// process is one run of redis-server.
+type process struct {
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once the process has exited
+	err    error         // Wait's result, set before exited is closed
+}
+
+// wait reports whether the process has exited, waiting up to d for it.
+func (p *process) wait(d time.Duration) bool {
+	if d <= 0 {
+		select {
+		case <-p.exited:
+			return true
+		default:
+			return false
+		}
+	}
+	select {
+	case <-p.exited:
+		return true
+	case <-time.After(d):
+		return false
+	}
 }
 
 // Start runs redis-server on a free loopback port with its working
 // directory in a new temporary directory under parent ("" for the system's
 // default) and waits until it answers PING.
-func Start(parent string) (*Server, error) {
+func Start(parent string, opts ...Option) (*Server, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return start(parent, cfg)
+}
+
+func start(parent string, cfg config) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, ErrNotInstalled
 	}
-	dir, err := os.MkdirTemp(parent, "redisserver-")
-	if err != nil {
-		return nil, fmt.Errorf("redisserver: %w", err)
-	}
 	for attempt := 0; attempt < 5; attempt++ {
+		dir, err := os.MkdirTemp(parent, "redisserver-")
+		if err != nil {
+			return nil, fmt.Errorf("redisserver: %w", err)
+		}
 		port, err := freePort()
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}
-		s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir, exit: make(chan error, 1)}
-		s.cmd = exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir,
-			"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", filepath.Join(dir, "redis.log"))
-		if err := s.cmd.Start(); err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("redisserver: starting %s: %w", bin, err)
+		s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir, bin: bin, port: port, cfg: cfg}
+		err = s.launch()
+		if err == nil {
+			return s, nil
 		}
-		go func() { s.exit <- s.cmd.Wait() }()
-		if err := s.waitReady(5 * time.Second); err != nil {
-			s.Stop()
-			if attempt < 4 && strings.Contains(s.log(), "Address already in use") {
-				if dir, err = os.MkdirTemp(parent, "redisserver-"); err != nil {
-					return nil, fmt.Errorf("redisserver: %w", err)
-				}
-				continue
-			}
+		inUse := strings.Contains(s.log(), "Address already in use")
+		s.Stop()
+		if !inUse {
 			return nil, err
 		}
-		return s, nil
 	}
 	return nil, errors.New("redisserver: no free port after 5 attempts")
 }
 
+// args is the command line of the server.
+func (s *Server) args() []string {
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+	a := []string{"--port", fmt.Sprint(s.port), "--bind", "127.0.0.1", "--dir", s.Dir,
+		"--save", "", "--daemonize", "no", "--repl-diskless-sync-delay", "0", "--logfile", filepath.Join(s.Dir, "redis.log")}
+	if cfg.aof {
+		a = append(a, "--appendonly", "yes", "--appendfsync", "always")
+	} else {
+		a = append(a, "--appendonly", "no")
+	}
+	if cfg.replicaOf != "" {
+		host, port, _ := net.SplitHostPort(cfg.replicaOf)
+		a = append(a, "--replicaof", host, port)
+	}
+	return append(a, cfg.args...)
+}
+
+// launch starts the process and waits until it answers PING; on failure
+// the process is killed (the directory is kept).
+func (s *Server) launch() error {
+	p := &process{cmd: exec.Command(s.bin, s.args()...), exited: make(chan struct{})}
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("redisserver: starting %s: %w", s.bin, err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	s.mu.Lock()
+	s.proc = p
+	s.mu.Unlock()
+	if err := s.waitReady(p, 10*time.Second); err != nil {
+		s.kill()
+		return err
+	}
+	return nil
+}
+
 // StartT starts a server for t and stops it when t ends. Without
 // redis-server it skips t, or fails it when CI=true.
-func StartT(t testing.TB) *Server {
+func StartT(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	s, err := Start(t.TempDir())
+	s, err := Start(t.TempDir(), opts...)
+	return forTest(t, s, err)
+}
+
+func forTest(t testing.TB, s *Server, err error) *Server {
+	t.Helper()
 	if errors.Is(err, ErrNotInstalled) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v; CI must have it", err)
@@ -96,19 +211,205 @@ func StartT(t testing.TB) *Server {
 	return s
 }
 
+// StartReplica starts a new server (in a directory next to s's, on a free
+// port, with opts) as a replica of s, and waits until its link to s is up
+// and it holds every write s had made by then. A replica answers reads and
+// refuses writes (READONLY) until Promote.
+func (s *Server) StartReplica(opts ...Option) (*Server, error) {
+	cfg := config{replicaOf: s.Addr}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	r, err := start(filepath.Dir(s.Dir), cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.WaitReplicated(s, 10*time.Second); err != nil {
+		r.Stop()
+		return nil, err
+	}
+	return r, nil
+}
+
+// StartReplicaT is StartReplica for a test: it fails t on an error and
+// stops the replica when t ends.
+func StartReplicaT(t testing.TB, s *Server, opts ...Option) *Server {
+	t.Helper()
+	r, err := s.StartReplica(opts...)
+	return forTest(t, r, err)
+}
+
 // Stop kills the server (its pid only) and removes its directory. Calls
 // after the first do nothing.
 func (s *Server) Stop() {
-	s.once.Do(func() {
-		if s.cmd != nil && s.cmd.Process != nil {
-			_ = s.cmd.Process.Kill()
-			select {
-			case <-s.exit:
-			case <-time.After(5 * time.Second):
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return
+	}
+	s.stopped = true
+	s.mu.Unlock()
+	s.kill()
+	os.RemoveAll(s.Dir)
+}
+
+// kill sends SIGKILL (which ends a stopped process too) and waits for the
+// process to exit.
+func (s *Server) kill() {
+	s.mu.Lock()
+	p := s.proc
+	s.proc = nil
+	s.mu.Unlock()
+	if p == nil || p.cmd.Process == nil {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+	p.wait(5 * time.Second)
+}
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil || s.stopped {
+		return ErrNotRunning
+	}
+	if err := s.proc.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("redisserver: %v to pid %d: %w", sig, s.proc.cmd.Process.Pid, err)
+	}
+	return nil
+}
+
+// Pause stops the process (SIGSTOP). The kernel still accepts connections
+// and buffers what clients send, so their calls time out waiting for a
+// reply; the server reads and runs all of it after Resume.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process (SIGCONT).
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+// Crash kills the process with SIGKILL, as a crash would, and keeps its
+// directory (and so its AOF, with WithAOF). Every connection is reset;
+// Restart brings the server back.
+func (s *Server) Crash() error {
+	s.mu.Lock()
+	running := s.proc != nil && !s.stopped
+	s.mu.Unlock()
+	if !running {
+		return ErrNotRunning
+	}
+	s.kill()
+	return nil
+}
+
+// Restart starts the server again after Crash, on the same port, in the
+// same directory, with the same options, and waits until it answers PING
+// (with WithAOF, once it has loaded the AOF). A replica starts again as a
+// replica of the same primary.
+func (s *Server) Restart() error {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return ErrNotRunning
+	}
+	if s.proc != nil {
+		s.mu.Unlock()
+		return errors.New("redisserver: Restart: the server is running (Crash it first)")
+	}
+	s.mu.Unlock()
+	var err error
+	for attempt := 0; attempt < 20; attempt++ {
+		if err = s.launch(); err == nil || !strings.Contains(s.log(), "Address already in use") {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return err
+}
+
+// Promote makes a replica a primary that accepts writes (REPLICAOF NO
+// ONE). It keeps the data set it has: whatever its primary acknowledged
+// and had not yet sent it is not there.
+func (s *Server) Promote() error {
+	r, err := s.Do("REPLICAOF", "NO", "ONE")
+	if err != nil {
+		return fmt.Errorf("redisserver: REPLICAOF NO ONE: %w", err)
+	}
+	if r != "+OK" {
+		return fmt.Errorf("redisserver: REPLICAOF NO ONE answered %q", r)
+	}
+	s.mu.Lock()
+	s.cfg.replicaOf = "" // a Restart brings back a primary
+	s.mu.Unlock()
+	return nil
+}
+
+// PauseWrites holds every client's write commands for d (CLIENT PAUSE
+// <ms> WRITE): they wait unanswered and run when the pause ends, if their
+// client is still connected (Redis drops the held command of a client that
+// closed its connection); reads are answered. A script or function that
+// may write counts as a write.
+func (s *Server) PauseWrites(d time.Duration) error {
+	r, err := s.Do("CLIENT", "PAUSE", strconv.FormatInt(d.Milliseconds(), 10), "WRITE")
+	if err != nil {
+		return fmt.Errorf("redisserver: CLIENT PAUSE: %w", err)
+	}
+	if r != "+OK" {
+		return fmt.Errorf("redisserver: CLIENT PAUSE answered %q", r)
+	}
+	return nil
+}
+
+// UnpauseWrites ends a pause of PauseWrites early (CLIENT UNPAUSE).
+func (s *Server) UnpauseWrites() error {
+	r, err := s.Do("CLIENT", "UNPAUSE")
+	if err == nil && r != "+OK" {
+		err = fmt.Errorf("answered %q", r)
+	}
+	if err != nil {
+		return fmt.Errorf("redisserver: CLIENT UNPAUSE: %w", err)
+	}
+	return nil
+}
+
+// Info returns the fields of INFO section ("replication", "persistence", …).
+func (s *Server) Info(section string) (map[string]string, error) {
+	text, err := s.Query("INFO", section)
+	if err != nil {
+		return nil, err
+	}
+	fields := map[string]string{}
+	for _, line := range strings.Split(text, "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(line, "#") {
+			fields[k] = v
+		}
+	}
+	return fields, nil
+}
+
+// WaitReplicated waits until s, a replica of primary, has its link up and
+// has processed every write primary had made when the wait began, or
+// returns an error after d.
+func (s *Server) WaitReplicated(primary *Server, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	var target int64 = -1
+	var last string
+	for time.Now().Before(deadline) {
+		if target < 0 {
+			if p, err := primary.Info("replication"); err == nil {
+				target, _ = strconv.ParseInt(p["master_repl_offset"], 10, 64)
 			}
 		}
-		os.RemoveAll(s.Dir)
-	})
+		r, err := s.Info("replication")
+		if err == nil {
+			off, _ := strconv.ParseInt(r["slave_repl_offset"], 10, 64)
+			last = fmt.Sprintf("link %s, offset %d of %d", r["master_link_status"], off, target)
+			if target >= 0 && r["master_link_status"] == "up" && off >= target {
+				return nil
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("redisserver: replica %s not in sync with %s within %v (%s)", s.Addr, primary.Addr, d, last)
 }
 
 func (s *Server) log() string {
@@ -116,11 +417,64 @@ func (s *Server) log() string {
 	return string(data)
 }
 
+// Log returns the server's log file so far (every run of it).
+func (s *Server) Log() string { return s.log() }
+
 // Do sends one command in RESP and returns the first line of the reply.
 func (s *Server) Do(args ...string) (string, error) {
+	var line string
+	err := s.roundTrip(args, func(rd *bufio.Reader) (err error) {
+		line, err = rd.ReadString('\n')
+		line = strings.TrimRight(line, "\r\n")
+		return err
+	})
+	return line, err
+}
+
+// Query sends one command and returns its reply as text: a simple string,
+// an integer or a bulk string as it is, a nil bulk string as "", an error
+// reply as an error.
+func (s *Server) Query(args ...string) (string, error) {
+	var out string
+	err := s.roundTrip(args, func(rd *bufio.Reader) error {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			return err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			return errors.New("redisserver: empty reply")
+		}
+		switch line[0] {
+		case '+', ':':
+			out = line[1:]
+		case '-':
+			return fmt.Errorf("redisserver: %s: %s", args[0], line[1:])
+		case '$':
+			n, err := strconv.Atoi(line[1:])
+			if err != nil {
+				return fmt.Errorf("redisserver: bad bulk length %q", line)
+			}
+			if n < 0 {
+				return nil
+			}
+			buf := make([]byte, n+2)
+			if _, err := io.ReadFull(rd, buf); err != nil {
+				return err
+			}
+			out = string(buf[:n])
+		default:
+			return fmt.Errorf("redisserver: Query does not read %q replies", line[:1])
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *Server) roundTrip(args []string, read func(*bufio.Reader) error) error {
 	c, err := net.DialTimeout("tcp", s.Addr, time.Second)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
@@ -130,23 +484,21 @@ func (s *Server) Do(args ...string) (string, error) {
 		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
 	}
 	if _, err := c.Write([]byte(b.String())); err != nil {
-		return "", err
+		return err
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	return strings.TrimRight(line, "\r\n"), err
+	return read(bufio.NewReader(c))
 }
 
-func (s *Server) waitReady(d time.Duration) error {
+func (s *Server) waitReady(p *process, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		select {
-		case err := <-s.exit:
-			s.exit <- err
-			return fmt.Errorf("redisserver: redis-server exited: %v\n%s", err, s.log())
-		default:
+		if p.wait(0) {
+			return fmt.Errorf("redisserver: redis-server exited: %v\n%s", p.err, s.log())
 		}
 		if r, err := s.Do("PING"); err == nil && r == "+PONG" {
-			return nil
+			if info, err := s.Info("persistence"); err == nil && info["loading"] == "0" {
+				return nil
+			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

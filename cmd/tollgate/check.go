@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/tollgate/tollgate/internal/diff"
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/linearizability"
+	"github.com/tollgate/tollgate/redischeck"
+	"github.com/tollgate/tollgate/redisserver"
 )
 
 func init() {
@@ -40,6 +43,8 @@ type checkConfig struct {
 	primitive, mutant, workload, out string
 	replay                           string
 	seqShare                         float64
+	backend, redisAddr, faults       string
+	callTimeout                      time.Duration
 }
 
 func parseCheck(args []string, stderr io.Writer) (checkConfig, error) {
@@ -74,6 +79,10 @@ flags:
 	fs.StringVar(&c.replay, "replay", "", "check a history file written by an earlier run instead of recording")
 	fs.Float64Var(&c.seqShare, "seq-share", 0.1, "share of each primitive's budget spent on the sequential differential check (0 to skip it)")
 	fs.DurationVar(&c.progressEvery, "progress", 2*time.Second, "interval between progress lines (0: none)")
+	fs.StringVar(&c.backend, "backend", "memory", "memory (the tables of impl/ in this process) or redis (impl/redis on a redis-server)")
+	fs.StringVar(&c.redisAddr, "redis", "", "with -backend redis: the server for the workloads (empty: a throwaway redis-server); the fault workloads always start their own on loopback")
+	fs.StringVar(&c.faults, "faults", "all", "with -backend redis: the fault workloads to run after the others, comma-separated, or all, or none")
+	fs.DurationVar(&c.callTimeout, "call-timeout", 250*time.Millisecond, "with -backend redis: each call's budget; a call not answered in it has an unknown outcome")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -92,10 +101,26 @@ flags:
 	case c.timeout < 0:
 		return c, fmt.Errorf("check: -timeout %v must be >= 0", c.timeout)
 	}
+	if c.backend != "memory" && c.backend != "redis" {
+		return c, fmt.Errorf("check: -backend %q must be memory or redis", c.backend)
+	}
+	if c.backend == "redis" {
+		c.seqShare = 0 // the differential check runs in process
+		if c.faults != "all" && c.faults != "none" {
+			for _, name := range strings.Split(c.faults, ",") {
+				if _, ok := scenario(name); !ok {
+					return c, fmt.Errorf("check: -faults: no fault workload %q (known: %s)", name, scenarioNames())
+				}
+			}
+		}
+	}
 	if c.mutant != "" {
 		f, err := fault.Parse(c.mutant)
 		if err != nil {
 			return c, fmt.Errorf("check: -mutant: %w", err)
+		}
+		if f.Redis() != (c.backend == "redis") {
+			return c, fmt.Errorf("check: -mutant %s is a mutant of the %s tables: it needs -backend %s", f, map[bool]string{true: "Redis", false: "in-process"}[f.Redis()], map[bool]string{true: "redis", false: "memory"}[f.Redis()])
 		}
 		switch {
 		case c.primitive == "all" && f.Credits():
@@ -115,8 +140,10 @@ flags:
 // row is one line of the summary table.
 type row struct {
 	primitive, check string
-	histories, ops   int // histories checked (for the sequential check, random inputs) and their operations
-	overlapping      int // operations that overlapped another (-1: not applicable)
+	histories, ops   int    // histories checked (for the sequential check, random inputs) and their operations
+	unknown          int    // operations whose outcome was unknown (-1: not applicable)
+	durability       string // a fault workload's check of acknowledged writes
+	overlapping      int    // operations that overlapped another (-1: not applicable)
 	result           string
 	invariant        string // the spec ID the first failure breaks ("" when none failed)
 	checkTime        time.Duration
@@ -145,6 +172,25 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		faults = f
 		target = "mutant " + c.mutant
 	}
+	var target0 *redischeck.Target
+	if c.backend == "redis" {
+		target += " on Redis"
+		addr := c.redisAddr
+		if addr == "" {
+			srv, err := redisserver.Start(os.TempDir())
+			if err != nil {
+				fmt.Fprintln(stderr, "check:", err)
+				return exitUsage
+			}
+			defer srv.Stop()
+			stopOnSignal(srv)
+			addr = srv.Addr
+		}
+		target += " (" + addr + ")"
+		// The workloads' calls get a generous budget (a loaded machine can
+		// take 100 ms to answer); the fault workloads use -call-timeout.
+		target0 = redischeck.NewTarget(addr, max(c.callTimeout, 2*time.Second))
+	}
 	fmt.Fprintf(stdout, "tollgate check: %s, %s budget, seed %d, porcupine timeout %v per history\n", target, c.duration, c.seed, c.timeout)
 	per := c.duration / time.Duration(len(prims))
 	var rows []row
@@ -163,6 +209,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			Seed: c.seed, Fault: faults, Mutant: c.mutant, Timeout: c.timeout, Dir: c.out,
 			StopOnIllegal: c.mutant != "", Workload: c.workload,
 		}
+		if target0 != nil {
+			p.TB = func() (linearizability.TBBackend, func(), error) { return target0.TB(faults) }
+			p.Cr = func() (linearizability.CrBackend, func(), error) { return target0.Cr(faults) }
+		}
 		if c.workload != "" && !hasWorkload(prim, c.workload) {
 			continue
 		}
@@ -178,7 +228,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "check:", err)
 			return exitUsage
 		}
-		lin := row{primitive: prim, check: "porcupine", histories: t.Histories, ops: t.Ops, overlapping: t.Overlapping,
+		lin := row{primitive: prim, check: "porcupine", histories: t.Histories, ops: t.Ops, unknown: t.UnknownOps, overlapping: t.Overlapping,
 			result: string(t.Result()), checkTime: t.CheckTime}
 		if t.Result() == linearizability.Illegal {
 			lin.invariant = t.First.Invariant
@@ -193,6 +243,18 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 				code = exitUnknown
 			}
 			reportFailure(stdout, c, t)
+		}
+	}
+	if c.backend == "redis" && c.faults != "none" && c.workload == "" {
+		frows, fcode := faultRows(c, prims, faults, stdout, stderr)
+		rows = append(rows, frows...)
+		switch {
+		case fcode == exitUsage:
+			return exitUsage
+		case fcode == exitIllegal:
+			code = exitIllegal
+		case fcode == exitUnknown && code == exitOK:
+			code = exitUnknown
 		}
 	}
 	printSummary(stdout, rows)
@@ -229,7 +291,7 @@ func hasWorkload(prim, name string) bool {
 // and the implementation step side by side, answers compared after every
 // operation. A failing input is written as a fuzz corpus file.
 func sequentialCheck(c checkConfig, prim string, faults fault.Fault, budget time.Duration, stdout io.Writer) (row, bool) {
-	r := row{primitive: prim, check: "sequential", overlapping: -1, result: string(linearizability.Ok)}
+	r := row{primitive: prim, check: "sequential", overlapping: -1, unknown: -1, result: string(linearizability.Ok)}
 	if budget <= 0 {
 		return r, false
 	}
@@ -293,18 +355,29 @@ func reportFailure(w io.Writer, c checkConfig, t linearizability.Tally) {
 func printSummary(w io.Writer, rows []row) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "primitive\tcheck\thistories\toperations\toverlapping\tresult\tbreaks\tcheck time\t")
+	fmt.Fprintln(tw, "primitive\tcheck\thistories\toperations\tunknown\toverlapping\tresult\tbreaks\tcheck time\t")
+	var notes []string
 	for _, r := range rows {
-		over, breaks := "-", "-"
+		over, breaks, unknown := "-", "-", "-"
 		if r.overlapping >= 0 {
 			over = fmt.Sprint(r.overlapping)
+		}
+		if r.unknown >= 0 {
+			unknown = fmt.Sprint(r.unknown)
 		}
 		if r.invariant != "" {
 			breaks = r.invariant
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%v\t\n", r.primitive, r.check, r.histories, r.ops, over, r.result, breaks, r.checkTime.Round(time.Millisecond))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%v\t\n", r.primitive, r.check, r.histories, r.ops, unknown, over, r.result, breaks, r.checkTime.Round(time.Millisecond))
+		if r.durability != "" {
+			notes = append(notes, fmt.Sprintf("  %s %s: %s", r.primitive, r.check, r.durability))
+		}
 	}
 	tw.Flush()
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "acknowledged writes, checked directly after each fault workload:")
+		fmt.Fprintln(w, strings.Join(notes, "\n"))
+	}
 	fmt.Fprintln(w, "(histories: for the sequential check, random inputs, each one sequence of operations; overlapping: operations whose call-return")
 	fmt.Fprintln(w, "interval met another's, i.e. whose order the checker had to find; breaks: the spec invariant the first failure breaks)")
 }
@@ -355,4 +428,62 @@ func replayCheck(c checkConfig, stdout, stderr io.Writer) int {
 		return exitUnknown
 	}
 	return exitOK
+}
+
+func scenario(name string) (redischeck.Scenario, bool) {
+	for _, s := range redischeck.Scenarios() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return redischeck.Scenario{}, false
+}
+
+func scenarioNames() string {
+	var names []string
+	for _, s := range redischeck.Scenarios() {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// faultRows runs the fault workloads of redischeck, each on servers of its
+// own, and returns a summary row for each and the exit code they call for:
+// a row whose history is not linearizable or that lost an acknowledged
+// write fails, except in the scenarios whose losses are the backend's
+// documented limit (asynchronous replication), which are measured.
+func faultRows(c checkConfig, prims []string, f fault.Fault, stdout, stderr io.Writer) ([]row, int) {
+	var rows []row
+	code := exitOK
+	for _, s := range redischeck.Scenarios() {
+		if c.faults != "all" && !slices.Contains(strings.Split(c.faults, ","), s.Name) {
+			continue
+		}
+		got, err := redischeck.Run(s, prims, redischeck.Options{Timeout: c.callTimeout, CheckTimeout: c.timeout, Seed: c.seed, Fault: f, Dir: c.out})
+		if err != nil {
+			fmt.Fprintln(stderr, "check:", err)
+			return rows, exitUsage
+		}
+		for _, r := range got {
+			res := string(r.Result)
+			if r.Lossy {
+				res += " (limit)"
+			}
+			rows = append(rows, row{primitive: r.Primitive, check: "fault " + r.Scenario, histories: 1, ops: r.Ops, unknown: r.UnknownOps,
+				overlapping: r.Report.Overlapping, result: res, invariant: r.Invariant, checkTime: r.Report.CheckTime, durability: r.Detail})
+			fmt.Fprintf(stdout, "  fault %-14s %-11s operations %5d  unknown %4d  %s; %s (%v)\n", r.Scenario, r.Primitive, r.Ops, r.UnknownOps, res, r.Detail, r.Elapsed.Round(time.Millisecond))
+			switch {
+			case !r.Pass() && r.Result == linearizability.Unknown && r.Lost == 0:
+				if code == exitOK {
+					code = exitUnknown
+				}
+			case !r.Pass():
+				code = exitIllegal
+				if r.Report.JSONPath != "" {
+					fmt.Fprintf(stdout, "    history: %s\n    replay:  go run ./cmd/tollgate check --replay %s\n", r.Report.JSONPath, r.Report.JSONPath)
+				}
+			}
+		}
+	}
+	return rows, code
 }

@@ -4,15 +4,19 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tollgate/tollgate/conform"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/redisserver"
 )
 
 func init() {
 	register(command{
 		name:    "driver",
-		summary: "serve the Go implementation over the conformance protocol on stdin/stdout (spec/protocol.md)",
+		summary: "serve the Go implementation (in process, or the Redis backend) over the conformance protocol on stdin/stdout (spec/protocol.md)",
 		run:     runDriver,
 	})
 }
@@ -20,6 +24,9 @@ func init() {
 func runDriver(args []string) int {
 	fs := flag.NewFlagSet("driver", flag.ContinueOnError)
 	mutant := fs.String("mutant", "", "serve a deliberately broken implementation (a fault name, see internal/fault)")
+	backend := fs.String("backend", "memory", "memory (impl/ in this process) or redis (impl/redis, on a redis-server)")
+	addr := fs.String("redis", "", "with -backend redis: the server's host:port (empty: start a throwaway redis-server and stop it on exit)")
+	timeout := fs.Duration("timeout", 2*time.Second, "with -backend redis: each call's budget; a call not answered in it is answered \"unknown\"")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -36,7 +43,37 @@ func runDriver(args []string) int {
 		faults = f
 		fmt.Fprintf(os.Stderr, "tollgate driver: serving mutant %s\n", f)
 	}
-	if err := conform.ServeGo(os.Stdin, os.Stdout, os.Stderr, faults); err != nil {
+	var tables conform.Tables
+	switch *backend {
+	case "memory":
+		if faults.Redis() {
+			fmt.Fprintf(os.Stderr, "tollgate driver: -mutant %s is a mutant of the Redis backend: add -backend redis\n", faults)
+			return 2
+		}
+		tables = conform.InProcess(faults)
+	case "redis":
+		if faults != fault.None && !faults.Redis() {
+			fmt.Fprintf(os.Stderr, "tollgate driver: -mutant %s is not a mutant of the Redis backend\n", faults)
+			return 2
+		}
+		if *addr == "" {
+			srv, err := redisserver.Start(os.TempDir())
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "tollgate driver:", err)
+				return 1
+			}
+			defer srv.Stop()
+			stopOnSignal(srv)
+			*addr = srv.Addr
+			fmt.Fprintf(os.Stderr, "tollgate driver: started redis-server on %s\n", srv.Addr)
+		}
+		opts := &goredis.Options{Addr: *addr, MaxRetries: -1, DialTimeout: *timeout, ReadTimeout: *timeout, WriteTimeout: *timeout, ContextTimeoutEnabled: true, PoolSize: 128}
+		tables = conform.RedisTables(opts, faults, *timeout)
+	default:
+		fmt.Fprintf(os.Stderr, "tollgate driver: -backend %q must be memory or redis\n", *backend)
+		return 2
+	}
+	if err := conform.Serve(os.Stdin, os.Stdout, os.Stderr, tables); err != nil {
 		fmt.Fprintln(os.Stderr, "tollgate driver:", err)
 		return 1
 	}

@@ -1,0 +1,106 @@
+package conform
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/tollgate/tollgate/impl/redis/rconn"
+	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/sut"
+	"github.com/tollgate/tollgate/model"
+)
+
+// RedisTables is the Redis-backed tables (impl/redis/tokenbucket,
+// impl/redis/credits, through internal/sut) on the server opts names: the
+// protocol's table name N is the Redis table named by a prefix random to
+// this driver and N, so drivers sharing a server never meet, and each call
+// waits at most timeout for its answer. A mutant of a Redis table (f) is
+// served for its primitive; the other primitive is real. A call that got
+// no answer (rconn.ErrUnknown), or could not be sent in ten tries 50 ms
+// apart, is answered "unknown"; any other error of the server is a
+// bad_request naming it.
+func RedisTables(opts *goredis.Options, f fault.Fault, timeout time.Duration) Tables {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return &redisTables{opts: opts, f: f, timeout: timeout, prefix: "tollgate-driver-" + hex.EncodeToString(b[:]) + "-"}
+}
+
+type redisTables struct {
+	opts    *goredis.Options
+	f       fault.Fault
+	timeout time.Duration
+	prefix  string
+}
+
+func (r *redisTables) fault(credits bool) fault.Fault {
+	if r.f != fault.None && r.f.Redis() && r.f.Credits() == credits {
+		return r.f
+	}
+	return fault.None
+}
+
+func (r *redisTables) TB(name string) (TBTable, error) {
+	c := goredis.NewClient(r.opts)
+	defer c.Close()
+	t, err := sut.NewRedisTokenBucket(r.fault(false), c, r.prefix+"tb-"+name)
+	if err != nil {
+		return nil, err
+	}
+	return redisTB{t: t, timeout: r.timeout}, nil
+}
+
+func (r *redisTables) Cr(name string) (CrTable, error) {
+	c := goredis.NewClient(r.opts)
+	defer c.Close()
+	t, err := sut.NewRedisCredits(r.fault(true), c, r.prefix+"cr-"+name)
+	if err != nil {
+		return nil, err
+	}
+	return redisCr{t: t, timeout: r.timeout}, nil
+}
+
+type redisTB struct {
+	t       *sut.RedisTokenBucket
+	timeout time.Duration
+}
+
+func (r redisTB) Apply(in model.TBInput[string]) (model.TBOutput, error) {
+	return sendRedis(r.timeout, func(ctx context.Context) (model.TBOutput, error) { return r.t.Apply(ctx, in) })
+}
+
+type redisCr struct {
+	t       *sut.RedisCredits
+	timeout time.Duration
+}
+
+func (r redisCr) Apply(in model.CrInput[string]) (model.CrOutput[string], error) {
+	return sendRedis(r.timeout, func(ctx context.Context) (model.CrOutput[string], error) { return r.t.Apply(ctx, in) })
+}
+
+// sendRedis makes one call, sending it again (up to ten times, 50 ms
+// apart) while it could not be sent: nothing ran, so that is safe.
+func sendRedis[Out any](timeout time.Duration, call func(context.Context) (Out, error)) (Out, error) {
+	var out Out
+	var err error
+	for range 10 {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		out, err = call(ctx)
+		cancel()
+		if !errors.Is(err, rconn.ErrNotSent) {
+			return out, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return out, err
+}
+
+// unknownOutcome reports an error that leaves a call's outcome unknown, as
+// opposed to a server's refusal (which ran nothing).
+func unknownOutcome(err error) bool {
+	return errors.Is(err, rconn.ErrUnknown) || errors.Is(err, rconn.ErrNotSent)
+}

@@ -1,0 +1,498 @@
+package redischeck
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/linearizability"
+	"github.com/tollgate/tollgate/model"
+	"github.com/tollgate/tollgate/redisserver"
+)
+
+// Scenario is one fault workload: how the servers are set up, and what is
+// done to them while a history is recorded. Faults are injected when a
+// share of the recording's calls has been made, so they land mid-run
+// whatever the machine's speed.
+type Scenario struct {
+	Name string
+	// What says what the fault is, for the summary.
+	What string
+	// AOF starts the server with the append-only file, fsynced on every
+	// write (redisserver.WithAOF).
+	AOF bool
+	// Replica starts a replica of the server as well.
+	Replica bool
+	// Wait is Target.Wait.
+	Wait int
+	// Lossy marks the scenarios where acknowledged writes may be lost by
+	// design (asynchronous replication): their losses are measured and
+	// reported, not failed.
+	Lossy  bool
+	inject func(e *env) error
+}
+
+// env is a scenario's servers while it runs.
+type env struct {
+	primary, replica *redisserver.Server
+	spare            *redisserver.Server // the new primary's replica after a failover
+	target           *Target
+	calls            *atomic.Int64
+	total            int64 // the calls the recording is expected to make
+	timeout          time.Duration
+	stop             chan struct{}
+}
+
+// at waits until share of the expected calls are made; false if the
+// recording ended first.
+func (e *env) at(share float64) bool {
+	for e.calls.Load() < int64(share*float64(e.total)) {
+		select {
+		case <-e.stop:
+			return false
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return true
+}
+
+// Scenarios are the fault workloads, in the order they run.
+func Scenarios() []Scenario {
+	return []Scenario{
+		{Name: "none", What: "no fault (the baseline)", inject: func(*env) error { return nil }},
+		{Name: "pause", What: "SIGSTOP for 3 call timeouts, then SIGCONT: the calls sent meanwhile run after it",
+			inject: func(e *env) error {
+				if !e.at(0.3) {
+					return nil
+				}
+				if err := e.primary.Pause(); err != nil {
+					return err
+				}
+				time.Sleep(3 * e.timeout)
+				return e.primary.Resume()
+			}},
+		{Name: "crash", What: "kill -9, restart from the AOF (appendfsync always) after 2 call timeouts", AOF: true,
+			inject: func(e *env) error {
+				if !e.at(0.3) {
+					return nil
+				}
+				if err := e.primary.Crash(); err != nil {
+					return err
+				}
+				time.Sleep(2 * e.timeout)
+				return e.primary.Restart()
+			}},
+		{Name: "client-pause", What: "CLIENT PAUSE WRITE for 3 call timeouts",
+			inject: func(e *env) error {
+				if !e.at(0.3) {
+					return nil
+				}
+				return e.primary.PauseWrites(3 * e.timeout)
+			}},
+		{Name: "failover-crash", What: "kill -9 of the primary at 30% of the calls, the replica promoted (REPLICAOF NO ONE) at once, clients moved to it: what replication lag alone loses", Replica: true, Lossy: true,
+			inject: failoverCrash},
+		{Name: "failover", What: "the replica promoted (REPLICAOF NO ONE) at 30% of the calls while the primary still takes writes; at 34% the primary is killed and clients move to the new primary", Replica: true, Lossy: true,
+			inject: failover},
+		{Name: "failover-wait", What: "as failover, every write followed by WAIT 1 (a write not acknowledged by the replica is unknown)", Replica: true, Wait: 1,
+			inject: failover},
+	}
+}
+
+func failoverCrash(e *env) error {
+	if !e.at(0.3) {
+		return nil
+	}
+	if err := e.primary.Crash(); err != nil {
+		return err
+	}
+	if err := e.replica.Promote(); err != nil {
+		return err
+	}
+	e.target.SetAddr(e.replica.Addr)
+	return nil
+}
+
+func failover(e *env) error {
+	if !e.at(0.3) {
+		return nil
+	}
+	if err := e.replica.Promote(); err != nil {
+		return err
+	}
+	if !e.at(0.34) {
+		return nil
+	}
+	if err := e.primary.Crash(); err != nil {
+		return err
+	}
+	e.target.SetAddr(e.replica.Addr)
+	// The new primary gets a replica of its own, as the old primary would
+	// rejoin once restarted: until it has synced, WAIT 1 times out.
+	r, err := e.replica.StartReplica()
+	if err != nil {
+		return err
+	}
+	e.spare = r
+	return nil
+}
+
+// crashNoAOF is the negative control of crash: the same fault on a server
+// without persistence, which must fail the durability check.
+var crashNoAOF = Scenario{Name: "crash-no-aof", What: "kill -9 and restart without persistence (negative control)",
+	inject: func(e *env) error {
+		if !e.at(0.3) {
+			return nil
+		}
+		if err := e.primary.Crash(); err != nil {
+			return err
+		}
+		time.Sleep(3 * e.timeout)
+		return e.primary.Restart()
+	}}
+
+// TBWorkload is the token-bucket fault workload: takes (and some peeks and
+// retry_afters) on 16 keys of a bucket that never runs dry, all at one
+// clock reading, so no refill happens and every acknowledged take must
+// stay taken (Durability).
+func TBWorkload() linearizability.TBWorkload {
+	return linearizability.TBWorkload{
+		Name: "acked-takes", Clients: 8, Keys: 16, OpsPerClient: 150,
+		Limits: model.Limits{Capacity: 1e6, RefillPerSecond: 1}, Costs: []float64{1},
+		StartMs: 1000, Mix: [6]int{8, 1, 1, 0, 0, 0},
+	}
+}
+
+// CrWorkload is the credit-table fault workload: holders reserving,
+// enqueueing for an owner, releasing and now and then dying; every
+// acknowledged enqueue must reach an owner (Durability).
+func CrWorkload() linearizability.CrWorkload {
+	return linearizability.CrWorkload{
+		Name: "acked-enqueues", Holders: 4, Rounds: 40, Classes: []model.Class{model.General}, Hold: 1,
+		Mix:    [8]int{linearizability.ActEnqueue: 6, linearizability.ActRelease: 2, linearizability.ActExitHolding: 1},
+		Owners: 1, Sweepers: 1,
+	}
+}
+
+// Row is what one scenario found for one primitive.
+type Row struct {
+	Scenario, Primitive string
+	Ops, UnknownOps     int
+	Result              linearizability.Result // porcupine's verdict
+	Invariant           string
+	// Acked is the acknowledged writes the durability check followed
+	// (takes, or enqueues), Lost those it found lost: a take whose token is
+	// back in the bucket, an enqueue no owner ever took.
+	Acked, Lost int
+	// Extra counts the tokens gone that no take accounts for, counting
+	// every take of unknown outcome as applied once: a take applied twice.
+	Extra   int
+	Detail  string // the durability check's finding
+	Lossy   bool   // losses are the scenario's documented limit
+	Report  linearizability.Report
+	Elapsed time.Duration
+}
+
+// Pass reports whether the row is what the backend promises: a
+// linearizable history and no acknowledged write lost, except in a lossy
+// scenario, where only the measurement is reported.
+func (r Row) Pass() bool {
+	return r.Lossy || (r.Result == linearizability.Ok && r.Lost == 0 && r.Extra == 0)
+}
+
+// Options configure Run.
+type Options struct {
+	Timeout      time.Duration // each call's budget (default 250 ms)
+	CheckTimeout time.Duration // porcupine's budget per history (default 20 s)
+	Seed         uint64
+	Fault        fault.Fault // a Redis mutant (fault.None: the real tables)
+	Dir          string      // where failing histories are written
+	Parent       string      // where the servers' directories go
+}
+
+func (o *Options) defaults() {
+	if o.Timeout == 0 {
+		// Not less: on a loaded 2-core machine a call can take 100 ms with
+		// no fault at all, and every call that times out is one more
+		// unknown outcome for porcupine to place.
+		o.Timeout = 250 * time.Millisecond
+	}
+	if o.CheckTimeout == 0 {
+		o.CheckTimeout = 20 * time.Second
+	}
+	if o.Dir == "" {
+		o.Dir = filepath.Join(os.TempDir(), "tollgate-redis-check")
+	}
+}
+
+// Run runs scenario s for the primitives named ("tokenbucket", "credits";
+// both when empty), each on servers of its own, and returns a row each.
+// With a fault, only that fault's primitive runs.
+func Run(s Scenario, prims []string, o Options) ([]Row, error) {
+	o.defaults()
+	if len(prims) == 0 {
+		prims = []string{linearizability.PrimitiveTokenBucket, linearizability.PrimitiveCredits}
+	}
+	var rows []Row
+	for _, p := range prims {
+		if o.Fault != fault.None && o.Fault.Credits() != (p == linearizability.PrimitiveCredits) {
+			continue
+		}
+		r, err := runOne(s, p, o)
+		if err != nil {
+			return rows, fmt.Errorf("redischeck: %s, %s: %w", s.Name, p, err)
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+func runOne(s Scenario, prim string, o Options) (Row, error) {
+	start := time.Now()
+	row := Row{Scenario: s.Name, Primitive: prim, Lossy: s.Lossy}
+	var opts []redisserver.Option
+	if s.AOF {
+		opts = append(opts, redisserver.WithAOF())
+	}
+	primary, err := redisserver.Start(o.Parent, opts...)
+	if err != nil {
+		return row, err
+	}
+	defer primary.Stop()
+	e := &env{primary: primary, timeout: o.Timeout, calls: new(atomic.Int64), stop: make(chan struct{})}
+	if s.Replica {
+		if e.replica, err = primary.StartReplica(); err != nil {
+			return row, err
+		}
+		defer e.replica.Stop()
+	}
+	e.target = NewTarget(primary.Addr, o.Timeout)
+	e.target.Wait = s.Wait
+	defer e.target.Close()
+
+	var injected error
+	var wg sync.WaitGroup
+	inject := func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			injected = s.inject(e)
+		}()
+	}
+	name := fmt.Sprintf("redis-%s-%s-seed%d", s.Name, prim, o.Seed)
+	if o.Fault != fault.None {
+		name = fmt.Sprintf("redis-%s-%s-%s-seed%d", s.Name, o.Fault, prim, o.Seed)
+	}
+	copt := linearizability.Options{Timeout: o.CheckTimeout, Dir: o.Dir, Name: name}
+	if prim == linearizability.PrimitiveTokenBucket {
+		w := TBWorkload()
+		e.total = int64(w.Clients * w.OpsPerClient)
+		b, done, err := e.target.TB(o.Fault)
+		if err != nil {
+			return row, err
+		}
+		defer done()
+		warm(b, model.TBInput[string]{Kind: model.TBPeek, Key: "warm", Limits: w.Limits})
+		inject()
+		h, err := linearizability.RecordTokenBucket(w, counted[model.TBInput[string], model.TBOutput]{b, e.calls}, o.Seed)
+		close(e.stop)
+		wg.Wait()
+		if e.spare != nil {
+			defer e.spare.Stop()
+		}
+		if err != nil {
+			return row, err
+		}
+		if injected != nil {
+			return row, fmt.Errorf("injecting the fault: %w", injected)
+		}
+		h.Mutant = mutantName(o.Fault)
+		row.Acked, row.Lost, row.Extra, row.Detail, err = tbDurability(w, h, b)
+		if err != nil {
+			return row, err
+		}
+		row.Report, err = linearizability.CheckTokenBucket(h, copt)
+		if err != nil {
+			return row, err
+		}
+	} else {
+		w := CrWorkload()
+		e.total = int64(w.Holders * w.Rounds * 3)
+		b, done, err := e.target.Cr(o.Fault)
+		if err != nil {
+			return row, err
+		}
+		defer done()
+		warm(b, model.CrInput[string]{Kind: model.CrSnapshot})
+		inject()
+		h, err := linearizability.RecordCredits(w, counted[model.CrInput[string], model.CrOutput[string]]{b, e.calls}, o.Seed)
+		close(e.stop)
+		wg.Wait()
+		if e.spare != nil {
+			defer e.spare.Stop()
+		}
+		if err != nil {
+			return row, err
+		}
+		if injected != nil {
+			return row, fmt.Errorf("injecting the fault: %w", injected)
+		}
+		h.Mutant = mutantName(o.Fault)
+		row.Acked, row.Lost, row.Detail, err = crDurability(h, b)
+		if err != nil {
+			return row, err
+		}
+		row.Report, err = linearizability.CheckCredits(h, copt)
+		if err != nil {
+			return row, err
+		}
+	}
+	row.Ops, row.UnknownOps = row.Report.Ops, row.Report.UnknownOps
+	row.Result, row.Invariant = row.Report.Result, row.Report.Invariant
+	row.Elapsed = time.Since(start)
+	return row, nil
+}
+
+func mutantName(f fault.Fault) string {
+	if f == fault.None {
+		return ""
+	}
+	return f.String()
+}
+
+// pace is the least time a call of a fault workload takes: each client
+// waits out the rest after a quicker answer, so that a recording lasts long
+// enough for its faults to land inside it (about 1,000 calls a second per
+// client; on loopback a call takes some 50–150 µs).
+const pace = time.Millisecond
+
+// counted counts the calls made through a backend and paces them.
+type counted[In, Out any] struct {
+	b     linearizability.Backend[In, Out]
+	calls *atomic.Int64
+}
+
+func (c counted[In, Out]) Do(client int, in In) (Out, error) {
+	start := time.Now()
+	c.calls.Add(1)
+	out, err := c.b.Do(client, in)
+	time.Sleep(pace - time.Since(start))
+	return out, err
+}
+
+// warm opens connections before the recording: 4 calls on each of 8
+// goroutines, at once. A client that sends a timed-out call again on its
+// own (mutant rtb-retry-on-timeout) then finds established connections to
+// send it on; a new one would time out in its handshake first, and the
+// copy would never be sent.
+func warm[In, Out any](b linearizability.Backend[In, Out], in In) {
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = b.Do(0, in)
+		}()
+	}
+	wg.Wait()
+}
+
+// known calls b until it answers with a known outcome (at most 50 times).
+func known[In, Out any](b linearizability.Backend[In, Out], in In) (Out, error) {
+	var err error
+	for range 50 {
+		var out Out
+		if out, err = b.Do(0, in); err == nil {
+			return out, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return *new(Out), fmt.Errorf("no known answer to %v after 50 calls: %w", in, err)
+}
+
+// tbDurability checks that no acknowledged take was lost and none applied
+// twice: at the workload's one clock reading nothing refills, so each key
+// must hold at most its capacity less the cost of the takes acknowledged on
+// it, and at least that less the cost of its takes of unknown outcome (each
+// ran once at most). Lost counts the tokens above the first bound, extra
+// those below the second.
+func tbDurability(w linearizability.TBWorkload, h linearizability.TBHistory, b linearizability.TBBackend) (acked, lost, extra int, detail string, err error) {
+	taken, maybe := map[string]float64{}, map[string]float64{}
+	for _, op := range h.Ops {
+		switch {
+		case op.Input.Kind != model.TBTake:
+		case op.Unknown:
+			maybe[op.Input.Key] += op.Input.Cost
+		case op.Output.OK:
+			taken[op.Input.Key] += op.Input.Cost
+			acked++
+		}
+	}
+	var notes []string
+	for k := range w.Keys {
+		key := fmt.Sprintf("k%d", k)
+		out, err := known(b, model.TBInput[string]{Kind: model.TBPeek, Key: key, Limits: w.Limits, NowMs: w.StartMs})
+		if err != nil {
+			return acked, lost, extra, "", err
+		}
+		most := w.Limits.Capacity - taken[key]
+		least := most - maybe[key]
+		switch {
+		case out.Tokens > most:
+			n := int(out.Tokens - most + 0.5)
+			lost += n
+			notes = append(notes, fmt.Sprintf("%s holds %g tokens, at most %g after %g acknowledged takes: %d came back", key, out.Tokens, most, taken[key], n))
+		case out.Tokens < least:
+			n := int(least - out.Tokens + 0.5)
+			extra += n
+			notes = append(notes, fmt.Sprintf("%s holds %g tokens, at least %g after %g acknowledged and %g unknown takes: %d taken twice", key, out.Tokens, least, taken[key], maybe[key], n))
+		}
+	}
+	switch {
+	case lost == 0 && extra == 0:
+		return acked, 0, 0, fmt.Sprintf("none of %d acknowledged takes lost, none applied twice", acked), nil
+	case extra == 0:
+		return acked, lost, 0, fmt.Sprintf("%d of %d acknowledged takes lost (%s)", lost, acked, strings.Join(notes, "; ")), nil
+	}
+	return acked, lost, extra, fmt.Sprintf("%d lost, %d tokens taken that no take accounts for (a take applied twice): %s", lost, extra, strings.Join(notes, "; ")), nil
+}
+
+// crDurability checks that no acknowledged enqueue was lost: its payload
+// was taken by an owner (a take of its token answered it, or a take of its
+// token has an unknown outcome), or it is still enqueued at the end.
+func crDurability(h linearizability.CrHistory, b linearizability.CrBackend) (acked, lost int, detail string, err error) {
+	taken := map[model.Token]bool{}
+	for _, op := range h.Ops {
+		if op.Input.Kind == model.CrTake && (op.Unknown || op.Output.OK) {
+			taken[op.Input.Token] = true
+		}
+	}
+	out, err := known(b, model.CrInput[string]{Kind: model.CrEnqueued})
+	if err != nil {
+		return 0, 0, "", err
+	}
+	for _, e := range out.Entries {
+		taken[model.Token{Slot: e.Slot, Epoch: e.Epoch}] = true
+	}
+	var missing []string
+	for _, op := range h.Ops {
+		if op.Input.Kind != model.CrEnqueue || op.Unknown || op.Output.Result != model.OK {
+			continue
+		}
+		acked++
+		if !taken[op.Input.Token] {
+			lost++
+			if len(missing) < 5 {
+				missing = append(missing, fmt.Sprintf("%q (slot %d)", op.Input.Payload, op.Input.Token.Slot))
+			}
+		}
+	}
+	if lost == 0 {
+		return acked, 0, fmt.Sprintf("none of %d acknowledged enqueues lost", acked), nil
+	}
+	return acked, lost, fmt.Sprintf("%d of %d acknowledged enqueues never reached an owner, e.g. %s", lost, acked, strings.Join(missing, ", ")), nil
+}
