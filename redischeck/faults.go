@@ -172,7 +172,7 @@ func TBWorkload() linearizability.TBWorkload {
 // acknowledged enqueue must reach an owner (Durability).
 func CrWorkload() linearizability.CrWorkload {
 	return linearizability.CrWorkload{
-		Name: "acked-enqueues", Holders: 4, Rounds: 40, Classes: []model.Class{model.General}, Hold: 1,
+		Name: "acked-enqueues", Holders: 3, Rounds: 40, Classes: []model.Class{model.General}, Hold: 1,
 		Mix:    [8]int{linearizability.ActEnqueue: 6, linearizability.ActRelease: 2, linearizability.ActExitHolding: 1},
 		Owners: 1, Sweepers: 1,
 	}

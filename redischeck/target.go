@@ -24,6 +24,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/sut"
 	"github.com/tollgate/tollgate/linearizability"
@@ -117,7 +118,8 @@ func (t *Target) name(kind string) string {
 func (t *Target) TB(f fault.Fault) (linearizability.TBBackend, func(), error) {
 	c := goredis.NewClient(t.Options())
 	defer c.Close()
-	s, err := sut.NewRedisTokenBucket(f, c, t.name("tb"))
+	name := t.name("tb")
+	s, err := opening(func() (*sut.RedisTokenBucket, error) { return sut.NewRedisTokenBucket(f, c, name) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,12 +132,29 @@ func (t *Target) TB(f fault.Fault) (linearizability.TBBackend, func(), error) {
 func (t *Target) Cr(f fault.Fault) (linearizability.CrBackend, func(), error) {
 	c := goredis.NewClient(t.Options())
 	defer c.Close()
-	s, err := sut.NewRedisCredits(f, c, t.name("cr"))
+	name := t.name("cr")
+	s, err := opening(func() (*sut.RedisCredits, error) { return sut.NewRedisCredits(f, c, name) })
 	if err != nil {
 		return nil, nil, err
 	}
 	b := &retrying[model.CrInput[string], model.CrOutput[string]]{t: t, apply: s.Apply}
 	return b, func() { _ = s.Close() }, nil
+}
+
+// opening opens a table, again (up to 5 times) when loading its Functions
+// library timed out: a loaded machine can take longer than one call's
+// budget to answer FUNCTION LOAD, and loading again replaces the library
+// with itself.
+func opening[T any](open func() (T, error)) (T, error) {
+	var t T
+	var err error
+	for range 5 {
+		if t, err = open(); err == nil || !errors.Is(err, rconn.ErrUnknown) && !errors.Is(err, rconn.ErrNotSent) {
+			return t, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return t, err
 }
 
 // retrying is a backend over a server-side table (linearizability.Remote's
