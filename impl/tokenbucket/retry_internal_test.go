@@ -82,3 +82,40 @@ func TestMillisSaturates(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAfterOfIsRetryAfterAt: RetryAfterOf, given a bucket's tokens and
+// timestamp, answers exactly what the table holding that bucket answers
+// (impl/redis/tokenbucket relies on it for its retry_after).
+func TestRetryAfterOfIsRetryAfterAt(t *testing.T) {
+	lim := Limits{Capacity: 7, RefillPerSecond: 3}
+	tab := New[string]()
+	now := int64(1_000)
+	checked := 0
+	for i := 0; i < 400; i++ {
+		cost := 0.5 + float64(i%13)/2
+		if cost > lim.Capacity {
+			cost = lim.Capacity
+		}
+		if _, _, err := tab.TakeAt(now, "k", lim, cost); err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := tab.load("k")
+		tokens, last := math.Float64frombits(lo&^present), int64(hi)
+		for _, at := range []int64{now - 700, now, now + 1, now + 333} {
+			want, err := tab.RetryAfterAt(at, "k", lim, cost)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := RetryAfterOf(tokens, last, lim, cost, at); got != want {
+				t.Fatalf("after take %d: RetryAfterOf(%v, %d, cost %v, at %d) = %d, the table answers %d", i, tokens, last, cost, at, got, want)
+			}
+			if want > 0 {
+				checked++
+			}
+		}
+		now += int64(i % 450)
+	}
+	if checked < 100 {
+		t.Fatalf("only %d of the comparisons had a wait to compare", checked)
+	}
+}

@@ -65,45 +65,6 @@ type redisHolder struct {
 	exited bool // the model exited it: never renewed again
 }
 
-// epochNames renames a table's epochs into the model's numbering.
-type epochNames struct {
-	mu      sync.Mutex
-	toModel map[uint64]uint64
-	toImpl  map[uint64]uint64
-}
-
-// model names the table's epoch e in the model's numbering; issued is set
-// for an epoch a reserve answered (numbering it if new).
-func (n *epochNames) model(e uint64, issued bool) uint64 {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if m, ok := n.toModel[e]; ok {
-		return m
-	}
-	if !issued {
-		return neverIssued | e
-	}
-	if n.toModel == nil {
-		n.toModel, n.toImpl = map[uint64]uint64{}, map[uint64]uint64{}
-	}
-	m := uint64(len(n.toModel)) + 1
-	n.toModel[e], n.toImpl[m] = m, e
-	return m
-}
-
-// token is tok in the table's vocabulary.
-func (n *epochNames) token(tok model.Token) credits.Token {
-	if tok.Epoch == 0 {
-		return credits.Token{Slot: tok.Slot} // a defect the table must refuse
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if e, ok := n.toImpl[tok.Epoch]; ok {
-		return credits.Token{Slot: tok.Slot, Epoch: e}
-	}
-	return credits.Token{Slot: tok.Slot, Epoch: neverIssued | tok.Epoch}
-}
-
 // NewRedisCredits returns an adapter over the credit table called name on
 // c's server, of f's package (fault.None: the real implementation;
 // otherwise a fault of impl/redis/credits). The table is built by its

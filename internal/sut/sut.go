@@ -124,42 +124,47 @@ func (s *TokenBucket[K]) Apply(in model.TBInput[K]) model.TBOutput {
 type Credits[P comparable] struct {
 	Table   CrTable[P]
 	holders sync.Map // model.HolderID → *credits.Holder
-
-	mu      sync.Mutex
-	toModel map[uint64]uint64 // the table's epoch → the model's
-	toImpl  map[uint64]uint64 // the model's epoch → the table's
+	epochs  epochNames
 }
 
 // neverIssued marks a model epoch the table never issued.
 const neverIssued = 1 << 63
 
-// modelEpoch names the table's epoch e in the model's numbering; issued is
-// set for an epoch a reserve answered (numbering it if new).
-func (s *Credits[P]) modelEpoch(e uint64, issued bool) uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if m, ok := s.toModel[e]; ok {
+// epochNames renames a table's epochs into the model's numbering (see
+// Credits); the Redis credit adapter uses it too.
+type epochNames struct {
+	mu      sync.Mutex
+	toModel map[uint64]uint64
+	toImpl  map[uint64]uint64
+}
+
+// model names the table's epoch e in the model's numbering; issued is set
+// for an epoch a reserve answered (numbering it if new).
+func (n *epochNames) model(e uint64, issued bool) uint64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if m, ok := n.toModel[e]; ok {
 		return m
 	}
 	if !issued {
-		return neverIssued | e // listed but never issued: no model epoch matches it
+		return neverIssued | e
 	}
-	if s.toModel == nil {
-		s.toModel, s.toImpl = map[uint64]uint64{}, map[uint64]uint64{}
+	if n.toModel == nil {
+		n.toModel, n.toImpl = map[uint64]uint64{}, map[uint64]uint64{}
 	}
-	m := uint64(len(s.toModel)) + 1
-	s.toModel[e], s.toImpl[m] = m, e
+	m := uint64(len(n.toModel)) + 1
+	n.toModel[e], n.toImpl[m] = m, e
 	return m
 }
 
-// implToken is tok in the table's vocabulary.
-func (s *Credits[P]) implToken(tok model.Token) credits.Token {
+// token is tok in the table's vocabulary.
+func (n *epochNames) token(tok model.Token) credits.Token {
 	if tok.Epoch == 0 {
 		return credits.Token{Slot: tok.Slot} // a defect the table must refuse
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.toImpl[tok.Epoch]; ok {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if e, ok := n.toImpl[tok.Epoch]; ok {
 		return credits.Token{Slot: tok.Slot, Epoch: e}
 	}
 	return credits.Token{Slot: tok.Slot, Epoch: neverIssued | tok.Epoch}
@@ -189,14 +194,14 @@ func (s *Credits[P]) Apply(in model.CrInput[P]) model.CrOutput[P] {
 	var out model.CrOutput[P]
 	var tok credits.Token
 	if in.Token != (model.Token{}) {
-		tok = s.implToken(in.Token)
+		tok = s.epochs.token(in.Token)
 	}
 	switch in.Kind {
 	case model.CrReserve:
 		t, r := s.Table.Reserve(s.Holder(in.Holder), credits.Class(in.Class))
 		out.Result = result(r)
 		if r == credits.OK {
-			out.Token = model.Token{Slot: t.Slot, Epoch: s.modelEpoch(t.Epoch, true)}
+			out.Token = model.Token{Slot: t.Slot, Epoch: s.epochs.model(t.Epoch, true)}
 		}
 	case model.CrEnqueue:
 		out.Result = result(s.Table.EnqueueAt(in.NowMs, s.Holder(in.Holder), tok, in.Payload))
@@ -210,7 +215,7 @@ func (s *Credits[P]) Apply(in model.CrInput[P]) model.CrOutput[P] {
 		out.Count, out.OK = s.Table.Sweep(), true
 	case model.CrEnqueued:
 		for _, e := range s.Table.Enqueued() {
-			out.Entries = append(out.Entries, model.Entry[P]{Slot: e.Token.Slot, Epoch: s.modelEpoch(e.Token.Epoch, false), MarkedMs: e.MarkedMs, Payload: e.Payload})
+			out.Entries = append(out.Entries, model.Entry[P]{Slot: e.Token.Slot, Epoch: s.epochs.model(e.Token.Epoch, false), MarkedMs: e.MarkedMs, Payload: e.Payload})
 		}
 		out.OK = true
 	case model.CrSnapshot:

@@ -7,7 +7,6 @@ import (
 	_ "embed" // the server-side library
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -277,7 +276,8 @@ func (t *Table) RetryAfter(ctx context.Context, key string, lim Limits, cost flo
 // would succeed if nobody else took from the bucket: 0 when it covers cost
 // now, otherwise the smallest whole w such that TakeAt(nowMs+w, …) succeeds
 // (T7), or Never. It reads the bucket in one read-only call and computes the
-// answer here, exactly as impl/tokenbucket does; it writes nothing.
+// answer here with impl/tokenbucket's own code (RetryAfterOf); it writes
+// nothing.
 func (t *Table) RetryAfterAt(ctx context.Context, nowMs int64, key string, lim Limits, cost float64) (int64, error) {
 	if err := tokenbucket.CheckArgs(lim, cost, true); err != nil {
 		return 0, err
@@ -294,7 +294,7 @@ func (t *Table) RetryAfterAt(ctx context.Context, nowMs int64, key string, lim L
 	if !ok {
 		return 0, malformed(t.fn.state, res)
 	}
-	return b.retryAfter(lim, cost, nowMs), nil
+	return tokenbucket.RetryAfterOf(b.tokens, b.lastMs, lim, cost, nowMs), nil
 }
 
 // Reset forgets key's bucket (T10): its next take starts from a full one,
@@ -353,61 +353,4 @@ func parseBucket(s string) (bucket, bool) {
 	x, err1 := strconv.ParseFloat(tok, 64)
 	l, err2 := strconv.ParseInt(last, 10, 64)
 	return bucket{x, l}, err1 == nil && err2 == nil
-}
-
-// refill is the T3 formula, as tokenbucket.lua and impl/tokenbucket compute
-// it: min(tokens + (float64(elapsed)/1000) * rate, capacity), rounded at
-// every step in that order. The conversion rounds the product: no fused
-// multiply-add on any GOARCH.
-func (b bucket) refill(lim Limits, nowMs int64) float64 {
-	accrued := float64(float64(elapsed(b.lastMs, nowMs)) / 1000 * lim.RefillPerSecond)
-	return min(b.tokens+accrued, lim.Capacity)
-}
-
-// retryAfter is impl/tokenbucket's RetryAfterAt on a present bucket: the
-// closed-form estimate, checked and corrected against refill itself, and
-// bisection where the estimate lost its precision.
-func (b bucket) retryAfter(lim Limits, cost float64, nowMs int64) int64 {
-	have := b.refill(lim, nowMs)
-	if have >= cost {
-		return 0
-	}
-	est := math.Ceil((cost - have) / lim.RefillPerSecond * 1000)
-	limit := int64(Never - 1) // the largest real wait; Never is never one
-	if nowMs > 1 {
-		limit = math.MaxInt64 - nowMs // the largest w with nowMs+w representable
-	}
-	covers := func(w int64) bool { return b.refill(lim, nowMs+w) >= cost }
-	// Accrual starts at max(nowMs, last): a clock behind the stored
-	// timestamp first waits out the gap.
-	w := limit
-	if gap := elapsed(nowMs, b.lastMs); est < float64(limit) && gap < uint64(limit)-uint64(est) {
-		w = int64(uint64(est) + gap)
-	}
-	for _, c := range [...]int64{w, w + 1, w - 1} {
-		if c >= 1 && c <= limit && covers(c) && !covers(c-1) {
-			return c
-		}
-	}
-	if !covers(limit) {
-		return Never
-	}
-	short, enough := int64(0), limit // !covers(short) && covers(enough)
-	for enough-short > 1 {
-		if mid := short + (enough-short)/2; covers(mid) {
-			enough = mid
-		} else {
-			short = mid
-		}
-	}
-	return enough
-}
-
-// elapsed is max(now - last, 0) as an exact count of milliseconds: the
-// difference of any two int64 values fits in a uint64.
-func elapsed(last, now int64) uint64 {
-	if now <= last {
-		return 0
-	}
-	return uint64(now) - uint64(last)
 }

@@ -234,14 +234,28 @@ func (t *Table[K]) RetryAfterAt(nowMs int64, key K, lim Limits, cost float64) (i
 		return 0, err
 	}
 	lo, hi := t.load(key)
+	return retryAfter(lo, hi, lim, cost, nowMs), nil
+}
+
+// RetryAfterOf is RetryAfterAt's answer for a present bucket holding tokens,
+// stamped lastMs, for a table kept elsewhere: impl/redis/tokenbucket reads
+// a bucket from its server and answers with it, so the two agree bit for
+// bit. The arguments must be valid (CheckArgs).
+func RetryAfterOf(tokens float64, lastMs int64, lim Limits, cost float64, nowMs int64) int64 {
+	lo, hi := packState(tokens, lastMs)
+	return retryAfter(lo, hi, lim, cost, nowMs)
+}
+
+// retryAfter is RetryAfterAt's answer for the bucket word (lo, hi).
+func retryAfter(lo, hi uint64, lim Limits, cost float64, nowMs int64) int64 {
 	have := refill(lo, hi, lim, nowMs)
 	if have >= cost {
-		return 0, nil
+		return 0
 	}
 	if w, ok := retryEstimate(lo, hi, lim, nowMs, cost, have); ok {
-		return w, nil
+		return w
 	}
-	return retrySearch(lo, hi, lim, nowMs, cost), nil
+	return retrySearch(lo, hi, lim, nowMs, cost)
 }
 
 // retryLimit is the largest wait RetryAfterAt can report at nowMs: the
