@@ -13,6 +13,10 @@ func tPeek(key string, lim Limits, now int64) TBInput[string] {
 	return TBInput[string]{Kind: TBPeek, Key: key, Limits: lim, NowMs: now}
 }
 
+func tReclaim(lim Limits, now int64) TBInput[string] {
+	return TBInput[string]{Kind: TBReclaim, Limits: lim, NowMs: now}
+}
+
 // tbWant is the model's answer to in after prior.
 func tbWant(prior []TBInput[string], in TBInput[string]) TBOutput {
 	var t TBTable[string]
@@ -106,6 +110,31 @@ func TestTBDivergenceRules(t *testing.T) {
 			func(w TBOutput) TBOutput { w.RetryAfterMs++; return w }, "T7"},
 		{"other keys do not count", []TBInput[string]{tTake("j", lim10, 10, 1000), tTake("j", lim10, 1, 0)}, tTake("k", lim10, 1, 0),
 			func(w TBOutput) TBOutput { w.Remaining = 8; return w }, "T3"},
+		// Each case below pins one rule's answer where a neighbouring rule
+		// would answer otherwise; got is written out, not replayed through
+		// the explanation it should match.
+		{"stale peek that stored its clock", []TBInput[string]{tTake("k", lim10, 10, 1000), tPeek("k", lim10, 500)}, tTake("k", lim10, 1, 1100),
+			func(w TBOutput) TBOutput { w.Remaining = 5; return w }, "T4"},
+		{"take behind the floor stamped its clock", []TBInput[string]{tTake("k", lim10, 1, 0), tReclaim(lim10, 1000), tTake("k", lim10, 5, 0), tTake("k", lim10, 1, 200), tTake("k", lim10, 1, 100)}, tTake("k", lim10, 1, 300),
+			func(w TBOutput) TBOutput { w.Remaining = 5; return w }, "T12"},
+		{"commit behind the floor stored its clock", []TBInput[string]{tReclaim(lim10, 1000), tTake("k", lim10, 5, 0), tPeek("k", lim10, 1000)}, tTake("k", lim10, 1, 1000),
+			func(w TBOutput) TBOutput { w.Remaining = 9; return w }, "T4"},
+		{"an invalid take clamped the bucket", []TBInput[string]{tTake("k", lim10, 1, 0), tTake("k", lim5, 6, 0)}, tTake("k", lim10, 1, 0),
+			func(w TBOutput) TBOutput { w.Remaining = 4; return w }, "T3"},
+		{"an invalid input's capacity does not count", []TBInput[string]{tTake("k", lim5, 1, 0), tTake("k", lim10, 11, 0)}, tTake("k", lim5, 1, 0),
+			func(w TBOutput) TBOutput { w.Remaining = 4.5; return w }, "T1"},
+		{"a reset's fields are not a read", []TBInput[string]{{Kind: TBReset, Key: "k", Limits: lim10, Cost: 1}}, tTake("k", lim10, 1, 0),
+			func(TBOutput) TBOutput { return TBOutput{} }, "T2"},
+		{"a reclaim's fields are not a read", []TBInput[string]{tTake("k", lim10, 1, 0), {Kind: TBReclaim, Limits: lim10, Cost: 1, NowMs: 1000}}, tTake("k", lim10, 1, 1000),
+			func(TBOutput) TBOutput { return TBOutput{} }, "T2"},
+		{"a forgotten bucket read by a peek", []TBInput[string]{tTake("k", lim10, 1, 0), tReclaim(lim10, 1000), tPeek("k", lim10, 1000)}, tTake("k", lim10, 1, 1000),
+			func(TBOutput) TBOutput { return TBOutput{} }, "T6"},
+		{"a forgotten bucket never read", []TBInput[string]{tTake("k", lim10, 1, 0), tPeek("k", lim10, 0), tReclaim(lim10, 1000)}, tTake("k", lim10, 1, 1000),
+			func(TBOutput) TBOutput { return TBOutput{} }, "T2"},
+		{"clocks that never went back", []TBInput[string]{tTake("k", lim10, 1, 0), tTake("k", lim10, 1, 0)}, tTake("k", lim10, 1, 0),
+			func(w TBOutput) TBOutput { w.Remaining = 7.5; return w }, "T3"},
+		{"a take committed since the reset", []TBInput[string]{tTake("k", lim10, 1, 0), {Kind: TBReset, Key: "k"}, tTake("k", lim10, 1, 0)}, tTake("k", lim10, 1, 0),
+			func(w TBOutput) TBOutput { w.Remaining = 8.5; return w }, "T3"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -209,6 +238,24 @@ func TestCrDivergenceRules(t *testing.T) {
 			func(w CrOutput[string]) CrOutput[string] { w.Snap.Internal.Reserved++; return w }, "C14"},
 		{"bounds", nil, CrInput[string]{Kind: CrBounds},
 			func(w CrOutput[string]) CrOutput[string] { w.Bounds.Total++; return w }, "C1"},
+		{"the class's last slot is inside it", nil, crReserve(1, General),
+			func(w CrOutput[string]) CrOutput[string] { _, w.Token.Slot = General.SlotRange(); return w }, "C2"},
+		{"an epoch skipped", nil, crReserve(1, General),
+			func(w CrOutput[string]) CrOutput[string] { w.Token.Epoch = 2; return w }, "C3"},
+		{"exhausted table issued its last epoch again", fill, crReserve(1, General),
+			func(CrOutput[string]) CrOutput[string] {
+				return CrOutput[string]{Token: Token{Slot: 1, Epoch: GeneralSlots}}
+			}, "C3"},
+		{"stale enqueue answered exhausted", []CrInput[string]{crReserve(1, General), crIn(CrRelease, 1, t1), crReserve(1, General)}, crEnqueue(1, t1, "p", 0),
+			func(CrOutput[string]) CrOutput[string] { return CrOutput[string]{Result: Exhausted} }, "C5"},
+		{"released while processing", append(slices.Clone(enq), crIn(CrTake, 0, t1)), crIn(CrRelease, 1, t1),
+			func(CrOutput[string]) CrOutput[string] { return CrOutput[string]{OK: true} }, "C9"},
+		{"enqueued one row twice", []CrInput[string]{crReserve(1, General), crReserve(1, General), crEnqueue(1, t1, "p", 5), crEnqueue(1, t2, "q", 3)},
+			CrInput[string]{Kind: CrEnqueued},
+			func(w CrOutput[string]) CrOutput[string] {
+				w.Entries = []Entry[string]{w.Entries[0], w.Entries[0]}
+				return w
+			}, "C7"},
 		{"a recycled token is not stale", []CrInput[string]{crReserve(1, General), crIn(CrRelease, 1, t1), crReserve(1, General)}, crIn(CrRelease, 1, recycled),
 			func(CrOutput[string]) CrOutput[string] { return CrOutput[string]{} }, "C9"},
 	}
