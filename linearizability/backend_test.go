@@ -202,7 +202,11 @@ func TestUnknownOutcomesEveryCrWorkload(t *testing.T) {
 	isReserve := func(in model.CrInput[Payload]) bool { return in.Kind == model.CrReserve }
 	notPoll := func(in model.CrInput[Payload]) bool { return in.Kind != model.CrEnqueued }
 	for _, w := range CrWorkloads() {
-		w = w.Scaled(0, min(w.Rounds, 30))
+		// Short histories: each unknown operation multiplies the states
+		// porcupine keeps (it may take effect anywhere after its call, or
+		// never), so 30 rounds with 10 unknowns could take porcupine past
+		// 30 s under -race on a loaded machine.
+		w = w.Scaled(0, min(w.Rounds, 15))
 		for seed := uint64(1); seed <= 3; seed++ {
 			reserves := &flaky[model.CrInput[Payload], model.CrOutput[Payload]]{b: InProcessCr(fault.None), unknownEvery: 11, only: isReserve}
 			fc := &flaky[model.CrInput[Payload], model.CrOutput[Payload]]{b: reserves, unknownEvery: 29, only: notPoll}
