@@ -92,7 +92,7 @@ func TestRetryAfterOfIsRetryAfterAt(t *testing.T) {
 	now := int64(1_000)
 	checked := 0
 	for i := 0; i < 400; i++ {
-		cost := 0.5 + float64(i%13)/2
+		cost := float64(1+i%13) / 2
 		if cost > lim.Capacity {
 			cost = lim.Capacity
 		}
