@@ -93,12 +93,22 @@ func CheckTokenBucket(h TBHistory, opt Options) (Report, error) {
 	return checkTokenBucket(h, opt, TokenBucketModel())
 }
 
+// CheckTokenBucketTable checks a token-bucket history as CheckTokenBucket
+// does, but with TokenBucketTableModel: one search over the whole table,
+// which also judges every reclaim's count (T12). It is for short histories.
+func CheckTokenBucketTable(h TBHistory, opt Options) (Report, error) {
+	return checkTokenBucket(h, opt, TokenBucketTableModel())
+}
+
 func checkTokenBucket(h TBHistory, opt Options, m porcupine.Model) (Report, error) {
 	if err := h.Validate(); err != nil {
 		return Report{}, err
 	}
 	ops := h.Operations()
-	rep := Report{Primitive: "tokenbucket", Ops: len(h.Ops), Partitions: len(m.Partition(ops)), Overlapping: overlapping(ops)}
+	rep := Report{Primitive: "tokenbucket", Ops: len(h.Ops), Partitions: 1, Overlapping: overlapping(ops)}
+	if m.Partition != nil {
+		rep.Partitions = len(m.Partition(ops))
+	}
 	for _, op := range h.Ops {
 		if op.Unknown {
 			rep.UnknownOps++
@@ -107,7 +117,11 @@ func checkTokenBucket(h TBHistory, opt Options, m porcupine.Model) (Report, erro
 	start := time.Now()
 	res, info := check(m, ops, opt)
 	rep.CheckTime = time.Since(start)
-	rep.judge(res, "T11", "model.StepBucket", opt.Timeout)
+	stepper := "model.StepBucket"
+	if m.Partition == nil {
+		stepper = "model.TBTable.Step"
+	}
+	rep.judge(res, "T11", stepper, opt.Timeout)
 	if rep.Result != Ok || opt.AlwaysWrite {
 		if err := writeFiles(&rep, opt, m, ops, info, h, marks(h.Marks)); err != nil {
 			return rep, err

@@ -170,6 +170,30 @@ func TokenBucketModel() porcupine.Model {
 	}
 }
 
+// TokenBucketTableModel is the porcupine model of the whole token-bucket
+// table, unpartitioned: its state is a model.TBTable and Step is
+// model.TBTable.Step. It judges what TokenBucketModel's per-key partitions
+// cannot, a reclaim's count of forgotten buckets (T12), at the price of one
+// search over every key at once: for the small histories of the explorer,
+// whose scenarios reclaim. Unknown operations are accepted with either
+// outcome, as there.
+func TokenBucketTableModel() porcupine.Model {
+	m := TokenBucketModel()
+	m.Partition = nil
+	m.Init = func() any { return model.TBTable[string]{} }
+	m.Step = func(state, input, output any) (bool, any) {
+		next, out := state.(model.TBTable[string]).Step(input.(model.TBInput[string]))
+		o := output.(TBOutcome)
+		return o.Unknown || out.Equal(o.Output), next
+	}
+	m.Equal = func(a, b any) bool { return a.(model.TBTable[string]).Equal(b.(model.TBTable[string])) }
+	m.Hash = nil
+	m.DescribeState = func(state any) string {
+		return fmt.Sprintf("%d buckets present", state.(model.TBTable[string]).Len())
+	}
+	return m
+}
+
 // DescribeTBOp renders one operation for the visualization: the input as
 // model.TBInput.String renders it (with the clock reading it carried) and
 // the answer as model.TBOutput.Answer does, or "?" when it is unknown.

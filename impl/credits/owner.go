@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -73,7 +74,7 @@ type Owner[Req, Resp any] struct {
 	table   *Table[*Request[Req, Resp]]
 	handle  Handler[Req, Resp]
 	poll    time.Duration
-	started atomic.Bool
+	started sync.Once
 	running atomic.Bool
 	done    chan struct{}
 	polled  []Entry[*Request[Req, Resp]] // the last poll's list, reused by the next (Run's goroutine only)
@@ -92,7 +93,12 @@ func NewOwner[Req, Resp any](table *Table[*Request[Req, Resp]], poll time.Durati
 // the table and returns ctx's error. Callers still waiting get ErrOwnerGone.
 // Run may be called once; a second call is a defect and panics.
 func (o *Owner[Req, Resp]) Run(ctx context.Context) error {
-	if !o.started.CompareAndSwap(false, true) {
+	// A once-only guard, not a row transition: sync.Once, whose first Do
+	// alone runs f, rather than a compare-and-swap of our own that no
+	// explorer scenario drives (Run is a loop on a real ticker).
+	first := false
+	o.started.Do(func() { first = true })
+	if !first {
 		panic("credits: Owner.Run called twice (defect)")
 	}
 	o.running.Store(true)

@@ -202,3 +202,28 @@ func TestOwnerShutdown(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestOwnerRunTwicePanics: a second Run is a defect. It panics, whether the
+// first is still serving or has returned, and leaves the first serving.
+func TestOwnerRunTwicePanics(t *testing.T) {
+	o, _, cancel := startOwner(t, double)
+	second := func() (msg any) {
+		defer func() { msg = recover() }()
+		o.Run(context.Background())
+		return nil
+	}
+	if msg := second(); msg != "credits: Owner.Run called twice (defect)" {
+		t.Fatalf("a second Run while the first serves: recovered %v, want the defect panic", msg)
+	}
+	if !o.Running() {
+		t.Fatal("the first Run stopped serving after the second panicked")
+	}
+	if got, err := o.Call(context.Background(), credits.NewHolder(), credits.General, 21); err != nil || got != 42 {
+		t.Fatalf("Call after the second Run's panic = (%v, %v), want (42, nil)", got, err)
+	}
+	cancel()
+	<-o.Done()
+	if msg := second(); msg != "credits: Owner.Run called twice (defect)" {
+		t.Fatalf("a second Run after the first returned: recovered %v, want the defect panic", msg)
+	}
+}

@@ -3,6 +3,7 @@ package explore
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -383,12 +384,13 @@ func (w *words) pathLabel(p []int) string {
 
 // pinnedHash finds the first salt under which the collide keys share their
 // first 4 hash bits and differ pairwise in the next 4, and every other key
-// has first 4 bits of its own, and returns that salted hash. It is set as
-// every explored trie's hash (the trie's test hook), so the trie has the
-// same shape in every run and every process: a schedule printed by one
-// process replays in another. (A maphash seed cannot be made from a
-// number, so pinning one would differ from process to process.)
-func pinnedHash(collide, others []string) func(string) uint64 {
+// has first 4 bits of its own, and returns that salted hash, under which the
+// keys of same all have the hash of same[0] (which is one of collide or
+// others). It is set as every explored trie's hash (the trie's test hook),
+// so the trie has the same shape in every run and every process: a schedule
+// printed by one process replays in another. (A maphash seed cannot be made
+// from a number, so pinning one would differ from process to process.)
+func pinnedHash(collide, others, same []string) func(string) uint64 {
 	for salt := uint64(0); ; salt++ {
 		if salt > 1_000_000 {
 			panic("explore: no hash salt gives the scenario's trie shape")
@@ -420,6 +422,15 @@ func pinnedHash(collide, others []string) func(string) uint64 {
 				ok = false
 			}
 			first[lvl(k, 0)] = true
+		}
+		if ok && len(same) > 0 {
+			salted, head := s, same[0]
+			s = func(k string) uint64 {
+				if slices.Contains(same, k) {
+					k = head
+				}
+				return salted(k)
+			}
 		}
 		if ok {
 			return s

@@ -83,6 +83,12 @@ type tbScript struct {
 	// collide are keys whose hashes share their first trie level (4 bits)
 	// and differ at the second: the trie's seed is pinned so that they do.
 	collide []string
+	// same are keys whose hashes are equal in all 64 bits: they share one
+	// chain of cells. The first stands for all of them in collide's shape.
+	same []string
+	// hashes, when set, is every key's 64-bit hash, in place of the shape
+	// collide and same ask for.
+	hashes map[string]uint64
 }
 
 // TokenBucketScenario builds a token-bucket scenario. The keys in collide
@@ -92,6 +98,34 @@ type tbScript struct {
 // shape, so runs are deterministic and schedules replay across processes.
 func TokenBucketScenario(name, race string, collide []string, setup []model.TBInput[string], threads ...[]model.TBInput[string]) Scenario {
 	return Scenario{Name: name, Race: race, Primitive: TokenBucket, tb: &tbScript{setup: setup, threads: threads, collide: collide}}
+}
+
+// SameHash returns s, a token-bucket scenario, with the keys of same given
+// one 64-bit hash, that of same[0]: their cells share one chain (an insert
+// appends to it, an unlink of its dead head moves the chain up). same[0]
+// takes its place in the shape collide asks for; the others follow it.
+func (s Scenario) SameHash(same ...string) Scenario {
+	if s.tb == nil {
+		panic("explore: SameHash of a scenario that is not a token-bucket one")
+	}
+	tb := *s.tb
+	tb.same = append([]string(nil), same...)
+	s.tb = &tb
+	return s
+}
+
+// Hashes returns s, a token-bucket scenario, with every key given the 64-bit
+// hash hashes names (the trie reads 4 bits a level, lowest first): for the
+// shapes collide and SameHash cannot ask for, such as two keys that share
+// two levels. Every key of the scenario must be listed.
+func (s Scenario) Hashes(hashes map[string]uint64) Scenario {
+	if s.tb == nil {
+		panic("explore: Hashes of a scenario that is not a token-bucket one")
+	}
+	tb := *s.tb
+	tb.hashes = hashes
+	s.tb = &tb
+	return s
 }
 
 // program builds the explorable program of s over f's table.

@@ -3,6 +3,7 @@ package explore
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -23,19 +24,20 @@ func errWrongFault(s Scenario, f fault.Fault) error {
 
 // tbProgram explores a token-bucket scenario.
 type tbProgram struct {
-	sc      Scenario
-	script  *tbScript
-	fault   fault.Fault
-	cache   *verdicts
-	words   *words
-	keys    []string
-	limits  map[string]model.Limits // the limits each key is used with
-	peekAt  int64                   // the clock of the final peeks
-	frozen  bool                    // one clock reading and no resets: T1 conservation holds
-	checked int
-	dir     string
-	fname   string
-	run     *tbRun
+	sc       Scenario
+	script   *tbScript
+	fault    fault.Fault
+	cache    *verdicts
+	words    *words
+	keys     []string
+	limits   map[string]model.Limits // the limits each key is used with
+	peekAt   int64                   // the clock of the final peeks
+	frozen   bool                    // one clock reading and no resets: T1 conservation holds
+	reclaims bool                    // some operation is a reclaim: check the whole table
+	checked  int
+	dir      string
+	fname    string
+	run      *tbRun
 }
 
 type tbRun struct {
@@ -58,6 +60,7 @@ func newTBProgram(s Scenario, f fault.Fault) (*tbProgram, error) {
 			p.frozen = false
 		}
 		if in.Kind == model.TBReclaim {
+			p.reclaims = true
 			clocks[in.NowMs] = true
 			p.peekAt = max(p.peekAt, in.NowMs)
 		}
@@ -88,10 +91,23 @@ func newTBProgram(s Scenario, f fault.Fault) (*tbProgram, error) {
 	if len(clocks) > 1 {
 		p.frozen = false
 	}
-	for _, k := range s.tb.collide {
+	for _, k := range append(append([]string(nil), s.tb.collide...), s.tb.same...) {
 		if !seen[k] {
 			return nil, fmt.Errorf("explore: scenario %s: colliding key %q is not used", s.Name, k)
 		}
+	}
+	if s.tb.hashes != nil {
+		if len(s.tb.collide)+len(s.tb.same) > 0 {
+			return nil, fmt.Errorf("explore: scenario %s: hashes given with colliding keys: give every hash", s.Name)
+		}
+		for _, k := range p.keys {
+			if _, ok := s.tb.hashes[k]; !ok {
+				return nil, fmt.Errorf("explore: scenario %s: key %q has no hash", s.Name, k)
+			}
+		}
+	}
+	if len(s.tb.same) == 1 {
+		return nil, fmt.Errorf("explore: scenario %s: one key of the same hash: it needs two or more", s.Name)
 	}
 	return p, nil
 }
@@ -112,15 +128,14 @@ func (p *tbProgram) begin(c *controller) ([]func(), wordIDs) {
 		if p.words.trie != nil {
 			var others []string
 			for _, k := range p.keys {
-				collides := false
-				for _, c := range p.script.collide {
-					collides = collides || c == k
-				}
-				if !collides {
+				if !slices.Contains(p.script.collide, k) && !slices.Contains(p.script.same[min(1, len(p.script.same)):], k) {
 					others = append(others, k)
 				}
 			}
-			p.words.hash = pinnedHash(p.script.collide, others)
+			p.words.hash = pinnedHash(p.script.collide, others, p.script.same)
+			if hs := p.script.hashes; hs != nil {
+				p.words.hash = func(k string) uint64 { return hs[k] }
+			}
 		}
 	}
 	w := p.words
@@ -218,7 +233,12 @@ func (p *tbProgram) verdict(r *tbRun) *Failure {
 	if h.Mutant == "none" {
 		h.Mutant = ""
 	}
-	rep, err := linearizability.CheckTokenBucket(h, linearizability.Options{Dir: p.dir, Name: p.fname})
+	check := linearizability.CheckTokenBucket
+	if p.reclaims {
+		// A reclaim's count is the whole table's: judge it too.
+		check = linearizability.CheckTokenBucketTable
+	}
+	rep, err := check(h, linearizability.Options{Dir: p.dir, Name: p.fname})
 	var f *Failure
 	switch {
 	case err != nil:
@@ -229,7 +249,7 @@ func (p *tbProgram) verdict(r *tbRun) *Failure {
 	case p.frozen:
 		f = p.conservation(r)
 		if f != nil && report {
-			if rep, err := linearizability.CheckTokenBucket(h, linearizability.Options{Dir: p.dir, Name: p.fname, AlwaysWrite: true}); err == nil {
+			if rep, err := check(h, linearizability.Options{Dir: p.dir, Name: p.fname, AlwaysWrite: true}); err == nil {
 				f.HTMLPath, f.JSONPath = rep.HTMLPath, rep.JSONPath
 			}
 		}

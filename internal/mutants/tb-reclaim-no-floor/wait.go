@@ -94,7 +94,7 @@ func (t *Table[K]) Wait(ctx context.Context, key K, lim Limits, cost float64) (r
 			return 0, err
 		}
 		now := t.clock()
-		if remaining, ok := t.take(key, lim, cost, now, false); ok {
+		if remaining, ok := t.take(key, lim, cost, now); ok {
 			return remaining, nil
 		}
 		w, err := t.RetryAfterAt(now, key, lim, cost)
@@ -112,7 +112,11 @@ func (t *Table[K]) Wait(ctx context.Context, key K, lim Limits, cost float64) (r
 			// w ms > left exactly when w > floor(left / 1 ms), for whole w;
 			// the division truncates towards zero, which is the floor for
 			// left >= 0 and keeps every w >= 1 too long for left < 0.
-			if left := time.Until(deadline); w > int64(left/time.Millisecond) {
+			until := t.until
+			if until == nil {
+				until = time.Until
+			}
+			if left := until(deadline); w > int64(left/time.Millisecond) {
 				return 0, fmt.Errorf("%w: the bucket covers cost %v in %d ms, the deadline is %v away", ErrWouldExceedDeadline, cost, w, left)
 			}
 		}
