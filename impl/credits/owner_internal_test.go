@@ -115,7 +115,11 @@ func TestOwnerDefects(t *testing.T) {
 	stop() // a second Run that did run would return at once
 	mustPanic("second Run", func() { o.Run(done) })
 	cancel()
-	<-o.Done()
+	select {
+	case <-o.Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("Done was not closed 2 s after Run's context was cancelled")
+	}
 	if o.Running() {
 		t.Error("Running after Run returned")
 	}

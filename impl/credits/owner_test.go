@@ -222,7 +222,11 @@ func TestOwnerRunTwicePanics(t *testing.T) {
 		t.Fatalf("Call after the second Run's panic = (%v, %v), want (42, nil)", got, err)
 	}
 	cancel()
-	<-o.Done()
+	select {
+	case <-o.Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("Done was not closed 2 s after the first Run's context was cancelled")
+	}
 	if msg := second(); msg != "credits: Owner.Run called twice (defect)" {
 		t.Fatalf("a second Run after the first returned: recovered %v, want the defect panic", msg)
 	}

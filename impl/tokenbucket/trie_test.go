@@ -57,3 +57,47 @@ func TestTrieConcurrentInsert(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactDropsDeadHeads: a compaction that meets a dead cell at the head
+// of a frozen chain (a kill that landed after the sweep passed it) drops the
+// cell, and the chain behind it moves up with the live cells: memory follows
+// the keys in use. Without that drop the trie stays correct (a dead head
+// is unlinked by whoever meets it next) but keeps the node, so this pins
+// the compaction's shape directly.
+func TestCompactDropsDeadHeads(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		behind bool // a live cell of the same hash behind the dead head
+	}{{"dead head alone", false}, {"dead head with a live successor", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTrie[string]()
+			// a and b share the full hash; c shares only the first level.
+			tr.forced = func(key string) uint64 { return map[string]uint64{"a": 0x21, "b": 0x21, "c": 0x51}[key] }
+			a := tr.insert("a")
+			if tc.behind {
+				tr.insert("b")
+			}
+			tr.insert("c")
+			holder := &tr.root.kids[1]
+			node := holder.Load()
+			if node.kids == nil {
+				t.Fatal("a and c do not share an inner node")
+			}
+			// c's cell is gone (its sweep unlinked it); a dies afterwards,
+			// with nobody to unlink it before the compaction.
+			node.kids[5].Store(nil)
+			a.state.Store(deadLo, 0)
+			tr.compact(holder, node)
+			got := holder.Load()
+			switch {
+			case !tc.behind && got != nil:
+				t.Fatalf("the compaction left %+v, want nil: the dead head was kept", got)
+			case tc.behind && (got == nil || got.kids != nil || got.key != "b"):
+				t.Fatalf("the compaction left %+v, want b's cell pulled up", got)
+			}
+			if a.next.Load() != tr.sealed && !tc.behind {
+				t.Fatal("the dropped dead head's next was not sealed: an append could still land behind it")
+			}
+		})
+	}
+}

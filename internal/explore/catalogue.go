@@ -326,8 +326,21 @@ func Catalogue() []Scenario {
 	}
 }
 
-// Lookup returns the catalogue scenario of that name.
+// Lookup returns the catalogue scenario of that name, or the scenario of a
+// directed run (Directed) of that name.
 func Lookup(name string) (Scenario, bool) {
+	if s, ok := catalogued(name); ok {
+		return s, true
+	}
+	for _, d := range Directed() {
+		if d.Scenario.Name == name {
+			return d.Scenario, true
+		}
+	}
+	return Scenario{}, false
+}
+
+func catalogued(name string) (Scenario, bool) {
 	for _, s := range Catalogue() {
 		if s.Name == name {
 			return s, true

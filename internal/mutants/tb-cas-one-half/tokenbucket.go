@@ -87,11 +87,15 @@ func New[K comparable](opts ...Option) *Table[K] {
 	return t
 }
 
-// Take is shorthand for TakeAt with the table's clock, read once: a retry
-// after a lost race reuses the reading, as TakeAt does (T4 keeps a reading
-// that another take's commit overtook from moving the timestamp back).
+// Take is shorthand for TakeAt with the table's clock, except that the clock
+// is read again before every commit attempt, so a lost race never commits
+// a stale reading.
 func (t *Table[K]) Take(key K, lim Limits, cost float64) (remaining float64, ok bool, err error) {
-	return t.TakeAt(t.clock(), key, lim, cost)
+	if err := check(lim, cost, true); err != nil {
+		return 0, false, err
+	}
+	remaining, ok = t.take(key, lim, cost, t.clock(), true)
+	return remaining, ok, nil
 }
 
 // TakeAt takes cost tokens from key's bucket at nowMs (T1, T2). It first
@@ -110,11 +114,11 @@ func (t *Table[K]) TakeAt(nowMs int64, key K, lim Limits, cost float64) (remaini
 	if err := check(lim, cost, true); err != nil {
 		return 0, false, err
 	}
-	remaining, ok = t.take(key, lim, cost, nowMs)
+	remaining, ok = t.take(key, lim, cost, nowMs, false)
 	return remaining, ok, nil
 }
 
-func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64) (float64, bool) {
+func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread bool) (float64, bool) {
 	tr := t.buckets.Load()
 	c := tr.insert(key)
 	// Two 64-bit loads, cheaper than the 128-bit snapshot; a write between
@@ -167,6 +171,9 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64) (float64, 
 			return left, true
 		}
 		t.lostRace() // T2: a lost race is retried, never a refusal
+		if reread {
+			nowMs = t.clock()
+		}
 		lo, hi = c.state.LoadLo(), c.state.LoadHi()
 	}
 }

@@ -94,7 +94,7 @@ func (t *Table[K]) Wait(ctx context.Context, key K, lim Limits, cost float64) (r
 			return 0, err
 		}
 		now := t.clock()
-		if remaining, ok := t.take(key, lim, cost, now); ok {
+		if remaining, ok := t.take(key, lim, cost, now, false); ok {
 			return remaining, nil
 		}
 		w, err := t.RetryAfterAt(now, key, lim, cost)
