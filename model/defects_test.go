@@ -18,17 +18,21 @@ func TestDirectDefectsPanic(t *testing.T) {
 		full, _, _ = full.Reserve(9, Internal)
 	}
 	for name, f := range map[string]func(){
-		"ClassOf(0)":                    func() { ClassOf(0) },
-		"ClassOf(33)":                   func() { ClassOf(Slots + 1) },
-		"Row(0)":                        func() { s.Row(0) },
-		"Row(33)":                       func() { s.Row(Slots + 1) },
-		"Reserve holder 0, closed":      func() { closed.Reserve(0, General) },
-		"Reserve holder 0, exhausted":   func() { full.Reserve(0, Internal) },
-		"ReserveSlot holder 0":          func() { s.ReserveSlot(0, Token{Slot: 1, Epoch: 1}) },
-		"ReserveSlot epoch 0":           func() { s.ReserveSlot(1, Token{Slot: 1}) },
-		"ReserveSlot slot 0":            func() { s.ReserveSlot(1, Token{Epoch: 1}) },
-		"ReserveSlot epoch 0 (closed)":  func() { closed.ReserveSlot(1, Token{Slot: 1}) },
-		"ReserveSlot holder 0 (closed)": func() { closed.ReserveSlot(0, Token{Slot: 1, Epoch: 1}) },
+		"ClassOf(0)":                      func() { ClassOf(0) },
+		"ClassOf(33)":                     func() { ClassOf(Slots + 1) },
+		"Row(0)":                          func() { s.Row(0) },
+		"Row(33)":                         func() { s.Row(Slots + 1) },
+		"Reserve holder 0, closed":        func() { closed.Reserve(0, General) },
+		"Reserve holder 0, exhausted":     func() { full.Reserve(0, Internal) },
+		"ReserveSlot holder 0":            func() { s.ReserveSlot(0, Token{Slot: 1, Epoch: 1}) },
+		"ReserveSlot epoch 0":             func() { s.ReserveSlot(1, Token{Slot: 1}) },
+		"ReserveSlot slot 0":              func() { s.ReserveSlot(1, Token{Epoch: 1}) },
+		"ReserveSlot epoch 0 (closed)":    func() { closed.ReserveSlot(1, Token{Slot: 1}) },
+		"ReserveSlot holder 0 (closed)":   func() { closed.ReserveSlot(0, Token{Slot: 1, Epoch: 1}) },
+		"ReserveUnseen holder 0":          func() { s.ReserveUnseen(0, 1) },
+		"ReserveUnseen holder 0 (closed)": func() { closed.ReserveUnseen(0, 1) },
+		"ReserveUnseen slot 0":            func() { s.ReserveUnseen(1, 0) },
+		"ReserveUnseen slot 33 (closed)":  func() { closed.ReserveUnseen(1, Slots+1) },
 	} {
 		func() {
 			defer func() {

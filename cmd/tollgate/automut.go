@@ -186,7 +186,7 @@ func runAutomut(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if len(stale) > 0 {
-		fmt.Fprintf(&report, "\n%d entries of %s are stale (remove them):\n", len(stale), auto.EquivalentFile)
+		fmt.Fprintf(&report, "\n%d entries of %s and %s are stale (remove them):\n", len(stale), auto.EquivalentFile, auto.OpenFile)
 		for _, s := range stale {
 			fmt.Fprintf(&report, "  %s\n", s)
 		}

@@ -56,7 +56,11 @@ scenarios:
 		for _, s := range explore.Catalogue() {
 			fmt.Fprintf(stderr, "  %-26s %s\n", s.Name, s.Race)
 		}
-		fmt.Fprint(stderr, "  gen-credits-N, gen-tokenbucket-N  a generated scenario (seed N)\n\nflags:\n")
+		fmt.Fprint(stderr, "  gen-credits-N, gen-tokenbucket-N  a generated scenario (seed N)\n\ndirected runs (one schedule each, deeper than the bound; run them with -replay):\n")
+		for _, d := range explore.Directed() {
+			fmt.Fprintf(stderr, "  -scenario %s -replay %s\n", d.Scenario.Name, d.Schedule)
+		}
+		fmt.Fprint(stderr, "\nflags:\n")
 		fs.PrintDefaults()
 	}
 	scenario := fs.String("scenario", "all", "scenarios to run, comma-separated, or all")

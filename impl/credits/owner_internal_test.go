@@ -117,8 +117,8 @@ func TestOwnerDefects(t *testing.T) {
 	cancel()
 	select {
 	case <-o.Done():
-	case <-time.After(2 * time.Second):
-		t.Fatal("Done was not closed 2 s after Run's context was cancelled")
+	case <-time.After(time.Second):
+		t.Fatal("Done was not closed 1 s after Run's context was cancelled")
 	}
 	if o.Running() {
 		t.Error("Running after Run returned")

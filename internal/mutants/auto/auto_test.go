@@ -19,8 +19,9 @@ func root(t *testing.T) string {
 
 // TestCampaignOnFixture runs a whole campaign on testdata/fixture, whose
 // mutants' fates are known: a boundary mutant its test cannot see
-// survives, one that loops forever is killed as a confirmed hang, the
-// rest fail a test. The verdict names the survivor until it is listed,
+// survives, one that loops forever is killed as a confirmed hang, one that
+// fails a test and then hangs outside the mutated file is killed by the
+// failure, the rest fail a test. The verdict names the survivor until it is listed,
 // and a listed mutant that is not generated is stale.
 func TestCampaignOnFixture(t *testing.T) {
 	r := root(t)
@@ -43,6 +44,9 @@ func TestCampaignOnFixture(t *testing.T) {
 	}
 	if o := fate["Count incdec ++ --"]; o.Status != "killed" || o.Hang || o.Test != "TestCount" {
 		t.Errorf("Count's `c++` → `c--` fails TestCount; got %+v", o)
+	}
+	if o := fate["Signal remove close(ch) "]; o.Status != "killed" || o.Hang || o.Test != "TestSignal" {
+		t.Errorf("Signal's dropped close fails TestSignal before ExampleSignal hangs; want killed by TestSignal, got %+v", o)
 	}
 	if o := fate["Clamp negate > <="]; o.Status != "killed" || o.Test != "TestClamp" {
 		t.Errorf("Clamp's `v > hi` → `v <= hi` fails TestClamp; got %+v", o)

@@ -385,7 +385,8 @@ var failLine = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
 // go test prints at its time-out shows a goroutine inside the mutated
 // file, so the mutated code itself does not finish: the suite's own
 // time-out would report it, as a failure naming that test. A time-out
-// that does not confirm is noted and the next layer runs.
+// that does not confirm is noted and the next layer runs. A test that
+// failed before the time-out kills the mutant by that failure.
 func judge(cfg Config, o *Outcome, layers []built, dir string) {
 	t0 := time.Now()
 	defer func() { o.Time = time.Since(t0) }()
@@ -398,6 +399,13 @@ func judge(cfg Config, o *Outcome, layers []built, dir string) {
 	var notes []string
 	for _, l := range layers {
 		ok, out, _, timedOut := runLayer(l, o.Num, l.timeout)
+		if m := failLine.FindStringSubmatch(out); timedOut && m != nil {
+			// A test failed before the time-out (go test reports both): the
+			// failure is the verdict, whatever hung after it. Examples, for
+			// one, still run after -test.failfast saw a test fail.
+			o.Status, o.Layer, o.Test = "killed", l.layer.Name, m[1]
+			return
+		}
 		if timedOut {
 			ok2, out2, _, timedOut2 := runLayer(l, o.Num, 3*l.timeout)
 			if !timedOut2 {
