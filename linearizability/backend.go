@@ -2,6 +2,8 @@ package linearizability
 
 import (
 	"errors"
+	"fmt"
+	"runtime/debug"
 
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/sut"
@@ -45,6 +47,24 @@ var (
 )
 
 // local is a backend whose every answer is known: an in-process applier.
+// ErrPanicked is wrapped, with the panic's value and stack, by the error a
+// recording returns when the table panicked in one of its calls: a table
+// broken enough to corrupt its own state (a mutant's), or a defect. The
+// recording stops there; the panic is a violation seen, not a crash of the
+// checker.
+var ErrPanicked = errors.New("linearizability: the table panicked in a call")
+
+// doRecovering is b.Do, with a panic in the call turned into an error
+// wrapping ErrPanicked.
+func doRecovering[In, Out any](b Backend[In, Out], client int, in In) (out Out, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v\n%s", ErrPanicked, r, debug.Stack())
+		}
+	}()
+	return b.Do(client, in)
+}
+
 type local[In, Out any] func(In) Out
 
 func (l local[In, Out]) Do(_ int, in In) (Out, error) { return l(in), nil }

@@ -3,6 +3,7 @@ package linearizability
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -228,5 +229,21 @@ func TestUnknownOutcomesEveryCrWorkload(t *testing.T) {
 				t.Fatalf("%s seed %d (%d unknown): %v %v %s; history %s", w.Name, seed, fc.unknowns.Load(), rep.Result, err, rep.Detail, rep.JSONPath)
 			}
 		}
+	}
+}
+
+// TestRecordingStopsOnPanic: a table that panics in a call (one a mutant
+// broke until its own code dereferences a missing box, say) stops the
+// recording with an error wrapping ErrPanicked that carries the panic's
+// value, instead of crashing the checker's process; a hunt counts it as
+// seen.
+func TestRecordingStopsOnPanic(t *testing.T) {
+	tb := Local(func(model.TBInput[string]) model.TBOutput { panic("a corrupt bucket") })
+	if _, err := RecordTokenBucket(TBWorkloads()[0], tb, 1); !errors.Is(err, ErrPanicked) || !strings.Contains(err.Error(), "a corrupt bucket") {
+		t.Errorf("token bucket: recording a panicking table returned %v, want ErrPanicked with the panic's value", err)
+	}
+	cr := Local(func(model.CrInput[Payload]) model.CrOutput[Payload] { panic("a corrupt row") })
+	if _, err := RecordCredits(CrWorkloads()[0], cr, 1); !errors.Is(err, ErrPanicked) || !strings.Contains(err.Error(), "a corrupt row") {
+		t.Errorf("credits: recording a panicking table returned %v, want ErrPanicked with the panic's value", err)
 	}
 }

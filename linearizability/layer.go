@@ -1,6 +1,7 @@
 package linearizability
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,6 +55,11 @@ func Hunt(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcome {
 	}
 	t, err := Run(p, nil)
 	out := mutant.Outcome{Seed: seed, Elapsed: t.Elapsed}
+	if errors.Is(err, ErrPanicked) {
+		// The table's own code panicked on the state the mutant left: seen.
+		out.Killed, out.Property, out.Detail = true, "panic", err.Error()
+		return out
+	}
 	if err != nil {
 		out.Detail = err.Error()
 		return out

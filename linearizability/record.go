@@ -209,7 +209,7 @@ func RecordTokenBucket(w TBWorkload, b TBBackend, seed uint64) (TBHistory, error
 					runtime.Gosched()
 				}
 				call := ts.Stamp()
-				out, err := b.Do(c, in)
+				out, err := doRecovering(b, c, in)
 				ret := ts.Stamp()
 				op := TBOp{Client: c, Input: in, Output: out, Call: call, Return: ret}
 				if err != nil {

@@ -172,7 +172,7 @@ func (r *crRecorder) call(client int, in model.CrInput[Payload], drop bool) (out
 // the call was made but its outcome is unknown.
 func (r *crRecorder) apply(client int, in model.CrInput[Payload]) (call int64, out *model.CrOutput[Payload], ret int64, known bool) {
 	call = r.ts.Stamp()
-	o, err := r.b.Do(client, in)
+	o, err := doRecovering(r.b, client, in)
 	ret = r.ts.Stamp()
 	if err == nil {
 		return call, &o, ret, true

@@ -28,6 +28,19 @@ func enqueueRequest[Req, Resp any](t *testing.T, tab *Table[*Request[Req, Resp]]
 	return req
 }
 
+// replied is the reply drain sent req (drain replies before it returns, into
+// a channel of one): it fails the test, never blocks, when there is none.
+func replied[Req, Resp any](t *testing.T, req *Request[Req, Resp]) reply[Resp] {
+	t.Helper()
+	select {
+	case r := <-req.reply:
+		return r
+	default:
+		t.Fatal("drain returned without replying to the request")
+		return reply[Resp]{}
+	}
+}
+
 // TestDrainDeadline: the owner refuses a request whose deadline is before
 // the table's clock with ErrDeadline, without calling the handler, and
 // serves one whose deadline is the clock's reading itself.
@@ -39,10 +52,10 @@ func TestDrainDeadline(t *testing.T) {
 	late := enqueueRequest(t, tab, h, 1, 99)
 	onTime := enqueueRequest(t, tab, h, 2, 100)
 	o.drain(context.Background())
-	if r := <-late.reply; !errors.Is(r.err, ErrDeadline) {
+	if r := replied(t, late); !errors.Is(r.err, ErrDeadline) {
 		t.Errorf("deadline 99 at clock 100: reply %+v, want ErrDeadline", r)
 	}
-	if r := <-onTime.reply; r.err != nil || r.resp != 4 {
+	if r := replied(t, onTime); r.err != nil || r.resp != 4 {
 		t.Errorf("deadline 100 at clock 100: reply %+v, want 4", r)
 	}
 	if calls != 1 {
@@ -60,7 +73,7 @@ func TestDrainSkipsRowsItCannotTake(t *testing.T) {
 	first := enqueueRequest(t, tab, h, 1, -1)
 	second := enqueueRequest(t, tab, h, 2, -1)
 	o.drain(context.Background())
-	if r := <-first.reply; r.err != nil || r.resp != 1 {
+	if r := replied(t, first); r.err != nil || r.resp != 1 {
 		t.Errorf("first reply %+v", r)
 	}
 	select {
@@ -79,7 +92,7 @@ func TestDrainKeepsNoRequest(t *testing.T) {
 	wb := weak.Make(body)
 	req := enqueueRequest(t, tab, NewHolder(), body, -1)
 	o.drain(context.Background())
-	<-req.reply
+	replied(t, req)
 	body, req = nil, nil
 	runtime.GC()
 	if wb.Value() != nil {
