@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/tollgate/tollgate/internal/fault"
-	"github.com/tollgate/tollgate/model"
 )
 
 // TestReductionLosesNothing: at the same bound, the sleep sets find every
@@ -31,7 +30,7 @@ func TestReductionLosesNothing(t *testing.T) {
 	}
 	for _, s := range Catalogue() {
 		b := bound
-		if reclaims(s) {
+		if s.reclaims() {
 			// A reclaim walks all 16 words of each node it visits, so its
 			// scenarios' unreduced searches are the longest: at bound 2
 			// they took 80 s here (the reduced ones under 9 s), so they are
@@ -86,19 +85,4 @@ func TestReductionLosesNothing(t *testing.T) {
 			t.Errorf("%s: the reduction found an outcome the full search did not: %s", c.name, o)
 		}
 	}
-}
-
-// reclaims reports whether a token-bucket scenario has a reclaim.
-func reclaims(s Scenario) bool {
-	if s.tb == nil {
-		return false
-	}
-	for _, t := range append([][]model.TBInput[string]{s.tb.setup}, s.tb.threads...) {
-		for _, in := range t {
-			if in.Kind == model.TBReclaim {
-				return true
-			}
-		}
-	}
-	return false
 }

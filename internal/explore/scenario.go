@@ -128,6 +128,23 @@ func (s Scenario) Hashes(hashes map[string]uint64) Scenario {
 	return s
 }
 
+// reclaims reports whether s is a token-bucket scenario with a reclaim,
+// whose searches walk every word of each trie node it visits and whose
+// histories are checked against the whole table (CheckTokenBucketTable).
+func (s Scenario) reclaims() bool {
+	if s.tb == nil {
+		return false
+	}
+	for _, t := range append([][]model.TBInput[string]{s.tb.setup}, s.tb.threads...) {
+		for _, in := range t {
+			if in.Kind == model.TBReclaim {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // program builds the explorable program of s over f's table.
 func (s Scenario) program(f fault.Fault) (program, error) {
 	switch {

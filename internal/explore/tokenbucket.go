@@ -50,7 +50,7 @@ type tbRun struct {
 }
 
 func newTBProgram(s Scenario, f fault.Fault) (*tbProgram, error) {
-	p := &tbProgram{sc: s, script: s.tb, fault: f, cache: newVerdicts(), limits: map[string]model.Limits{}}
+	p := &tbProgram{sc: s, script: s.tb, fault: f, cache: newVerdicts(), limits: map[string]model.Limits{}, reclaims: s.reclaims()}
 	seen := map[string]bool{}
 	clocks := map[int64]bool{}
 	p.frozen = true
@@ -60,7 +60,6 @@ func newTBProgram(s Scenario, f fault.Fault) (*tbProgram, error) {
 			p.frozen = false
 		}
 		if in.Kind == model.TBReclaim {
-			p.reclaims = true
 			clocks[in.NowMs] = true
 			p.peekAt = max(p.peekAt, in.NowMs)
 		}
