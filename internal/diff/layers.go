@@ -45,12 +45,15 @@ func init() {
 //     its unlink; tb-compact-no-freeze: an insert must land between the
 //     compaction's reads and its swap; tb-sweep-skips-frozen: two
 //     reclaims must overlap;
-//   - cr-twin-enqueue-lost: two enqueues of one reservation must overlap.
+//   - cr-twin-enqueue-lost: two enqueues of one reservation must overlap;
+//   - cr-reserve-strands: a reserve's holder store before its
+//     compare-and-swap is the winner's unless another reserve wins the slot
+//     in between.
 func SequentiallyVisible(f fault.Fault) bool {
 	switch f {
 	case fault.CrTwoWriteEnqueue, fault.CrReserveNoCAS, fault.TBPlainStore, fault.TBFailClosed, fault.TBCASOneHalf,
 		fault.CrOneScan, fault.TBTriePlainAppend, fault.TBFloorAfterKill, fault.TBUnlinkLive,
-		fault.TBCompactNoFreeze, fault.TBSweepSkipsFrozen, fault.CrTwinEnqueueLost:
+		fault.TBCompactNoFreeze, fault.TBSweepSkipsFrozen, fault.CrTwinEnqueueLost, fault.CrReserveStrands:
 		return false
 	}
 	return true

@@ -55,6 +55,10 @@ const (
 	// CrTwinEnqueueLost: of two enqueues of one reservation, the one whose
 	// box lost the install answers Lost while the row is still reserved.
 	CrTwinEnqueueLost
+	// CrReserveStrands: reserve stores the slot's holder word before its
+	// compare-and-swap, so a reserver that loses the race overwrites the
+	// winner's, and the winner's row is never swept once it exits.
+	CrReserveStrands
 
 	// TBPlainStore: a take commits with a plain store instead of a
 	// compare-and-swap (lost update).
@@ -129,6 +133,7 @@ var names = [...]string{
 	CrGenWrap:          "cr-gen-wrap",
 	CrBoxBeforePin:     "cr-box-before-pin",
 	CrTwinEnqueueLost:  "cr-twin-enqueue-lost",
+	CrReserveStrands:   "cr-reserve-strands",
 	TBPlainStore:       "tb-plain-store",
 	TBTimestampRegress: "tb-timestamp-regress",
 	TBFailClosed:       "tb-fail-closed",

@@ -17,6 +17,7 @@ import (
 	cronescan "github.com/tollgate/tollgate/internal/mutants/cr-one-scan"
 	crreleasenoholder "github.com/tollgate/tollgate/internal/mutants/cr-release-no-holder"
 	crreservenocas "github.com/tollgate/tollgate/internal/mutants/cr-reserve-no-cas"
+	crreservestrands "github.com/tollgate/tollgate/internal/mutants/cr-reserve-strands"
 	crsweepall "github.com/tollgate/tollgate/internal/mutants/cr-sweep-all"
 	crtwinenqueuelost "github.com/tollgate/tollgate/internal/mutants/cr-twin-enqueue-lost"
 	crtwowriteenqueue "github.com/tollgate/tollgate/internal/mutants/cr-two-write-enqueue"
@@ -100,6 +101,8 @@ func NewCrTable[P any](f fault.Fault) CrTable[P] {
 		return crboxbeforepin.New[P]()
 	case fault.CrTwinEnqueueLost:
 		return crtwinenqueuelost.New[P]()
+	case fault.CrReserveStrands:
+		return crreservestrands.New[P]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a credit-table mutant (defect)", f))
 }
