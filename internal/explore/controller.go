@@ -66,12 +66,27 @@ const (
 )
 
 // access is what one step did to shared state, as the reduction compares
-// it: at most one seam word (by its stable id), whether it wrote it,
-// whether the step stamped a call or a return into the history, and its
-// holder-liveness effect.
+// it: at most one seam word, by its address in this run, whether it wrote
+// it, whether the step stamped a call or a return into the history, and
+// its holder-liveness effect.
+//
+// Words are identified by address, never by name: two steps touch the same
+// memory exactly when their addresses are equal, so the dependence below is
+// exact by construction, for words the explorer can name and for words it
+// cannot (a heap box's flag, a frozen trie wrapper's own word, a node not
+// yet published). Addresses differ from run to run (every run has a fresh
+// table), so an access recorded in one run is compared only with accesses
+// of the same run; a sleeping thread's step, recorded in a sibling run, is
+// compared through the word its thread is paused before in the current run
+// (see dfs.choose). Names are for traces only.
 type access struct {
-	word      int32 // -1: none; privateWord: a word no other thread can reach
-	write     bool
+	addr  unsafe.Pointer // nil: no seam operation (a step at a boundary)
+	write bool
+	// seq is the word's place in the order of first touches of this run:
+	// the same for the same word in every replay of one schedule prefix, so
+	// it lets the search check that a replay is deterministic; it plays no
+	// part in dependence.
+	seq       int32
 	call, ret bool
 	live      int8
 	// seen: the write changes what the step observer records (a slot's
@@ -80,17 +95,19 @@ type access struct {
 	seen bool
 }
 
-const (
-	noWord      int32 = -1
-	privateWord int32 = -2
-)
+// same reports whether a and b are the same step as far as a replay can
+// tell: equal but for the address, which changes with every run.
+func (a access) same(b access) bool {
+	a.addr, b.addr = nil, nil
+	return a == b
+}
 
 // dependent reports whether two steps of different threads do not commute:
 // they touch the same word and one writes, one stamps a call and the other
 // a return, both change what the step observer sees, or one exits a holder
-// while the other sweeps.
+// while the other sweeps. Both accesses must be of one run.
 func dependent(a, b access) bool {
-	if a.word >= 0 && a.word == b.word && (a.write || b.write) {
+	if a.addr != nil && a.addr == b.addr && (a.write || b.write) {
 		return true
 	}
 	if (a.call && b.ret) || (a.ret && b.call) || (a.seen && b.seen) {
@@ -103,8 +120,12 @@ func dependent(a, b access) bool {
 type stepRec struct {
 	thread    int
 	acc       access
-	raw       hooked.Access // the seam operation, when acc.word != noWord
+	raw       hooked.Access // the seam operation, when acc.addr != nil
 	hasRaw    bool
+	// vals are the operation's values as the tracer rendered them when it
+	// ran (traces only; rendered is false when nothing rendered them).
+	vals     [2]string
+	rendered bool
 	midAfter  bool   // the thread is inside an operation after the step
 	doneAfter bool   // the thread finished with this step
 	op        int    // index of the model operation the step ran in (-1: none)
@@ -142,8 +163,13 @@ type controller struct {
 	direct     bool
 	abandoning bool
 	rec        stepRec
-	ids        wordIDs // maps seam word addresses to stable ids
-	onAccess   func(hooked.Access)
+	// touched numbers the words of the current run in the order they are
+	// first touched (access.seq).
+	touched  map[unsafe.Pointer]int32
+	onAccess func(hooked.Access)
+	// render, while tracing, renders the values of a seam operation when it
+	// runs, so a trace shows what each word held at its step.
+	render func(hooked.Access) (old, new string)
 	// seen reports whether a write changes what the program observes
 	// between steps (nil: nothing is observed).
 	seen func(hooked.Access) bool
@@ -157,17 +183,12 @@ type controller struct {
 	uninstall func()
 	// storage reused by every run
 	states []tstate
+	pend   []unsafe.Pointer
 	sched  []int8
 }
 
-// wordIDs names seam words by ids stable across the runs of one
-// exploration (addresses are not: every run has a fresh table).
-type wordIDs interface {
-	id(addr unsafe.Pointer) int32
-}
-
 func newController(n int) *controller {
-	c := &controller{}
+	c := &controller{touched: map[unsafe.Pointer]int32{}}
 	for i := 0; i < n; i++ {
 		c.workers = append(c.workers, c.newWorker(i))
 	}
@@ -249,8 +270,18 @@ func (c *controller) After(a hooked.Access) {
 	}
 	r := &c.rec
 	r.raw, r.hasRaw = a, true
-	r.acc.word = c.ids.id(a.Word)
+	r.acc.addr = a.Word
+	seq, ok := c.touched[a.Word]
+	if !ok {
+		seq = int32(len(c.touched))
+		c.touched[a.Word] = seq
+	}
+	r.acc.seq = seq
 	r.acc.write = a.Wrote()
+	if c.render != nil {
+		r.vals[0], r.vals[1] = c.render(a)
+		r.rendered = true
+	}
 	r.acc.seen = r.acc.write && c.seen != nil && c.seen(a)
 	r.acc.live |= c.cur.curLive
 }
@@ -258,6 +289,7 @@ func (c *controller) After(a hooked.Access) {
 // begin prepares a run: every worker gets its script and starts at a
 // boundary.
 func (c *controller) begin(bodies []func()) {
+	clear(c.touched)
 	for i, w := range c.workers {
 		w.body = bodies[i]
 		w.state = atBoundary
@@ -270,7 +302,7 @@ func (c *controller) begin(bodies []func()) {
 func (c *controller) run(t int) {
 	w := c.workers[t]
 	c.cur = w
-	c.rec = stepRec{thread: t, op: w.curOp, acc: access{word: noWord, live: w.curLive}}
+	c.rec = stepRec{thread: t, op: w.curOp, acc: access{seq: -1, live: w.curLive}}
 	w.next()
 	c.rec.midAfter = w.state == midOp
 	c.rec.doneAfter = w.state == finished
@@ -368,17 +400,4 @@ func (c *controller) operation(live int8, f func()) (call, ret int64) {
 	w.curOp, w.curLive = -1, liveNone
 	w.state = atBoundary
 	return call, ret
-}
-
-// addrIDs names a fixed list of words by their index: the toys' words, or
-// any instance whose words are all known when it is built.
-type addrIDs []unsafe.Pointer
-
-func (a addrIDs) id(addr unsafe.Pointer) int32 {
-	for i, w := range a {
-		if w == addr {
-			return int32(i)
-		}
-	}
-	return privateWord
 }

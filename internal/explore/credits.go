@@ -90,7 +90,7 @@ func liveOf(k model.CrKind) int8 {
 // and snapshot are not atomic scans (spec/credits.md §5) and are left out.
 func recorded(k model.CrKind) bool { return k != model.CrEnqueued && k != model.CrSnapshot }
 
-func (p *crProgram) begin(c *controller) ([]func(), wordIDs) {
+func (p *crProgram) begin(c *controller) []func() {
 	n := p.threads()
 	tab := newCrTable(p.fault)
 	base, typ := tableOf(tab)
@@ -149,7 +149,7 @@ func (p *crProgram) begin(c *controller) ([]func(), wordIDs) {
 			}
 		}
 	}
-	return bodies, p.words
+	return bodies
 }
 
 // afterStep records the table's snapshot between two steps: nothing runs
@@ -414,9 +414,9 @@ func (t *crTracer) observe(c *controller, r *stepRec) {}
 func (t *crTracer) word(addr unsafe.Pointer) string { return t.p.words.name(addr) }
 
 func (t *crTracer) value(addr unsafe.Pointer, v any) string {
-	if t.holder == nil {
-		t.holder, t.serials = t.p.holderNames()
-	}
+	// Named afresh each time: a step is rendered when it runs, and the
+	// holders of operations not yet started are not known yet.
+	t.holder, t.serials = t.p.holderNames()
 	if strings.HasSuffix(t.p.words.name(addr), ".holder") {
 		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer {
 			return t.holder(rv.UnsafePointer())

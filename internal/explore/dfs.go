@@ -103,7 +103,14 @@ func (d *dfs) choose(v *view) (int, bool) {
 			c := p.choice()
 			for _, set := range [2][]sleeper{p.sleep, p.done} {
 				for _, s := range set {
-					if s.thread != c && !dependent(s.acc, p.acc) {
+					if s.thread == c {
+						continue
+					}
+					a, ok := d.current(s, v)
+					if !ok {
+						return 0, false
+					}
+					if !dependent(a, p.acc) {
 						n.sleep = append(n.sleep, s)
 					}
 				}
@@ -146,6 +153,26 @@ func (d *dfs) choose(v *view) (int, bool) {
 	}
 	d.path = append(d.path, n)
 	return n.choice(), true
+}
+
+// current is the step of sleeping thread s as it would run now, in the
+// current run: the step recorded when it was explored (in an earlier run,
+// whose addresses are gone), on the word its thread is paused before in
+// this run. The thread has not run since the node that explored it, and the
+// runs agree up to that node, so it is paused before the same operation on
+// the same word; that word's address in this run is the thread's pending
+// word. So the sleeper's step and the step just run are compared by their
+// addresses in one run, which is exact.
+func (d *dfs) current(s sleeper, v *view) (access, bool) {
+	a := s.acc
+	if a.addr == nil {
+		return a, true
+	}
+	if a.addr = v.pend[s.thread]; a.addr == nil {
+		d.err = fmt.Errorf("explore: replay diverged at step %d: sleeping thread %d is not paused before a seam operation: the code under test is not deterministic", v.depth, s.thread)
+		return a, false
+	}
+	return a, true
 }
 
 // prunable reports whether sleeping thread s may be left unexplored at the
@@ -199,7 +226,7 @@ func switchCost(last int, lastMid bool, t int) int {
 
 func (d *dfs) stepped(r *stepRec) {
 	n := d.path[d.depth]
-	if n.ran && (n.acc != r.acc || n.midAfter != r.midAfter || n.doneAfter != r.doneAfter) {
+	if n.ran && (!n.acc.same(r.acc) || n.midAfter != r.midAfter || n.doneAfter != r.doneAfter) {
 		d.err = fmt.Errorf("explore: replay diverged at a step of thread %d: the code under test is not deterministic", r.thread)
 	}
 	n.acc, n.midAfter, n.doneAfter, n.ran = r.acc, r.midAfter, r.doneAfter, true

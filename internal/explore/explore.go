@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/seam/hooked"
 )
 
 // Strategy is how schedules are chosen.
@@ -413,6 +414,10 @@ func replay(c *controller, p program, sched []int8, stepCap int, dir, name strin
 	opt := runOptions{stepCap: stepCap, keep: true, outcome: true}
 	if tr != nil {
 		opt.observer = func(c *controller, r *stepRec) { tr.observe(c, r) }
+		// Each seam operation is rendered as it runs, so its values are
+		// what the words held then, not what they hold at the end.
+		c.render = func(a hooked.Access) (string, string) { return accessValues(tr, a) }
+		defer func() { c.render = nil }()
 	}
 	r := execute(c, p, &follow{s: sched}, opt)
 	return replayed{runResult: r, trace: renderTrace(p, tr, r)}

@@ -194,6 +194,12 @@ type namedTrie struct {
 
 const dynamicBase = 1 << 20
 
+// privateWord is the id of a word no walk of this run's tries reaches: a
+// node being built, or a word only a pointer outside the trie leads to (a
+// frozen wrapper's own next word). Traces call it so; the search compares
+// words by address and never asks.
+const privateWord int32 = -2
+
 func newWords(table reflect.Type) *words {
 	w := &words{lay: newLayout(table), intern: map[string]int32{}, labels: map[int32]string{}}
 	if s, ok := newTrieShape(table); ok {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/tollgate/tollgate/internal/seam/hooked"
 )
@@ -31,7 +30,6 @@ func pairCounterToy(n, incs int, loOnly, withLo bool) *toy {
 	}
 	return &toy{name: name, n: threads, build: func(c *controller, r *toyRun) {
 		p := new(hooked.Pair)
-		r.words = []unsafe.Pointer{unsafe.Pointer(p)}
 		for t := 0; t < n; t++ {
 			r.bodies = append(r.bodies, func() {
 				for k := 0; k < incs; k++ {
@@ -95,7 +93,6 @@ func pairCounterToy(n, incs int, loOnly, withLo bool) *toy {
 func pairHalvesToy() *toy {
 	return &toy{name: "pair halves", n: 2, build: func(c *controller, r *toyRun) {
 		p := new(hooked.Pair)
-		r.words = []unsafe.Pointer{unsafe.Pointer(p)}
 		r.bodies = []func(){
 			func() {
 				c.operation(liveNone, func() {

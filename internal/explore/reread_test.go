@@ -31,7 +31,7 @@ func (p *rereadProgram) threads() int { return 2 }
 
 func (p *rereadProgram) now() int64 { return 100 + 10*p.commits }
 
-func (p *rereadProgram) begin(c *controller) ([]func(), wordIDs) {
+func (p *rereadProgram) begin(c *controller) []func() {
 	p.commits, p.lostAt, p.lastRd = 0, -1, -1
 	tab := exploredtokenbucket.New[string](exploredtokenbucket.WithClock(func() int64 {
 		p.lastRd = p.now() // only T0's Take reads it
@@ -63,7 +63,7 @@ func (p *rereadProgram) begin(c *controller) ([]func(), wordIDs) {
 	return []func(){
 		func() { c.operation(liveNone, func() { p.rem, p.ok, _ = tab.Take("k", lim, 1) }) },
 		func() { c.operation(liveNone, func() { tab.TakeAt(100, "k", lim, 1) }) },
-	}, p.words
+	}
 }
 
 func (p *rereadProgram) end(c *controller, outcome bool) (*Failure, string) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"unsafe"
 )
 
 // program is what the controller explores: a fixed number of threads, a
@@ -12,9 +13,8 @@ import (
 type program interface {
 	threads() int
 	// begin builds a fresh instance (table, setup operations, run in direct
-	// mode) and returns the script of each thread and the word ids of this
-	// instance.
-	begin(c *controller) (bodies []func(), ids wordIDs)
+	// mode) and returns the script of each thread.
+	begin(c *controller) (bodies []func())
 	// end checks a completed run (in direct mode). With outcome set it also
 	// returns the run's outcome: every thread's outputs and a summary of
 	// the final state.
@@ -45,6 +45,9 @@ type view struct {
 	depth  int // steps run so far in this run
 	last   int // thread of the previous step, -1 before the first
 	states []tstate
+	// pend is, for every thread inside an operation, the address of the
+	// seam word its next step operates on, in this run.
+	pend []unsafe.Pointer
 }
 
 func (v *view) lastMid() bool { return v.last >= 0 && v.states[v.last] == midOp }
@@ -83,15 +86,13 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 	c.step, c.completed, c.tracing = 0, 0, opt.keep
 	c.direct = true
 	var bodies []func()
-	var ids wordIDs
-	if f := guard(func() { bodies, ids = p.begin(c) }); f != nil {
+	if f := guard(func() { bodies = p.begin(c) }); f != nil {
 		c.direct = false
 		f.Detail = "setup: " + f.Detail
 		res.status, res.failure = panicked, f
 		return res
 	}
 	c.direct = false
-	c.ids = ids
 	c.begin(bodies)
 	obs, _ := p.(stepObserver)
 	n := len(c.workers)
@@ -99,14 +100,21 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 		c.states = make([]tstate, n)
 	}
 	states := c.states
+	if len(c.pend) != n {
+		c.pend = make([]unsafe.Pointer, n)
+	}
+	pend := c.pend
 	res.schedule = c.sched[:0]
 	defer func() { c.sched = res.schedule[:0] }()
-	v := view{last: -1, states: states}
+	v := view{last: -1, states: states, pend: pend}
 	idle, lastDone := 0, c.completed
 	for {
 		live := 0
 		for i, w := range c.workers {
-			states[i] = w.state
+			states[i], pend[i] = w.state, nil
+			if w.state == midOp {
+				pend[i] = w.pendWord
+			}
 			if w.state != finished {
 				live++
 			}

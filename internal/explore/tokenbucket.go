@@ -117,7 +117,7 @@ func (p *tbProgram) histories() int { return p.checked }
 
 func (p *tbProgram) writeFiles(dir, name string) { p.dir, p.fname = dir, name }
 
-func (p *tbProgram) begin(c *controller) ([]func(), wordIDs) {
+func (p *tbProgram) begin(c *controller) []func() {
 	n := p.threads()
 	tab := newTBTable(p.fault)
 	base, typ := tableOf(tab)
@@ -176,7 +176,7 @@ func (p *tbProgram) begin(c *controller) ([]func(), wordIDs) {
 			}
 		}
 	}
-	return bodies, w
+	return bodies
 }
 
 func (p *tbProgram) do(client int, in model.TBInput[string]) model.TBOutput {
@@ -342,7 +342,10 @@ func (t *tbTracer) value(addr unsafe.Pointer, v any) string {
 		}
 		return fmt.Sprintf("floor=%dms", int64(w^bucketPresent))
 	}
-	if strings.HasSuffix(name, ".state") {
+	// Every other number is a half or the whole of a bucket word, the
+	// table's only Pair: told by its type, not its name, so a cell's state
+	// renders alike before the cell is published (when no walk names it).
+	if !strings.HasSuffix(name, ".floor") {
 		switch w := v.(type) {
 		case [2]uint64:
 			return bucketWord(w)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/tollgate/tollgate/internal/seam/hooked"
 )
@@ -20,7 +19,6 @@ type toy struct {
 }
 
 type toyRun struct {
-	words   []unsafe.Pointer
 	bodies  []func()
 	outs    [][]string // every thread's outputs
 	check   func() *Failure
@@ -29,11 +27,11 @@ type toyRun struct {
 
 func (p *toy) threads() int { return p.n }
 
-func (p *toy) begin(c *controller) ([]func(), wordIDs) {
+func (p *toy) begin(c *controller) []func() {
 	r := &toyRun{outs: make([][]string, p.n)}
 	p.build(c, r)
 	p.cur = r
-	return r.bodies, addrIDs(r.words)
+	return r.bodies
 }
 
 func (p *toy) end(c *controller, outcome bool) (*Failure, string) {
@@ -68,7 +66,6 @@ func counterToy(n, incs int, cas bool) *toy {
 		x := new(hooked.Pointer[int])
 		zero := 0
 		x.Store(&zero)
-		r.words = []unsafe.Pointer{unsafe.Pointer(x)}
 		for t := 0; t < n; t++ {
 			r.bodies = append(r.bodies, func() {
 				for k := 0; k < incs; k++ {
@@ -106,7 +103,6 @@ func counterToy(n, incs int, cas bool) *toy {
 func spinToy() *toy {
 	return &toy{name: "spin-wait", n: 2, build: func(c *controller, r *toyRun) {
 		flag := new(hooked.Bool)
-		r.words = []unsafe.Pointer{unsafe.Pointer(flag)}
 		r.bodies = []func(){
 			func() {
 				c.operation(liveNone, func() {
@@ -124,7 +120,6 @@ func spinToy() *toy {
 func panicToy() *toy {
 	return &toy{name: "panics", n: 2, build: func(c *controller, r *toyRun) {
 		x := new(hooked.Bool)
-		r.words = []unsafe.Pointer{unsafe.Pointer(x)}
 		r.bodies = []func(){
 			func() {
 				c.operation(liveNone, func() {
@@ -176,7 +171,6 @@ func sweepToy(hookedFlag bool) *toy {
 		}
 		slot.Store(&row{})
 		other.Store(&row{}) // the same holder's second reservation
-		r.words = []unsafe.Pointer{unsafe.Pointer(slot), unsafe.Pointer(flag), unsafe.Pointer(other)}
 		live := func(k int8) int8 {
 			if hookedFlag {
 				return liveNone

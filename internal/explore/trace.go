@@ -24,10 +24,11 @@ type tracer interface {
 	setup() []string
 }
 
-// describeAccess renders one seam operation. A Pair's LoadLo and
-// CompareAndSwapLo name the word's lo half ("slots[0].word.lo").
-func describeAccess(tr tracer, a hooked.Access) string {
-	word := fmt.Sprintf("%p", a.Word)
+// accessValues renders the values of one seam operation (the value loaded,
+// expected or added to, and the value stored, swapped in or summed). A traced
+// run renders them when the operation runs, so a trace shows what each word
+// held at its step, not at the end of the run.
+func accessValues(tr tracer, a hooked.Access) (old, new string) {
 	val := func(v any) string {
 		if s, ok := pairValue(v); ok {
 			return s
@@ -35,31 +36,43 @@ func describeAccess(tr tracer, a hooked.Access) string {
 		return fmt.Sprint(v)
 	}
 	if tr != nil {
-		word = tr.word(a.Word)
 		val = func(v any) string { return tr.value(a.Word, v) }
+	}
+	if h, ok := a.Old.(uint64); ok && a.Hi {
+		return val(hiHalf(h)), val(a.New)
+	}
+	return val(a.Old), val(a.New)
+}
+
+// describeAccess renders one seam operation with the values vals (from
+// accessValues). A Pair's LoadLo and CompareAndSwapLo name the word's lo
+// half ("slots[0].word.lo"). Words are named when the trace is rendered,
+// after the run, by where the structure holds them.
+func describeAccess(tr tracer, a hooked.Access, vals [2]string) string {
+	word := fmt.Sprintf("%p", a.Word)
+	if tr != nil {
+		word = tr.word(a.Word)
 	}
 	if a.Lo {
 		word += ".lo"
 	}
 	if a.Hi {
 		word += ".hi"
-		if h, ok := a.Old.(uint64); ok {
-			a.Old = hiHalf(h)
-		}
 	}
+	old, new := vals[0], vals[1]
 	switch a.Op {
 	case hooked.Load:
-		return fmt.Sprintf("load %s = %s", word, val(a.Old))
+		return fmt.Sprintf("load %s = %s", word, old)
 	case hooked.Store:
-		return fmt.Sprintf("store %s := %s", word, val(a.New))
+		return fmt.Sprintf("store %s := %s", word, new)
 	case hooked.Add:
-		return fmt.Sprintf("add %s: %s → %s", word, val(a.Old), val(a.New))
+		return fmt.Sprintf("add %s: %s → %s", word, old, new)
 	case hooked.CAS:
 		res := "ok"
 		if !a.OK {
 			res = "FAILED"
 		}
-		return fmt.Sprintf("cas %s: %s → %s %s", word, val(a.Old), val(a.New), res)
+		return fmt.Sprintf("cas %s: %s → %s %s", word, old, new, res)
 	}
 	return fmt.Sprintf("%s %s", a.Op, word)
 }
@@ -114,7 +127,11 @@ func renderTrace(p program, tr tracer, r runResult) string {
 			lines = append(lines, "▶ "+opName)
 		}
 		if s.hasRaw {
-			lines = append(lines, short(opName)+": "+describeAccess(tr, s.raw))
+			vals := s.vals
+			if !s.rendered {
+				vals[0], vals[1] = accessValues(tr, s.raw)
+			}
+			lines = append(lines, short(opName)+": "+describeAccess(tr, s.raw, vals))
 		}
 		if s.acc.ret && tr != nil {
 			lines = append(lines, "⇒ "+tr.ret(s.thread, s.op))
