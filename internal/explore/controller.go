@@ -118,14 +118,14 @@ func dependent(a, b access) bool {
 
 // stepRec is one executed step.
 type stepRec struct {
-	thread    int
-	acc       access
-	raw       hooked.Access // the seam operation, when acc.addr != nil
-	hasRaw    bool
+	thread int
+	acc    access
+	raw    hooked.Access // the seam operation, when acc.addr != nil
+	hasRaw bool
 	// vals are the operation's values as the tracer rendered them when it
 	// ran (traces only; rendered is false when nothing rendered them).
-	vals     [2]string
-	rendered bool
+	vals      [2]string
+	rendered  bool
 	midAfter  bool   // the thread is inside an operation after the step
 	doneAfter bool   // the thread finished with this step
 	op        int    // index of the model operation the step ran in (-1: none)
