@@ -20,10 +20,12 @@
 //     first failure found has the fewest preemptions. It is stateless: each
 //     schedule is a fresh run from a new table. Sleep sets prune schedules
 //     equivalent to ones already run (two steps commute unless they touch the
-//     same word and one writes, or one stamps a call and the other a return
-//     into the history; spec/explore.md §5 has the whole relation); the
+//     same word — the same address: every hooked operation reports it, so
+//     the relation holds for every word, named or not — and one writes, or
+//     one stamps a call and the other a return into the history;
+//     spec/explore.md §5 has the whole relation and why it is sound); the
 //     pruning keeps within the bound (TestReductionLosesNothing compares it
-//     with the full search).
+//     with the full search on the real code and every mutant).
 //   - PCT (Burckhardt et al., ASPLOS 2010) and a uniform random walk run
 //     seeded random schedules; a failure they find is shrunk greedily to
 //     fewer preemptions.
