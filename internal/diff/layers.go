@@ -48,12 +48,15 @@ func init() {
 //   - cr-twin-enqueue-lost: two enqueues of one reservation must overlap;
 //   - cr-reserve-strands: a reserve's holder store before its
 //     compare-and-swap is the winner's unless another reserve wins the slot
-//     in between.
+//     in between;
+//   - cr-published-late: the box's published flag is read only by an
+//     enqueue whose compare-and-swap another call's made fail.
 func SequentiallyVisible(f fault.Fault) bool {
 	switch f {
 	case fault.CrTwoWriteEnqueue, fault.CrReserveNoCAS, fault.TBPlainStore, fault.TBFailClosed, fault.TBCASOneHalf,
 		fault.CrOneScan, fault.TBTriePlainAppend, fault.TBFloorAfterKill, fault.TBUnlinkLive,
-		fault.TBCompactNoFreeze, fault.TBSweepSkipsFrozen, fault.CrTwinEnqueueLost, fault.CrReserveStrands:
+		fault.TBCompactNoFreeze, fault.TBSweepSkipsFrozen, fault.CrTwinEnqueueLost, fault.CrReserveStrands,
+		fault.CrPublishedLate:
 		return false
 	}
 	return true

@@ -59,6 +59,10 @@ const (
 	// compare-and-swap, so a reserver that loses the race overwrites the
 	// winner's, and the winner's row is never swept once it exits.
 	CrReserveStrands
+	// CrPublishedLate: take and finish mark a box published after their
+	// compare-and-swap moves the row on, so an enqueue helped by its twin
+	// can find the row free and the flag unset, and answer Lost.
+	CrPublishedLate
 
 	// TBPlainStore: a take commits with a plain store instead of a
 	// compare-and-swap (lost update).
@@ -134,6 +138,7 @@ var names = [...]string{
 	CrBoxBeforePin:     "cr-box-before-pin",
 	CrTwinEnqueueLost:  "cr-twin-enqueue-lost",
 	CrReserveStrands:   "cr-reserve-strands",
+	CrPublishedLate:    "cr-published-late",
 	TBPlainStore:       "tb-plain-store",
 	TBTimestampRegress: "tb-timestamp-regress",
 	TBFailClosed:       "tb-fail-closed",

@@ -15,6 +15,7 @@ import (
 	crgenwrap "github.com/tollgate/tollgate/internal/mutants/cr-gen-wrap"
 	crnoepochpin "github.com/tollgate/tollgate/internal/mutants/cr-no-epoch-pin"
 	cronescan "github.com/tollgate/tollgate/internal/mutants/cr-one-scan"
+	crpublishedlate "github.com/tollgate/tollgate/internal/mutants/cr-published-late"
 	crreleasenoholder "github.com/tollgate/tollgate/internal/mutants/cr-release-no-holder"
 	crreservenocas "github.com/tollgate/tollgate/internal/mutants/cr-reserve-no-cas"
 	crreservestrands "github.com/tollgate/tollgate/internal/mutants/cr-reserve-strands"
@@ -103,6 +104,8 @@ func NewCrTable[P any](f fault.Fault) CrTable[P] {
 		return crtwinenqueuelost.New[P]()
 	case fault.CrReserveStrands:
 		return crreservestrands.New[P]()
+	case fault.CrPublishedLate:
+		return crpublishedlate.New[P]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a credit-table mutant (defect)", f))
 }
