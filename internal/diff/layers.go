@@ -50,13 +50,19 @@ func init() {
 //     compare-and-swap is the winner's unless another reserve wins the slot
 //     in between;
 //   - cr-published-late: the box's published flag is read only by an
-//     enqueue whose compare-and-swap another call's made fail.
+//     enqueue whose compare-and-swap another call's made fail;
+//   - cr-enqueued-torn: the slot must be finished, reserved and enqueued
+//     again between the list's two loads;
+//   - tb-frozen-next-late: only another call's walk meets the frozen
+//     wrapper before its next is written;
+//   - tb-peek-torn: the bucket word must change between the peek's two
+//     loads.
 func SequentiallyVisible(f fault.Fault) bool {
 	switch f {
 	case fault.CrTwoWriteEnqueue, fault.CrReserveNoCAS, fault.TBPlainStore, fault.TBFailClosed, fault.TBCASOneHalf,
 		fault.CrOneScan, fault.TBTriePlainAppend, fault.TBFloorAfterKill, fault.TBUnlinkLive,
 		fault.TBCompactNoFreeze, fault.TBSweepSkipsFrozen, fault.CrTwinEnqueueLost, fault.CrReserveStrands,
-		fault.CrPublishedLate:
+		fault.CrPublishedLate, fault.CrEnqueuedTorn, fault.TBFrozenNextLate, fault.TBPeekTorn:
 		return false
 	}
 	return true

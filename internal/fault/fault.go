@@ -63,6 +63,10 @@ const (
 	// compare-and-swap moves the row on, so an enqueue helped by its twin
 	// can find the row free and the flag unset, and answer Lost.
 	CrPublishedLate
+	// CrEnqueuedTorn: the list of enqueued rows drops its check that the
+	// row word is unchanged around the box load, so it can pair a token
+	// with a later reservation's payload.
+	CrEnqueuedTorn
 
 	// TBPlainStore: a take commits with a plain store instead of a
 	// compare-and-swap (lost update).
@@ -101,6 +105,14 @@ const (
 	// compacting leaves that node's keys to the other, which judged them
 	// at its own clock.
 	TBSweepSkipsFrozen
+	// TBFrozenNextLate: a reclaim publishes a frozen wrapper before it
+	// writes the wrapper's next, so a walk in between takes the frozen
+	// word for empty and a compaction it helps drops the key's cells.
+	TBFrozenNextLate
+	// TBPeekTorn: peek and retry_after load the bucket word's halves with
+	// two 64-bit loads, so a take in between pairs one state's tokens with
+	// another's timestamp.
+	TBPeekTorn
 
 	// Faults of the Redis-backed tables (impl/redis/...): their checks need
 	// a redis-server, so All leaves them out and AllRedis lists them.
@@ -139,6 +151,7 @@ var names = [...]string{
 	CrTwinEnqueueLost:  "cr-twin-enqueue-lost",
 	CrReserveStrands:   "cr-reserve-strands",
 	CrPublishedLate:    "cr-published-late",
+	CrEnqueuedTorn:     "cr-enqueued-torn",
 	TBPlainStore:       "tb-plain-store",
 	TBTimestampRegress: "tb-timestamp-regress",
 	TBFailClosed:       "tb-fail-closed",
@@ -151,6 +164,8 @@ var names = [...]string{
 	TBUnlinkLive:       "tb-unlink-live",
 	TBCompactNoFreeze:  "tb-compact-no-freeze",
 	TBSweepSkipsFrozen: "tb-sweep-skips-frozen",
+	TBFrozenNextLate:   "tb-frozen-next-late",
+	TBPeekTorn:         "tb-peek-torn",
 
 	RTBTwoTrips:         "rtb-two-trips",
 	RTBToString:         "rtb-tostring",

@@ -11,6 +11,7 @@ import (
 
 	crboxbeforepin "github.com/tollgate/tollgate/internal/mutants/cr-box-before-pin"
 	crclassoffbyone "github.com/tollgate/tollgate/internal/mutants/cr-class-off-by-one"
+	crenqueuedtorn "github.com/tollgate/tollgate/internal/mutants/cr-enqueued-torn"
 	crfinishblind "github.com/tollgate/tollgate/internal/mutants/cr-finish-blind"
 	crgenwrap "github.com/tollgate/tollgate/internal/mutants/cr-gen-wrap"
 	crnoepochpin "github.com/tollgate/tollgate/internal/mutants/cr-no-epoch-pin"
@@ -28,7 +29,9 @@ import (
 	tbcompactnofreeze "github.com/tollgate/tollgate/internal/mutants/tb-compact-no-freeze"
 	tbfailclosed "github.com/tollgate/tollgate/internal/mutants/tb-fail-closed"
 	tbfloorafterkill "github.com/tollgate/tollgate/internal/mutants/tb-floor-after-kill"
+	tbfrozennextlate "github.com/tollgate/tollgate/internal/mutants/tb-frozen-next-late"
 	tbnoclamp "github.com/tollgate/tollgate/internal/mutants/tb-no-clamp"
+	tbpeektorn "github.com/tollgate/tollgate/internal/mutants/tb-peek-torn"
 	tbplainstore "github.com/tollgate/tollgate/internal/mutants/tb-plain-store"
 	tbreclaimnofloor "github.com/tollgate/tollgate/internal/mutants/tb-reclaim-no-floor"
 	tbseedceil "github.com/tollgate/tollgate/internal/mutants/tb-seed-ceil"
@@ -69,6 +72,10 @@ func NewTBTable[K comparable](f fault.Fault) TBTable[K] {
 		return tbcompactnofreeze.New[K]()
 	case fault.TBSweepSkipsFrozen:
 		return tbsweepskipsfrozen.New[K]()
+	case fault.TBFrozenNextLate:
+		return tbfrozennextlate.New[K]()
+	case fault.TBPeekTorn:
+		return tbpeektorn.New[K]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a token-bucket mutant (defect)", f))
 }
@@ -106,6 +113,8 @@ func NewCrTable[P any](f fault.Fault) CrTable[P] {
 		return crreservestrands.New[P]()
 	case fault.CrPublishedLate:
 		return crpublishedlate.New[P]()
+	case fault.CrEnqueuedTorn:
+		return crenqueuedtorn.New[P]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a credit-table mutant (defect)", f))
 }
