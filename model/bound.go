@@ -1,10 +1,14 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // T5Tolerance is the relative slack on the T5 bound for floating-point
-// rounding (spec/tokenbucket.md T5): a check fails only when the admitted
-// cost exceeds the bound by more than this fraction of it.
+// rounding (spec/tokenbucket.md, "T5's rounding slack"): a check fails only
+// when the admitted cost exceeds the bound by more than this fraction of it
+// plus the absolute T5Bound.Slack.
 const T5Tolerance = 1e-9
 
 // T5Bound follows one key between resets and states the bound of T5:
@@ -23,6 +27,12 @@ const T5Tolerance = 1e-9
 // t_max itself. Counting them would only widen the bound, by as much as the
 // newest reading of a peek happens to be, and hide a stale-clock fault
 // behind it.
+//
+// Exceeded allows for the rounding of §3: a relative T5Tolerance, and an
+// absolute Slack of half of 2^-1074 for every take credited time
+// (Accruals), rounded down to whole steps, which gradual underflow needs;
+// spec/tokenbucket.md, "T5's rounding slack", shows that the table's own
+// arithmetic stays within both.
 type T5Bound struct {
 	Admitted float64 // total cost of the committed takes
 	Capacity float64 // the largest capacity a committed take passed
@@ -30,18 +40,32 @@ type T5Bound struct {
 	FirstMs  int64   // the clock of the take that created the bucket (t_min)
 	NewestMs int64   // the newest clock a committed take carried (t_max)
 	Takes    int     // committed takes
+
+	// Accruals counts the committed takes after the first that can have
+	// been credited time: those whose clock, or the clock of a reclaim
+	// since the take before, is newer than every earlier committed take's.
+	// Each of them rounded one accrual (Slack); every other take was
+	// credited nothing.
+	Accruals     int
+	NewestTakeMs int64 // the newest clock a committed take carried (NewestMs counts reclaims too)
+	reclaimAhead bool  // a reclaim since the last take was newer than NewestTakeMs
 }
 
 // Commit records a take that committed (the implementation answered ok).
 func (b *T5Bound) Commit(lim Limits, cost float64, nowMs int64) {
-	if b.Takes == 0 {
-		b.FirstMs, b.NewestMs = nowMs, nowMs
+	switch {
+	case b.Takes == 0:
+		b.FirstMs, b.NewestMs, b.NewestTakeMs = nowMs, nowMs, nowMs
+	case nowMs > b.NewestTakeMs || b.reclaimAhead:
+		b.Accruals++
 	}
+	b.reclaimAhead = false
 	b.Takes++
 	b.Admitted += cost
 	b.Capacity = max(b.Capacity, lim.Capacity)
 	b.Rate = max(b.Rate, lim.RefillPerSecond)
 	b.NewestMs = max(b.NewestMs, nowMs)
+	b.NewestTakeMs = max(b.NewestTakeMs, nowMs)
 }
 
 // Reclaim records a reclaim at nowMs with lim (T12). With a capacity at
@@ -59,6 +83,10 @@ func (b *T5Bound) Reclaim(lim Limits, nowMs int64) {
 		b.Reset()
 	default:
 		b.NewestMs = max(b.NewestMs, nowMs)
+		// A reclaim that forgets the bucket credits it the time from its
+		// timestamp to the reclaim's clock, in the accrual its Refill
+		// rounds, and the next take, which finds it absent, none.
+		b.reclaimAhead = b.reclaimAhead || nowMs > b.NewestTakeMs
 	}
 }
 
@@ -78,12 +106,33 @@ func (b *T5Bound) Limit() float64 {
 	return b.Capacity + float64(float64(b.SpanMs())/1000*b.Rate)
 }
 
-// Exceeded reports whether the admitted cost is over the bound by more than
-// the tolerance T5Tolerance.
-func (b *T5Bound) Exceeded() bool { return b.Admitted > b.Limit()*(1+T5Tolerance) }
+// Slack is the absolute slack on the bound: floor((Accruals+1)/2) ×
+// 2^-1074. An accrual below 2^-1022 is rounded to the grid of 2^-1074 and
+// can gain up to half a step the exact bound does not have; Limit rounds
+// its own product the same way, losing up to half a step; and the admitted
+// total and the computed bound are both multiples of 2^-1074, so the
+// Accruals+1 halves round down to whole steps (spec/tokenbucket.md, "T5's
+// rounding slack"). The value is exact: an integer below 2^53 times 2^-1074.
+func (b *T5Bound) Slack() float64 { return float64(b.slackSteps()) * math.SmallestNonzeroFloat64 }
 
-// String describes the admitted cost and the bound it is held to.
+// slackSteps is Slack in steps of 2^-1074.
+func (b *T5Bound) slackSteps() int { return (b.Accruals + 1) / 2 }
+
+// Exceeded reports whether the admitted cost is over the bound by more than
+// the relative tolerance T5Tolerance and the absolute Slack. The product is
+// rounded before the sum, as in Limit.
+func (b *T5Bound) Exceeded() bool {
+	return b.Admitted > float64(b.Limit()*(1+T5Tolerance))+b.Slack()
+}
+
+// String describes the admitted cost and the bound it is held to, and the
+// absolute slack when it is larger than the relative tolerance (at
+// magnitudes near 2^-1074).
 func (b *T5Bound) String() string {
-	return fmt.Sprintf("admitted %v in %d takes since the bucket was created at %d ms, bound is %v (capacity %v + rate %v × %d ms)",
+	s := fmt.Sprintf("admitted %v in %d takes since the bucket was created at %d ms, bound is %v (capacity %v + rate %v × %d ms)",
 		b.Admitted, b.Takes, b.FirstMs, b.Limit(), b.Capacity, b.Rate, b.SpanMs())
+	if slack := b.Slack(); slack > b.Limit()*T5Tolerance {
+		s += fmt.Sprintf(" + rounding slack %v (%d × 2^-1074 for %d accruals)", slack, b.slackSteps(), b.Accruals)
+	}
+	return s
 }

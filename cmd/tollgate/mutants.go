@@ -40,7 +40,9 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "print each kill's failure report under the table")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: tollgate mutants [flags]\n\nRuns every fault of internal/fault against every registered layer and prints")
-		fmt.Fprintln(stderr, "mutant, layer, killed/survived, property, time to kill and a replay command. Exits 1")
+		fmt.Fprintln(stderr, "mutant, layer, killed/survived, property, time to kill and a replay command. A kill")
+		fmt.Fprintln(stderr, "counts only if the same layer passes on the real implementation with the same case")
+		fmt.Fprintln(stderr, "(input or seed); a layer that fails there is an error. Exits 1 on such an error or")
 		fmt.Fprintln(stderr, "if a mutant survives a layer that should see it.\n\nflags:")
 		fs.PrintDefaults()
 	}
@@ -92,6 +94,8 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(tw, "MUTANT\tLAYER\tEXPECTED\tRESULT\tPROPERTY\tTIME\tSEED\tREPLAY")
 	bad := 0
 	var details []string
+	onReal := &mutant.Real{Budget: *budget, Seed: *seed}
+	var alarms falseAlarms
 	for _, f := range faults {
 		for _, l := range layers {
 			sees := l.Sees(f)
@@ -100,10 +104,15 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 			if sees {
 				expected = "kill"
 			}
-			if out.Killed {
+			switch {
+			case out.Killed:
+				if r := onReal.Check(l, out); r.Killed {
+					result, verdict = "ERROR", "  <- ERROR: the layer fails on the real implementation too: not a kill"
+					alarms.add(l.Name, f, r)
+					break
+				}
 				result = "killed"
-			}
-			if sees && !out.Killed {
+			case sees:
 				verdict = "  <- FAIL: should be killed"
 				bad++
 			}
@@ -126,12 +135,62 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout)
 		fmt.Fprintln(stdout, d)
 	}
+	if len(alarms) > 0 {
+		alarms.print(stderr, *seed)
+		fmt.Fprintf(stdout, "\nERROR: %d layer failure(s) on the real implementation (on stderr): the rows marked ERROR are not kills\n", len(alarms))
+	}
 	if bad > 0 {
 		fmt.Fprintf(stdout, "\n%d mutant/layer pair(s) survived a layer that should kill them\n", bad)
+	}
+	if bad > 0 || len(alarms) > 0 {
 		return 1
 	}
 	fmt.Fprintln(stdout, "\nevery mutant was killed by every layer expected to see it")
 	return 0
+}
+
+// falseAlarm is one failure of a layer on the real implementation, with
+// the mutants whose hunts found the case.
+type falseAlarm struct {
+	layer   string
+	real    mutant.Outcome
+	mutants []string
+}
+
+// falseAlarms collects the failures on the real implementation; a case
+// that several mutants' hunts found is one failure.
+type falseAlarms []*falseAlarm
+
+func (a *falseAlarms) add(layer string, f fault.Fault, r mutant.Outcome) {
+	for _, x := range *a {
+		if x.layer == layer && x.real.Property == r.Property && x.real.Replay == r.Replay && x.real.Detail == r.Detail {
+			x.mutants = append(x.mutants, f.String())
+			return
+		}
+	}
+	*a = append(*a, &falseAlarm{layer, r, []string{f.String()}})
+}
+
+func (a falseAlarms) print(w io.Writer, seed uint64) {
+	for _, x := range a {
+		prop, replay := x.real.Property, x.real.Replay
+		if prop == "" {
+			prop = "a failure"
+		}
+		if replay == "" {
+			replay = "(the layer names none)"
+		}
+		seeds := fmt.Sprintf("seed %d", seed)
+		if x.real.Seed != 0 && x.real.Seed != seed {
+			seeds += fmt.Sprintf(" (case seed %d)", x.real.Seed)
+		}
+		fmt.Fprintf(w, "tollgate mutants: ERROR: layer %s fails on the real implementation (fault none), %s: %s\n", x.layer, seeds, prop)
+		fmt.Fprintf(w, "  case: %s\n", replay)
+		for _, l := range strings.Split(strings.TrimRight(x.real.Detail, "\n"), "\n") {
+			fmt.Fprintf(w, "  | %s\n", l)
+		}
+		fmt.Fprintf(w, "  found hunting %s; not counted as kills\n", strings.Join(x.mutants, ", "))
+	}
 }
 
 // roundDuration keeps three significant figures or so: kills take from

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutant"
 )
 
 func TestMutantsList(t *testing.T) {
@@ -69,6 +71,93 @@ func TestMutantsBadFlags(t *testing.T) {
 		}
 		if !strings.Contains(errb.String(), "tollgate mutants") && !strings.Contains(errb.String(), "flag") {
 			t.Errorf("%q: error does not name the command: %s", args, errb.String())
+		}
+	}
+}
+
+// Two layers that fail on the real implementation, for
+// TestMutantsRealFailureIsAnError. fake-rerun can rerun its case: the case
+// it found against tb-plain-store fails on fault.None too, the one against
+// tb-no-clamp does not. fake-hunt cannot rerun a case and fails whatever it
+// hunts, fault.None included; fakeHuntsOnNone counts its hunts of that.
+var fakeHuntsOnNone int
+
+func init() {
+	mutant.Register(mutant.Layer{
+		Name: "fake-rerun",
+		Sees: func(f fault.Fault) bool { return !f.Credits() },
+		Hunt: func(f fault.Fault, _ time.Duration, seed uint64) mutant.Outcome {
+			input := "input-" + f.String()
+			var run func(g fault.Fault) mutant.Outcome
+			run = func(g fault.Fault) mutant.Outcome {
+				if g != f && (g != fault.None || f != fault.TBPlainStore) {
+					return mutant.Outcome{Seed: seed}
+				}
+				return mutant.Outcome{Killed: true, Property: "T5", Seed: seed, Replay: "replay " + input + " against " + g.String(),
+					Detail: "T5 violated on " + input, Rerun: run}
+			}
+			return run(f)
+		},
+	})
+	mutant.Register(mutant.Layer{
+		Name: "fake-hunt",
+		Sees: func(f fault.Fault) bool { return !f.Credits() },
+		Hunt: func(f fault.Fault, _ time.Duration, seed uint64) mutant.Outcome {
+			if f == fault.None {
+				fakeHuntsOnNone++
+			}
+			return mutant.Outcome{Killed: true, Property: "T1", Seed: seed, Replay: "hunt " + f.String(), Detail: "T1 violated hunting " + f.String()}
+		},
+	})
+}
+
+// TestMutantsRealFailureIsAnError: a layer's kill counts only if the same
+// layer passes on the real implementation with the same case (its Rerun)
+// or, for a layer that cannot rerun one, the same seed and budget. A layer
+// that fails there is an error naming the layer, the seed, the case and the
+// failure, the run exits 1, and the row is not a kill.
+func TestMutantsRealFailureIsAnError(t *testing.T) {
+	rows := func(out string) map[string]string { // "mutant layer" → "result"
+		m := map[string]string{}
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) >= 4 {
+				m[f[0]+" "+f[1]] = f[3]
+			}
+		}
+		return m
+	}
+	var out, errb bytes.Buffer
+	code := mutants([]string{"-mutant", "tb-no-clamp,tb-plain-store", "-layer", "fake-rerun", "-budget", "1ms", "-seed", "7"}, &out, &errb)
+	if code != 1 {
+		t.Errorf("fake-rerun: exit %d, want 1", code)
+	}
+	r := rows(out.String())
+	if r["tb-no-clamp fake-rerun"] != "killed" || r["tb-plain-store fake-rerun"] == "killed" {
+		t.Errorf("fake-rerun: results %q and %q, want killed and not killed\n%s", r["tb-no-clamp fake-rerun"], r["tb-plain-store fake-rerun"], out.String())
+	}
+	for _, want := range []string{"ERROR", "fake-rerun", "the real implementation", "seed 7", "replay input-tb-plain-store against none", "T5 violated on input-tb-plain-store"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("fake-rerun: the error does not say %q:\nstderr:\n%s\nstdout:\n%s", want, errb.String(), out.String())
+		}
+	}
+	if strings.Contains(errb.String(), "input-tb-no-clamp") || strings.Contains(out.String(), "every mutant was killed") {
+		t.Errorf("fake-rerun: a kill the real implementation passes is reported as an error, or the verdict is a pass:\nstderr:\n%s\nstdout:\n%s", errb.String(), out.String())
+	}
+
+	out.Reset()
+	errb.Reset()
+	fakeHuntsOnNone = 0
+	code = mutants([]string{"-mutant", "tb-no-clamp,tb-plain-store", "-layer", "fake-hunt", "-budget", "1ms", "-seed", "7"}, &out, &errb)
+	if code != 1 || fakeHuntsOnNone != 1 {
+		t.Errorf("fake-hunt: exit %d after %d hunts on the real implementation, want 1 and 1", code, fakeHuntsOnNone)
+	}
+	r = rows(out.String())
+	if r["tb-no-clamp fake-hunt"] == "killed" || r["tb-plain-store fake-hunt"] == "killed" {
+		t.Errorf("fake-hunt: a kill is counted though the layer fails on the real implementation:\n%s", out.String())
+	}
+	for _, want := range []string{"ERROR", "fake-hunt", "the real implementation", "seed 7", "hunt none", "T1 violated hunting none"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("fake-hunt: the error does not say %q:\nstderr:\n%s\nstdout:\n%s", want, errb.String(), out.String())
 		}
 	}
 }

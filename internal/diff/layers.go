@@ -218,6 +218,7 @@ func huntRapid(f fault.Fault, budget time.Duration, seed uint64, opts Options) m
 		if opts.PropertiesOnly {
 			out.Replay += " -diff.props-only"
 		}
+		out.Rerun = rapidRerun(tg, opts, out.Seed) // rerun.go
 		return out
 	}
 	return mutant.Outcome{Seed: seed, Elapsed: time.Since(start)}
@@ -260,13 +261,8 @@ func huntFuzz(f fault.Fault, budget time.Duration, seed uint64, opts Options) mu
 	start := time.Now()
 	targets := fuzzTargets(f)
 	kill := func(tg fuzzTarget, input []byte, fail *Failure, how string) mutant.Outcome {
-		out := mutant.Outcome{Killed: true, Property: fail.Property, Elapsed: time.Since(start), Seed: seed, Detail: fail.Replay()}
-		path, err := writeCrasher(tg.name, f, input)
-		if err != nil {
-			out.Detail += "\n(could not write the input: " + err.Error() + ")"
-		}
-		out.Replay = fmt.Sprintf("%s; cp %s fuzz/testdata/fuzz/%s/ && go test ./fuzz -run '^%s$/^%s$' -diff.fault=%s",
-			how, path, tg.name, tg.name, filepath.Base(path), f)
+		out := fuzzKill(f, tg, input, fail, how, seed, opts) // rerun.go
+		out.Elapsed = time.Since(start)
 		return out
 	}
 	for _, tg := range targets {

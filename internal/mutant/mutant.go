@@ -3,6 +3,8 @@
 // the fuzz targets, the linearizability checker, …) registers itself from an
 // init function; cmd/tollgate imports the layer packages and asks each layer,
 // for each fault, whether it should see the fault and whether it killed it.
+// A kill counts only if the same layer passes on the real implementation
+// with the same case (Real); one that fails there too is an error.
 package mutant
 
 import (
@@ -34,6 +36,13 @@ type Outcome struct {
 	Seed     uint64        // replays the run
 	Replay   string        // a command that replays the kill, if any
 	Detail   string        // the failure message, first lines
+
+	// Rerun, when the layer sets it on a kill, runs the very case that
+	// failed (the same input, the same seed) again against a table
+	// carrying g and reports what it found there. The mutants command
+	// reruns every kill against fault.None: a case the real
+	// implementation fails too is the layer's false alarm, not a kill.
+	Rerun func(g fault.Fault) Outcome
 }
 
 var (
@@ -60,5 +69,36 @@ func Layers() []Layer {
 		out = append(out, l)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Real judges kills against the real implementation (fault.None): a
+// layer's kill counts only if the same layer passes there with the same
+// case. A kill with a Rerun is rerun. A layer that cannot rerun one case is
+// hunted against fault.None once, with the hunts' budget and seed, and that
+// hunt stands for every kill of the layer; each layer reads fault.None as
+// the real token bucket, so such a layer's kills of credit-table mutants are
+// judged by its run on the real token bucket.
+type Real struct {
+	Budget time.Duration
+	Seed   uint64
+	hunts  map[string]Outcome
+}
+
+// Check returns what l finds on the real implementation with the case of
+// kill. If that is a kill too, the layer fails on the real code: kill is a
+// false alarm.
+func (r *Real) Check(l Layer, kill Outcome) Outcome {
+	if kill.Rerun != nil {
+		return kill.Rerun(fault.None)
+	}
+	if out, ok := r.hunts[l.Name]; ok {
+		return out
+	}
+	if r.hunts == nil {
+		r.hunts = map[string]Outcome{}
+	}
+	out := l.Hunt(fault.None, r.Budget, r.Seed)
+	r.hunts[l.Name] = out
 	return out
 }
