@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,9 +33,15 @@ const (
 
 type exploreConfig struct {
 	scenarios []explore.Scenario
+	// generated marks the scenarios of the generated set (Systematic), whose
+	// results are summed by prefix unless verbose.
+	generated map[string]bool
 	opt       explore.Options
 	replay    string
 	progress  time.Duration
+	coverage  bool
+	verbose   bool
+	failfast  bool
 }
 
 func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
@@ -51,19 +58,34 @@ is checked by porcupine against the model. A violation prints the schedule, a
 per-thread trace and the replay command, writes porcupine's visualization, and
 exits 1.
 
-scenarios:
+-scenario takes names, comma-separated, glob patterns of names (sys-tb-compact-*),
+or: all (the default: the catalogue, then the generated set), catalogue, generated.
+
+scenarios of the catalogue:
 `)
 		for _, s := range explore.Catalogue() {
 			fmt.Fprintf(stderr, "  %-26s %s\n", s.Name, s.Race)
 		}
-		fmt.Fprint(stderr, "  gen-credits-N, gen-tokenbucket-N  a generated scenario (seed N)\n\ndirected runs (one schedule each, deeper than the bound; run them with -replay):\n")
+		sys := explore.Systematic()
+		fmt.Fprintf(stderr, `
+generated scenarios (spec/explore.md §10):
+  %s … %s
+      the generated set: %d systematic scenarios, every pair of operations
+      of each table from each prefix (sys-cr-PREFIX-OP-OP, sys-tb-PREFIX-OP-OP);
+      -coverage prints which pairs met on which kinds of word; %d more are
+      held back (made, replayable by name, not run: spec/explore.md)
+  gen-credits-N, gen-tokenbucket-N
+      a random scenario (seed N)
+
+directed runs (one schedule each, deeper than the bound; run them with -replay):
+`, sys[0].Name, sys[len(sys)-1].Name, len(sys), len(explore.Held()))
 		for _, d := range explore.Directed() {
 			fmt.Fprintf(stderr, "  -scenario %s -replay %s\n", d.Scenario.Name, d.Schedule)
 		}
 		fmt.Fprint(stderr, "\nflags:\n")
 		fs.PrintDefaults()
 	}
-	scenario := fs.String("scenario", "all", "scenarios to run, comma-separated, or all")
+	scenario := fs.String("scenario", "all", "scenarios to run: names or glob patterns, comma-separated; all, catalogue or generated")
 	strategy := fs.String("strategy", "dfs", "dfs, pct or random")
 	bound := fs.Int("bound", explore.DefaultBound, "dfs: the largest preemption bound (bounds 0..N in turn)")
 	depth := fs.Int("depth", explore.DefaultDepth, "pct: the bug depth d")
@@ -73,9 +95,14 @@ scenarios:
 	replay := fs.String("replay", "", "replay this schedule of one -scenario (as a failure prints it) and print its trace")
 	dir := fs.String("dir", filepath.Join(os.TempDir(), "tollgate-explore"), "directory for porcupine's visualization of a failing history")
 	fs.DurationVar(&c.progress, "progress", 2*time.Second, "interval between progress lines on stderr (0: none)")
+	fs.BoolVar(&c.coverage, "coverage", false, "print the coverage table of the generated scenarios (markdown; spec/explore-coverage.md) and exit; at bound "+strconv.Itoa(explore.CoverageBound)+" unless -bound is given")
+	fs.BoolVar(&c.verbose, "v", false, "list every generated scenario in the results, not one line per prefix")
+	fs.BoolVar(&c.failfast, "failfast", false, "stop at the first scenario that fails")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	boundSet := false
+	fs.Visit(func(f *flag.Flag) { boundSet = boundSet || f.Name == "bound" })
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("explore: unexpected argument %q", fs.Arg(0))
 	}
@@ -88,6 +115,10 @@ scenarios:
 	if *bound < 0 || *depth < 1 {
 		return c, fmt.Errorf("explore: -bound must be >= 0 and -depth >= 1")
 	}
+	if c.coverage && !boundSet {
+		*bound = explore.CoverageBound
+	}
+	c.opt.Bound = *bound
 	if *bound == 0 {
 		c.opt.Bound = -1 // bound 0 itself, not the default
 	}
@@ -114,26 +145,32 @@ scenarios:
 		}
 		c.opt.Fault = f
 	}
-	var names []string
-	if *scenario == "all" {
-		for _, s := range explore.Catalogue() {
-			names = append(names, s.Name)
-		}
-	} else {
-		names = strings.Split(*scenario, ",")
+	c.generated = map[string]bool{}
+	for _, s := range explore.Systematic() {
+		c.generated[s.Name] = true
 	}
-	for _, name := range names {
-		s, err := lookupScenario(strings.TrimSpace(name))
+	if c.coverage {
+		return c, nil
+	}
+	sets := map[string]bool{}
+	for _, name := range strings.Split(*scenario, ",") {
+		name = strings.TrimSpace(name)
+		ss, set, err := selectScenarios(name)
 		if err != nil {
 			return c, err
 		}
-		if *mutant != "" && (s.Primitive == explore.Credits) != f.Credits() {
-			if *scenario == "all" {
-				continue
+		for _, s := range ss {
+			if *mutant != "" && (s.Primitive == explore.Credits) != f.Credits() {
+				if set {
+					continue
+				}
+				return c, fmt.Errorf("explore: scenario %s is a %s scenario; -mutant %s is not a %s mutant", s.Name, s.Primitive, f, s.Primitive)
 			}
-			return c, fmt.Errorf("explore: scenario %s is a %s scenario; -mutant %s is not a %s mutant", s.Name, s.Primitive, f, s.Primitive)
+			if !sets[s.Name] {
+				sets[s.Name] = true
+				c.scenarios = append(c.scenarios, s)
+			}
 		}
-		c.scenarios = append(c.scenarios, s)
 	}
 	c.replay = *replay
 	if c.replay != "" {
@@ -147,19 +184,38 @@ scenarios:
 	return c, nil
 }
 
-// lookupScenario finds a catalogue scenario or makes a generated one.
-func lookupScenario(name string) (explore.Scenario, error) {
-	if s, ok := explore.Lookup(name); ok {
-		return s, nil
+// selectScenarios resolves one word of -scenario: a set (all, catalogue,
+// generated), a glob pattern over the catalogue and the generated set, or
+// one name (explore.Lookup: the catalogue, a directed run, a generated
+// scenario, gen-credits-N, gen-tokenbucket-N). set reports a set or a
+// pattern, whose scenarios of the other primitive -mutant skips.
+func selectScenarios(name string) (ss []explore.Scenario, set bool, err error) {
+	switch name {
+	case "all":
+		return append(explore.Catalogue(), explore.Systematic()...), true, nil
+	case "catalogue":
+		return explore.Catalogue(), true, nil
+	case "generated":
+		return explore.Systematic(), true, nil
 	}
-	for _, p := range []explore.Primitive{explore.Credits, explore.TokenBucket} {
-		if rest, ok := strings.CutPrefix(name, "gen-"+string(p)+"-"); ok {
-			if seed, err := strconv.ParseUint(rest, 10, 64); err == nil {
-				return explore.Generate(p, seed), nil
+	if strings.ContainsAny(name, "*?[") {
+		if _, err := path.Match(name, ""); err != nil {
+			return nil, false, fmt.Errorf("explore: -scenario %q: %v", name, err)
+		}
+		for _, s := range append(explore.Catalogue(), explore.Systematic()...) {
+			if ok, _ := path.Match(name, s.Name); ok {
+				ss = append(ss, s)
 			}
 		}
+		if len(ss) == 0 {
+			return nil, true, fmt.Errorf("explore: no scenario matches %q (tollgate explore -h lists them)", name)
+		}
+		return ss, true, nil
 	}
-	return explore.Scenario{}, fmt.Errorf("explore: no scenario %q (tollgate explore -h lists them)", name)
+	if s, ok := explore.Lookup(name); ok {
+		return []explore.Scenario{s}, false, nil
+	}
+	return nil, false, fmt.Errorf("explore: no scenario %q (tollgate explore -h lists them)", name)
 }
 
 func runExplore(args []string, stdout, stderr io.Writer) int {
@@ -170,6 +226,18 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exploreUsage
+	}
+	if c.coverage {
+		cov, err := explore.ComputeCoverage(max(c.opt.Bound, 0))
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exploreViolation
+		}
+		fmt.Fprint(stdout, cov.Markdown())
+		if len(cov.Failures) > 0 {
+			return exploreViolation
+		}
+		return explorePass
 	}
 	if c.replay != "" {
 		s := c.scenarios[0]
@@ -215,30 +283,110 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "\n%s\n", r.Failure.Report())
 			code = exploreViolation
 		}
+		if code != explorePass && c.failfast {
+			break
+		}
+	}
+	rows := make([]resultRow, 0, len(results))
+	for _, r := range results {
+		rows = append(rows, resultRow{Result: r, n: 1})
+	}
+	if !c.verbose {
+		rows = groupGenerated(rows, c.generated)
 	}
 	fmt.Fprintln(stdout)
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "scenario\tthreads\toperations\tschedules\texhaustive\tresult\ttime")
-	for _, r := range results {
-		exh := "-"
-		if r.Strategy == explore.DFS {
-			exh = "no"
-			if r.Exhaustive {
-				exh = fmt.Sprintf("yes (bound %d)", r.Bound)
-			}
-		}
-		result := "pass"
-		switch {
-		case r.Err != nil:
-			result = "error"
-		case r.Failure != nil:
-			result = string(r.Failure.Kind) + " violation"
-			if r.Failure.Invariant != "" {
-				result += " (" + r.Failure.Invariant + ")"
-			}
-		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%s\t%s\t%v\n", r.Scenario, r.Threads, r.Ops, r.Schedules, exh, result, r.Elapsed.Round(time.Millisecond))
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%v\n", r.Scenario, r.threads(), r.ops(), r.Schedules, r.exhaustive(), r.result(), r.Elapsed.Round(time.Millisecond))
 	}
 	w.Flush()
 	return code
+}
+
+// resultRow is one line of the results: one scenario's, or the sum of the
+// generated scenarios of one prefix.
+type resultRow struct {
+	explore.Result
+	n, complete, failed int // scenarios summed; how many were exhaustive; failed
+	threadsMin, opsMin  int // the fewest threads and operations of those summed
+}
+
+func (r resultRow) threads() string { return span(r.threadsMin, r.Threads, r.n) }
+func (r resultRow) ops() string     { return span(r.opsMin, r.Ops, r.n) }
+
+func span(lo, hi, n int) string {
+	if n == 1 || lo == hi {
+		return strconv.Itoa(hi)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
+}
+
+func (r resultRow) exhaustive() string {
+	switch {
+	case r.Strategy != explore.DFS:
+		return "-"
+	case r.n > 1 && r.complete < r.n:
+		return fmt.Sprintf("%d of %d (bound %d)", r.complete, r.n, r.Bound)
+	case r.n > 1 || r.Exhaustive:
+		return fmt.Sprintf("yes (bound %d)", r.Bound)
+	}
+	return "no"
+}
+
+func (r resultRow) result() string {
+	switch {
+	case r.n > 1 && r.failed > 0:
+		return fmt.Sprintf("%d of %d failed", r.failed, r.n)
+	case r.n > 1:
+		return fmt.Sprintf("pass (%d scenarios)", r.n)
+	case r.Err != nil:
+		return "error"
+	case r.Failure != nil:
+		v := string(r.Failure.Kind) + " violation"
+		if r.Failure.Invariant != "" {
+			v += " (" + r.Failure.Invariant + ")"
+		}
+		return v
+	}
+	return "pass"
+}
+
+// groupGenerated sums the rows of the generated scenarios into one per
+// prefix (sys-cr-own-* sums every scenario whose name starts so), at the
+// place of the prefix's first; a failed scenario keeps a line of its own
+// too, after its prefix's.
+func groupGenerated(rows []resultRow, generated map[string]bool) []resultRow {
+	var out []resultRow
+	index := map[string]int{}
+	for _, r := range rows {
+		if !generated[r.Scenario] {
+			out = append(out, r)
+			continue
+		}
+		parts := strings.SplitN(r.Scenario, "-", 4)
+		name := strings.Join(parts[:3], "-") + "-*"
+		i, ok := index[name]
+		if !ok {
+			i = len(out)
+			index[name] = i
+			out = append(out, resultRow{Result: explore.Result{Scenario: name, Strategy: r.Strategy, Threads: r.Threads, Ops: r.Ops},
+				threadsMin: r.Threads, opsMin: r.Ops})
+		}
+		g := &out[i]
+		g.n++
+		g.Threads, g.threadsMin = max(g.Threads, r.Threads), min(g.threadsMin, r.Threads)
+		g.Ops, g.opsMin = max(g.Ops, r.Ops), min(g.opsMin, r.Ops)
+		g.Schedules += r.Schedules
+		g.Elapsed += r.Elapsed
+		g.Bound = max(g.Bound, r.Bound)
+		if r.Exhaustive {
+			g.complete++
+		}
+		if r.Err != nil || r.Failure != nil {
+			g.failed++
+			out = append(out, r)
+		}
+	}
+	return out
 }

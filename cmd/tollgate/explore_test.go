@@ -35,7 +35,21 @@ func TestExploreCommand(t *testing.T) {
 	if code != 1 || strings.Contains(out, "cr-last-slot") || !strings.Contains(out, "tb-stale-clocks") {
 		t.Fatalf("pct on a token-bucket mutant: exit %d\n%s", code, out)
 	}
+	code, out, _ = run("-scenario", "sys-cr-own-reserve-*", "-bound", "1")
+	if code != 0 || !strings.Contains(out, "sys-cr-own-*") || !strings.Contains(out, "scenarios)") || strings.Contains(out, "sys-cr-own-reserve-reserve ") {
+		t.Fatalf("generated, one line per prefix: exit %d\n%s", code, out)
+	}
+	code, out, _ = run("-scenario", "sys-cr-own-reserve-reserve,sys-tb-full-take-peek", "-bound", "1", "-v")
+	if code != 0 || !strings.Contains(out, "sys-cr-own-reserve-reserve ") || !strings.Contains(out, "sys-tb-full-take-peek ") {
+		t.Fatalf("generated, -v: exit %d\n%s", code, out)
+	}
+	code, out, _ = run("-scenario", "generated", "-mutant", "tb-peek-torn", "-bound", "1", "-failfast")
+	if code != 1 || !strings.Contains(out, "violation in scenario sys-tb-") || strings.Contains(out, "sys-cr-") || strings.Count(out, "violation in scenario") != 1 {
+		t.Fatalf("generated against a mutant, -failfast: exit %d\n%s", code, out)
+	}
 	for _, bad := range [][]string{
+		{"-scenario", "sys-["},
+		{"-scenario", "no-such-*"},
 		{"-strategy", "bfs"},
 		{"-scenario", "no-such"},
 		{"-budget", "lots"},

@@ -1,11 +1,6 @@
 package explore
 
-import (
-	"fmt"
-	"math/rand/v2"
-
-	"github.com/tollgate/tollgate/model"
-)
+import "github.com/tollgate/tollgate/model"
 
 // Steps of credit-table scenarios.
 
@@ -326,10 +321,15 @@ func Catalogue() []Scenario {
 	}
 }
 
-// Lookup returns the catalogue scenario of that name, or the scenario of a
-// directed run (Directed) of that name.
+// Lookup returns the catalogue scenario of that name, the scenario of a
+// directed run (Directed) of that name, or a generated one: a systematic
+// scenario (Systematic) or a random one (gen-credits-N, gen-tokenbucket-N:
+// Generate with seed N).
 func Lookup(name string) (Scenario, bool) {
 	if s, ok := catalogued(name); ok {
+		return s, true
+	}
+	if s, ok := generatedScenario(name); ok {
 		return s, true
 	}
 	for _, d := range Directed() {
@@ -347,66 +347,4 @@ func catalogued(name string) (Scenario, bool) {
 		}
 	}
 	return Scenario{}, false
-}
-
-// Generate makes a random scenario of the primitive for the random
-// strategies: 2–3 threads of 1–3 operations over a small vocabulary that
-// makes them contend (the internal class, one or two keys, clocks a few
-// milliseconds apart).
-func Generate(p Primitive, seed uint64) Scenario {
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	n := 2 + rng.IntN(2)
-	name := fmt.Sprintf("gen-%s-%d", p, seed)
-	if p == TokenBucket {
-		keys := []string{"x", "y"}
-		var threads [][]model.TBInput[string]
-		for t := 0; t < n; t++ {
-			var ops []model.TBInput[string]
-			for k := 1 + rng.IntN(3); k > 0; k-- {
-				key := keys[rng.IntN(2)]
-				now := int64(rng.IntN(3))
-				switch r := rng.IntN(10); {
-				case r < 6:
-					ops = append(ops, tbTake(key, float64(1+rng.IntN(2)), now))
-				case r < 8:
-					ops = append(ops, tbPeek(key, now))
-				case r < 9:
-					ops = append(ops, tbReset(key))
-				default:
-					ops = append(ops, tbResetAll())
-				}
-			}
-			threads = append(threads, ops)
-		}
-		return TokenBucketScenario(name, "generated", []string{"x", "y"},
-			[]model.TBInput[string]{tbTake("x", 2, 0)}, threads...)
-	}
-	setup := []CrStep{Reserve(9, model.Internal), Reserve(9, model.Internal), Reserve(9, model.Internal),
-		Reserve(9, model.Internal), Reserve(8, model.Internal), Enqueue(8, SetupTok(4), "s", 1)}
-	var threads [][]CrStep
-	for t := 0; t < n; t++ {
-		h := model.HolderID(t + 1)
-		var ops []CrStep
-		reserved := -1
-		for k := 0; k < 1+rng.IntN(3); k++ {
-			switch r := rng.IntN(10); {
-			case reserved < 0 && r < 5:
-				ops, reserved = append(ops, Reserve(h, model.Internal)), k
-			case reserved >= 0 && r < 4:
-				ops = append(ops, Enqueue(h, Mine(reserved), fmt.Sprintf("p%d", t), int64(k)))
-			case reserved >= 0 && r < 6:
-				ops = append(ops, Release(h, Mine(reserved)))
-			case r < 7:
-				ops = append(ops, Take(SetupTok(4)))
-			case r < 8:
-				ops = append(ops, Finish(SetupTok(4)))
-			case r < 9:
-				ops = append(ops, Exit(model.HolderID(1+rng.IntN(n))))
-			default:
-				ops = append(ops, Sweep())
-			}
-		}
-		threads = append(threads, ops)
-	}
-	return CreditsScenario(name, "generated", setup, threads...)
 }

@@ -31,10 +31,11 @@ func Sees(f fault.Fault) bool {
 }
 
 // Hunt explores every catalogue scenario of f's primitive exhaustively
-// within one preemption, in catalogue order, and then again within the
-// default bound (DFS), against
-// f's table, until one fails or budget has passed. Deterministic: seed is
-// not used, and the same fault dies at the same schedule every time. The
+// within one preemption, in catalogue order, then every generated one
+// (Systematic) of that primitive, and then both again within the default
+// bound (DFS), against f's table, until one fails or budget has passed.
+// Deterministic: seed is not used, and the same fault dies at the same
+// schedule every time (a budget that runs out first may cut it short). The
 // outcome's detail counts the schedules run until the kill, over every
 // scenario explored before it.
 func Hunt(f fault.Fault, budget time.Duration, _ uint64) mutant.Outcome {
@@ -47,14 +48,16 @@ func Hunt(f fault.Fault, budget time.Duration, _ uint64) mutant.Outcome {
 	schedules := 0
 	// Every scenario within one preemption first, then within the default
 	// bound: a fault one preemption shows is found whichever scenario
-	// shows it, before any long exhaustive search of another.
+	// shows it, before any long exhaustive search of another. Within a
+	// bound the catalogue comes first: its scenarios are the races someone
+	// aimed at, the generated ones the pairs nobody did.
 	type pass struct {
 		s     Scenario
 		bound int
 	}
 	var passes []pass
 	for _, b := range []int{1, DefaultBound} {
-		for _, s := range Catalogue() {
+		for _, s := range append(Catalogue(), Systematic()...) {
 			if s.Primitive == prim {
 				passes = append(passes, pass{s, b})
 			}
