@@ -247,7 +247,7 @@ func runConcurrentTB(conn *Conn, prefix string, seed uint64, shape concurrentSha
 // seed from linearizability.CrWorkloads and scaled to shape, on a new table
 // of the driver, and checks it.
 func runConcurrentCr(conn *Conn, prefix string, seed uint64, shape concurrentShape, dir, name string) *CaseFailure {
-	covers := []string{"C16", "C3"}
+	covers := []string{"C16", "C3", "C17"}
 	if _, err := send(conn, Request{Op: OpNew, Table: prefix}); err != nil {
 		return sessionFailure(name, covers, err)
 	}

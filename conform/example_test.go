@@ -25,6 +25,6 @@ func ExampleRun() {
 	fmt.Println("pass:", rep.OK())
 	// Output:
 	// tb/vectors: 28 cases, 0 failed
-	// cr/vectors: 15 cases, 0 failed
+	// cr/vectors: 16 cases, 0 failed
 	// pass: true
 }

@@ -379,6 +379,12 @@ func crScripts() []script {
 		"one sweep frees every reserved row of every exited holder and answers how many",
 		reserve("a", "general"), reserve("a", "general"), reserve("a", "internal"), reserve("b", "general"),
 		exitReq("a"), sweep(), snapshot(), reserve("c", "general"), snapshot())
+	add("C17/sweep-leaves-no-exited-reservation", []string{"C17", "C10"},
+		"a sweep after a holder's exit leaves none of its reserved rows, in either class; the next sweep finds "+
+			"nothing, and a row the holder enqueued stays with the owner",
+		reserve("a", "general"), reserve("b", "general"), reserve("a", "internal"), reserve("a", "general"),
+		enqueue("a", 3, 4, "p", 0), exitReq("a"), sweep(), sweep(), snapshot(), exitReq("b"), sweep(), snapshot(),
+		crTake(3, 4), finish(3, 4), snapshot())
 	add("C11/dead-table", []string{"C11"},
 		"after close: reserve and enqueue answer no_table, take none, finish/release/sweep free nothing, enqueued "+
 			"is empty, snapshot all zero, bounds unchanged",

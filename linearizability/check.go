@@ -54,8 +54,9 @@ type Report struct {
 	Detail string
 	// Invariant is the spec ID a failing history breaks: T11 (token
 	// bucket) or C16 (credit table) when porcupine finds no linearization,
-	// C3 when CheckEpochs finds an epoch issued twice; empty when Ok or
-	// Unknown.
+	// C3 when CheckEpochs finds an epoch issued twice, C17 when the credit
+	// history has linearizations, but each leaves reserved a row that a
+	// sweep had to free (FindUnswept); empty when Ok or Unknown.
 	Invariant string
 	HTMLPath  string // the visualization, when written
 	JSONPath  string // the raw history, when written
@@ -131,7 +132,9 @@ func checkTokenBucket(h TBHistory, opt Options, m porcupine.Model) (Report, erro
 }
 
 // CheckCredits checks a credit-table history with CreditsModel and
-// CheckEpochs. An invalid history (Validate) is an error, not a verdict.
+// CheckEpochs. An invalid history (Validate) is an error, not a verdict. An
+// Illegal history that is linearizable but for the rows its sweeps had to
+// free (C17) is reported as C17, naming the sweep (FindUnswept).
 func CheckCredits(h CrHistory, opt Options) (Report, error) {
 	return checkCredits(h, opt, CreditsModel())
 }
@@ -162,6 +165,14 @@ func checkCredits(h CrHistory, opt Options, m porcupine.Model) (Report, error) {
 		var res porcupine.CheckResult
 		res, info = check(m, ops, opt)
 		rep.judge(res, "C16", "model.Credits", opt.Timeout)
+		if rep.Result == Illegal {
+			if v, ok := FindUnswept(h, m, opt.Timeout); ok {
+				rep.Invariant, rep.Detail = "C17", v.Error()
+				op := h.Ops[v.Sweep]
+				ann = append(ann, porcupine.Annotation{ClientId: op.Client, Start: op.Call, End: op.Return,
+					Description: "C17", Details: v.Error(), BackgroundColor: "#ffb3b3"})
+			}
+		}
 	}
 	rep.CheckTime = time.Since(start)
 	if rep.Result != Ok || opt.AlwaysWrite {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 
@@ -28,6 +29,14 @@ type Payload = string
 // after its holder's exit frees it (model.Credits.ReserveUnseen). Unknown
 // enqueue, take, finish, release, exit and close are accepted with either
 // outcome; an unknown sweep may free any number of rows.
+//
+// A sweep is also held to what it must free (C17, spec/credits.md §4): when
+// it returns, no reservation it owes may still be reserved. It owes a
+// reservation whose reserve answered ok and returned before the sweep was
+// called, whose holder's exit returned before that too, and whose reserve
+// overlapped no other reserve that claimed the same slot (or may have: one
+// of unknown outcome in the slot's class), as impl/credits guarantees no
+// more (spec/credits.md C17). OwedBySweeps lists them.
 type CrOp struct {
 	Client  int                     `json:"client"`
 	Input   model.CrInput[Payload]  `json:"input"`
@@ -54,17 +63,22 @@ const (
 	crWhole    crStepKind = iota // the recorded operation, one step
 	crSweepRow                   // one row freed by a sweep (model.Credits.SweepSlot)
 	crSweepNil                   // a sweep that freed nothing: no step of the state
+	crSweepEnd                   // the end of a sweep: none of the rows it owes is left (C17)
 )
 
 // CrInput is the Input of a porcupine credit-table operation as built by
 // CrHistory.Operations. A sweep that freed k rows becomes k operations with
-// Step crSweepRow (Part 1..k of Of k), each over the sweep's interval.
+// Step crSweepRow (Part 1..k of Of), each over the sweep's interval, and,
+// when it owes rows (C17), one more, Part Of = k+1, that ends it: it changes
+// nothing and holds only in states that leave none of the owed rows
+// reserved.
 type CrInput struct {
 	Op       model.CrInput[Payload]
 	step     crStepKind
 	Part, Of int
-	Optional bool // an unknown sweep's row: may also have freed nothing
-	index    int  // the operation's index in CrHistory.Ops
+	Optional bool          // an unknown sweep's row: may also have freed nothing
+	owed     []model.Token // a sweep's end: the reservations it owes (C17)
+	index    int           // the operation's index in CrHistory.Ops
 }
 
 // CrOutcome is the Output of a porcupine credit-table operation.
@@ -109,11 +123,21 @@ func (h CrHistory) Validate() error {
 
 // Operations converts the history to porcupine operations for CreditsModel.
 // A sweep that freed k rows becomes k operations over the same interval, one
-// per row (spec/credits.md §5: a sweep is not one atomic step); a sweep that
-// freed none becomes one operation that changes nothing, kept for the
+// per row (spec/credits.md §5: a sweep is not one atomic step), followed,
+// when it owes rows (OwedBySweeps), by the operation that ends it and
+// holds only if none of them is left reserved (C17); a sweep that freed none
+// and owes none becomes one operation that changes nothing, kept for the
 // visualization; an unknown sweep becomes 32 operations that may each free a
-// row or not. An unknown operation gets Return = math.MaxInt64.
+// row or not, and owes nothing. An unknown operation gets Return =
+// math.MaxInt64.
 func (h CrHistory) Operations() []porcupine.Operation {
+	owed := h.OwedBySweeps()
+	return h.operations(func(i int) []model.Token { return owed[i] })
+}
+
+// operations is Operations with the rows each sweep owes given by owed (by
+// the sweep's index in h.Ops; nil: none, and no end operation).
+func (h CrHistory) operations(owed func(i int) []model.Token) []porcupine.Operation {
 	ops := make([]porcupine.Operation, 0, len(h.Ops))
 	for i, op := range h.Ops {
 		ret := op.Return
@@ -135,15 +159,139 @@ func (h CrHistory) Operations() []porcupine.Operation {
 			for k := 1; k <= model.Slots; k++ {
 				add(CrInput{Op: op.Input, step: crSweepRow, Part: k, Of: model.Slots, Optional: true})
 			}
-		case op.Output.Count == 0:
-			add(CrInput{Op: op.Input, step: crSweepNil})
 		default:
+			ends := owed(i)
+			of := op.Output.Count
+			if ends != nil {
+				of++
+			}
 			for k := 1; k <= op.Output.Count; k++ {
-				add(CrInput{Op: op.Input, step: crSweepRow, Part: k, Of: op.Output.Count})
+				add(CrInput{Op: op.Input, step: crSweepRow, Part: k, Of: of})
+			}
+			switch {
+			case ends != nil:
+				add(CrInput{Op: op.Input, step: crSweepEnd, Part: of, Of: of, owed: ends})
+			case op.Output.Count == 0:
+				add(CrInput{Op: op.Input, step: crSweepNil})
 			}
 		}
 	}
 	return ops
+}
+
+// OwedBySweeps returns, by the index in h.Ops of each sweep whose answer is
+// known, the reservations it owes (C17, spec/credits.md §4): those it must
+// not leave reserved when it returns, unless the table was closed first.
+// A sweep owes reservation R of holder h when
+//
+//   - R's reserve answered ok (a known outcome) and returned before the
+//     sweep was called, and a known exit of h returned before it too: the
+//     sweep can only have read R as h's, and h as dead;
+//   - R's reserve overlapped in time no other reserve that answered ok with
+//     R's slot, nor one of unknown outcome in that slot's class: a reserve
+//     that won the slot's previous reservation and is still in flight when
+//     R's reserve stores its holder may store its own over it, after which
+//     no sweep of impl/credits can ever free R (spec/credits.md C17);
+//   - R is not known to be gone before the sweep was called: no release of
+//     R's token that answered true, no enqueue of it that answered ok, and
+//     no reserve that claimed R's slot after R's reserve returned, returned
+//     before the call. (Such a reservation is free or enqueued in every
+//     linearization anyway; leaving it out keeps the lists short.)
+//
+// Every condition is on the real-time order of calls and returns alone, so
+// a sweep is never held to a row it may have read before its reserve or its
+// holder's exit took effect (no false alarm on a correct table).
+// Reservations are named by token; CheckEpochs' C3 (no epoch issued twice)
+// makes a token name one reservation.
+func (h CrHistory) OwedBySweeps() map[int][]model.Token {
+	exited := map[model.HolderID]int64{} // holder → earliest return of a known exit
+	gone := map[model.Token]int64{}      // token → earliest known return of a call that ended it
+	ended := func(tok model.Token, at int64) {
+		if g, ok := gone[tok]; !ok || at < g {
+			gone[tok] = at
+		}
+	}
+	var claims [model.Slots + 1][]int // slot → the known ok reserves that claimed it
+	var unknown [3][]int              // class → the reserves of unknown outcome
+	sweeps := false
+	for i, op := range h.Ops {
+		in := op.Input
+		switch {
+		case in.Kind == model.CrReserve && op.Unknown:
+			if in.Class == model.General || in.Class == model.Internal {
+				unknown[in.Class] = append(unknown[in.Class], i)
+			}
+		case op.Unknown:
+		case in.Kind == model.CrReserve && op.Output.Result == model.OK:
+			if model.TokenDefect(op.Output.Token) == nil { // else the model refuses it
+				claims[op.Output.Token.Slot] = append(claims[op.Output.Token.Slot], i)
+			}
+		case in.Kind == model.CrExit:
+			if r, ok := exited[in.Holder]; !ok || op.Return < r {
+				exited[in.Holder] = op.Return
+			}
+		case in.Kind == model.CrRelease && op.Output.OK, in.Kind == model.CrEnqueue && op.Output.Result == model.OK:
+			ended(in.Token, op.Return)
+		case in.Kind == model.CrSweep:
+			sweeps = true
+		}
+	}
+	if !sweeps || len(exited) == 0 {
+		return nil
+	}
+	// The reservations some sweep may owe: of a holder that exited, whose
+	// reserve overlapped no other claim of its slot.
+	var cands []int
+	for slot := 1; slot <= model.Slots; slot++ {
+		for _, i := range claims[slot] {
+			r := h.Ops[i]
+			if _, ok := exited[r.Input.Holder]; !ok {
+				continue
+			}
+			overlapped := false
+			for _, j := range claims[slot] {
+				o := h.Ops[j]
+				switch {
+				case j == i:
+				case o.Call <= r.Return && o.Return >= r.Call:
+					overlapped = true
+				case o.Call > r.Return:
+					ended(r.Output.Token, o.Return) // R was free before o claimed the slot
+				}
+			}
+			for _, j := range unknown[model.ClassOf(slot)] {
+				overlapped = overlapped || h.Ops[j].Call <= r.Return
+			}
+			if !overlapped {
+				cands = append(cands, i)
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	owed := map[int][]model.Token{}
+	for i, op := range h.Ops {
+		if op.Unknown || op.Input.Kind != model.CrSweep {
+			continue
+		}
+		var toks []model.Token
+		for _, c := range cands {
+			r := h.Ops[c]
+			tok := r.Output.Token
+			if r.Return >= op.Call || exited[r.Input.Holder] >= op.Call {
+				continue
+			}
+			if g, ok := gone[tok]; ok && g < op.Call {
+				continue
+			}
+			toks = append(toks, tok)
+		}
+		if toks != nil {
+			owed[i] = toks
+		}
+	}
+	return owed
 }
 
 // creditsStep returns every state the model can be in after the operation,
@@ -159,6 +307,8 @@ func (h CrHistory) Operations() []porcupine.Operation {
 //     or found no free slot), or a reservation of unknown slot (crState).
 //   - sweep row: one model.Credits.SweepSlot step, on any row it applies to,
 //     or the freeing of a reservation of unknown slot whose holder exited.
+//   - sweep end: the state as it is, if model.Credits.Unswept holds for none
+//     of the reservations the sweep owes (C17); none otherwise.
 //   - everything else: model.Credits.Step, outputs compared with
 //     model.CrOutput.Equal; an unknown operation takes the model's step with
 //     whatever output it gives. (A reservation of unknown slot sits on a
@@ -168,6 +318,13 @@ func creditsStep(x crState, in CrInput, o CrOutcome) []crState {
 	s := x.s
 	switch in.step {
 	case crSweepNil:
+		return []crState{x}
+	case crSweepEnd:
+		for _, tok := range in.owed {
+			if s.Unswept(tok) {
+				return nil
+			}
+		}
 		return []crState{x}
 	case crSweepRow:
 		var next []crState
@@ -422,19 +579,40 @@ func mix(h, v uint64) uint64 {
 
 // DescribeCrOp renders one operation for the visualization: the input as
 // model.CrInput.String renders it, a sweep's row step as "sweep row k of n",
-// and the answer as model.CrOutput.Answer does, or "?" when it is unknown.
+// its end as "sweep end", with the reservations it owes (C17), and the
+// answer as model.CrOutput.Answer does, or "?" when it is unknown.
 func DescribeCrOp(in CrInput, o CrOutcome) string {
 	call := in.Op.String()
 	switch {
 	case in.step == crSweepRow && in.Optional:
 		call = fmt.Sprintf("sweep (outcome unknown) row %d of up to %d", in.Part, in.Of)
 	case in.step == crSweepRow:
-		call = fmt.Sprintf("sweep row %d of %d", in.Part, in.Of)
+		call = fmt.Sprintf("sweep row %d of %d", in.Part, o.Output.Count)
+	case in.step == crSweepEnd:
+		call = "sweep end, owing " + describeToks(in.owed) + " (C17)"
 	}
 	if o.Unknown {
 		return call + " → ?"
 	}
 	return call + " → " + o.Output.Answer(in.Op.Kind)
+}
+
+// describeToks renders a list of reservations: the first few tokens, then
+// how many more.
+func describeToks(toks []model.Token) string {
+	const most = 4
+	var b []byte
+	for i, t := range toks {
+		if i == most {
+			b = fmt.Appendf(b, " and %d more", len(toks)-most)
+			break
+		}
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = fmt.Appendf(b, "{%d %d}", t.Slot, t.Epoch)
+	}
+	return string(b)
 }
 
 // DescribeCredits renders a credits state: the rows in use, the last epoch,
@@ -500,4 +678,99 @@ func CheckEpochs(h CrHistory) *EpochViolation {
 		seen[op.Output.Token.Epoch] = i
 	}
 	return nil
+}
+
+// SweepViolation is a breach of C17 found by FindUnswept: a sweep that
+// returned leaving reserved a reservation it owed (OwedBySweeps), in every
+// linearization of the history.
+type SweepViolation struct {
+	Sweep   int         // the sweep's index in CrHistory.Ops
+	Token   model.Token // the reservation left (zero: only some of its owed ones together)
+	Holder  model.HolderID
+	Reserve int // the reservation's reserve, when Token is set
+	Exit    int // its holder's first exit to return, when Token is set
+	Owed    []model.Token
+}
+
+func (v SweepViolation) Error() string {
+	if v.Token == (model.Token{}) {
+		return fmt.Sprintf("C17: the sweep of op #%d left reserved some of the rows it had to free (%s): every reserve and holder's exit of each returned before the sweep was called, and no linearization frees them first",
+			v.Sweep, describeToks(v.Owed))
+	}
+	return fmt.Sprintf("C17: the sweep of op #%d left reserved %s of %s, which it had to free: its reserve (op #%d) and %s's exit (op #%d) returned before the sweep was called, and no linearization frees the row first",
+		v.Sweep, v.Token, v.Holder, v.Reserve, v.Holder, v.Exit)
+}
+
+// FindUnswept reports the sweep that breaks C17 in a history that m (the
+// credits model) finds illegal only for what its sweeps left reserved: the
+// history without any sweep's end is linearizable, and with the ends of
+// the sweeps before the one named (in history order) and that one's, it
+// is not. It names the reservation when one alone is enough. It reports
+// false when the history is illegal without the ends as well (C16 then),
+// or a search ran out of timeout (0: none).
+func FindUnswept(h CrHistory, m porcupine.Model, timeout time.Duration) (*SweepViolation, bool) {
+	owed := h.OwedBySweeps()
+	if len(owed) == 0 {
+		return nil, false
+	}
+	sweeps := make([]int, 0, len(owed))
+	for i := range owed {
+		sweeps = append(sweeps, i)
+	}
+	slices.Sort(sweeps)
+	// legal checks h with the ends of sweeps[:n], and the ends of extra.
+	legal := func(n int, extra map[int][]model.Token) (bool, bool) {
+		ends := func(i int) []model.Token {
+			if t, ok := extra[i]; ok {
+				return t
+			}
+			if j, _ := slices.BinarySearch(sweeps, i); j < n && sweeps[j] == i {
+				return owed[i]
+			}
+			return nil
+		}
+		res := porcupine.CheckOperationsTimeout(m, h.operations(ends), timeout)
+		return res == porcupine.Ok, res != porcupine.Unknown
+	}
+	if ok, known := legal(0, nil); !ok || !known {
+		return nil, false
+	}
+	lo, hi := 1, len(sweeps) // the ends of every sweep together are illegal
+	for lo < hi {
+		mid := (lo + hi) / 2
+		ok, known := legal(mid, nil)
+		if !known {
+			return nil, false
+		}
+		if ok {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	v := &SweepViolation{Sweep: sweeps[lo-1], Owed: owed[sweeps[lo-1]]}
+	for _, tok := range v.Owed {
+		if ok, known := legal(lo-1, map[int][]model.Token{v.Sweep: {tok}}); known && !ok {
+			v.Token = tok
+			break
+		}
+	}
+	if v.Token == (model.Token{}) {
+		return v, true
+	}
+	v.Exit = -1
+	for i, op := range h.Ops {
+		switch {
+		case op.Unknown:
+		case op.Input.Kind == model.CrReserve && op.Output.Result == model.OK && op.Output.Token == v.Token:
+			v.Reserve, v.Holder = i, op.Input.Holder
+		}
+	}
+	for i, op := range h.Ops {
+		if !op.Unknown && op.Input.Kind == model.CrExit && op.Input.Holder == v.Holder &&
+			(v.Exit < 0 || op.Return < h.Ops[v.Exit].Return) {
+			v.Exit = i
+		}
+	}
+	return v, true
 }

@@ -22,7 +22,10 @@
 //     operations over its interval, each one model.Credits.SweepSlot step on
 //     any row it applies to — the only nondeterministic step, handled by a
 //     search inside Step over the set of states the history can have
-//     reached (kept in a canonical order, so Step stays deterministic).
+//     reached (kept in a canonical order, so Step stays deterministic) —
+//     and, when it owes rows, one more that ends it: it holds only if
+//     none of the reservations the sweep owes is left reserved (C17:
+//     OwedBySweeps, model.Credits.Unswept; FindUnswept names the sweep).
 //     enqueued() and snapshot() are not atomic scans; they are left out of
 //     histories (Validate refuses them).
 //

@@ -333,16 +333,22 @@ func (s Credits[P]) Release(h HolderID, tok Token) (Credits[P], bool) {
 	return s, true
 }
 
+// sweepable reports whether slot n of a live table holds a reserved row
+// whose holder has exited: the rows a sweep frees, only these (C10) and
+// every one of them (C17).
+func (s Credits[P]) sweepable(n int) bool {
+	r := s.rows[n-1]
+	return !s.closed && r.State == Reserved && !s.Alive(r.Holder)
+}
+
 // Sweep frees every reserved row whose holder has exited and returns how many
-// it freed (C10). Enqueued and processing rows are never swept.
+// it freed: only those (C10), and all of them (C17). Enqueued and processing
+// rows are never swept.
 func (s Credits[P]) Sweep() (Credits[P], int) {
-	if s.closed {
-		return s, 0
-	}
 	freed := 0
-	for i := range s.rows {
-		if s.rows[i].State == Reserved && !s.Alive(s.rows[i].Holder) {
-			s.rows[i] = Row[P]{}
+	for n := 1; n <= Slots; n++ {
+		if s.sweepable(n) {
+			s.rows[n-1] = Row[P]{}
 			freed++
 		}
 	}
@@ -351,15 +357,26 @@ func (s Credits[P]) Sweep() (Credits[P], int) {
 
 // SweepSlot frees slot n if it is reserved by an exited holder, reporting
 // whether it did: one of the per-row steps a concurrent Sweep is made of
-// (spec/credits.md §4).
+// (spec/credits.md §5). Applied to every slot, it leaves what Sweep leaves.
 func (s Credits[P]) SweepSlot(n int) (Credits[P], bool) {
 	checkSlot(n)
-	r := s.rows[n-1]
-	if s.closed || r.State != Reserved || s.Alive(r.Holder) {
+	if !s.sweepable(n) {
 		return s, false
 	}
 	s.rows[n-1] = Row[P]{}
 	return s, true
+}
+
+// Unswept reports whether the reservation tok is still reserved, by a holder
+// that has exited, on a live table: a row that a sweep ending in this state
+// has left behind though it had to free it (C17). Sweep leaves none. A
+// concurrent sweep frees row by row (SweepSlot) and answers only for the
+// reservations it owes, those whose reserve and whose holder's exit both
+// returned before it was called (spec/credits.md C17); the history checker
+// asks Unswept of each of them once the sweep's row steps are taken.
+func (s Credits[P]) Unswept(tok Token) bool {
+	checkToken(tok)
+	return s.sweepable(tok.Slot) && s.rows[tok.Slot-1].Epoch == tok.Epoch
 }
 
 // Exit marks holder h dead from now on (a process that exited). Exiting

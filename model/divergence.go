@@ -237,7 +237,8 @@ func tbKeyFacts[K comparable](ins []TBInput[K]) tbFacts {
 //   - the same operations refused where the model acts, or answering
 //     another payload: enqueue C5, take C7 (a payload lost) or C6 (another
 //     payload), finish C8, release C9.
-//   - sweep, exit: C10.
+//   - sweep: fewer rows freed than the model frees: C17 (a reserved row of
+//     an exited holder left behind); otherwise C10. exit: C10.
 //   - enqueued: the model's rows in another order: C13; other rows: C7.
 //   - snapshot: C14. bounds: C1.
 func CrDivergence[P comparable](prior []CrInput[P], in CrInput[P], want, got CrOutput[P]) string {
@@ -270,7 +271,12 @@ func CrDivergence[P comparable](prior []CrInput[P], in CrInput[P], want, got CrO
 		return "C2"
 	case CrEnqueue, CrTake, CrFinish, CrRelease:
 		return crPinnedDivergence(s, in, want, got)
-	case CrSweep, CrExit:
+	case CrSweep:
+		if got.Count < want.Count {
+			return "C17"
+		}
+		return "C10"
+	case CrExit:
 		return "C10"
 	case CrEnqueued:
 		if sameEntries(want.Entries, got.Entries) {

@@ -211,8 +211,10 @@ func (p *crProgram) verdict(r *crRun, final []model.CrOutput[string]) *Failure {
 	// The common case, a passing history, costs one porcupine search: the
 	// history with the observations added. A linearization of it is one of
 	// the history alone, so CheckCredits would pass too (CheckEpochs, its
-	// other half, runs here as well). Anything else goes through
-	// CheckCredits to say what failed and to write the files.
+	// other half, runs here as well; the ends of the sweeps, where no row a
+	// sweep owes may be left reserved, C17, are operations of the history).
+	// Anything else goes through CheckCredits to say what failed (C16, C3,
+	// C17) and to write the files.
 	var f *Failure
 	if h.Validate() == nil && linearizability.CheckEpochs(h) == nil &&
 		porcupine.CheckOperations(linearizability.CreditsModel(), p.extended(h, r.obs, final)) {
