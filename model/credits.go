@@ -413,6 +413,17 @@ func (s Credits[P]) Enqueued() []Entry[P] {
 	return out
 }
 
+// ListedBy reports whether entry e of an enqueued listing is the row that
+// enqueue in would make: the same slot and epoch (the token's), payload and
+// mark. Each entry of a listing is a row its slot held during the call
+// (C13), so under concurrency every entry must be the row of some enqueue
+// of its token; an entry that pairs one reservation's token with another's
+// payload or mark is a row the slot never held.
+func ListedBy[P comparable](e Entry[P], in CrInput[P]) bool {
+	return in.Kind == CrEnqueue && in.Token.Slot == e.Slot && in.Token.Epoch == e.Epoch &&
+		in.Payload == e.Payload && in.NowMs == e.MarkedMs
+}
+
 // SortEntries orders entries oldest mark first, ties by slot (C13).
 func SortEntries[P comparable](es []Entry[P]) {
 	slices.SortFunc(es, func(a, b Entry[P]) int {

@@ -116,3 +116,26 @@ func checkSweep(t *testing.T, seq int, s Credits[string]) {
 		t.Fatalf("seq %d: the per-row steps freed %d rows, Sweep %d, or left another state", seq, freed, n)
 	}
 }
+
+// TestListedBy: an entry is the row of the enqueue of its token with its
+// payload and mark, and of no other (C13).
+func TestListedBy(t *testing.T) {
+	in := CrInput[string]{Kind: CrEnqueue, Holder: 1, Token: Token{Slot: 27, Epoch: 7}, Payload: "p", NowMs: 5}
+	e := Entry[string]{Slot: 27, Epoch: 7, MarkedMs: 5, Payload: "p"}
+	if !ListedBy(e, in) {
+		t.Fatalf("%+v is the row of %+v", e, in)
+	}
+	for _, bad := range []Entry[string]{
+		{Slot: 27, Epoch: 39, MarkedMs: 5, Payload: "p"}, // another reservation's token
+		{Slot: 28, Epoch: 7, MarkedMs: 5, Payload: "p"},
+		{Slot: 27, Epoch: 7, MarkedMs: 6, Payload: "p"},
+		{Slot: 27, Epoch: 7, MarkedMs: 5, Payload: "q"},
+	} {
+		if ListedBy(bad, in) {
+			t.Errorf("%+v is not the row of %+v", bad, in)
+		}
+	}
+	if ListedBy(e, CrInput[string]{Kind: CrRelease, Token: in.Token}) {
+		t.Error("a release makes no row")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -186,11 +187,41 @@ func (p *crProgram) end(c *controller, outcome bool) (*Failure, string) {
 		enq = p.do(n+1, model.CrInput[string]{Kind: model.CrEnqueued})
 	})
 	final := []model.CrOutput[string]{snap, enq}
-	f := p.verdict(r, final)
+	f := p.listings(r)
+	if f == nil {
+		f = p.verdict(r, final)
+	}
 	if !outcome {
 		return f, ""
 	}
 	return f, p.outcome(r, final)
+}
+
+// listings checks every enqueued listing a thread made (C13). A listing is
+// not one atomic step, so it is not an operation of the history porcupine
+// checks; each of its entries must still be a row its slot held during the
+// call: the row of some enqueue of the entry's token (model.ListedBy), in the
+// setup or a thread.
+func (p *crProgram) listings(r *crRun) *Failure {
+	enqueues := slices.Clone(r.setupIn)
+	for _, ins := range r.in {
+		enqueues = append(enqueues, ins...)
+	}
+	for t, ins := range r.in {
+		for k, in := range ins {
+			if in.Kind != model.CrEnqueued {
+				continue
+			}
+			for _, e := range r.out[t][k].Entries {
+				if !slices.ContainsFunc(enqueues, func(q model.CrInput[string]) bool { return model.ListedBy(e, q) }) {
+					return &Failure{Kind: KindInvariant, Invariant: "C13", Thread: -1, Detail: fmt.Sprintf(
+						"T%d's enqueued listing has slot %d epoch %d with payload %q marked %dms: no enqueue of that token made that row, so the slot never held it",
+						t, e.Slot, e.Epoch, e.Payload, e.MarkedMs)}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // verdict checks the run's history, from the cache when it was seen.
