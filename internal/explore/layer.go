@@ -86,11 +86,34 @@ func Hunt(f fault.Fault, budget time.Duration, _ uint64) mutant.Outcome {
 			}
 			out.Replay = fmt.Sprintf("go run ./cmd/tollgate explore -scenario %s -mutant %s -replay %s", s.Name, f, fl.Schedule)
 			out.Detail = fmt.Sprintf("%s after %d schedules in all (%s, %d preemptions): %s", s.Name, schedules, fl.Schedule, fl.Preemptions, fl.Detail)
+			out.Rerun = rerun(s, p.bound, budget)
 			break
 		}
 	}
 	out.Elapsed = time.Since(start)
 	return out
+}
+
+// rerun is the kill's case run again on g's table: the scenario that
+// failed, exhaustively within the bound it failed at. The mutants command
+// runs it on the real table, which must pass it: a scenario the real code
+// fails is the explorer's false alarm, never a kill.
+func rerun(s Scenario, bound int, budget time.Duration) func(fault.Fault) mutant.Outcome {
+	return func(g fault.Fault) mutant.Outcome {
+		start := time.Now()
+		r := Explore(s, Options{Fault: g, Bound: bound, Budget: Budget{Time: budget}})
+		out := mutant.Outcome{Elapsed: time.Since(start)}
+		switch {
+		case r.Err != nil:
+			out.Detail = r.Err.Error()
+		case r.Failure != nil:
+			out.Killed, out.Property = true, r.Failure.Invariant
+			out.Detail = fmt.Sprintf("%s on %s (%s): %s", s.Name, g, r.Failure.Schedule, r.Failure.Detail)
+		default:
+			out.Detail = fmt.Sprintf("%s on %s: %d schedules within bound %d pass", s.Name, g, r.Schedules, bound)
+		}
+		return out
+	}
 }
 
 func sum(xs []int) int {
