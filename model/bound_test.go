@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -188,5 +189,47 @@ func TestT5BoundHostileMagnitudes(t *testing.T) {
 	}
 	if admitted < 3000*10 {
 		t.Fatalf("only %d takes admitted in 3000 runs of 100 operations", admitted)
+	}
+}
+
+// TestT5BoundAccrualCount: a take counts an accrual when its clock is newer
+// than every earlier take's, or a reclaim newer than them came between;
+// a take at the same clock after that counts none, and a reclaim at the
+// newest take's clock credits no time.
+func TestT5BoundAccrualCount(t *testing.T) {
+	lim := Limits{Capacity: 1, RefillPerSecond: 1}
+	var b T5Bound
+	b.Commit(lim, 1, 0)
+	b.Reclaim(lim, 10)
+	b.Commit(lim, 1, 10)
+	b.Commit(lim, 1, 10)
+	if b.Accruals != 1 {
+		t.Errorf("takes at 0, reclaim at 10, takes at 10 and 10: %d accruals, want 1", b.Accruals)
+	}
+	var c T5Bound
+	c.Commit(lim, 1, 5)
+	c.Reclaim(lim, 5)
+	c.Commit(lim, 1, 5)
+	if c.Accruals != 0 {
+		t.Errorf("take at 5, reclaim at 5, take at 5: %d accruals, want 0", c.Accruals)
+	}
+}
+
+// TestT5BoundStringNamesSlack: the description names the absolute slack
+// where it outweighs the relative tolerance (subnormal limits), and only
+// there.
+func TestT5BoundStringNamesSlack(t *testing.T) {
+	tiny := Limits{Capacity: eta, RefillPerSecond: eta}
+	var b T5Bound
+	b.Commit(tiny, eta, 0)
+	b.Commit(tiny, eta, 1000)
+	if s := b.String(); !strings.Contains(s, "rounding slack") {
+		t.Errorf("subnormal limits: %s lacks the rounding slack", s)
+	}
+	var c T5Bound
+	c.Commit(Limits{Capacity: 5, RefillPerSecond: 1}, 1, 0)
+	c.Commit(Limits{Capacity: 5, RefillPerSecond: 1}, 1, 1000)
+	if s := c.String(); strings.Contains(s, "rounding slack") {
+		t.Errorf("ordinary limits: %s names a slack the tolerance covers", s)
 	}
 }

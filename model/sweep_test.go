@@ -139,3 +139,15 @@ func TestListedBy(t *testing.T) {
 		t.Error("a release makes no row")
 	}
 }
+
+// TestUnsweptRejectsDefects: Unswept of a token no reservation carries is a
+// defect, and panics.
+func TestUnsweptRejectsDefects(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("Unswept of a token with epoch 0 did not panic")
+		}
+	}()
+	var s Credits[string]
+	s.Unswept(Token{Slot: 1}) // epoch 0: no reservation carries it
+}
