@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"pgregory.net/rapid"
@@ -166,21 +165,10 @@ func HuntRapid(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcome 
 func huntRapid(f fault.Fault, budget time.Duration, seed uint64, opts Options) mutant.Outcome {
 	huntMu.Lock()
 	defer huntMu.Unlock()
-	// rapid consults testing.Short(), which needs the testing flags
-	// registered and parsed. Inside a test binary both already happened.
-	testing.Init()
-	if !flag.Parsed() {
-		_ = flag.CommandLine.Parse(nil)
-	}
 	settings := rapidSettings{}
 	defer settings.restore()
-	for name, v := range map[string]string{
-		"rapid.checks": strconv.Itoa(RapidChecksPerRound), "rapid.nofailfile": "true",
-		"rapid.shrinktime": HuntShrinkTime.String(), "rapid.steps": "30", "rapid.v": "false", "rapid.failfile": "",
-	} {
-		if err := settings.set(name, v); err != nil {
-			return mutant.Outcome{Seed: seed, Detail: err.Error()}
-		}
+	if err := settings.hunt(strconv.Itoa(RapidChecksPerRound)); err != nil {
+		return mutant.Outcome{Seed: seed, Detail: err.Error()}
 	}
 	start := time.Now()
 	targets := rapidTargets(f)

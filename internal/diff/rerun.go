@@ -45,19 +45,14 @@ func rapidRerun(tg rapidTarget, opts Options, caseSeed uint64) func(fault.Fault)
 	return func(g fault.Fault) mutant.Outcome {
 		huntMu.Lock()
 		defer huntMu.Unlock()
-		testing.Init()
-		if !flag.Parsed() {
-			_ = flag.CommandLine.Parse(nil)
-		}
 		settings := rapidSettings{}
 		defer settings.restore()
-		for name, v := range map[string]string{
-			"rapid.checks": "1", "rapid.seed": strconv.FormatUint(caseSeed, 10), "rapid.nofailfile": "true",
-			"rapid.shrinktime": HuntShrinkTime.String(), "rapid.steps": "30", "rapid.v": "false", "rapid.failfile": "",
-		} {
-			if err := settings.set(name, v); err != nil {
-				return mutant.Outcome{Seed: caseSeed, Detail: err.Error()}
-			}
+		err := settings.hunt("1")
+		if err == nil {
+			err = settings.set("rapid.seed", strconv.FormatUint(caseSeed, 10))
+		}
+		if err != nil {
+			return mutant.Outcome{Seed: caseSeed, Detail: err.Error()}
 		}
 		var kill killRecord
 		rec := &recorder{}
@@ -85,4 +80,24 @@ func faultArg(g fault.Fault) string {
 		return ""
 	}
 	return " -diff.fault=" + g.String()
+}
+
+// hunt sets rapid's flags for a hunt of checks checks a round (the flags
+// registered and parsed first: rapid consults testing.Short(), which needs
+// them; inside a test binary both already happened). restore puts them
+// back.
+func (s *rapidSettings) hunt(checks string) error {
+	testing.Init()
+	if !flag.Parsed() {
+		_ = flag.CommandLine.Parse(nil)
+	}
+	for name, v := range map[string]string{
+		"rapid.checks": checks, "rapid.nofailfile": "true",
+		"rapid.shrinktime": HuntShrinkTime.String(), "rapid.steps": "30", "rapid.v": "false", "rapid.failfile": "",
+	} {
+		if err := s.set(name, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
