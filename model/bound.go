@@ -113,7 +113,12 @@ func (b *T5Bound) Limit() float64 {
 // total and the computed bound are both multiples of 2^-1074, so the
 // Accruals+1 halves round down to whole steps (spec/tokenbucket.md, "T5's
 // rounding slack"). The value is exact: an integer below 2^53 times 2^-1074.
-func (b *T5Bound) Slack() float64 { return float64(b.slackSteps()) * math.SmallestNonzeroFloat64 }
+//
+// The product is rounded on its own (the explicit conversion), so that no
+// GOARCH fuses it into the sum of Exceeded.
+func (b *T5Bound) Slack() float64 {
+	return float64(float64(b.slackSteps()) * math.SmallestNonzeroFloat64)
+}
 
 // slackSteps is Slack in steps of 2^-1074.
 func (b *T5Bound) slackSteps() int { return (b.Accruals + 1) / 2 }
