@@ -54,7 +54,6 @@ type Option func(*config)
 type config struct {
 	aof       bool
 	replicaOf string
-	args      []string
 }
 
 // WithAOF turns on the append-only file with appendfsync always: Redis
@@ -62,12 +61,6 @@ type config struct {
 // reply, so a write a client saw acknowledged survives a crash of the
 // process (and of the machine). Restart after Crash loads it.
 func WithAOF() Option { return func(c *config) { c.aof = true } }
-
-// WithArgs passes further redis-server arguments, e.g. "--maxmemory",
-// "10mb". They come after the package's own, so they override them.
-func WithArgs(args ...string) Option {
-	return func(c *config) { c.args = append(c.args, args...) }
-}
 
 // Server is a running redis-server.
 type Server struct {
@@ -164,7 +157,7 @@ func (s *Server) args() []string {
 		host, port, _ := net.SplitHostPort(cfg.replicaOf)
 		a = append(a, "--replicaof", host, port)
 	}
-	return append(a, cfg.args...)
+	return a
 }
 
 // launch starts the process and waits until it answers PING; on failure
@@ -416,9 +409,6 @@ func (s *Server) log() string {
 	data, _ := os.ReadFile(filepath.Join(s.Dir, "redis.log"))
 	return string(data)
 }
-
-// Log returns the server's log file so far (every run of it).
-func (s *Server) Log() string { return s.log() }
 
 // Do sends one command in RESP and returns the first line of the reply.
 func (s *Server) Do(args ...string) (string, error) {

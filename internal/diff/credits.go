@@ -64,12 +64,6 @@ func NewCrMachine(faults fault.Fault, opts Options) *CrMachine {
 	}
 }
 
-// Tokens returns every token the implementation issued so far.
-func (m *CrMachine) Tokens() []Issued { return m.tokens }
-
-// History returns the operations applied so far.
-func (m *CrMachine) History() []string { return m.hist.strings() }
-
 // NextPayload returns a payload never enqueued before, so C7 can tell every
 // enqueue apart.
 func (m *CrMachine) NextPayload() int {

@@ -38,9 +38,6 @@ func NewTBMachine(faults fault.Fault, opts Options) *TBMachine {
 	}
 }
 
-// History returns the operations applied so far.
-func (m *TBMachine) History() []string { return m.hist.strings() }
-
 func (m *TBMachine) apply(in model.TBInput[int]) (model.TBOutput, string) {
 	return guardedApply(m.sut, m.tamper, in)
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -161,14 +162,6 @@ func calls(n int, cost float64, every time.Duration) []limiters.Step {
 	return s
 }
 
-func cat(parts ...[]limiters.Step) []limiters.Step {
-	var out []limiters.Step
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
-
 // Workloads implements limiters.Adapter.
 func (Adapter) Workloads(quick bool) []limiters.Workload {
 	p := func(b, r float64) limiters.Params {
@@ -182,7 +175,7 @@ func (Adapter) Workloads(quick bool) []limiters.Workload {
 	return []limiters.Workload{
 		{Name: "steady", Hunts: "control: calls as fast as one client makes them", Params: p(10, 100), Steps: calls(300, 1, 0), Props: both},
 		{Name: "idle-burst", Hunts: "idle past the burst window, then a burst", Params: p(5, 10),
-			Steps: cat(calls(20, 1, 0), calls(1, 1, 1200*time.Millisecond), calls(50, 1, 0)), Props: both},
+			Steps: slices.Concat(calls(20, 1, 0), calls(1, 1, 1200*time.Millisecond), calls(50, 1, 0)), Props: both},
 		{Name: "thirds", Hunts: "float emission interval 1/3 s, burst 7, cost 5 (the seed's rounding case)", Params: p(7, 3),
 			Steps: calls(30, 5, 100*time.Millisecond), Props: both},
 		{Name: "tiny-rate", Hunts: "rate 1e-9/s (one call per 1e9 s)", Params: p(5, 1e-9), Steps: calls(50, 1, 0), Props: both},

@@ -14,6 +14,7 @@ package uber
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -206,14 +207,6 @@ func takes(n int) []limiters.Step {
 
 func idle(ns int64) []limiters.Step { return []limiters.Step{{Op: "idle", Idle: ns}} }
 
-func cat(parts ...[]limiters.Step) []limiters.Step {
-	var out []limiters.Step
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
-
 // Workloads implements limiters.Adapter.
 func (Adapter) Workloads(quick bool) []limiters.Workload {
 	p := func(rate float64, slack int, origin string, tick int64) limiters.Params {
@@ -227,13 +220,13 @@ func (Adapter) Workloads(quick bool) []limiters.Workload {
 	return []limiters.Workload{
 		{Name: "steady", Hunts: "control: back-to-back takes", Params: p(100, 10, "", 1000), Steps: takes(300), Props: pacer},
 		{Name: "idle-burst", Hunts: "idle far past the slack window, then a burst (uber-go/ratelimit #119, #124)",
-			Params: p(100, 10, "", 1000), Steps: cat(takes(20), idle(2000*ms), takes(300)), Props: pacer},
+			Params: p(100, 10, "", 1000), Steps: slices.Concat(takes(20), idle(2000*ms), takes(300)), Props: pacer},
 		{Name: "idle-just-past-slack", Hunts: "idle just longer than slack·per, then a burst",
-			Params: p(100, 10, "", 1000), Steps: cat(takes(20), idle(105*ms), takes(300)), Props: pacer},
+			Params: p(100, 10, "", 1000), Steps: slices.Concat(takes(20), idle(105*ms), takes(300)), Props: pacer},
 		{Name: "idle-burst-noslack", Hunts: "WithoutSlack: idle, then a burst",
-			Params: p(100, 0, "", 1000), Steps: cat(takes(20), idle(2000*ms), takes(300)), Props: pacer},
+			Params: p(100, 0, "", 1000), Steps: slices.Concat(takes(20), idle(2000*ms), takes(300)), Props: pacer},
 		{Name: "huge-rate", Hunts: "rate 1e9/s: one nanosecond per take", Params: p(1e9, 10, "", 1),
-			Steps: cat(takes(100), idle(1000), takes(1000)), Props: pacer},
+			Steps: slices.Concat(takes(100), idle(1000), takes(1000)), Props: pacer},
 		{Name: "rate-1e10", Hunts: "rate 1e10/s: the per-take interval rounds to 0 ns", Params: p(1e10, 10, "", 1),
 			Steps: takes(1000), Props: pacer},
 		{Name: "zero-rate", Hunts: "rate 0", Params: p(0, 10, "", 1000), Steps: takes(10), Props: pacer},

@@ -2,6 +2,7 @@ package xtime
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/tollgate/tollgate/limiters"
@@ -16,14 +17,6 @@ func calls(n int, start, every int64, cost float64) []limiters.Step {
 		s[k] = limiters.Step{Op: "call", AtNs: start + int64(k)*every, Cost: cost}
 	}
 	return s
-}
-
-func cat(parts ...[]limiters.Step) []limiters.Step {
-	var out []limiters.Step
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
 }
 
 // alternate returns n calls of cost whose readings alternate a, b, a, b…
@@ -55,13 +48,13 @@ func (Adapter) Workloads(quick bool) []limiters.Workload {
 		{Name: "steady", Hunts: "control: calls at 5x the rate", Params: p(10, 100, ""),
 			Steps: calls(400, 0, 2*ms, 1), Props: both},
 		{Name: "idle-burst", Hunts: "idle far past the burst window, then a burst", Params: p(5, 10, ""),
-			Steps: cat(calls(20, 0, ms, 1), calls(50, 10_000*ms, 0, 1), calls(50, 10_000*ms, 10*ms, 1)), Props: both},
+			Steps: slices.Concat(calls(20, 0, ms, 1), calls(50, 10_000*ms, 0, 1), calls(50, 10_000*ms, 10*ms, 1)), Props: both},
 		{Name: "stale-alternate", Hunts: "a clock that moves backwards: readings 1000 ms, 0 ms, … (golang/go#56287)",
 			Params: p(10, 10, ""), Steps: alternate(200, 1000*ms, 0, 1), Props: both},
 		{Name: "stale-refused", Hunts: "a stale reading on a refused call moves the stored time back",
-			Params: p(1, 1, ""), Steps: cat(calls(1, 1000*ms, 0, 1), alternate(100, 0, 1000*ms, 1)), Props: both},
+			Params: p(1, 1, ""), Steps: slices.Concat(calls(1, 1000*ms, 0, 1), alternate(100, 0, 1000*ms, 1)), Props: both},
 		{Name: "tiny-rate", Hunts: "rate 1e-10/s: the wait overflows time.Duration (golang/go#71154)",
-			Params: p(10, 1e-10, ""), Steps: cat(calls(20, 0, 1000*ms, 1), calls(20, 20_000*ms, 1000*ms, 10)), Props: both},
+			Params: p(10, 1e-10, ""), Steps: slices.Concat(calls(20, 0, 1000*ms, 1), calls(20, 20_000*ms, 1000*ms, 10)), Props: both},
 		{Name: "huge-rate", Hunts: "rate 1e10/s, burst 1, calls 1 ns apart", Params: p(1, 1e10, ""),
 			Steps: calls(1000, 0, 1, 1), Props: both},
 		{Name: "huge-burst", Hunts: "burst 1e10, costs of 1e9, rate 1e10/s", Params: p(1e10, 1e10, ""),
