@@ -46,7 +46,6 @@ var (
 	ErrNotRun  = errors.New("linearizability: the backend did not make the call")
 )
 
-// local is a backend whose every answer is known: an in-process applier.
 // ErrPanicked is wrapped, with the panic's value and stack, by the error a
 // recording returns when the table panicked in one of its calls: a table
 // broken enough to corrupt its own state (a mutant's), or a defect. The
@@ -55,7 +54,9 @@ var (
 var ErrPanicked = errors.New("linearizability: the table panicked in a call")
 
 // doRecovering is b.Do, with a panic in the call turned into an error
-// wrapping ErrPanicked.
+// wrapping ErrPanicked. Every recorder calls its backend through it
+// (recording.call), so a panic is reported the same way whichever recorder
+// met it.
 func doRecovering[In, Out any](b Backend[In, Out], client int, in In) (out Out, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -65,6 +66,7 @@ func doRecovering[In, Out any](b Backend[In, Out], client int, in In) (out Out, 
 	return b.Do(client, in)
 }
 
+// local is a backend whose every answer is known: an in-process applier.
 type local[In, Out any] func(In) Out
 
 func (l local[In, Out]) Do(_ int, in In) (Out, error) { return l(in), nil }

@@ -37,14 +37,7 @@ type Payload = string
 // overlapped no other reserve that claimed the same slot (or may have: one
 // of unknown outcome in the slot's class), as impl/credits guarantees no
 // more (spec/credits.md C17). OwedBySweeps lists them.
-type CrOp struct {
-	Client  int                     `json:"client"`
-	Input   model.CrInput[Payload]  `json:"input"`
-	Output  model.CrOutput[Payload] `json:"output"`
-	Unknown bool                    `json:"unknown,omitempty"`
-	Call    int64                   `json:"call"`
-	Return  int64                   `json:"return"`
-}
+type CrOp = Op[model.CrInput[Payload], model.CrOutput[Payload]]
 
 // CrHistory is a recorded credit-table history with what is needed to replay
 // its check.

@@ -3,17 +3,17 @@ package linearizability
 import (
 	"fmt"
 	"math"
-	"sort"
-	"sync"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 )
 
-// Op is one recorded operation of a backend with its own vocabulary (a
-// third-party limiter, say): what client asked, what it got back, and when,
-// on the recording's Stamps. Unknown marks a call whose answer was never
-// received (Return is then ignored and set to math.MaxInt64 for porcupine).
+// Op is one recorded operation of any backend: what client asked, what it
+// got back, and when, on the recording's Stamps. Unknown marks a call whose
+// answer was never received (Output is then the zero value, Return is
+// ignored and set to math.MaxInt64 for porcupine). TBOp and CrOp are its
+// token-bucket and credit-table instances; a backend with its own
+// vocabulary (a third-party limiter) records Ops of its own In and Out.
 type Op[In, Out any] struct {
 	Client  int   `json:"client"`
 	Input   In    `json:"input"`
@@ -23,58 +23,21 @@ type Op[In, Out any] struct {
 	Return  int64 `json:"return"`
 }
 
-// Record is the recorder of RecordTokenBucket for any backend: client c
-// runs scripts[c] in order on its own goroutine, every goroutine waits at
-// the same barrier before its first call, and each call is bracketed by
-// two stamps of one shared Stamps, so the intervals cannot be reordered
-// around the operations (porcupine#40). Errors from b follow Backend's
-// rules: ErrUnknown is recorded as unknown, ErrNotRun is skipped, any other
-// stops the recording and is returned. The history is sorted by call stamp.
+// Record records scripts against any backend (a third-party limiter, say)
+// through the one client loop RecordTokenBucket also runs (runClients),
+// every call made by recording.call as in every recorder: client c runs scripts[c] in order on its own
+// goroutine, every goroutine waits at the same barrier before its first
+// call, and each call is bracketed by two stamps of one shared Stamps, so
+// the intervals cannot be reordered around the operations (porcupine#40).
+// Errors from b follow Backend's rules: ErrUnknown is recorded as unknown,
+// ErrNotRun is skipped, any other stops the recording and is returned, and
+// a panic in b stops it with an error wrapping ErrPanicked. The history is
+// sorted by call stamp.
 func Record[In, Out any](scripts [][]In, b Backend[In, Out]) ([]Op[In, Out], error) {
 	if len(scripts) == 0 {
 		return nil, fmt.Errorf("linearizability: record: scripts must hold at least one client")
 	}
-	var broke brake
-	var ts Stamps
-	perClient := make([][]Op[In, Out], len(scripts))
-	var done sync.WaitGroup
-	start := barrier{n: int64(len(scripts))}
-	for c := range scripts {
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			ops := make([]Op[In, Out], 0, len(scripts[c]))
-			start.wait()
-			for _, in := range scripts[c] {
-				if broke.stopped() {
-					break
-				}
-				call := ts.Stamp()
-				out, err := b.Do(c, in)
-				ret := ts.Stamp()
-				op := Op[In, Out]{Client: c, Input: in, Output: out, Call: call, Return: ret}
-				if err != nil {
-					if !broke.unknown(err) {
-						continue
-					}
-					var zero Out
-					op.Output, op.Unknown, op.Return = zero, true, 0
-				}
-				ops = append(ops, op)
-			}
-			perClient[c] = ops
-		}()
-	}
-	done.Wait()
-	if err := broke.err(); err != nil {
-		return nil, err
-	}
-	var h []Op[In, Out]
-	for _, ops := range perClient {
-		h = append(h, ops...)
-	}
-	sort.Slice(h, func(i, j int) bool { return h[i].Call < h[j].Call })
-	return h, nil
+	return runClients(&recording[In, Out]{b: b}, scripts, func(_ int, in In) In { return in })
 }
 
 // Porcupine converts a recorded history to porcupine operations: Input and

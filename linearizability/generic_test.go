@@ -1,7 +1,9 @@
 package linearizability
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,5 +86,26 @@ func TestRecordBadInput(t *testing.T) {
 	ops := []Op[struct{}, int64]{{Call: 5, Return: 3}}
 	if _, err := CheckOps("counter", "X1", counterModel, ops, ops, Options{}); err == nil {
 		t.Fatal("CheckOps with a return before its call: no error")
+	}
+}
+
+// A backend that panics under Record stops the recording with an error
+// wrapping ErrPanicked that carries the panic's value, as under
+// RecordTokenBucket and RecordCredits: the panic is a violation seen, not a
+// crash of the checker.
+func TestRecordPanickingBackend(t *testing.T) {
+	var n atomic.Int64
+	b := Local(func(struct{}) int64 {
+		if v := n.Add(1); v == 5 {
+			panic("a corrupt counter")
+		}
+		return n.Load()
+	})
+	ops, err := Record[struct{}, int64](counterScripts(3, 10), b)
+	if !errors.Is(err, ErrPanicked) || !strings.Contains(err.Error(), "a corrupt counter") {
+		t.Fatalf("Record over a panicking backend returned %v, want ErrPanicked with the panic's value", err)
+	}
+	if ops != nil {
+		t.Fatalf("Record over a panicking backend returned %d ops with its error, want none", len(ops))
 	}
 }

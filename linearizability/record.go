@@ -168,71 +168,117 @@ func (w TBWorkload) script(r *rand.Rand) []tbStep {
 
 // RecordTokenBucket runs w against b and returns the history, sorted by call
 // stamp. The scripts are drawn from seed (client i from its own stream)
-// before any client starts, so the loop that runs them does little besides
-// the operations; the interleaving is whatever the scheduler makes of them.
-// b must be fresh: every key starts absent. An error from b other than
-// ErrUnknown and ErrNotRun stops the recording and is returned.
+// before any client starts, so the loop that runs them (runClients, shared
+// with Record) does little besides the operations; the interleaving is
+// whatever the scheduler makes of them. b must be fresh: every key starts
+// absent. An error from b other than ErrUnknown and ErrNotRun stops the
+// recording and is returned (a panic in b as one wrapping ErrPanicked).
 func RecordTokenBucket(w TBWorkload, b TBBackend, seed uint64) (TBHistory, error) {
 	if err := w.Validate(); err != nil {
 		return TBHistory{}, err
 	}
-	var broke brake
-	var ts Stamps
+	r := &recording[model.TBInput[string], model.TBOutput]{b: b}
 	var clock atomic.Int64
 	clock.Store(w.StartMs)
 	scripts := make([][]tbStep, w.Clients)
-	perClient := make([][]TBOp, w.Clients)
 	clockMarks := make([][]Mark, w.Clients)
 	for c := range scripts {
 		scripts[c] = w.script(rand.New(rand.NewPCG(seed, uint64(c))))
-		perClient[c] = make([]TBOp, 0, w.OpsPerClient)
 	}
+	// input runs on client c's goroutine only, so clockMarks[c] needs no lock.
+	input := func(c int, s tbStep) model.TBInput[string] {
+		if s.advance {
+			now := clock.Add(w.ClockStepMs)
+			clockMarks[c] = append(clockMarks[c], Mark{Tag: "clock", At: r.ts.Stamp(), Text: fmt.Sprintf("clock → %dms", now)})
+		}
+		in := s.in
+		in.NowMs = clock.Load() - s.staleBy
+		if w.Yield {
+			runtime.Gosched()
+		}
+		return in
+	}
+	ops, err := runClients(r, scripts, input)
+	if err != nil {
+		return TBHistory{}, err
+	}
+	h := TBHistory{Workload: w.Name, Seed: seed, Ops: ops}
+	for c := range clockMarks {
+		h.Marks = append(h.Marks, clockMarks[c]...)
+	}
+	sort.Slice(h.Marks, func(i, j int) bool { return h.Marks[i].At < h.Marks[j].At })
+	return h, nil
+}
+
+// recording is what every recorder of this package shares while it runs:
+// the backend, the one time base of its stamps, and the brake that stops
+// it. Every call of a recording goes through call, so every recorder treats
+// an error or a panic of the backend the same way.
+type recording[In, Out any] struct {
+	b     Backend[In, Out]
+	ts    Stamps
+	broke brake
+}
+
+// call performs in for client, bracketed by two stamps, through
+// doRecovering (a panic in b stops the recording with ErrPanicked). It
+// returns the operation to record; ok is false when there is nothing to
+// record: the backend did not make the call (ErrNotRun), or it broke and the
+// recording is stopping (r.broke holds why). An operation whose outcome
+// cannot be known comes back Unknown, with the zero Output and Return 0.
+func (r *recording[In, Out]) call(client int, in In) (op Op[In, Out], ok bool) {
+	op = Op[In, Out]{Client: client, Input: in}
+	op.Call = r.ts.Stamp()
+	out, err := doRecovering(r.b, client, in)
+	op.Return = r.ts.Stamp()
+	if err == nil {
+		op.Output = out
+		return op, true
+	}
+	if !r.broke.unknown(err) {
+		return op, false
+	}
+	op.Return, op.Unknown = 0, true
+	return op, true
+}
+
+// runClients is the one client loop of the recorders: client c runs
+// scripts[c] in order on its own goroutine, every goroutine waits at the
+// same barrier before its first call, input turns each step into the call's
+// input on that goroutine just before the call, and each call goes through
+// r.call. A client stops at its script's end or when the recording is
+// stopping. It returns every recorded operation sorted by call stamp, or the
+// error that broke the backend (then nothing is returned: a history cut
+// short by a broken backend is not one to check).
+func runClients[S, In, Out any](r *recording[In, Out], scripts [][]S, input func(client int, step S) In) ([]Op[In, Out], error) {
+	perClient := make([][]Op[In, Out], len(scripts))
 	var done sync.WaitGroup
-	start := barrier{n: int64(w.Clients)}
-	for c := range w.Clients {
+	start := barrier{n: int64(len(scripts))}
+	for c := range scripts {
 		done.Add(1)
 		go func() {
 			defer done.Done()
-			ops := perClient[c]
+			ops := make([]Op[In, Out], 0, len(scripts[c]))
 			start.wait()
 			for _, s := range scripts[c] {
-				if broke.stopped() {
+				if r.broke.stopped() {
 					break
 				}
-				if s.advance {
-					now := clock.Add(w.ClockStepMs)
-					clockMarks[c] = append(clockMarks[c], Mark{Tag: "clock", At: ts.Stamp(), Text: fmt.Sprintf("clock → %dms", now)})
+				if op, ok := r.call(c, input(c, s)); ok {
+					ops = append(ops, op)
 				}
-				in := s.in
-				in.NowMs = clock.Load() - s.staleBy
-				if w.Yield {
-					runtime.Gosched()
-				}
-				call := ts.Stamp()
-				out, err := doRecovering(b, c, in)
-				ret := ts.Stamp()
-				op := TBOp{Client: c, Input: in, Output: out, Call: call, Return: ret}
-				if err != nil {
-					if !broke.unknown(err) {
-						continue
-					}
-					op.Output, op.Unknown, op.Return = model.TBOutput{}, true, 0
-				}
-				ops = append(ops, op)
 			}
 			perClient[c] = ops
 		}()
 	}
 	done.Wait()
-	if err := broke.err(); err != nil {
-		return TBHistory{}, err
+	if err := r.broke.err(); err != nil {
+		return nil, err
 	}
-	h := TBHistory{Workload: w.Name, Seed: seed}
-	for c := range perClient {
-		h.Ops = append(h.Ops, perClient[c]...)
-		h.Marks = append(h.Marks, clockMarks[c]...)
+	var h []Op[In, Out]
+	for _, ops := range perClient {
+		h = append(h, ops...)
 	}
-	sort.Slice(h.Ops, func(i, j int) bool { return h.Ops[i].Call < h.Ops[j].Call })
-	sort.Slice(h.Marks, func(i, j int) bool { return h.Marks[i].At < h.Marks[j].At })
+	sort.Slice(h, func(i, j int) bool { return h[i].Call < h[j].Call })
 	return h, nil
 }

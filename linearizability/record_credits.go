@@ -119,11 +119,10 @@ func (w CrWorkload) Validate() error {
 	return nil
 }
 
-// crRecorder is one credit-table recording in progress.
+// crRecorder is one credit-table recording in progress. Every call it makes
+// goes through the embedded recording's call, as every recorder's does.
 type crRecorder struct {
-	b       CrBackend
-	broke   brake
-	ts      Stamps
+	recording[model.CrInput[Payload], model.CrOutput[Payload]]
 	dying   atomic.Int64                           // holders between taking a dead permit and giving it back
 	holders atomic.Uint64                          // last HolderID handed out
 	exits   atomic.Int64                           // exits so far (sweepers sweep when it moves)
@@ -138,7 +137,7 @@ type crRecorder struct {
 // A call the backend did not make, or one that broke it, is not recorded
 // and answers the zero output, as does one whose outcome is unknown.
 func (r *crRecorder) do(client int, in model.CrInput[Payload], drop bool) model.CrOutput[Payload] {
-	out, _ := r.call(client, in, drop)
+	out, _ := r.made(client, in, drop)
 	return out
 }
 
@@ -146,38 +145,21 @@ func (r *crRecorder) do(client int, in model.CrInput[Payload], drop bool) model.
 // when the outcome is unknown or the call was not made (then out is the
 // zero output, which must not be read as an answer).
 func (r *crRecorder) doKnown(client int, in model.CrInput[Payload]) (out model.CrOutput[Payload], known bool) {
-	return r.call(client, in, false)
+	return r.made(client, in, false)
 }
 
-func (r *crRecorder) call(client int, in model.CrInput[Payload], drop bool) (out model.CrOutput[Payload], known bool) {
-	call, o, ret, recordable := r.apply(client, in)
-	if !recordable {
+func (r *crRecorder) made(client int, in model.CrInput[Payload], drop bool) (out model.CrOutput[Payload], known bool) {
+	op, ok := r.call(client, in)
+	if !ok {
 		return out, false
 	}
-	op := CrOp{Client: client, Input: in, Call: call, Return: ret}
-	if drop || o == nil {
-		op.Unknown, op.Return = true, 0
-	} else {
-		op.Output = *o
+	out, known = op.Output, !op.Unknown
+	if drop && known {
+		var zero model.CrOutput[Payload]
+		op.Output, op.Unknown, op.Return = zero, true, 0
 	}
 	r.record(op)
-	if o == nil {
-		return out, false
-	}
-	return *o, true
-}
-
-// apply makes one call, stamped. known is false when nothing may be
-// recorded (the call was not made, or the backend broke); out is nil when
-// the call was made but its outcome is unknown.
-func (r *crRecorder) apply(client int, in model.CrInput[Payload]) (call int64, out *model.CrOutput[Payload], ret int64, known bool) {
-	call = r.ts.Stamp()
-	o, err := doRecovering(r.b, client, in)
-	ret = r.ts.Stamp()
-	if err == nil {
-		return call, &o, ret, true
-	}
-	return call, nil, ret, r.broke.unknown(err)
+	return out, known
 }
 
 func (r *crRecorder) record(op CrOp) {
@@ -355,22 +337,15 @@ func (r *crRecorder) race(client, helper int, enqueue model.CrInput[Payload], sw
 		ready.Store(true)
 		for {
 			last := done.Load() || r.broke.stopped()
-			call, out, ret, known := r.apply(helper, in)
-			if !known {
+			op, ok := r.call(helper, in)
+			if !ok {
 				if last {
 					helperUnknown.Store(true)
 					return
 				}
 				continue
 			}
-			op := CrOp{Client: helper, Input: in, Call: call, Return: ret}
-			won := false
-			if out == nil {
-				op.Unknown, op.Return = true, 0
-			} else {
-				op.Output = *out
-				won = out.Count > 0 || (!sweep && out.OK)
-			}
+			won := !op.Unknown && (op.Output.Count > 0 || (!sweep && op.Output.OK))
 			// An unknown call may have won: record it and stop, as for a win.
 			if won || last || op.Unknown {
 				r.record(op)
@@ -402,8 +377,8 @@ func (r *crRecorder) owner(w CrWorkload, c int, rng *rand.Rand, stop *atomic.Boo
 	for {
 		stopping := stop.Load() || r.broke.stopped()
 		var entries []model.Entry[Payload]
-		if _, out, _, _ := r.apply(c, model.CrInput[Payload]{Kind: model.CrEnqueued}); out != nil {
-			entries = out.Entries
+		if op, ok := r.call(c, model.CrInput[Payload]{Kind: model.CrEnqueued}); ok && !op.Unknown {
+			entries = op.Output.Entries
 		}
 		for _, e := range entries {
 			tok := model.Token{Slot: e.Slot, Epoch: e.Epoch}
@@ -472,7 +447,8 @@ func RecordCredits(w CrWorkload, b CrBackend, seed uint64) (CrHistory, error) {
 	if err := w.Validate(); err != nil {
 		return CrHistory{}, err
 	}
-	r := &crRecorder{b: b}
+	r := &crRecorder{}
+	r.b = b
 	var stop atomic.Bool
 	var holders, others sync.WaitGroup
 	start := barrier{n: int64(w.Holders + w.Owners + w.Sweepers)}

@@ -23,14 +23,7 @@ import (
 // received (the caller went away mid-call): Output is then ignored and the
 // checker accepts the operation taking effect at any point after Call, or
 // not at all.
-type TBOp struct {
-	Client  int                   `json:"client"`
-	Input   model.TBInput[string] `json:"input"`
-	Output  model.TBOutput        `json:"output"`
-	Unknown bool                  `json:"unknown,omitempty"`
-	Call    int64                 `json:"call"`
-	Return  int64                 `json:"return"`
-}
+type TBOp = Op[model.TBInput[string], model.TBOutput]
 
 // Mark is an event of the run that is not an operation, shown as an
 // annotation in the visualization: for instance the shared clock stepping
