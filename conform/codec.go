@@ -3,7 +3,6 @@ package conform
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -177,10 +176,18 @@ func formatFloat(x float64) string {
 }
 
 // CrNames resolves the protocol's names for the credit table: client names
-// to holders, and opaque epochs to the model's epochs and back.
+// to holders, and opaque epochs to the model's epochs and back. These are
+// formats, not renamings: the one renaming of a driver's epochs is Epochs.
 type CrNames interface {
 	Holder(client string) (model.HolderID, error)
 	Epoch(raw json.RawMessage) (uint64, error)
+	RawEpochs
+}
+
+// RawEpochs writes the model's epochs as a driver's values: the half of
+// CrNames that the encoders (EncodeCr, CrResponse) need. Epochs is one too,
+// for the requests of a concurrent session.
+type RawEpochs interface {
 	RawEpoch(e uint64) json.RawMessage
 }
 
@@ -248,7 +255,7 @@ func DecodeCr(r *Request, names CrNames) (model.CrInput[string], error) {
 
 // EncodeCr is DecodeCr's inverse: the request for a model input issued by
 // client (no id, no table).
-func EncodeCr(in model.CrInput[string], client string, names CrNames) Request {
+func EncodeCr(in model.CrInput[string], client string, names RawEpochs) Request {
 	r := Request{}
 	for op, k := range crOps {
 		if k == in.Kind {
@@ -339,7 +346,7 @@ func CrAnswer(in model.CrInput[string], r Response, epoch func(json.RawMessage) 
 }
 
 // CrResponse renders the model's output for in as the protocol answer.
-func CrResponse(in model.CrInput[string], out model.CrOutput[string], names CrNames) Response {
+func CrResponse(in model.CrInput[string], out model.CrOutput[string], names RawEpochs) Response {
 	result := func() Response {
 		switch out.Result {
 		case model.OK:
@@ -425,22 +432,4 @@ func (s *SymbolicEpochs) Epoch(raw json.RawMessage) (uint64, error) {
 // RawEpoch implements CrNames.
 func (s *SymbolicEpochs) RawEpoch(e uint64) json.RawMessage {
 	return rawJSON(fmt.Sprintf("$e%d", e))
-}
-
-// IntegerEpochs are the Go driver's epochs: the implementation's own epoch
-// numbers written as JSON integers.
-type IntegerEpochs struct{}
-
-// Epoch implements the epoch half of CrNames.
-func (IntegerEpochs) Epoch(raw json.RawMessage) (uint64, error) {
-	n, err := strconv.ParseUint(string(raw), 10, 64)
-	if err != nil || n > math.MaxInt64 {
-		return 0, badf("epoch %s was never issued by this driver (epochs are positive integers)", raw)
-	}
-	return n, nil // 0 is the epoch-0 defect, refused by DecodeCr (C12)
-}
-
-// RawEpoch implements the epoch half of CrNames.
-func (IntegerEpochs) RawEpoch(e uint64) json.RawMessage {
-	return json.RawMessage(strconv.FormatUint(e, 10))
 }

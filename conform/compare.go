@@ -1,83 +1,104 @@
 package conform
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 
+	"github.com/tollgate/tollgate/internal/epochs"
 	"github.com/tollgate/tollgate/model"
 )
 
-// Epochs binds the symbolic epochs of expected answers ("$e1", …) to the
-// opaque values a driver issued, in both directions. Epochs are compared by
-// identity (their compact JSON text), never by value (spec/protocol.md §3).
+// Epochs is the harness's one naming of a driver's epochs, for a case or a
+// concurrent session: the n-th distinct epoch the driver answered is the
+// model's epoch n, written "$en" in vectors and reports (internal/epochs
+// numbers them in the order first seen). Epochs are compared by identity
+// (their compact JSON text), never by value (spec/protocol.md §3). A
+// driver's epoch is renamed here and nowhere else: the Go driver answers
+// its table's epochs as issued.
 type Epochs struct {
-	symToRaw map[string]string
-	rawToSym map[string]string
+	names epochs.Names[string] // compact JSON text → n
 }
 
-// NewEpochs returns an empty binding.
-func NewEpochs() *Epochs {
-	return &Epochs{symToRaw: map[string]string{}, rawToSym: map[string]string{}}
-}
+// NewEpochs returns an empty naming.
+func NewEpochs() *Epochs { return &Epochs{} }
 
-// Raw returns the driver's value bound to a symbolic epoch; an unbound symbol
-// is sent as written.
+// Raw returns the driver's value named by a symbolic epoch "$en"; any
+// other symbol (one the driver never answered) is sent as written.
 func (e *Epochs) Raw(sym json.RawMessage) json.RawMessage {
-	var s string
-	if json.Unmarshal(sym, &s) == nil {
-		if raw, ok := e.symToRaw[s]; ok {
+	if n, err := (&SymbolicEpochs{}).Epoch(sym); err == nil && bytes.Equal(rawJSON(fmt.Sprintf("$e%d", n)), sym) {
+		if raw, ok := e.names.Epoch(n); ok {
 			return json.RawMessage(raw)
 		}
 	}
 	return sym
 }
 
-// bind records that the driver answered raw where sym was expected and
-// returns the name the actual answer is compared under: sym when the value
-// is new, a marked name when the driver reused an epoch (C3) or answered
+// RawEpoch returns the driver's value named by model epoch n (for
+// EncodeCr, on a concurrent session's requests), or "$en" if none is.
+func (e *Epochs) RawEpoch(n uint64) json.RawMessage {
+	if raw, ok := e.names.Epoch(n); ok {
+		return json.RawMessage(raw)
+	}
+	return rawJSON(fmt.Sprintf("$e%d", n))
+}
+
+// bind names raw, which the driver answered to a reserve where sym was
+// expected, and returns the name the actual answer is compared under:
+// "$en", its new name, which is sym for a driver that agrees with the
+// model so far (the model numbers its epochs in the order it issues them,
+// as Epochs does); a marked name, naming nothing, when the driver reused an
+// epoch (C3), answered one where the model issued none, or answered
 // something that is not a JSON string or integer.
 func (e *Epochs) bind(sym string, raw json.RawMessage) string {
 	c, err := compactRaw(raw)
 	if err != nil || c == "" || c[0] == '{' || c[0] == '[' || c == "null" || c == "true" || c == "false" {
 		return fmt.Sprintf("!not-an-epoch %s", raw)
 	}
-	if old, ok := e.rawToSym[c]; ok {
-		return fmt.Sprintf("!reused %s (issued before as %s)", c, old)
+	if n, ok := e.names.Seen(c); ok {
+		return fmt.Sprintf("!reused %s (issued before as $e%d)", c, n)
 	}
 	if sym == "" {
 		return "!unexpected " + c
 	}
-	e.rawToSym[c] = sym
-	e.symToRaw[sym] = c
-	return sym
+	return fmt.Sprintf("$e%d", e.names.Name(c))
 }
 
-// name returns the symbol of an epoch the driver issued before.
+// name returns the symbol of an epoch the driver answered before.
 func (e *Epochs) name(raw json.RawMessage) string {
 	c, err := compactRaw(raw)
 	if err != nil {
 		return fmt.Sprintf("!not-json %s", raw)
 	}
-	if s, ok := e.rawToSym[c]; ok {
-		return s
+	if n, ok := e.names.Seen(c); ok {
+		return fmt.Sprintf("$e%d", n)
 	}
 	return "!never-issued " + c
 }
 
-// modelEpoch is the model's number of an epoch the driver issued: n for the
-// symbol "$en" it is bound to, which the model numbers the same way. An
-// epoch bound to no symbol (answered where the model issued none, or not an
-// epoch at all) is math.MaxUint64, a number the model never issues.
+// modelEpoch is the model's number of an epoch the driver answered before:
+// its name. One never named (answered where the model issued none, or not
+// an epoch at all) is math.MaxUint64, a number the model never issues.
 func (e *Epochs) modelEpoch(raw json.RawMessage) uint64 {
 	if c, err := compactRaw(raw); err == nil {
-		if sym, ok := e.rawToSym[c]; ok {
-			if n, err := (&SymbolicEpochs{}).Epoch(rawJSON(sym)); err == nil {
-				return n
-			}
+		if n, ok := e.names.Seen(c); ok {
+			return n
 		}
 	}
 	return math.MaxUint64
+}
+
+// number is the model's number of an epoch a driver answered in a
+// concurrent session, naming it if new: a reused epoch gets the same
+// number again, which linearizability.CheckEpochs reports (C3). A value
+// that is not JSON is named by its text.
+func (e *Epochs) number(raw json.RawMessage) uint64 {
+	c, err := compactRaw(raw)
+	if err != nil {
+		c = string(raw)
+	}
+	return e.names.Name(c)
 }
 
 // Divergence is what the first answer that differs says, in the model's

@@ -1,7 +1,6 @@
 package conform
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -64,34 +63,6 @@ func TBAnswer(in model.TBInput[string], r Response) (model.TBOutput, error) {
 		out.Reclaimed = *r.Reclaimed
 	}
 	return out, nil
-}
-
-// epochIDs numbers the driver's opaque epochs in the order they are first
-// seen, for the model (which wants integers). A reused epoch gets the same
-// number again, which linearizability.CheckEpochs reports (C3).
-type epochIDs struct {
-	mu  sync.Mutex
-	ids map[string]uint64
-	raw []string // raw[n-1] is the value numbered n
-}
-
-func (e *epochIDs) id(raw json.RawMessage) uint64 {
-	c, err := compactRaw(raw)
-	if err != nil {
-		c = string(raw)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.ids == nil {
-		e.ids = map[string]uint64{}
-	}
-	n, ok := e.ids[c]
-	if !ok {
-		n = uint64(len(e.ids) + 1)
-		e.ids[c] = n
-		e.raw = append(e.raw, c)
-	}
-	return n
 }
 
 // concurrentShape is the size of one concurrent session.
@@ -160,7 +131,7 @@ func (p *tbPipe) Do(client int, in model.TBInput[string]) (model.TBOutput, error
 type crPipe struct {
 	conn   *Conn
 	prefix string
-	ids    *epochIDs
+	epochs *Epochs // the driver's epochs as the model's numbers
 
 	mu      sync.Mutex
 	holders map[model.HolderID]*pipeHolder
@@ -198,7 +169,7 @@ func (p *crPipe) Do(client int, in model.CrInput[string]) (model.CrOutput[string
 		}
 		name = fmt.Sprintf("%s.h%d", p.prefix, in.Holder)
 	}
-	req := EncodeCr(in, name, pipeEpochs{p.ids})
+	req := EncodeCr(in, name, p.epochs)
 	req.Table, req.Client = p.prefix, name
 	ans, err := send(p.conn, req)
 	if err != nil {
@@ -207,7 +178,7 @@ func (p *crPipe) Do(client int, in model.CrInput[string]) (model.CrOutput[string
 	if ans.Resp.Error == ErrUnknownOutcome {
 		return zero, fmt.Errorf("%w: the driver answered %s", linearizability.ErrUnknown, ans.Line)
 	}
-	out, err := CrAnswer(in, ans.Resp, p.ids.id)
+	out, err := CrAnswer(in, ans.Resp, p.epochs.number)
 	if err != nil {
 		return out, undecodable(req, ans, err)
 	}
@@ -253,7 +224,7 @@ func runConcurrentCr(conn *Conn, prefix string, seed uint64, shape concurrentSha
 	}
 	ws := linearizability.CrWorkloads()
 	w := ws[seed%uint64(len(ws))].Scaled(shape.clients, shape.opsPerClient)
-	b := &crPipe{conn: conn, prefix: prefix, ids: &epochIDs{}, holders: map[model.HolderID]*pipeHolder{}}
+	b := &crPipe{conn: conn, prefix: prefix, epochs: NewEpochs(), holders: map[model.HolderID]*pipeHolder{}}
 	h, err := linearizability.RecordCredits(w, b, seed)
 	if err != nil {
 		return sessionFailure(name, covers, err)
@@ -275,16 +246,4 @@ func verdict(name string, covers []string, rep linearizability.Report, err error
 	}
 	return &CaseFailure{Case: name, Covers: covers, Got: fmt.Sprintf("%s (%d operations)", rep.Detail, ops),
 		Artifact: rep.HTMLPath + " (history: " + rep.JSONPath + ")", Breaks: Divergence{Invariant: rep.Invariant, Detail: rep.Detail}}
-}
-
-// pipeEpochs writes the session's epoch numbers back as the driver's own
-// values (the epochs of requests; holders are named by client).
-type pipeEpochs struct{ ids *epochIDs }
-
-func (n pipeEpochs) Holder(string) (model.HolderID, error) { return 0, nil }
-func (n pipeEpochs) Epoch(json.RawMessage) (uint64, error) { return 0, nil }
-func (n pipeEpochs) RawEpoch(e uint64) json.RawMessage {
-	n.ids.mu.Lock()
-	defer n.ids.mu.Unlock()
-	return json.RawMessage(n.ids.raw[e-1])
 }

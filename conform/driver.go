@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"sync"
 
 	"github.com/tollgate/tollgate/internal/fault"
@@ -35,20 +37,25 @@ type Tables interface {
 }
 
 // TBTable is one token-bucket table of a driver. A table in process never
-// returns an error; one on a server returns its transport error when the
-// call's outcome is unknown (the driver answers "unknown") and a server's
-// refusal as it is (bad_request).
+// returns an error; one on a server (internal/redissut's DriverTables)
+// returns one made by OutcomeUnknown when the call's outcome is unknown
+// (the driver answers "unknown"), and a server's refusal as it is
+// (bad_request naming it: nothing ran).
 type TBTable interface {
 	Apply(in model.TBInput[string]) (model.TBOutput, error)
 }
 
-// CrTable is one credit table of a driver, as TBTable.
+// CrTable is one credit table of a driver, as TBTable. Its epochs are the
+// table's own, as it issued them: the harness names a driver's epochs
+// (Epochs), so the driver renames none.
 type CrTable interface {
 	Apply(in model.CrInput[string]) (model.CrOutput[string], error)
 }
 
-// InProcess is the tables of impl/ in this process, through internal/sut;
-// f's primitive's tables are f's mutant package's.
+// InProcess is the tables of impl/ in this process, through internal/sut
+// (the credit tables with their epochs as issued:
+// sut.NewCreditsAsIssued); f's primitive's tables are f's mutant
+// package's.
 func InProcess(f fault.Fault) Tables { return inProcess{f} }
 
 type inProcess struct{ faults fault.Fault }
@@ -68,7 +75,7 @@ func (p inProcess) TB(string) (TBTable, error) {
 }
 
 func (p inProcess) Cr(string) (CrTable, error) {
-	return localCr{sut.NewCredits[string](p.fault(true))}, nil
+	return localCr{sut.NewCreditsAsIssued[string](p.fault(true))}, nil
 }
 
 type localTB struct{ t *sut.TokenBucket[string] }
@@ -82,8 +89,9 @@ func (l localCr) Apply(in model.CrInput[string]) (model.CrOutput[string], error)
 }
 
 // Serve runs the Go driver over tables: as ServeGo, with the tables tables
-// makes. A call a table reports an error for is answered
-// {"ok":false,"error":"unknown"} (spec/protocol.md §5).
+// makes. A call a table reports an OutcomeUnknown error for is answered
+// {"ok":false,"error":"unknown"} (spec/protocol.md §5), one it reports
+// another error for bad_request.
 func Serve(in io.Reader, out io.Writer, logw io.Writer, tables Tables) error {
 	d := &goDriver{
 		out:     bufio.NewWriter(out),
@@ -148,13 +156,22 @@ type goDriver struct {
 	logw    io.Writer
 }
 
+// OutcomeUnknown wraps err, a table's error, to say that the call's
+// outcome is unknown: it was sent and got no answer, or could not be sent
+// at all; the driver answers "unknown" (spec/protocol.md §5). Its message
+// is err's.
+func OutcomeUnknown(err error) error { return outcomeUnknown{err} }
+
+type outcomeUnknown struct{ error }
+
+func (e outcomeUnknown) Unwrap() error { return e.error }
+
 // unknown answers a call whose table reported an error: "unknown" when
-// its outcome is unknown (the server was sent it and did not answer, or
-// it could not be sent), bad_request naming the error when the server
-// refused it (nothing ran).
+// its outcome is unknown (OutcomeUnknown), bad_request naming the error
+// when the server refused it (nothing ran).
 func (d *goDriver) unknown(req Request, err error) Response {
 	fmt.Fprintf(d.logw, "tollgate driver: %s %s: %v\n", req.Op, req.Table, err)
-	if !unknownOutcome(err) {
+	if !errors.As(err, new(outcomeUnknown)) {
 		return Response{Error: ErrBadRequest, Message: "the backend refused the call: " + err.Error()}
 	}
 	return Response{Error: ErrUnknownOutcome, Message: err.Error()}
@@ -252,11 +269,25 @@ func (d *goDriver) handleTB(req Request) Response {
 	return r
 }
 
-// driverNames resolves client names to holders and epochs to the
-// implementation's integers.
+// driverNames resolves client names to holders, and epochs to the
+// integers the tables issued and back: the Go driver's epochs are its
+// tables' own, written as JSON integers.
 type driverNames struct {
-	IntegerEpochs
 	d *goDriver
+}
+
+// Epoch implements CrNames: an integer the driver answered.
+func (driverNames) Epoch(raw json.RawMessage) (uint64, error) {
+	n, err := strconv.ParseUint(string(raw), 10, 64)
+	if err != nil || n > math.MaxInt64 {
+		return 0, badf("epoch %s was never issued by this driver (epochs are positive integers)", raw)
+	}
+	return n, nil // 0 is the epoch-0 defect, refused by DecodeCr (C12)
+}
+
+// RawEpoch implements CrNames.
+func (driverNames) RawEpoch(e uint64) json.RawMessage {
+	return json.RawMessage(strconv.FormatUint(e, 10))
 }
 
 func (n driverNames) Holder(client string) (model.HolderID, error) {

@@ -19,29 +19,22 @@ func init() {
 	mutant.Register(mutant.Layer{Name: "conform", Sees: conformSees, Hunt: conformHunt})
 }
 
-// conformSees lists the faults a protocol-level check is expected to kill in
-// a few seconds. tb-plain-store, tb-fail-closed and tb-cas-one-half need two
-// takes to overlap inside one compare-and-swap window: the concurrent suite
-// with 16 clients of the in-process driver killed them with each of the seeds
-// 1 to 13. cr-gen-wrap and cr-box-before-pin show in the credit vectors (a
-// slot reused three times; a stale token's enqueue). cr-two-write-enqueue
-// leaves a state no protocol answer shows (a reserved row holding a payload).
-// cr-reserve-no-cas, which survived every run before it yielded in its
-// window, now dies in the concurrent suite (seeds 1 to 6). tb-reclaim-no-floor shows
-// in the T12 vectors; tb-floor-after-kill and tb-unlink-live in the
-// concurrent suite's idle-keys workload, where takes race reclaims.
-// cr-reserve-strands dies in the concurrent suite too (seeds 1 to 3): a
-// sweep after a holder's exit leaves its stranded row reserved (C17).
-func conformSees(f fault.Fault) bool {
-	switch f {
-	case fault.TBTimestampRegress, fault.TBSeedCeil, fault.TBNoClamp, fault.TBPlainStore, fault.TBFailClosed, fault.CrNoEpochPin,
-		fault.CrReleaseNoHolder, fault.CrFinishBlind, fault.CrSweepAll, fault.CrClassOffByOne, fault.CrReserveNoCAS,
-		fault.CrGenWrap, fault.CrBoxBeforePin, fault.TBCASOneHalf, fault.TBReclaimNoFloor, fault.TBFloorAfterKill,
-		fault.TBUnlinkLive, fault.CrReserveStrands:
-		return true
-	}
-	return false
-}
+// conformSees reports whether a protocol-level check is expected to kill f
+// in a few seconds: whether f's patch names conform on its Caught-by line
+// (fault.Fault.CaughtBy). tb-plain-store, tb-fail-closed and tb-cas-one-half
+// need two takes to overlap inside one compare-and-swap window: the
+// concurrent suite with 16 clients of the in-process driver killed them with
+// each of the seeds 1 to 13. cr-gen-wrap and cr-box-before-pin show in the
+// credit vectors (a slot reused eight times; a stale token's enqueue).
+// cr-two-write-enqueue leaves a state no protocol answer shows (a reserved
+// row holding a payload). cr-reserve-no-cas, which survived every run before
+// it yielded in its window, now dies in the concurrent suite (seeds 1 to 6).
+// tb-reclaim-no-floor shows in the T12 vectors; tb-floor-after-kill and
+// tb-unlink-live in the concurrent suite's idle-keys workload, where takes
+// race reclaims. cr-reserve-strands dies in the concurrent suite too (seeds
+// 1 to 3): a sweep after a holder's exit leaves its stranded row reserved
+// (C17).
+func conformSees(f fault.Fault) bool { return f.CaughtBy("conform") }
 
 func conformHunt(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcome {
 	prim := PrimTokenBucket

@@ -170,7 +170,7 @@ func TestDecodeCrDefects(t *testing.T) {
 			t.Errorf("%s: %v, want a bad request naming field %s and C12", Line(req), err, field)
 		}
 	}
-	if _, err := (IntegerEpochs{}).Epoch(json.RawMessage("0")); err != nil {
+	if _, err := (driverNames{}).Epoch(json.RawMessage("0")); err != nil {
 		t.Errorf("epoch 0 refused while parsing (%v); DecodeCr refuses it as C12", err)
 	}
 }

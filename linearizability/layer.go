@@ -15,35 +15,29 @@ func init() {
 	mutant.Register(mutant.Layer{Name: "porcupine", Sees: Sees, Hunt: Hunt})
 }
 
-// Sees reports whether the porcupine layer is expected to kill f: every
-// fault of internal/fault changes an answer that some recorded workload
+// Sees reports whether the porcupine layer is expected to kill f: whether
+// f's patch names porcupine on its Caught-by line (fault.Fault.CaughtBy).
+// Each fault it names changes an answer that some recorded workload
 // observes (cr-class-off-by-one, for instance, when enqueued rows pile up
-// behind the single owner of owner-dies until the general class is full),
-// except three whose window free-running goroutines on two cores do not
-// hit reliably within a budget: cr-one-scan (a release and a reserve must
+// behind the single owner of owner-dies until the general class is full).
+// Not named: three whose window free-running goroutines on two cores do not
+// hit reliably within a budget, cr-one-scan (a release and a reserve must
 // both land inside one scan), tb-trie-plain-append (two keys of equal
 // 64-bit hash) and tb-sweep-skips-frozen (two reclaims must overlap one's
 // compaction of a node holding a key the two judge differently; the
 // idle-keys workload found it in most 10-second hunts, but survived 2 of 60
-// under -race beside CI), and cr-twin-enqueue-lost, since no workload has
-// two calls of one holder in flight (a client is one holder and makes one
-// call at a time), nor cr-published-late for the same reason (the flag it
-// sets late is read only by such a pair). Nor cr-enqueued-torn: the owner's
+// under -race beside CI); cr-twin-enqueue-lost, since no workload has two
+// calls of one holder in flight (a client is one holder and makes one call
+// at a time), and cr-published-late for the same reason (the flag it sets
+// late is read only by such a pair); and cr-enqueued-torn: the owner's
 // list must be between its two loads while another call finishes its row
 // and the slot is reserved and enqueued again, which five 10-second hunts
-// (seeds 1 to 5) never caught. The interleaving explorer is the
-// layer for all of these but tb-trie-plain-append. cr-reserve-strands is
-// seen: the row it strands stays reserved through a sweep called after its
-// holder's reserve and exit returned, which C17 refuses (OwedBySweeps); the
-// cycling workload shows it in its first history.
-func Sees(f fault.Fault) bool {
-	switch f {
-	case fault.CrOneScan, fault.TBTriePlainAppend, fault.TBSweepSkipsFrozen, fault.CrTwinEnqueueLost,
-		fault.CrPublishedLate, fault.CrEnqueuedTorn:
-		return false
-	}
-	return true
-}
+// (seeds 1 to 5) never caught. The interleaving explorer is the layer for
+// all of these. cr-reserve-strands is seen: the row it strands stays
+// reserved through a sweep called after its holder's reserve and exit
+// returned, which C17 refuses (OwedBySweeps); the cycling workload shows it
+// in its first history.
+func Sees(f fault.Fault) bool { return f.CaughtBy("porcupine") }
 
 // HuntTimeout is porcupine's budget for one history in a hunt.
 const HuntTimeout = 10 * time.Second

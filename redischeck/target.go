@@ -26,7 +26,7 @@ import (
 
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/internal/fault"
-	"github.com/tollgate/tollgate/internal/sut"
+	"github.com/tollgate/tollgate/internal/redissut"
 	"github.com/tollgate/tollgate/linearizability"
 	"github.com/tollgate/tollgate/model"
 )
@@ -119,7 +119,7 @@ func (t *Target) TB(f fault.Fault) (linearizability.TBBackend, func(), error) {
 	c := goredis.NewClient(t.Options())
 	defer c.Close()
 	name := t.name("tb")
-	s, err := opening(func() (*sut.RedisTokenBucket, error) { return sut.NewRedisTokenBucket(f, c, name) })
+	s, err := opening(func() (*redissut.TokenBucket, error) { return redissut.NewTokenBucket(f, c, name) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,7 +133,7 @@ func (t *Target) Cr(f fault.Fault) (linearizability.CrBackend, func(), error) {
 	c := goredis.NewClient(t.Options())
 	defer c.Close()
 	name := t.name("cr")
-	s, err := opening(func() (*sut.RedisCredits, error) { return sut.NewRedisCredits(f, c, name) })
+	s, err := opening(func() (*redissut.Credits, error) { return redissut.NewCredits(f, c, name) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -157,7 +157,7 @@ func opening[T any](open func() (T, error)) (T, error) {
 	return t, err
 }
 
-// retrying is a backend over a server-side table (linearizability.Remote's
+// retrying is a backend over a server-side table (redissut.Remote's
 // mapping of errors) that sends again, after a short pause, a call that was
 // not sent or that the server refused to run yet (it is down, restarting,
 // loading its AOF, or still a replica), as a client reconnecting would: a
@@ -173,7 +173,7 @@ func (r *retrying[In, Out]) Do(client int, in In) (Out, error) {
 	// The context outlives the client's read timeout, as an application's
 	// request deadline does: a client that retries a timed-out call on its
 	// own (mutant rtb-retry-on-timeout) has the time to.
-	b := linearizability.Remote(r.apply, 5*r.t.Timeout)
+	b := redissut.Remote(r.apply, 5*r.t.Timeout)
 	deadline := time.Now().Add(20 * r.t.Timeout)
 	for {
 		addr := r.t.Addr()

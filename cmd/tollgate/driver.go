@@ -10,6 +10,7 @@ import (
 
 	"github.com/tollgate/tollgate/conform"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/redissut"
 	"github.com/tollgate/tollgate/redisserver"
 )
 
@@ -68,7 +69,7 @@ func runDriver(args []string) int {
 			fmt.Fprintf(os.Stderr, "tollgate driver: started redis-server on %s\n", srv.Addr)
 		}
 		opts := &goredis.Options{Addr: *addr, MaxRetries: -1, DialTimeout: *timeout, ReadTimeout: *timeout, WriteTimeout: *timeout, ContextTimeoutEnabled: true, PoolSize: 128}
-		tables = conform.RedisTables(opts, faults, *timeout)
+		tables = redissut.DriverTables(opts, faults, *timeout)
 	default:
 		fmt.Fprintf(os.Stderr, "tollgate driver: -backend %q must be memory or redis\n", *backend)
 		return 2

@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,28 +14,90 @@ import (
 	"github.com/tollgate/tollgate/internal/mutant"
 )
 
+// TestMutantsList: --list writes the mutant table of the selected mutants
+// with a column per selected layer, from the patches' headers: a layer the
+// header does not name shows "—" or its kill in parentheses.
 func TestMutantsList(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := mutants([]string{"--list", "-layer", "rapid,fuzz"}, &out, &errb); code != 0 {
+	if code := mutants([]string{"--list", "-layer", "rapid,fuzz", "-mutant", "cr-no-epoch-pin,cr-two-write-enqueue,tb-sweep-skips-frozen"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != len(fault.All()) {
-		t.Fatalf("%d lines for %d mutants:\n%s", len(lines), len(fault.All()), out.String())
+	want := "| mutant | the bug | rapid | fuzz | spin |\n|--------|---------|-------|------|------|\n"
+	for _, f := range []fault.Fault{fault.CrNoEpochPin, fault.CrTwoWriteEnqueue, fault.TBSweepSkipsFrozen} {
+		want += fmt.Sprintf("| [`%s`](internal/mutants/patches/%s.patch) | %s | %s | %s | %s |\n", f, f, f.Bug(),
+			cell(f, "rapid"), cell(f, "fuzz"), orElse(f.Spin(), "not modelled"))
 	}
-	want := map[string]string{
-		"cr-no-epoch-pin":      "cr-no-epoch-pin rapid fuzz",
-		"cr-two-write-enqueue": "cr-two-write-enqueue",
-		"tb-fail-closed":       "tb-fail-closed",
-		"tb-seed-ceil":         "tb-seed-ceil rapid fuzz",
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
-	for _, l := range lines {
-		name := strings.Fields(l)[0]
-		if _, err := fault.Parse(name); err != nil {
-			t.Errorf("line %q: %v", l, err)
+	if !strings.Contains(want, "| C3 1 ms | C3 <1 ms | C3 |") || !strings.Contains(want, "| — | — | C4 |") {
+		t.Errorf("the headers of cr-no-epoch-pin and cr-two-write-enqueue no longer say what this test reads:\n%s", want)
+	}
+}
+
+// cell is what the table shows for layer's column of f.
+func cell(f fault.Fault, layer string) string {
+	switch m := f.Measured(layer); {
+	case f.CaughtBy(layer):
+		return orElse(m, "expected, not measured")
+	case m != "":
+		return "(" + m + ")"
+	}
+	return "—"
+}
+
+func orElse(s, other string) string {
+	if s == "" {
+		return other
+	}
+	return s
+}
+
+// TestMutantsReadmeTables: README.md's mutant tables are what --list
+// writes from the patches' headers.
+func TestMutantsReadmeTables(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed, err := mutant.ReplaceTables(doc)
+	if err != nil {
+		t.Fatalf("README.md: %v", err)
+	}
+	if !bytes.Equal(fixed, doc) {
+		d, g := strings.Split(string(doc), "\n"), strings.Split(string(fixed), "\n")
+		for i := range min(len(d), len(g)) {
+			if d[i] != g[i] {
+				t.Fatalf("README.md's mutant tables differ from the patches' headers at line %d:\n  README:  %s\n  headers: %s\nrun: %s", i+1, d[i], g[i], mutant.RewriteCommand)
+			}
 		}
-		if w, ok := want[name]; ok && l != w {
-			t.Errorf("got %q, want %q", l, w)
+		t.Fatalf("README.md's mutant tables differ from the patches' headers in length; run: %s", mutant.RewriteCommand)
+	}
+}
+
+// TestMutantsLayersAreTheMatrix: the layers the command links are the
+// layers of the matrix (fault.Layers), so every Caught-by name is a layer
+// that runs and every layer that runs reads its own column.
+func TestMutantsLayersAreTheMatrix(t *testing.T) {
+	var got []string
+	for _, l := range mutant.Layers() {
+		if !strings.HasPrefix(l.Name, "fake-") { // this file's test layers
+			got = append(got, l.Name)
+		}
+	}
+	want := fault.Layers()
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("registered layers %q, the matrix's %q", got, want)
+	}
+	for _, l := range mutant.Layers() {
+		if strings.HasPrefix(l.Name, "fake-") {
+			continue
+		}
+		for _, f := range fault.All() {
+			if l.Sees(f) != f.CaughtBy(l.Name) {
+				t.Errorf("layer %s: Sees(%s) is %v, its patch's Caught-by line says %v", l.Name, f, l.Sees(f), f.CaughtBy(l.Name))
+			}
 		}
 	}
 }
@@ -64,7 +130,7 @@ func TestMutantsTable(t *testing.T) {
 }
 
 func TestMutantsBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-mutant", "no-such"}, {"-layer", "no-such"}, {"-budget", "0s"}, {"extra"}} {
+	for _, args := range [][]string{{"-mutant", "no-such"}, {"-layer", "no-such"}, {"-budget", "0s"}, {"extra"}, {"-readme", "README.md"}, {"--list", "-readme", "README.md", "-layer", "rapid"}} {
 		var out, errb bytes.Buffer
 		if code := mutants(args, &out, &errb); code != 2 {
 			t.Errorf("%q: exit %d, want 2", args, code)

@@ -14,11 +14,13 @@
 //   - the two mutant layers "rapid" and "fuzz" registered with
 //     internal/mutant from this package's init.
 //
-// The token-bucket machine also runs against a Redis-backed table
-// (NewRedisTBMachine over a sut.RedisTokenBucket): RedisTokenBucketProp,
-// RedisHostileProp, RunRedisTokenBucketBytes and RunRedisHostileBytes are
-// the same front ends with a server behind them, for the tests that start
-// one (redisserver).
+// Both machines also run against a Redis-backed table (NewRedisTBMachine
+// over a RemoteTB, NewRedisCrMachine over a RemoteCr: internal/redissut's
+// adapters, which only the tests import, so this package links no Redis
+// client): RedisTokenBucketProp, RunRedisTokenBucketBytes,
+// RunRedisHostileBytes, RedisCreditsProp and RunRedisCreditsBytes are the
+// same front ends with a server behind them, for the tests that start one
+// (redisserver).
 //
 // Every failure is a *Failure naming the property by its spec invariant ID
 // ("C7", "T5", …), the step, and the operations applied so far (rendered by

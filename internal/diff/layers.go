@@ -20,14 +20,16 @@ import (
 )
 
 func init() {
-	mutant.Register(mutant.Layer{Name: "rapid", Sees: SequentiallyVisible, Hunt: HuntRapid})
-	mutant.Register(mutant.Layer{Name: "fuzz", Sees: SequentiallyVisible, Hunt: HuntFuzz})
+	mutant.Register(mutant.Layer{Name: "rapid", Sees: func(f fault.Fault) bool { return f.CaughtBy("rapid") }, Hunt: HuntRapid})
+	mutant.Register(mutant.Layer{Name: "fuzz", Sees: func(f fault.Fault) bool { return f.CaughtBy("fuzz") }, Hunt: HuntFuzz})
 }
 
 // SequentiallyVisible reports whether f changes what some sequence of
-// operations, applied one at a time, observes. The four that do not
-// (checked by running each layer against them: they survive every budget)
-// only differ when two operations interleave:
+// operations, applied one at a time, observes: whether f's patch names both
+// sequential layers, rapid and fuzz, on its Caught-by line
+// (fault.Fault.CaughtBy). The faults that do not (checked by running each
+// layer against them: they survive every budget) only differ when two
+// operations interleave:
 //
 //   - cr-two-write-enqueue: the staged row (reserved, with a payload) is
 //     replaced by the enqueued one before the call returns;
@@ -56,16 +58,7 @@ func init() {
 //     wrapper before its next is written;
 //   - tb-peek-torn: the bucket word must change between the peek's two
 //     loads.
-func SequentiallyVisible(f fault.Fault) bool {
-	switch f {
-	case fault.CrTwoWriteEnqueue, fault.CrReserveNoCAS, fault.TBPlainStore, fault.TBFailClosed, fault.TBCASOneHalf,
-		fault.CrOneScan, fault.TBTriePlainAppend, fault.TBFloorAfterKill, fault.TBUnlinkLive,
-		fault.TBCompactNoFreeze, fault.TBSweepSkipsFrozen, fault.CrTwinEnqueueLost, fault.CrReserveStrands,
-		fault.CrPublishedLate, fault.CrEnqueuedTorn, fault.TBFrozenNextLate, fault.TBPeekTorn:
-		return false
-	}
-	return true
-}
+func SequentiallyVisible(f fault.Fault) bool { return f.CaughtBy("rapid") && f.CaughtBy("fuzz") }
 
 // killRecord collects what a hunt's hook saw.
 type killRecord struct {

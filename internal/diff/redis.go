@@ -7,16 +7,29 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/tollgate/tollgate/internal/sut"
 	"github.com/tollgate/tollgate/model"
 )
+
+// RemoteTB is a token-bucket table on a server as the Redis machines drive
+// it: internal/redissut's TokenBucket. Apply's error is a call that failed
+// in transport. The machines take the adapter by this interface so that
+// this package, an in-memory checker, links no Redis client.
+type RemoteTB interface {
+	Apply(ctx context.Context, in model.TBInput[string]) (model.TBOutput, error)
+}
+
+// RemoteCr is a credit table on a server as the Redis machine drives it:
+// internal/redissut's Credits, as RemoteTB.
+type RemoteCr interface {
+	Apply(ctx context.Context, in model.CrInput[string]) (model.CrOutput[string], error)
+}
 
 // NewRedisTBMachine returns a machine over an empty model table and the
 // Redis-backed table under s, which it empties first (ResetAll). The
 // machine's int keys are the table's keys as decimal strings. A call that
 // fails in transport panics, which the machine reports as its failure: the
 // machine runs against a healthy server, where every call has an answer.
-func NewRedisTBMachine(s *sut.RedisTokenBucket, opts Options) *TBMachine {
+func NewRedisTBMachine(s RemoteTB, opts Options) *TBMachine {
 	ctx := context.Background()
 	if _, err := s.Apply(ctx, model.TBInput[string]{Kind: model.TBResetAll}); err != nil {
 		panic(fmt.Sprintf("diff: emptying the Redis table: %v", err))
@@ -37,26 +50,21 @@ func NewRedisTBMachine(s *sut.RedisTokenBucket, opts Options) *TBMachine {
 
 // RedisTokenBucketProp is TokenBucketProp against the Redis-backed table
 // under s (emptied at the start of every case).
-func RedisTokenBucketProp(s *sut.RedisTokenBucket, opts Options, hook Hook) func(*rapid.T) {
+func RedisTokenBucketProp(s RemoteTB, opts Options, hook Hook) func(*rapid.T) {
 	return prop(func() *TBMachine { return NewRedisTBMachine(s, opts) }, tbActions, hook)
-}
-
-// RedisHostileProp is HostileProp against the Redis-backed table under s.
-func RedisHostileProp(s *sut.RedisTokenBucket, opts Options, hook Hook) func(*rapid.T) {
-	return prop(func() *TBMachine { return NewRedisTBMachine(s, opts) }, hostileActions, hook)
 }
 
 // RunRedisTokenBucketBytes is RunTokenBucketBytes against the Redis-backed
 // table under s: a sequence of operations decoded from data (a seeded
 // random one, with RandomInput), each checked against the model.
-func RunRedisTokenBucketBytes(data []byte, s *sut.RedisTokenBucket, opts Options) *Failure {
+func RunRedisTokenBucketBytes(data []byte, s RemoteTB, opts Options) *Failure {
 	_, f := runBytes(NewRedisTBMachine(s, opts), tbActions, data)
 	return f
 }
 
 // RunRedisHostileBytes is RunHostileBytes against the Redis-backed table
 // under s.
-func RunRedisHostileBytes(data []byte, s *sut.RedisTokenBucket, opts Options) *Failure {
+func RunRedisHostileBytes(data []byte, s RemoteTB, opts Options) *Failure {
 	_, f := runBytes(NewRedisTBMachine(s, opts), hostileActions, data)
 	return f
 }
@@ -66,7 +74,7 @@ func RunRedisHostileBytes(data []byte, s *sut.RedisTokenBucket, opts Options) *F
 // has used). The machine's int payloads are the table's as decimal
 // strings. A call that fails in transport panics, which the machine
 // reports as its failure: the machine runs against a healthy server.
-func NewRedisCrMachine(s *sut.RedisCredits, opts Options) *CrMachine {
+func NewRedisCrMachine(s RemoteCr, opts Options) *CrMachine {
 	ctx := context.Background()
 	return &CrMachine{
 		opts: opts,
@@ -107,13 +115,13 @@ func crPayloads(out model.CrOutput[string]) model.CrOutput[int] {
 
 // RedisCreditsProp is CreditsProp against Redis credit tables: newTable
 // returns a fresh one for every case.
-func RedisCreditsProp(newTable func() *sut.RedisCredits, opts Options, hook Hook) func(*rapid.T) {
+func RedisCreditsProp(newTable func() RemoteCr, opts Options, hook Hook) func(*rapid.T) {
 	return prop(func() *CrMachine { return NewRedisCrMachine(newTable(), opts) }, crActions, hook)
 }
 
 // RunRedisCreditsBytes is RunCreditsBytes against the fresh Redis credit
 // table under s.
-func RunRedisCreditsBytes(data []byte, s *sut.RedisCredits, opts Options) *Failure {
+func RunRedisCreditsBytes(data []byte, s RemoteCr, opts Options) *Failure {
 	_, f := runBytes(NewRedisCrMachine(s, opts), crActions, data)
 	return f
 }

@@ -9,21 +9,21 @@ import (
 
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/internal/fault"
-	"github.com/tollgate/tollgate/internal/sut"
+	"github.com/tollgate/tollgate/internal/redissut"
 	"github.com/tollgate/tollgate/redisserver"
 )
 
 // redisCrTables starts a server and returns a maker of fresh credit tables
 // of f's package on it, each under a name of its own.
-func redisCrTables(t *testing.T, f fault.Fault) func() *sut.RedisCredits {
+func redisCrTables(t *testing.T, f fault.Fault) func() RemoteCr {
 	t.Helper()
 	srv := redisserver.StartT(t)
 	c := rconn.NewClient(&goredis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { _ = c.Close() })
 	n := 0
-	return func() *sut.RedisCredits {
+	return func() RemoteCr {
 		n++
-		s, err := sut.NewRedisCredits(f, c, fmt.Sprintf("diff/%d", n))
+		s, err := redissut.NewCredits(f, c, fmt.Sprintf("diff/%d", n))
 		if err != nil {
 			t.Fatal(err)
 		}

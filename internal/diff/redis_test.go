@@ -9,18 +9,18 @@ import (
 
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/internal/fault"
-	"github.com/tollgate/tollgate/internal/sut"
+	"github.com/tollgate/tollgate/internal/redissut"
 	"github.com/tollgate/tollgate/redisserver"
 )
 
 // redisTable starts a server and returns an adapter over a table of f's
 // package on it.
-func redisTable(t *testing.T, f fault.Fault) *sut.RedisTokenBucket {
+func redisTable(t *testing.T, f fault.Fault) *redissut.TokenBucket {
 	t.Helper()
 	srv := redisserver.StartT(t)
 	c := rconn.NewClient(&goredis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { _ = c.Close() })
-	s, err := sut.NewRedisTokenBucket(f, c, "diff")
+	s, err := redissut.NewTokenBucket(f, c, "diff")
 	if err != nil {
 		t.Fatal(err)
 	}

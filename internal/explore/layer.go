@@ -14,20 +14,15 @@ func init() {
 	mutant.Register(mutant.Layer{Name: "explore", Sees: Sees, Hunt: Hunt})
 }
 
-// Sees reports whether the explorer is expected to kill f: every fault that
-// shows in a schedule of a catalogue or generated scenario. Not seen: the
-// sequential faults no scenario reaches (cr-class-off-by-one needs 27
-// general reservations, tb-seed-ceil a wait the refill formula corrects;
-// the sequential layers own them). cr-gen-wrap shows since the generated
-// scenarios cycle one holder through its own slot, and tb-trie-plain-append
-// since they give keys one full hash (SameHash).
-func Sees(f fault.Fault) bool {
-	switch f {
-	case fault.CrClassOffByOne, fault.TBSeedCeil:
-		return false
-	}
-	return true
-}
+// Sees reports whether the explorer is expected to kill f: whether f's patch
+// names explore on its Caught-by line (fault.Fault.CaughtBy), as every fault
+// that shows in a schedule of a catalogue or generated scenario does. Not
+// named: the sequential faults no scenario reaches (cr-class-off-by-one
+// needs 27 general reservations, tb-seed-ceil a wait the refill formula
+// corrects; the sequential layers own them). cr-gen-wrap shows since the
+// generated scenarios cycle one holder through its own slot, and
+// tb-trie-plain-append since they give keys one full hash (SameHash).
+func Sees(f fault.Fault) bool { return f.CaughtBy("explore") }
 
 // Hunt explores every catalogue scenario of f's primitive exhaustively
 // within one preemption, in catalogue order, then again within the default

@@ -21,10 +21,14 @@
 //     before the first --- line. A patch may touch only the table files
 //     that mutants copy (impl/credits: credits.go, stats_off.go,
 //     stats_on.go; impl/tokenbucket: tokenbucket.go, trie.go, stats_off.go,
-//     stats_on.go).
-//  2. Add the fault's constant and name to internal/fault; the patch's base
-//     name is the fault's name.
-//  3. Run go generate ./internal/mutants and commit the generated files.
+//     stats_on.go). The patch's base name is the fault's name.
+//  2. End the comment with its fields (internal/generate.Header): the
+//     fault's constant and the next free value, its doc line, its bug as the
+//     README's table says it, and the layers that must kill it.
+//  3. Run go generate ./internal/mutants, which also writes the constant,
+//     its name and the matrix into internal/fault, and commit the generated
+//     files; go run ./cmd/tollgate mutants --list -readme README.md puts the
+//     mutant in the README's table.
 //
 // # Mutants of the Redis-backed tables
 //
@@ -39,8 +43,8 @@
 // per package, newRedis<Pkg>(ctx, f, opts, name), which calls New of f's
 // package; internal/sut declares the interface redis<Pkg>Table it returns.
 // Adding one is the same three steps: the patch (paths a/impl/redis/<pkg>/…),
-// the fault in internal/fault (listed by fault.AllRedis, not fault.All, as
-// its checks need a server), go generate.
+// its fields (a Killed-by line instead of Caught-by: fault.AllRedis lists
+// it, not fault.All, as its checks need a server), go generate.
 package mutants
 
 //go:generate go run ./gen

@@ -10,10 +10,9 @@
 // (internal/mutants, selected by a fault.Fault) satisfy alike, so every
 // checker runs against a mutant exactly as against the real code.
 //
-// RedisTokenBucket is the token bucket's adapter for the Redis-backed
-// table (impl/redis/tokenbucket and its mutants, built by fault like the
-// in-memory ones), whose operations also take a context and can fail in
-// transport.
+// The adapters of the Redis-backed tables (impl/redis/...) live in
+// internal/redissut, so that the in-memory checkers built on this package
+// do not link a Redis client.
 //
 // The adapters are safe for concurrent use when the table under them is.
 package sut
@@ -24,6 +23,7 @@ import (
 
 	"github.com/tollgate/tollgate/impl/credits"
 	"github.com/tollgate/tollgate/impl/tokenbucket"
+	"github.com/tollgate/tollgate/internal/epochs"
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/model"
 )
@@ -113,58 +113,60 @@ func (s *TokenBucket[K]) Apply(in model.TBInput[K]) model.TBOutput {
 
 // Credits applies model credit-table inputs to an implementation table.
 // Model holder IDs map to implementation holders created on first use.
-//
-// Epochs are opaque (C3 asks only that each be unique), so the adapter
-// renames them: the n-th distinct epoch the table issues is n in the model's
-// vocabulary, which is the model's own numbering when the calls are
-// sequential. An epoch the table issues twice keeps its first number, so the
-// repeat reaches the checkers as the C3 violation it is. A model epoch the
-// table never issued goes to the table as 1<<63 | epoch, which no table
-// issues (every epoch is below 1<<63), so it pins nothing.
+// Epochs are named by a TableEpochs: the zero Credits renames them into the
+// model's numbering, NewCreditsAsIssued passes them through.
 type Credits[P comparable] struct {
 	Table   CrTable[P]
 	holders sync.Map // model.HolderID → *credits.Holder
-	epochs  epochNames
+	epochs  TableEpochs
+}
+
+// TableEpochs is how an adapter (Credits, and internal/redissut's) names a
+// credit table's epochs in the model's vocabulary. Epochs are opaque (C3
+// asks only that each be unique), so the zero value renames them through
+// internal/epochs: the n-th distinct epoch the table issues is n, which is
+// the model's own numbering when the calls are sequential, and an epoch the
+// table issues twice keeps its first number, so the repeat reaches the
+// checkers as the C3 violation it is. A model epoch the table never issued
+// goes to the table as 1<<63 | epoch, which no table issues (every epoch is
+// below 1<<63), so it pins nothing.
+//
+// With AsIssued set, epochs pass through as the table issued them, in both
+// directions: for a driver, whose harness names the epochs itself
+// (spec/protocol.md §3), so that an epoch is renamed once on its way to a
+// checker, not twice.
+type TableEpochs struct {
+	AsIssued bool
+	names    epochs.Names[uint64]
 }
 
 // neverIssued marks a model epoch the table never issued.
 const neverIssued = 1 << 63
 
-// epochNames renames a table's epochs into the model's numbering (see
-// Credits); the Redis credit adapter uses it too.
-type epochNames struct {
-	mu      sync.Mutex
-	toModel map[uint64]uint64
-	toImpl  map[uint64]uint64
-}
-
-// model names the table's epoch e in the model's numbering; issued is set
-// for an epoch a reserve answered (numbering it if new).
-func (n *epochNames) model(e uint64, issued bool) uint64 {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if m, ok := n.toModel[e]; ok {
+// Model names the table's epoch e in the model's vocabulary; issued is set
+// for an epoch a reserve answered (named if new), clear for one the table
+// reported otherwise (an enqueued entry's), which is never named: one the
+// table never issued comes back as 1<<63 | e, which the model never issues.
+func (t *TableEpochs) Model(e uint64, issued bool) uint64 {
+	if t.AsIssued {
+		return e
+	}
+	if issued {
+		return t.names.Name(e)
+	}
+	if m, ok := t.names.Seen(e); ok {
 		return m
 	}
-	if !issued {
-		return neverIssued | e
-	}
-	if n.toModel == nil {
-		n.toModel, n.toImpl = map[uint64]uint64{}, map[uint64]uint64{}
-	}
-	m := uint64(len(n.toModel)) + 1
-	n.toModel[e], n.toImpl[m] = m, e
-	return m
+	return neverIssued | e
 }
 
-// token is tok in the table's vocabulary.
-func (n *epochNames) token(tok model.Token) credits.Token {
-	if tok.Epoch == 0 {
-		return credits.Token{Slot: tok.Slot} // a defect the table must refuse
+// Token is tok in the table's vocabulary. Epoch 0 stays 0: a defect the
+// table must refuse (C12).
+func (t *TableEpochs) Token(tok model.Token) credits.Token {
+	if tok.Epoch == 0 || t.AsIssued {
+		return credits.Token{Slot: tok.Slot, Epoch: tok.Epoch}
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if e, ok := n.toImpl[tok.Epoch]; ok {
+	if e, ok := t.names.Epoch(tok.Epoch); ok {
 		return credits.Token{Slot: tok.Slot, Epoch: e}
 	}
 	return credits.Token{Slot: tok.Slot, Epoch: neverIssued | tok.Epoch}
@@ -175,6 +177,15 @@ func (n *epochNames) token(tok model.Token) credits.Token {
 // the table's own clock never matters.
 func NewCredits[P comparable](f fault.Fault) *Credits[P] {
 	return &Credits[P]{Table: NewCrTable[P](f)}
+}
+
+// NewCreditsAsIssued is NewCredits with the table's epochs passed through
+// as issued (TableEpochs.AsIssued): the Go driver's adapter, whose epochs
+// the conformance harness names.
+func NewCreditsAsIssued[P comparable](f fault.Fault) *Credits[P] {
+	s := NewCredits[P](f)
+	s.epochs.AsIssued = true
+	return s
 }
 
 // Holder returns the implementation holder standing for id.
@@ -194,17 +205,17 @@ func (s *Credits[P]) Apply(in model.CrInput[P]) model.CrOutput[P] {
 	var out model.CrOutput[P]
 	var tok credits.Token
 	if in.Token != (model.Token{}) {
-		tok = s.epochs.token(in.Token)
+		tok = s.epochs.Token(in.Token)
 	}
 	switch in.Kind {
 	case model.CrReserve:
 		t, r := s.Table.Reserve(s.Holder(in.Holder), credits.Class(in.Class))
-		out.Result = result(r)
+		out.Result = Result(r)
 		if r == credits.OK {
-			out.Token = model.Token{Slot: t.Slot, Epoch: s.epochs.model(t.Epoch, true)}
+			out.Token = model.Token{Slot: t.Slot, Epoch: s.epochs.Model(t.Epoch, true)}
 		}
 	case model.CrEnqueue:
-		out.Result = result(s.Table.EnqueueAt(in.NowMs, s.Holder(in.Holder), tok, in.Payload))
+		out.Result = Result(s.Table.EnqueueAt(in.NowMs, s.Holder(in.Holder), tok, in.Payload))
 	case model.CrTake:
 		out.Payload, out.OK = s.Table.Take(tok)
 	case model.CrFinish:
@@ -215,7 +226,7 @@ func (s *Credits[P]) Apply(in model.CrInput[P]) model.CrOutput[P] {
 		out.Count, out.OK = s.Table.Sweep(), true
 	case model.CrEnqueued:
 		for _, e := range s.Table.Enqueued() {
-			out.Entries = append(out.Entries, model.Entry[P]{Slot: e.Token.Slot, Epoch: s.epochs.model(e.Token.Epoch, false), MarkedMs: e.MarkedMs, Payload: e.Payload})
+			out.Entries = append(out.Entries, model.Entry[P]{Slot: e.Token.Slot, Epoch: s.epochs.Model(e.Token.Epoch, false), MarkedMs: e.MarkedMs, Payload: e.Payload})
 		}
 		out.OK = true
 	case model.CrSnapshot:
@@ -243,7 +254,9 @@ func Snapshot(s credits.Snapshot) model.Snapshot {
 	return model.Snapshot{General: c(s.General), Internal: c(s.Internal)}
 }
 
-func result(r credits.Result) model.Result {
+// Result is a table's result in the model's vocabulary. An unknown result
+// panics: a defect of the adapter.
+func Result(r credits.Result) model.Result {
 	switch r {
 	case credits.OK:
 		return model.OK

@@ -534,16 +534,6 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// modulePath reads the module path from root's go.mod.
-func modulePath(root string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
-	if err != nil {
-		return "", err
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "module "); ok {
-			return strings.Trim(strings.TrimSpace(rest), `"`), nil
-		}
-	}
-	return "", fmt.Errorf("go.mod has no module line")
-}
+// modulePath reads the module path from root's go.mod (the generator's
+// reader of it).
+var modulePath = generate.ModulePath

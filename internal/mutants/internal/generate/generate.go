@@ -5,17 +5,11 @@ package generate
 
 import (
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-
-	"github.com/tollgate/tollgate/internal/fault"
 )
 
 // Paths, relative to the module root and slash-separated.
@@ -23,7 +17,6 @@ const (
 	MutantsDir = "internal/mutants"
 	PatchesDir = MutantsDir + "/patches"
 	TablesFile = "internal/sut/tables_gen.go"
-	faultFile  = "internal/fault/fault.go"
 	// Command is how to regenerate, as error messages say it.
 	Command = "go generate ./internal/mutants"
 )
@@ -89,9 +82,9 @@ func Root() (string, error) {
 	}
 }
 
-// Mutant is one patch and the fault it names.
+// Mutant is one patch and the fault it declares.
 type Mutant struct {
-	Fault fault.Fault
+	Fault Fault
 	// Patch is the patch file's path.
 	Patch string
 	// Ident is the fault's constant in internal/fault, e.g. "CrNoEpochPin".
@@ -105,97 +98,59 @@ func (m Mutant) Name() string { return m.Fault.String() }
 // Dir is the mutant package's directory.
 func (m Mutant) Dir() string { return MutantsDir + "/" + m.Name() }
 
-// Mutants lists the patches under root in fault declaration order, and
-// fails unless patches and faults match one to one.
+// Mutants lists the patches under root in the order of their faults'
+// values, read from each patch's header (Header), and fails unless the
+// values run from 1 with no gap and no two patches share a value or an
+// identifier.
 func Mutants(root string) ([]Mutant, error) {
 	names, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(PatchesDir), "*.patch"))
 	if err != nil {
 		return nil, err
 	}
-	idents, err := faultIdents(root)
-	if err != nil {
-		return nil, err
-	}
-	byFault := map[fault.Fault]Mutant{}
+	byValue := map[int]Mutant{}
+	byIdent := map[string]string{}
 	var problems []string
 	for _, n := range names {
 		base := strings.TrimSuffix(filepath.Base(n), ".patch")
-		f, err := fault.Parse(base)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s/%s.patch names no fault: add its constant and name to %s, or rename the patch (%v)", PatchesDir, base, faultFile, err))
-			continue
-		}
+		rel := PatchesDir + "/" + base + ".patch"
 		if slices.Contains(reserved, base) {
-			problems = append(problems, fmt.Sprintf("%s/%s.patch: %q is a reserved directory of %s", PatchesDir, base, base, MutantsDir))
+			problems = append(problems, fmt.Sprintf("%s: %q is a reserved directory of %s", rel, base, MutantsDir))
 			continue
 		}
-		ident, ok := idents[base]
-		if !ok {
-			problems = append(problems, fmt.Sprintf("%s: no entry for %q in the names table", faultFile, base))
+		f, err := readFault(root, rel)
+		if err != nil {
+			problems = append(problems, err.Error())
 			continue
 		}
-		byFault[f] = Mutant{Fault: f, Patch: PatchesDir + "/" + base + ".patch", Ident: ident}
+		if other, dup := byValue[f.Value]; dup {
+			problems = append(problems, fmt.Sprintf("%s and %s both declare fault %d", other.Patch, rel, f.Value))
+			continue
+		}
+		if other, dup := byIdent[f.Ident]; dup {
+			problems = append(problems, fmt.Sprintf("%s and %s both declare the constant %s", other, rel, f.Ident))
+			continue
+		}
+		byValue[f.Value], byIdent[f.Ident] = Mutant{Fault: f, Patch: rel, Ident: f.Ident}, rel
 	}
 	var out []Mutant
-	for _, f := range fault.Every() {
-		m, ok := byFault[f]
+	for v := 1; len(out) < len(byValue); v++ {
+		m, ok := byValue[v]
 		if !ok {
-			problems = append(problems, fmt.Sprintf("fault %s (%s) has no patch %s/%s.patch", f, idents[f.String()], PatchesDir, f))
-			continue
+			problems = append(problems, fmt.Sprintf("no patch declares fault %d: the values of the Fault: lines run from 1 with no gap (a new patch takes the next value)", v))
+			break
 		}
 		out = append(out, m)
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("generate: patches and faults do not match:\n\t%s", strings.Join(problems, "\n\t"))
+		return nil, fmt.Errorf("generate: the patches' headers do not declare the faults:\n\t%s", strings.Join(problems, "\n\t"))
 	}
 	return out, nil
 }
 
-// faultIdents maps each fault name to its constant's identifier, read from
-// the keyed names table of internal/fault (`CrNoEpochPin: "cr-no-epoch-pin"`).
-func faultIdents(root string) (map[string]string, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, filepath.Join(root, filepath.FromSlash(faultFile)), nil, 0)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, d := range f.Decls {
-		g, ok := d.(*ast.GenDecl)
-		if !ok || g.Tok != token.VAR {
-			continue
-		}
-		for _, s := range g.Specs {
-			vs := s.(*ast.ValueSpec)
-			if len(vs.Names) != 1 || vs.Names[0].Name != "names" || len(vs.Values) != 1 {
-				continue
-			}
-			lit, ok := vs.Values[0].(*ast.CompositeLit)
-			if !ok {
-				continue
-			}
-			for _, e := range lit.Elts {
-				kv, ok := e.(*ast.KeyValueExpr)
-				if !ok {
-					return nil, fmt.Errorf("%s: the names table must be keyed by the fault constants", faultFile)
-				}
-				id, ok1 := kv.Key.(*ast.Ident)
-				bl, ok2 := kv.Value.(*ast.BasicLit)
-				if !ok1 || !ok2 || bl.Kind != token.STRING {
-					return nil, fmt.Errorf("%s:%v: the names table must map a constant to a string literal", faultFile, fset.Position(kv.Pos()).Line)
-				}
-				name, _ := strconv.Unquote(bl.Value)
-				out[name] = id.Name
-			}
-			return out, nil
-		}
-	}
-	return nil, fmt.Errorf("%s: no names table (var names = [...]string{...})", faultFile)
-}
-
 // Generate returns every file the generator owns, in a fixed order: each
 // mutant package of the in-memory tables, each of the Redis-backed tables
-// (redis.go), internal/sut/tables_gen.go, then RedisTablesFile when some
+// (redis.go), internal/sut/tables_gen.go, FaultFile (the faults and the
+// mutant matrix, from the patches' headers), then RedisTablesFile when some
 // fault is of a Redis-backed table.
 func Generate(root string) ([]File, error) {
 	mod, err := modulePath(root)
@@ -239,6 +194,15 @@ func Generate(root string) ([]File, error) {
 		return nil, err
 	}
 	out = append(out, File{Path: TablesFile, Data: tables})
+	faults := make([]Fault, len(ms))
+	for i, m := range ms {
+		faults[i] = m.Fault
+	}
+	fault, err := faultFile(faults)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, File{Path: FaultFile, Data: fault})
 	if len(redis) > 0 {
 		tables, err := redisTablesFile(mod, redis)
 		if err != nil {
@@ -272,8 +236,10 @@ func (p primitive) checkFiles(root string) error {
 	return nil
 }
 
-// modulePath reads the module path from root's go.mod.
-func modulePath(root string) (string, error) {
+// ModulePath reads the module path from root's go.mod: the one reader of
+// it for the generator and the automatic mutation campaign
+// (internal/mutants/auto).
+func ModulePath(root string) (string, error) {
 	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {
 		return "", err
@@ -283,13 +249,15 @@ func modulePath(root string) (string, error) {
 			return strings.Trim(strings.TrimSpace(rest), `"`), nil
 		}
 	}
-	return "", fmt.Errorf("generate: go.mod has no module line")
+	return "", fmt.Errorf("%s has no module line", filepath.Join(root, "go.mod"))
 }
+
+func modulePath(root string) (string, error) { return ModulePath(root) }
 
 // Owned lists the files on disk under root that the generator owns: every
 // file below a mutant directory of internal/mutants (any directory but the
-// reserved ones), internal/sut/tables_gen.go and RedisTablesFile. A file owned but not
-// generated is stale.
+// reserved ones), internal/sut/tables_gen.go, FaultFile and
+// RedisTablesFile. A file owned but not generated is stale.
 func Owned(root string) ([]string, error) {
 	var out []string
 	base := filepath.Join(root, filepath.FromSlash(MutantsDir))
@@ -316,7 +284,7 @@ func Owned(root string) ([]string, error) {
 			return nil, err
 		}
 	}
-	for _, f := range []string{TablesFile, RedisTablesFile} {
+	for _, f := range []string{TablesFile, FaultFile, RedisTablesFile} {
 		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(f))); err == nil {
 			out = append(out, f)
 		}

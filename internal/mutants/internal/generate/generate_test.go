@@ -48,9 +48,9 @@ func TestTablesComeFromTheirPackage(t *testing.T) {
 }
 
 // fakeRoot builds a module root in a temporary directory from the real
-// go.mod, internal/fault and impl/ files, with one small patch per fault
-// that changes a comment line of the primitive's stats_off.go. It returns
-// the root and that patch's text for f.
+// go.mod and impl/ files, with one small patch per fault that changes a
+// comment line of the primitive's stats_off.go, under the header fields of
+// the fault's real patch. It returns the root and that patch's text for f.
 func fakeRoot(t *testing.T) (string, func(f fault.Fault) string) {
 	t.Helper()
 	real, err := generate.Root()
@@ -71,7 +71,6 @@ func fakeRoot(t *testing.T) (string, func(f fault.Fault) string) {
 		}
 	}
 	copyFile("go.mod")
-	copyFile("internal/fault/fault.go")
 	for _, pkg := range []string{"credits", "tokenbucket", "redis/tokenbucket", "redis/credits"} {
 		names, _ := filepath.Glob(filepath.Join(real, "impl", pkg, "*"))
 		for _, n := range names {
@@ -92,7 +91,13 @@ func fakeRoot(t *testing.T) (string, func(f fault.Fault) string) {
 			t.Fatal(err)
 		}
 		line := strings.Split(string(data), "\n")[at-1]
-		return fmt.Sprintf("%s: a test patch (T1, C1).\n\n--- a/%s\n+++ b/%s\n@@ -%d +%d @@\n-%s\n+%s (%s)\n", f, rel, rel, at, at, line, line, f)
+		orig, err := os.ReadFile(filepath.Join(real, generate.PatchesDir, f.String()+".patch"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		comment, _, _ := strings.Cut(string(orig), "\n--- a/")
+		fields := comment[strings.LastIndex(strings.TrimSpace(comment), "\n\n")+2:]
+		return fmt.Sprintf("%s: a test patch (T1, C1).\n\n%s\n--- a/%s\n+++ b/%s\n@@ -%d +%d @@\n-%s\n+%s (%s)\n", f, fields, rel, rel, at, at, line, line, f)
 	}
 	for _, f := range fault.Every() {
 		writePatch(t, dir, f.String(), text(f))
@@ -187,16 +192,25 @@ func TestGenerateRejects(t *testing.T) {
 			writePatch(t, root, "cr-sweep-all", strings.ReplaceAll(text(fault.CrSweepAll), "impl/credits/stats_off.go", "impl/credits/types.go"))
 		}, "internal/mutants/patches/cr-sweep-all.patch: patches impl/credits/types.go, but a credits mutant may patch only the table files it copies"},
 		{"the other primitive", func(t *testing.T, root string, text func(fault.Fault) string) {
-			writePatch(t, root, "cr-sweep-all", text(fault.TBNoClamp))
+			writePatch(t, root, "cr-sweep-all", strings.Replace(text(fault.TBNoClamp), "Fault: TBNoClamp 19", "Fault: CrSweepAll 3", 1))
 		}, "patches impl/tokenbucket/stats_off.go, but a credits mutant may patch only"},
 		{"a patch without a fault", func(t *testing.T, root string, text func(fault.Fault) string) {
+			writePatch(t, root, "xx-bogus", text(fault.CrSweepAll))
+		}, "internal/mutants/patches/xx-bogus.patch names no fault"},
+		{"two patches of one fault", func(t *testing.T, root string, text func(fault.Fault) string) {
 			writePatch(t, root, "cr-bogus", text(fault.CrSweepAll))
-		}, "internal/mutants/patches/cr-bogus.patch names no fault"},
+		}, "internal/mutants/patches/cr-bogus.patch and internal/mutants/patches/cr-sweep-all.patch both declare fault 3"},
 		{"a fault without a patch", func(t *testing.T, root string, _ func(fault.Fault) string) {
 			if err := os.Remove(filepath.Join(root, "internal/mutants/patches/tb-seed-ceil.patch")); err != nil {
 				t.Fatal(err)
 			}
-		}, "fault tb-seed-ceil (TBSeedCeil) has no patch internal/mutants/patches/tb-seed-ceil.patch"},
+		}, "no patch declares fault 18"},
+		{"a patch without fields", func(t *testing.T, root string, text func(fault.Fault) string) {
+			writePatch(t, root, "tb-no-clamp", strings.Replace(text(fault.TBNoClamp), "Fault: TBNoClamp", "The fault TBNoClamp", 1))
+		}, "internal/mutants/patches/tb-no-clamp.patch: the comment's last paragraph must be its fields"},
+		{"a layer that is none", func(t *testing.T, root string, text func(fault.Fault) string) {
+			writePatch(t, root, "tb-no-clamp", strings.Replace(text(fault.TBNoClamp), "Caught-by: rapid", "Caught-by: unit rapid", 1))
+		}, `internal/mutants/patches/tb-no-clamp.patch: Caught-by names "unit", which is no layer`},
 		{"an unclassified impl file", func(t *testing.T, root string, _ func(fault.Fault) string) {
 			if err := os.WriteFile(filepath.Join(root, "impl/tokenbucket/extra.go"), []byte("package tokenbucket\n"), 0o644); err != nil {
 				t.Fatal(err)

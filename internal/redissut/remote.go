@@ -1,4 +1,4 @@
-package linearizability
+package redissut
 
 import (
 	"context"
@@ -10,24 +10,28 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tollgate/tollgate/impl/redis/rconn"
+	"github.com/tollgate/tollgate/linearizability"
 )
 
-// Remote returns the backend over a table kept on a server: Do calls apply
-// with a context that expires after timeout (its per-call budget) and says
-// what a failed call means, as impl/redis/rconn classifies it:
+// Remote returns the recorder's backend (package linearizability) over a
+// table kept on a server: Do calls apply with a context that expires after
+// timeout (its per-call budget) and says what a failed call means, as
+// impl/redis/rconn classifies it:
 //
 //   - an error wrapping rconn.ErrUnknown (sent, no reply in time: it may
-//     have committed, or may yet) wraps ErrUnknown: the call is recorded as
-//     unknown, never as failed;
+//     have committed, or may yet) wraps linearizability.ErrUnknown: the
+//     call is recorded as unknown, never as failed;
 //   - one wrapping rconn.ErrNotSent (nothing reached the server), or a
 //     server's refusal to run anything yet (LOADING while it loads its data
 //     after a restart, READONLY from a replica not yet promoted,
-//     MASTERDOWN), wraps ErrNotRun: nothing ran, nothing is recorded;
+//     MASTERDOWN), wraps linearizability.ErrNotRun: nothing ran, nothing
+//     is recorded;
 //   - any other error is returned as it is and stops the recording.
 //
-// apply is the adapter's Apply (internal/sut: RedisTokenBucket,
-// RedisCredits). The backend is safe for concurrent use if apply is.
-func Remote[In, Out any](apply func(context.Context, In) (Out, error), timeout time.Duration) Backend[In, Out] {
+// apply is the adapter's Apply (TokenBucket's or Credits'). The backend is
+// safe for concurrent use if apply is. It lives here, not in package
+// linearizability, so that the recorder links no Redis client.
+func Remote[In, Out any](apply func(context.Context, In) (Out, error), timeout time.Duration) linearizability.Backend[In, Out] {
 	return remote[In, Out]{apply: apply, timeout: timeout}
 }
 
@@ -40,19 +44,19 @@ func (r remote[In, Out]) Do(_ int, in In) (Out, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
 	out, err := r.apply(ctx, in)
-	return out, RemoteError(err)
+	return out, remoteError(err)
 }
 
-// RemoteError maps an error of a server-backed table to the recorder's
+// remoteError maps an error of a server-backed table to the recorder's
 // vocabulary, as Remote says; nil stays nil.
-func RemoteError(err error) error {
+func remoteError(err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, rconn.ErrUnknown):
-		return fmt.Errorf("%w: %w", ErrUnknown, err)
+		return fmt.Errorf("%w: %w", linearizability.ErrUnknown, err)
 	case errors.Is(err, rconn.ErrNotSent) || notRunReply(err):
-		return fmt.Errorf("%w: %w", ErrNotRun, err)
+		return fmt.Errorf("%w: %w", linearizability.ErrNotRun, err)
 	}
 	return err
 }

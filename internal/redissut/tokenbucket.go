@@ -1,4 +1,4 @@
-package sut
+package redissut
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 )
 
 // redisTokenbucketTable is the method set of *redistokenbucket.Table that
-// RedisTokenBucket uses. Every mutant of impl/redis/tokenbucket has it too
+// TokenBucket uses. Every mutant of impl/redis/tokenbucket has it too
 // (a copy of the package, whose Limits and ArgError are impl/tokenbucket's).
 type redisTokenbucketTable interface {
 	TakeAt(ctx context.Context, nowMs int64, key string, lim redistokenbucket.Limits, cost float64) (float64, bool, error)
@@ -27,42 +27,42 @@ type redisTokenbucketTable interface {
 
 var _ redisTokenbucketTable = (*redistokenbucket.Table)(nil)
 
-// RedisTokenBucket applies model token-bucket inputs to a Redis-backed table
-// (impl/redis/tokenbucket, or a mutant of it), as TokenBucket does to an
-// in-memory one. It is safe for concurrent use.
-type RedisTokenBucket struct {
+// TokenBucket applies model token-bucket inputs to a Redis-backed table
+// (impl/redis/tokenbucket, or a mutant of it), as sut.TokenBucket does to
+// an in-memory one. It is safe for concurrent use.
+type TokenBucket struct {
 	table redisTokenbucketTable
 }
 
-// NewRedisTokenBucket returns an adapter over the table called name on c's
+// NewTokenBucket returns an adapter over the table called name on c's
 // server, of f's package (fault.None: the real implementation; otherwise a
 // fault of impl/redis/tokenbucket). The table is built by its package's New
 // from a copy of c's options, so it has a client of its own, made the way
 // that package makes it: a mutant of how the client is built
 // (rtb-retry-on-timeout) gets its bug. c itself is not used for calls. Close
 // closes the table's client; the buckets stay on the server.
-func NewRedisTokenBucket(f fault.Fault, c *goredis.Client, name string) (*RedisTokenBucket, error) {
+func NewTokenBucket(f fault.Fault, c *goredis.Client, name string) (*TokenBucket, error) {
 	if f != fault.None && (!f.Redis() || f.Credits()) {
-		return nil, fmt.Errorf("sut: %v is not a fault of the Redis token bucket", f)
+		return nil, fmt.Errorf("redissut: %v is not a fault of the Redis token bucket", f)
 	}
 	opts := *c.Options() // a copy: New must not normalize c's own options
 	t, err := newRedisTokenbucket(context.Background(), f, &opts, name)
 	if err != nil {
 		return nil, err
 	}
-	return &RedisTokenBucket{table: t}, nil
+	return &TokenBucket{table: t}, nil
 }
 
 // Close closes the table's client.
-func (s *RedisTokenBucket) Close() error { return s.table.Close() }
+func (s *TokenBucket) Close() error { return s.table.Close() }
 
 // Apply performs in on the table and returns its answer in model form,
-// mapping exactly as TokenBucket.Apply does: an *ArgError is the Invalid
+// mapping exactly as sut.TokenBucket.Apply does: an *ArgError is the Invalid
 // field of the output. Any other error is returned as it is, with a zero
 // output: the call failed, and its error wraps redistokenbucket.ErrUnknown
 // when the operation may have happened (ErrNotSent, or a server error
 // reply, when it did not).
-func (s *RedisTokenBucket) Apply(ctx context.Context, in model.TBInput[string]) (model.TBOutput, error) {
+func (s *TokenBucket) Apply(ctx context.Context, in model.TBInput[string]) (model.TBOutput, error) {
 	lim := redistokenbucket.Limits{Capacity: in.Limits.Capacity, RefillPerSecond: in.Limits.RefillPerSecond}
 	var out model.TBOutput
 	var err error
@@ -85,7 +85,7 @@ func (s *RedisTokenBucket) Apply(ctx context.Context, in model.TBInput[string]) 
 		out.Reclaimed, err = s.table.ReclaimAt(ctx, in.NowMs, lim)
 		out.OK = true
 	default:
-		panic(fmt.Sprintf("sut: unknown token-bucket operation %d", in.Kind))
+		panic(fmt.Sprintf("redissut: unknown token-bucket operation %d", in.Kind))
 	}
 	if err != nil {
 		var arg *redistokenbucket.ArgError

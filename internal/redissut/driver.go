@@ -1,4 +1,4 @@
-package conform
+package redissut
 
 import (
 	"context"
@@ -9,22 +9,25 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/tollgate/tollgate/conform"
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/internal/fault"
-	"github.com/tollgate/tollgate/internal/sut"
 	"github.com/tollgate/tollgate/model"
 )
 
-// RedisTables is the Redis-backed tables (impl/redis/tokenbucket,
-// impl/redis/credits, through internal/sut) on the server opts names: the
+// DriverTables is the tables of the Go driver (conform.Serve) with
+// --backend redis: the Redis-backed tables (impl/redis/tokenbucket,
+// impl/redis/credits, through TokenBucket and Credits, which pass the
+// table's epochs through as issued) on the server opts names: the
 // protocol's table name N is the Redis table named by a prefix random to
 // this driver and N, so drivers sharing a server never meet, and each call
 // waits at most timeout for its answer. A mutant of a Redis table (f) is
 // served for its primitive; the other primitive is real. A call that got
 // no answer (rconn.ErrUnknown), or could not be sent in ten tries 50 ms
-// apart, is answered "unknown"; any other error of the server is a
-// bad_request naming it.
-func RedisTables(opts *goredis.Options, f fault.Fault, timeout time.Duration) Tables {
+// apart, is answered "unknown" (the error is made by
+// conform.OutcomeUnknown); any other error of the server is a bad_request
+// naming it.
+func DriverTables(opts *goredis.Options, f fault.Fault, timeout time.Duration) conform.Tables {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return &redisTables{opts: opts, f: f, timeout: timeout, prefix: "tollgate-driver-" + hex.EncodeToString(b[:]) + "-"}
@@ -44,28 +47,29 @@ func (r *redisTables) fault(credits bool) fault.Fault {
 	return fault.None
 }
 
-func (r *redisTables) TB(name string) (TBTable, error) {
+func (r *redisTables) TB(name string) (conform.TBTable, error) {
 	c := goredis.NewClient(r.opts)
 	defer c.Close()
-	t, err := sut.NewRedisTokenBucket(r.fault(false), c, r.prefix+"tb-"+name)
+	t, err := NewTokenBucket(r.fault(false), c, r.prefix+"tb-"+name)
 	if err != nil {
 		return nil, err
 	}
 	return redisTB{t: t, timeout: r.timeout}, nil
 }
 
-func (r *redisTables) Cr(name string) (CrTable, error) {
+func (r *redisTables) Cr(name string) (conform.CrTable, error) {
 	c := goredis.NewClient(r.opts)
 	defer c.Close()
-	t, err := sut.NewRedisCredits(r.fault(true), c, r.prefix+"cr-"+name)
+	t, err := NewCredits(r.fault(true), c, r.prefix+"cr-"+name)
 	if err != nil {
 		return nil, err
 	}
+	t.epochs.AsIssued = true // the harness names the driver's epochs itself
 	return redisCr{t: t, timeout: r.timeout}, nil
 }
 
 type redisTB struct {
-	t       *sut.RedisTokenBucket
+	t       *TokenBucket
 	timeout time.Duration
 }
 
@@ -74,7 +78,7 @@ func (r redisTB) Apply(in model.TBInput[string]) (model.TBOutput, error) {
 }
 
 type redisCr struct {
-	t       *sut.RedisCredits
+	t       *Credits
 	timeout time.Duration
 }
 
@@ -83,7 +87,10 @@ func (r redisCr) Apply(in model.CrInput[string]) (model.CrOutput[string], error)
 }
 
 // sendRedis makes one call, sending it again (up to ten times, 50 ms
-// apart) while it could not be sent: nothing ran, so that is safe.
+// apart) while it could not be sent: nothing ran, so that is safe. An error
+// that leaves the call's outcome unknown (rconn.ErrUnknown, or ErrNotSent
+// after the last try) is returned through conform.OutcomeUnknown; a
+// server's refusal as it is.
 func sendRedis[Out any](timeout time.Duration, call func(context.Context) (Out, error)) (Out, error) {
 	var out Out
 	var err error
@@ -92,15 +99,12 @@ func sendRedis[Out any](timeout time.Duration, call func(context.Context) (Out, 
 		out, err = call(ctx)
 		cancel()
 		if !errors.Is(err, rconn.ErrNotSent) {
-			return out, err
+			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if errors.Is(err, rconn.ErrUnknown) || errors.Is(err, rconn.ErrNotSent) {
+		return out, conform.OutcomeUnknown(err)
+	}
 	return out, err
-}
-
-// unknownOutcome reports an error that leaves a call's outcome unknown, as
-// opposed to a server's refusal (which ran nothing).
-func unknownOutcome(err error) bool {
-	return errors.Is(err, rconn.ErrUnknown) || errors.Is(err, rconn.ErrNotSent)
 }

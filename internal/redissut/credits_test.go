@@ -1,4 +1,4 @@
-package sut
+package redissut
 
 import (
 	"context"
@@ -100,7 +100,7 @@ func redisClient(t *testing.T) *goredis.Client {
 // first disagreement.
 func crDiff(ctx context.Context, f fault.Fault, c *goredis.Client, prefix string, seeds, steps int) (disagree, err error) {
 	for seed := 0; seed < seeds; seed++ {
-		s, err := NewRedisCredits(f, c, fmt.Sprintf("%s/%d", prefix, seed))
+		s, err := NewCredits(f, c, fmt.Sprintf("%s/%d", prefix, seed))
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +179,7 @@ func TestRedisCreditsMutantsKilled(t *testing.T) {
 // TestRedisCreditsDefects: the adapter's defects panic as the table's do.
 func TestRedisCreditsDefects(t *testing.T) {
 	c := redisClient(t)
-	s, err := NewRedisCredits(fault.None, c, t.Name())
+	s, err := NewCredits(fault.None, c, t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestRedisCreditsDefects(t *testing.T) {
 		}()
 	}
 	for _, f := range []fault.Fault{fault.CrNoEpochPin, fault.RTBTwoTrips} {
-		if _, err := NewRedisCredits(f, c, t.Name()); err == nil {
+		if _, err := NewCredits(f, c, t.Name()); err == nil {
 			t.Fatalf("%v was accepted for the Redis credit table", f)
 		}
 	}

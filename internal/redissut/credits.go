@@ -1,4 +1,4 @@
-package sut
+package redissut
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 	"github.com/tollgate/tollgate/impl/credits"
 	rcredits "github.com/tollgate/tollgate/impl/redis/credits"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/sut"
 	"github.com/tollgate/tollgate/model"
 )
 
 // redisCreditsTable is the method set of *impl/redis/credits.Table that
-// RedisCredits uses. Every mutant of impl/redis/credits has it too (a copy
+// Credits uses. Every mutant of impl/redis/credits has it too (a copy
 // of the package, whose value types are impl/credits's).
 type redisCreditsTable interface {
 	RenewAt(ctx context.Context, nowMs int64, h *rcredits.Holder, ttlMs int64) (rcredits.Result, error)
@@ -35,11 +36,12 @@ type redisCreditsTable interface {
 
 var _ redisCreditsTable = (*rcredits.Table)(nil)
 
-// RedisCredits applies model credit-table inputs to a Redis credit table
-// (impl/redis/credits, or a mutant of it), as Credits does to an in-process one, with the same
-// epoch renaming (the n-th distinct epoch the table issues is model epoch
-// n; a model epoch it never issued goes to the table as 1<<63 | epoch,
-// which pins nothing).
+// Credits applies model credit-table inputs to a Redis credit table
+// (impl/redis/credits, or a mutant of it), as sut.Credits does to an
+// in-process one, with the same naming of epochs (sut.TableEpochs: the n-th
+// distinct epoch the table issues is model epoch n; a model epoch it never
+// issued goes to the table as 1<<63 | epoch, which pins nothing), or the
+// table's own epochs for the driver (DriverTables).
 //
 // Each model holder ID maps to a random holder created on first use, whose
 // lease is renewed then to run until math.MaxInt64 (so no SweepAt clock
@@ -50,12 +52,12 @@ var _ redisCreditsTable = (*rcredits.Table)(nil)
 //
 // Apply returns the table's transport errors unchanged (they wrap
 // rcredits.ErrUnknown or ErrNotSent); the output is then meaningless.
-// RedisCredits is safe for concurrent use.
-type RedisCredits struct {
+// Credits is safe for concurrent use.
+type Credits struct {
 	table redisCreditsTable
 
 	holders sync.Map // model.HolderID → *redisHolder
-	epochs  epochNames
+	epochs  sut.TableEpochs
 }
 
 type redisHolder struct {
@@ -65,33 +67,33 @@ type redisHolder struct {
 	exited bool // the model exited it: never renewed again
 }
 
-// NewRedisCredits returns an adapter over the credit table called name on
+// NewCredits returns an adapter over the credit table called name on
 // c's server, of f's package (fault.None: the real implementation;
 // otherwise a fault of impl/redis/credits). The table is built by its
 // package's New from a copy of c's options, so it has a client of its own,
 // made the way that package makes it; c itself is not used for calls.
 // Close closes the table's client; the table stays on the server.
-func NewRedisCredits(f fault.Fault, c *goredis.Client, name string) (*RedisCredits, error) {
+func NewCredits(f fault.Fault, c *goredis.Client, name string) (*Credits, error) {
 	if f != fault.None && (!f.Redis() || !f.Credits()) {
-		return nil, fmt.Errorf("sut: %v is not a fault of the Redis credit table", f)
+		return nil, fmt.Errorf("redissut: %v is not a fault of the Redis credit table", f)
 	}
 	opts := *c.Options() // a copy: New must not normalize c's own options
 	t, err := newRedisCredits(context.Background(), f, &opts, name)
 	if err != nil {
 		return nil, err
 	}
-	return &RedisCredits{table: t}, nil
+	return &Credits{table: t}, nil
 }
 
 // Close closes the table's client. The table stays on the server, live
 // (a model close is the input CrClose).
-func (s *RedisCredits) Close() error { return s.table.CloseClient() }
+func (s *Credits) Close() error { return s.table.CloseClient() }
 
 // holder returns the holder standing for id, renewing its lease on first
 // use unless the model exited it.
-func (s *RedisCredits) holder(ctx context.Context, id model.HolderID) (*rcredits.Holder, error) {
+func (s *Credits) holder(ctx context.Context, id model.HolderID) (*rcredits.Holder, error) {
 	if id == 0 {
-		panic("sut: holder 0 is not a holder (defect)")
+		panic("redissut: holder 0 is not a holder (defect)")
 	}
 	v, ok := s.holders.Load(id)
 	if !ok {
@@ -110,9 +112,9 @@ func (s *RedisCredits) holder(ctx context.Context, id model.HolderID) (*rcredits
 }
 
 // exit drops id's lease for good.
-func (s *RedisCredits) exit(ctx context.Context, id model.HolderID) error {
+func (s *Credits) exit(ctx context.Context, id model.HolderID) error {
 	if id == 0 {
-		panic("sut: holder 0 is not a holder (defect)")
+		panic("redissut: holder 0 is not a holder (defect)")
 	}
 	v, _ := s.holders.LoadOrStore(id, &redisHolder{h: rcredits.NewHolder()})
 	rh := v.(*redisHolder)
@@ -124,11 +126,11 @@ func (s *RedisCredits) exit(ctx context.Context, id model.HolderID) error {
 
 // Apply performs in on the table and returns its answer in model form, or
 // the table's transport error.
-func (s *RedisCredits) Apply(ctx context.Context, in model.CrInput[string]) (model.CrOutput[string], error) {
+func (s *Credits) Apply(ctx context.Context, in model.CrInput[string]) (model.CrOutput[string], error) {
 	var out model.CrOutput[string]
 	var tok credits.Token
 	if in.Token != (model.Token{}) {
-		tok = s.epochs.token(in.Token)
+		tok = s.epochs.Token(in.Token)
 	}
 	var err error
 	var h *rcredits.Holder
@@ -143,14 +145,14 @@ func (s *RedisCredits) Apply(ctx context.Context, in model.CrInput[string]) (mod
 		var t credits.Token
 		var r credits.Result
 		t, r, err = s.table.Reserve(ctx, h, credits.Class(in.Class))
-		out.Result = result(r)
+		out.Result = sut.Result(r)
 		if err == nil && r == credits.OK {
-			out.Token = model.Token{Slot: t.Slot, Epoch: s.epochs.model(t.Epoch, true)}
+			out.Token = model.Token{Slot: t.Slot, Epoch: s.epochs.Model(t.Epoch, true)}
 		}
 	case model.CrEnqueue:
 		var r credits.Result
 		r, err = s.table.EnqueueAt(ctx, in.NowMs, h, tok, in.Payload)
-		out.Result = result(r)
+		out.Result = sut.Result(r)
 	case model.CrTake:
 		out.Payload, out.OK, err = s.table.Take(ctx, tok)
 	case model.CrFinish:
@@ -164,13 +166,13 @@ func (s *RedisCredits) Apply(ctx context.Context, in model.CrInput[string]) (mod
 		var es []rcredits.Entry
 		es, err = s.table.Enqueued(ctx)
 		for _, e := range es {
-			out.Entries = append(out.Entries, model.Entry[string]{Slot: e.Token.Slot, Epoch: s.epochs.model(e.Token.Epoch, false), MarkedMs: e.MarkedMs, Payload: e.Payload})
+			out.Entries = append(out.Entries, model.Entry[string]{Slot: e.Token.Slot, Epoch: s.epochs.Model(e.Token.Epoch, false), MarkedMs: e.MarkedMs, Payload: e.Payload})
 		}
 		out.OK = true
 	case model.CrSnapshot:
 		var snap credits.Snapshot
 		snap, err = s.table.Snapshot(ctx)
-		out.Snap, out.OK = Snapshot(snap), true
+		out.Snap, out.OK = sut.Snapshot(snap), true
 	case model.CrBounds:
 		b := rcredits.TableBounds()
 		out.Bounds, out.OK = model.Bounds{General: b.General, Internal: b.Internal, Total: b.Total}, true
@@ -181,7 +183,7 @@ func (s *RedisCredits) Apply(ctx context.Context, in model.CrInput[string]) (mod
 		err = s.table.Close(ctx)
 		out.OK = true
 	default:
-		panic(fmt.Sprintf("sut: unknown credit-table operation %d", in.Kind))
+		panic(fmt.Sprintf("redissut: unknown credit-table operation %d", in.Kind))
 	}
 	if err != nil {
 		return model.CrOutput[string]{}, err

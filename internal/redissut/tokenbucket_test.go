@@ -1,4 +1,4 @@
-package sut_test
+package redissut_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 	redistokenbucket "github.com/tollgate/tollgate/impl/redis/tokenbucket"
 	"github.com/tollgate/tollgate/internal/fault"
-	"github.com/tollgate/tollgate/internal/sut"
+	"github.com/tollgate/tollgate/internal/redissut"
 	"github.com/tollgate/tollgate/model"
 	"github.com/tollgate/tollgate/redisserver"
 )
@@ -31,9 +31,9 @@ func redisClient(t *testing.T) *goredis.Client {
 	return c
 }
 
-func newRedisTB(t *testing.T, f fault.Fault, c *goredis.Client, name string) *sut.RedisTokenBucket {
+func newRedisTB(t *testing.T, f fault.Fault, c *goredis.Client, name string) *redissut.TokenBucket {
 	t.Helper()
-	s, err := sut.NewRedisTokenBucket(f, c, name)
+	s, err := redissut.NewTokenBucket(f, c, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func newRedisTB(t *testing.T, f fault.Fault, c *goredis.Client, name string) *su
 // vectorMismatches runs every token-bucket golden vector of spec/vectors
 // through s, each case on an emptied table, and returns the first mismatch
 // of each failing case.
-func vectorMismatches(t *testing.T, s *sut.RedisTokenBucket) (cases, steps int, bad []string) {
+func vectorMismatches(t *testing.T, s *redissut.TokenBucket) (cases, steps int, bad []string) {
 	t.Helper()
 	ctx := context.Background()
 	files, err := conform.LoadVectors(filepath.Join("..", "..", "spec", "vectors", conform.VectorFileNames[conform.PrimTokenBucket]))
@@ -107,7 +107,7 @@ func skewRun(t *testing.T, f fault.Fault, c *goredis.Client, name string, seed u
 	offsets := []int64{-2000, -1000, 0, 0, 1000, 2000}
 	lim := model.Limits{Capacity: 4, RefillPerSecond: 4}
 	ctx := context.Background()
-	tables := make([]*sut.RedisTokenBucket, clients)
+	tables := make([]*redissut.TokenBucket, clients)
 	for i := range tables {
 		tables[i] = newRedisTB(t, f, c, name)
 	}
@@ -119,7 +119,7 @@ func skewRun(t *testing.T, f fault.Fault, c *goredis.Client, name string, seed u
 		fail  atomic.Value
 	)
 	base := int64(1_700_000_000_000)
-	take := func(s *sut.RedisTokenBucket, now int64) error {
+	take := func(s *redissut.TokenBucket, now int64) error {
 		out, err := s.Apply(ctx, model.TBInput[string]{Kind: model.TBTake, Key: "shared", Limits: lim, Cost: 1, NowMs: now})
 		if err == nil && out.OK {
 			mu.Lock()
@@ -214,7 +214,7 @@ func TestRedisMutantsConstructible(t *testing.T) {
 	if c.Options().MaxRetries != 0 {
 		t.Fatalf("building the mutants changed the caller's client: MaxRetries %d", c.Options().MaxRetries)
 	}
-	if _, err := sut.NewRedisTokenBucket(fault.TBNoClamp, c, "x"); err == nil {
+	if _, err := redissut.NewTokenBucket(fault.TBNoClamp, c, "x"); err == nil {
 		t.Fatal("an in-memory fault was accepted")
 	}
 }
