@@ -33,7 +33,16 @@ func TestScenarios(t *testing.T) {
 		default:
 			continue
 		}
-		rows, err := Run(s, nil, Options{Seed: 1, Parent: t.TempDir(), CheckTimeout: 20 * time.Second})
+		// Under client-pause a credit history carries a dozen unknown
+		// outcomes, and porcupine's search of it takes 10 s of a core here:
+		// CI's redis section runs it (tollgate check --backend redis
+		// -faults ...,client-pause), and the test command stays under a
+		// minute.
+		var prims []string
+		if s.Name == "client-pause" {
+			prims = []string{linearizability.PrimitiveTokenBucket}
+		}
+		rows, err := Run(s, prims, Options{Seed: 1, Parent: t.TempDir(), CheckTimeout: 20 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 // surviveBudget, which proves SequentiallyVisible is not hiding a kill.
 const (
 	killBudget    = 5 * time.Second
-	surviveBudget = 300 * time.Millisecond
+	surviveBudget = 100 * time.Millisecond
 	layerSeed     = 1
 )
 

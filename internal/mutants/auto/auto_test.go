@@ -27,7 +27,7 @@ func TestCampaignOnFixture(t *testing.T) {
 	r := root(t)
 	file := "internal/mutants/auto/testdata/fixture/fixture.go"
 	res, err := Campaign(Config{Root: r, Files: []string{file}, Workers: 2,
-		Layers: []Layer{{Name: "unit", Run: "."}}, MinTimeout: 2 * time.Second})
+		Layers: []Layer{{Name: "unit", Run: "."}}, MinTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
