@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/explore"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/shard"
 )
 
 func init() {
@@ -48,43 +48,7 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	var c exploreConfig
 	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: tollgate explore [flags]
-
-Runs the scenarios of the interleaving explorer (internal/explore, spec/explore.md)
-against the real table code, every seam operation a switch point: exhaustively
-within a preemption bound (dfs), or with PCT or a random walk. Every run's history
-is checked by porcupine against the model. A violation prints the schedule, a
-per-thread trace and the replay command, writes porcupine's visualization, and
-exits 1.
-
--scenario takes names, comma-separated, glob patterns of names (sys-tb-compact-*),
-or: all (the default: the catalogue, then the generated set), catalogue, generated.
-
-scenarios of the catalogue:
-`)
-		for _, s := range explore.Catalogue() {
-			fmt.Fprintf(stderr, "  %-26s %s\n", s.Name, s.Race)
-		}
-		sys := explore.Systematic()
-		fmt.Fprintf(stderr, `
-generated scenarios (spec/explore.md §10):
-  %s … %s
-      the generated set: %d systematic scenarios, every pair of operations
-      of each table from each prefix (sys-cr-PREFIX-OP-OP, sys-tb-PREFIX-OP-OP);
-      -coverage prints which pairs met on which kinds of word; %d more are
-      held back (made, replayable by name, not run: spec/explore.md)
-  gen-credits-N, gen-tokenbucket-N
-      a random scenario (seed N)
-
-directed runs (one schedule each, deeper than the bound; run them with -replay):
-`, sys[0].Name, sys[len(sys)-1].Name, len(sys), len(explore.Held()))
-		for _, d := range explore.Directed() {
-			fmt.Fprintf(stderr, "  -scenario %s -replay %s\n", d.Scenario.Name, d.Schedule)
-		}
-		fmt.Fprint(stderr, "\nflags:\n")
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { exploreHelp(fs, stderr) }
 	scenario := fs.String("scenario", "all", "scenarios to run: names or glob patterns, comma-separated; all, catalogue or generated")
 	strategy := fs.String("strategy", "dfs", "dfs, pct or random")
 	bound := fs.Int("bound", explore.DefaultBound, "dfs: the largest preemption bound (bounds 0..N in turn)")
@@ -98,6 +62,7 @@ directed runs (one schedule each, deeper than the bound; run them with -replay):
 	fs.BoolVar(&c.coverage, "coverage", false, "print the coverage table of the generated scenarios (markdown; spec/explore-coverage.md) and exit; at bound "+strconv.Itoa(explore.CoverageBound)+" unless -bound is given")
 	fs.BoolVar(&c.verbose, "v", false, "list every generated scenario in the results, not one line per prefix")
 	fs.BoolVar(&c.failfast, "failfast", false, "stop at the first scenario that fails")
+	shardFlag := fs.String("shard", "", "run only shard `i/n` (1-based, e.g. 2/4) of the selected scenarios, split by name: shards 1/n … n/n together run each scenario once")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -106,44 +71,14 @@ directed runs (one schedule each, deeper than the bound; run them with -replay):
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("explore: unexpected argument %q", fs.Arg(0))
 	}
-	c.opt = explore.Options{Strategy: explore.Strategy(*strategy), Depth: *depth, Seed: *seed, Dir: *dir, Bound: *bound}
-	switch c.opt.Strategy {
-	case explore.DFS, explore.PCT, explore.Random:
-	default:
-		return c, fmt.Errorf("explore: -strategy %q must be dfs, pct or random", *strategy)
+	var err error
+	opt := explore.Options{Strategy: explore.Strategy(*strategy), Depth: *depth, Seed: *seed, Dir: *dir, Bound: *bound}
+	if c.opt, err = exploreOptions(opt, *mutant, *budget, c.coverage && !boundSet); err != nil {
+		return c, err
 	}
-	if *bound < 0 || *depth < 1 {
-		return c, fmt.Errorf("explore: -bound must be >= 0 and -depth >= 1")
-	}
-	if c.coverage && !boundSet {
-		*bound = explore.CoverageBound
-	}
-	c.opt.Bound = *bound
-	if *bound == 0 {
-		c.opt.Bound = -1 // bound 0 itself, not the default
-	}
-	if *budget != "" {
-		for _, part := range strings.Split(*budget, ",") {
-			part = strings.TrimSpace(part)
-			if n, err := strconv.Atoi(part); err == nil && n > 0 {
-				c.opt.Budget.Schedules = n
-			} else if d, err := time.ParseDuration(part); err == nil && d > 0 {
-				c.opt.Budget.Time = d
-			} else {
-				return c, fmt.Errorf("explore: -budget %q: %q is neither a positive number of schedules nor a duration", *budget, part)
-			}
-		}
-	}
-	var f fault.Fault
-	if *mutant != "" {
-		var err error
-		if f, err = fault.Parse(*mutant); err != nil {
-			return c, fmt.Errorf("explore: -mutant: %w", err)
-		}
-		if f.Redis() {
-			return c, fmt.Errorf("explore: -mutant: %s is a mutant of %s; the explorer drives in-memory tables only", f, f.Package())
-		}
-		c.opt.Fault = f
+	sh, err := shard.Parse(*shardFlag)
+	if err != nil {
+		return c, fmt.Errorf("explore: %w", err)
 	}
 	c.generated = map[string]bool{}
 	for _, s := range explore.Systematic() {
@@ -152,70 +87,45 @@ directed runs (one schedule each, deeper than the bound; run them with -replay):
 	if c.coverage {
 		return c, nil
 	}
-	sets := map[string]bool{}
-	for _, name := range strings.Split(*scenario, ",") {
-		name = strings.TrimSpace(name)
-		ss, set, err := selectScenarios(name)
-		if err != nil {
-			return c, err
-		}
-		for _, s := range ss {
-			if *mutant != "" && (s.Primitive == explore.Credits) != f.Credits() {
-				if set {
-					continue
-				}
-				return c, fmt.Errorf("explore: scenario %s is a %s scenario; -mutant %s is not a %s mutant", s.Name, s.Primitive, f, s.Primitive)
-			}
-			if !sets[s.Name] {
-				sets[s.Name] = true
-				c.scenarios = append(c.scenarios, s)
-			}
-		}
+	if c.scenarios, err = explore.Select(*scenario, c.opt.Fault, sh); err != nil {
+		return c, err
 	}
 	c.replay = *replay
-	if c.replay != "" {
-		if len(c.scenarios) != 1 {
-			return c, fmt.Errorf("explore: -replay needs exactly one -scenario")
-		}
-		if _, err := explore.ParseSchedule(c.replay); err != nil {
-			return c, err
-		}
-	}
-	return c, nil
+	return c, checkReplay(c)
 }
 
-// selectScenarios resolves one word of -scenario: a set (all, catalogue,
-// generated), a glob pattern over the catalogue and the generated set, or
-// one name (explore.Lookup: the catalogue, a directed run, a generated
-// scenario, gen-credits-N, gen-tokenbucket-N). set reports a set or a
-// pattern, whose scenarios of the other primitive -mutant skips.
-func selectScenarios(name string) (ss []explore.Scenario, set bool, err error) {
-	switch name {
-	case "all":
-		return append(explore.Catalogue(), explore.Systematic()...), true, nil
-	case "catalogue":
-		return explore.Catalogue(), true, nil
-	case "generated":
-		return explore.Systematic(), true, nil
-	}
-	if strings.ContainsAny(name, "*?[") {
-		if _, err := path.Match(name, ""); err != nil {
-			return nil, false, fmt.Errorf("explore: -scenario %q: %v", name, err)
+// exploreOptions completes opt from the flags -mutant and -budget and
+// checks it; coverageBound: -coverage without -bound.
+func exploreOptions(opt explore.Options, mutant, budget string, coverageBound bool) (explore.Options, error) {
+	var err error
+	if mutant != "" {
+		if opt.Fault, err = fault.Parse(mutant); err != nil {
+			return opt, fmt.Errorf("explore: -mutant: %w", err)
 		}
-		for _, s := range append(explore.Catalogue(), explore.Systematic()...) {
-			if ok, _ := path.Match(name, s.Name); ok {
-				ss = append(ss, s)
-			}
-		}
-		if len(ss) == 0 {
-			return nil, true, fmt.Errorf("explore: no scenario matches %q (tollgate explore -h lists them)", name)
-		}
-		return ss, true, nil
 	}
-	if s, ok := explore.Lookup(name); ok {
-		return []explore.Scenario{s}, false, nil
+	if err := opt.Check(); err != nil {
+		return opt, err
 	}
-	return nil, false, fmt.Errorf("explore: no scenario %q (tollgate explore -h lists them)", name)
+	if coverageBound {
+		opt.Bound = explore.CoverageBound
+	}
+	if opt.Bound == 0 {
+		opt.Bound = -1 // bound 0 itself, not the default
+	}
+	opt.Budget, err = explore.ParseBudget(budget)
+	return opt, err
+}
+
+// checkReplay checks -replay: one scenario and a schedule.
+func checkReplay(c exploreConfig) error {
+	if c.replay == "" {
+		return nil
+	}
+	if len(c.scenarios) != 1 {
+		return fmt.Errorf("explore: -replay needs exactly one -scenario")
+	}
+	_, err := explore.ParseSchedule(c.replay)
+	return err
 }
 
 func runExplore(args []string, stdout, stderr io.Writer) int {
@@ -227,45 +137,22 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exploreUsage
 	}
-	if c.coverage {
-		cov, err := explore.ComputeCoverage(max(c.opt.Bound, 0))
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return exploreViolation
-		}
-		fmt.Fprint(stdout, cov.Markdown())
-		if len(cov.Failures) > 0 {
-			return exploreViolation
-		}
-		return explorePass
-	}
-	if c.replay != "" {
-		s := c.scenarios[0]
-		rep, err := explore.ReplayDir(s, c.opt.Fault, c.replay, c.opt.Dir)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return exploreUsage
-		}
-		if rep.Failure != nil {
-			fmt.Fprintln(stdout, rep.Failure.Report())
-			return exploreViolation
-		}
-		fmt.Fprintf(stdout, "scenario %s, mutant %s, schedule %s (%d preemptions): no violation\n\n%s\noutcome: %s\n",
-			s.Name, c.opt.Fault, rep.Schedule, rep.Preemptions, rep.Trace, rep.Outcome)
-		return explorePass
+	switch {
+	case c.coverage:
+		return exploreCoverage(c, stdout, stderr)
+	case c.replay != "":
+		return exploreReplay(c, stdout, stderr)
 	}
 	target := "the real tables"
 	if c.opt.Fault != fault.None {
 		target = "mutant " + c.opt.Fault.String()
 	}
 	fmt.Fprintf(stdout, "tollgate explore: %d scenarios, %s, strategy %s\n", len(c.scenarios), target, c.opt.Strategy)
-	var results []explore.Result
-	code := explorePass
-	for _, s := range c.scenarios {
-		opt := c.opt
-		last := time.Now()
-		if c.progress > 0 {
-			opt.Progress = func(r explore.Result) {
+	var progress func(explore.Scenario) func(explore.Result)
+	if c.progress > 0 {
+		progress = func(s explore.Scenario) func(explore.Result) {
+			last := time.Now()
+			return func(r explore.Result) {
 				if time.Since(last) < c.progress {
 					return
 				}
@@ -273,20 +160,54 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "explore %s: %d schedules (bound %d), %v\n", s.Name, r.Schedules, r.Bound, r.Elapsed.Round(time.Millisecond))
 			}
 		}
-		r := explore.Explore(s, opt)
-		results = append(results, r)
+	}
+	results, failed := explore.Run(c.scenarios, c.opt, c.failfast, progress, func(r explore.Result) {
 		switch {
 		case r.Err != nil:
-			fmt.Fprintf(stdout, "\n%s: %v\n", s.Name, r.Err)
-			code = exploreViolation
+			fmt.Fprintf(stdout, "\n%s: %v\n", r.Scenario, r.Err)
 		case r.Failure != nil:
 			fmt.Fprintf(stdout, "\n%s\n", r.Failure.Report())
-			code = exploreViolation
 		}
-		if code != explorePass && c.failfast {
-			break
-		}
+	})
+	exploreTable(stdout, results, c)
+	if failed {
+		return exploreViolation
 	}
+	return explorePass
+}
+
+func exploreCoverage(c exploreConfig, stdout, stderr io.Writer) int {
+	cov, err := explore.ComputeCoverage(max(c.opt.Bound, 0))
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exploreViolation
+	}
+	fmt.Fprint(stdout, cov.Markdown())
+	if len(cov.Failures) > 0 {
+		return exploreViolation
+	}
+	return explorePass
+}
+
+func exploreReplay(c exploreConfig, stdout, stderr io.Writer) int {
+	s := c.scenarios[0]
+	rep, err := explore.ReplayDir(s, c.opt.Fault, c.replay, c.opt.Dir)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exploreUsage
+	}
+	if rep.Failure != nil {
+		fmt.Fprintln(stdout, rep.Failure.Report())
+		return exploreViolation
+	}
+	fmt.Fprintf(stdout, "scenario %s, mutant %s, schedule %s (%d preemptions): no violation\n\n%s\noutcome: %s\n",
+		s.Name, c.opt.Fault, rep.Schedule, rep.Preemptions, rep.Trace, rep.Outcome)
+	return explorePass
+}
+
+// exploreTable writes the results, the generated scenarios summed by
+// prefix unless -v.
+func exploreTable(stdout io.Writer, results []explore.Result, c exploreConfig) {
 	rows := make([]resultRow, 0, len(results))
 	for _, r := range results {
 		rows = append(rows, resultRow{Result: r, n: 1})
@@ -301,7 +222,45 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%v\n", r.Scenario, r.threads(), r.ops(), r.Schedules, r.exhaustive(), r.result(), r.Elapsed.Round(time.Millisecond))
 	}
 	w.Flush()
-	return code
+}
+
+// exploreHelp writes explore's usage: the scenarios and the flags.
+func exploreHelp(fs *flag.FlagSet, stderr io.Writer) {
+	fmt.Fprint(stderr, `usage: tollgate explore [flags]
+
+Runs the scenarios of the interleaving explorer (internal/explore, spec/explore.md)
+against the real table code, every seam operation a switch point: exhaustively
+within a preemption bound (dfs), or with PCT or a random walk. Every run's history
+is checked by porcupine against the model. A violation prints the schedule, a
+per-thread trace and the replay command, writes porcupine's visualization, and
+exits 1.
+
+-scenario takes names, comma-separated, glob patterns of names (sys-tb-compact-*),
+or: all (the default: the catalogue, then the generated set), catalogue, generated.
+
+scenarios of the catalogue:
+`)
+	for _, s := range explore.Catalogue() {
+		fmt.Fprintf(stderr, "  %-26s %s\n", s.Name, s.Race)
+	}
+	sys := explore.Systematic()
+	fmt.Fprintf(stderr, `
+generated scenarios (spec/explore.md §10):
+  %s … %s
+      the generated set: %d systematic scenarios, every pair of operations
+      of each table from each prefix (sys-cr-PREFIX-OP-OP, sys-tb-PREFIX-OP-OP);
+      -coverage prints which pairs met on which kinds of word; %d more are
+      held back (made, replayable by name, not run: spec/explore.md)
+  gen-credits-N, gen-tokenbucket-N
+      a random scenario (seed N)
+
+directed runs (one schedule each, deeper than the bound; run them with -replay):
+`, sys[0].Name, sys[len(sys)-1].Name, len(sys), len(explore.Held()))
+	for _, d := range explore.Directed() {
+		fmt.Fprintf(stderr, "  -scenario %s -replay %s\n", d.Scenario.Name, d.Schedule)
+	}
+	fmt.Fprint(stderr, "\nflags:\n")
+	fs.PrintDefaults()
 }
 
 // resultRow is one line of the results: one scenario's, or the sum of the

@@ -62,3 +62,40 @@ func TestExploreCommand(t *testing.T) {
 		}
 	}
 }
+
+// -shard i/n splits the scenarios (catalogue and generated) into n
+// disjoint parts whose union is the whole run; a bad value exits 2 and
+// says why.
+func TestExploreShard(t *testing.T) {
+	whole, err := parseExplore([]string{"-scenario", "all"}, new(bytes.Buffer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, sh := range []string{"1/3", "2/3", "3/3"} {
+		c, err := parseExplore([]string{"-scenario", "all", "-shard", sh}, new(bytes.Buffer))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range c.scenarios {
+			if seen[s.Name] {
+				t.Fatalf("%s is in two shards", s.Name)
+			}
+			seen[s.Name] = true
+		}
+	}
+	if len(seen) != len(whole.scenarios) {
+		t.Fatalf("the shards run %d scenarios, the whole run %d", len(seen), len(whole.scenarios))
+	}
+	for bad, msg := range map[string]string{
+		"0/3": "explore: -shard 0/3: i must be in 1..n",
+		"4/3": "explore: -shard 4/3: i must be in 1..n",
+		"1/0": "explore: -shard 1/0: n must be",
+		"2":   "explore: -shard 2: want i/n",
+	} {
+		var out, errb bytes.Buffer
+		if code := runExplore([]string{"-shard", bad}, &out, &errb); code != 2 || !strings.Contains(errb.String(), msg) {
+			t.Errorf("-shard %s: exit %d, %q; want 2 and %q", bad, code, errb.String(), msg)
+		}
+	}
+}
