@@ -239,7 +239,7 @@ inline reserve() {
 		same = true;
 #ifndef MUT_ONE_SCAN
 		n = FIRST(c);
-		do                                                   /* sameRows */
+		do                                                   /* exhausted */
 		:: atomic {
 			if
 			:: n > LAST(c) -> break

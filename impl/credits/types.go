@@ -75,21 +75,6 @@ func (r Result) String() string {
 	return fmt.Sprintf("Result(%d)", uint8(r))
 }
 
-// State is the state of a slot row.
-type State uint8
-
-// Row states. A free slot's word holds nil, so Free never appears in a row.
-const (
-	Free State = iota
-	Reserved
-	Enqueued
-	Processing
-)
-
-func (s State) String() string {
-	return [...]string{"free", "reserved", "enqueued", "processing"}[s]
-}
-
 // Entry is one enqueued row as Enqueued lists it.
 type Entry[P any] struct {
 	Token    Token

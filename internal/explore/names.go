@@ -18,7 +18,7 @@ import (
 // addresses, to give every seam word an id that is the same in every run
 // (addresses are not: each run has a fresh table) and a name for traces;
 // and the values of pointer words, to render them. It never writes a word
-// (it does write the token-bucket trie's hash seed, see pinSeed).
+// (it does set the token-bucket trie's hash hook, see addTrie).
 
 var hookedPkg = reflect.TypeOf(hooked.Bool{}).PkgPath()
 

@@ -116,6 +116,17 @@ package seam
 // hide a race; no race is reported that is not there.
 //
 // The methods are in pair_words.go (amd64, arm64) and pair_purego.go.
+//
+// A package whose generic code uses a Pair declares a function that is
+// never called, exportPairInline, calling each of Pair's methods (impl/credits
+// and impl/tokenbucket have one each). Go inlines the callees of a generic
+// method into the package that instantiates it only when the generic's own
+// package's export data carries their inline bodies, and it carries them for
+// the callees of its own non-generic functions. Without that function every
+// Pair operation of the generic code would stay a call in every user's
+// instantiation (measured: five calls per credits Reserve); with it they
+// compile to the instructions themselves. scripts/seam-check.sh fails if they
+// do not.
 type Pair struct {
 	_ noCopy
 	w pairWords

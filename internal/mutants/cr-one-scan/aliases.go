@@ -16,7 +16,6 @@ type (
 	Bounds       = credits.Bounds
 	Token        = credits.Token
 	Result       = credits.Result
-	State        = credits.State
 	Entry[P any] = credits.Entry[P]
 	Counts       = credits.Counts
 	Snapshot     = credits.Snapshot
@@ -34,8 +33,4 @@ const (
 	Exhausted     = credits.Exhausted
 	Lost          = credits.Lost
 	NoTable       = credits.NoTable
-	Free          = credits.Free
-	Reserved      = credits.Reserved
-	Enqueued      = credits.Enqueued
-	Processing    = credits.Processing
 )

@@ -15,7 +15,6 @@ type (
 	Bounds       = credits.Bounds
 	Token        = credits.Token
 	Result       = credits.Result
-	State        = credits.State
 	Entry[P any] = credits.Entry[P]
 	Counts       = credits.Counts
 	Snapshot     = credits.Snapshot
@@ -33,8 +32,4 @@ const (
 	Exhausted     = credits.Exhausted
 	Lost          = credits.Lost
 	NoTable       = credits.NoTable
-	Free          = credits.Free
-	Reserved      = credits.Reserved
-	Enqueued      = credits.Enqueued
-	Processing    = credits.Processing
 )
