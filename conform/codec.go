@@ -45,18 +45,6 @@ var crOps = map[string]model.CrKind{OpReserve: model.CrReserve, OpEnqueue: model
 	OpFinish: model.CrFinish, OpRelease: model.CrRelease, OpSweep: model.CrSweep, OpEnqueued: model.CrEnqueued,
 	OpSnapshot: model.CrSnapshot, OpBounds: model.CrBounds, OpExit: model.CrExit, OpClose: model.CrClose}
 
-// Primitive returns the primitive an operation belongs to ("tb", "cr"), or
-// "" for hello and unknown operations.
-func Primitive(op string) string {
-	switch {
-	case strings.HasPrefix(op, "tb."):
-		return PrimTokenBucket
-	case strings.HasPrefix(op, "cr."):
-		return PrimCredits
-	}
-	return ""
-}
-
 // BadRequest is a request the protocol refuses with bad_request: an unknown
 // operation, a missing or mistyped field, a value outside its domain.
 type BadRequest struct{ Msg string }

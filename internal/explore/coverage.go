@@ -521,23 +521,3 @@ func preemptions(n int) string {
 	}
 	return fmt.Sprintf("%d preemptions", n)
 }
-
-// Uncovered lists the possible cells no run covered, by primitive and
-// prefix, for a summary.
-func (cov *Coverage) Uncovered(p Primitive) []string {
-	var out []string
-	ops := covOps(p)
-	for _, pre := range prefixStates(p) {
-		for i, a := range ops {
-			for _, b := range ops[i:] {
-				for _, k := range WordKinds(p) {
-					if cov.possible(p, a, b, pre[0], k[0]) && !cov.covered[covKey{p, a, b, pre[0], k[0]}] {
-						out = append(out, fmt.Sprintf("%s %s×%s %s", pre[0], a, b, k[0]))
-					}
-				}
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
