@@ -232,4 +232,15 @@ func TestT5BoundStringNamesSlack(t *testing.T) {
 	if s := c.String(); strings.Contains(s, "rounding slack") {
 		t.Errorf("ordinary limits: %s names a slack the tolerance covers", s)
 	}
+	// One take at subnormal limits credited no time: the slack is 0 and so
+	// is the relative tolerance (it underflows), and a zero slack is not
+	// named.
+	var d T5Bound
+	d.Commit(tiny, eta, 0)
+	if d.Slack() != 0 || d.Limit()*T5Tolerance != 0 {
+		t.Fatalf("slack %v, tolerance %v: want both 0", d.Slack(), d.Limit()*T5Tolerance)
+	}
+	if s := d.String(); strings.Contains(s, "rounding slack") {
+		t.Errorf("no accrual: %s names a zero slack", s)
+	}
 }
