@@ -1,0 +1,87 @@
+package mainjob
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tollgate/tollgate/linearizability"
+)
+
+// TestResolveRejects: each bad field is refused with an error naming its
+// flag and the rule, and the configuration handed back is the one passed
+// in (nothing half-resolved).
+func TestResolveRejects(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*Config)
+		want []string
+	}{
+		{"primitive", func(c *Config) { c.Primitive = "bucket" }, []string{"-primitive", "tokenbucket, credits or all"}},
+		{"duration", func(c *Config) { c.Duration = -time.Second }, []string{"-duration", ">= 0"}},
+		{"clients", func(c *Config) { c.Clients = -1 }, []string{"-clients", ">= 0"}},
+		{"ops", func(c *Config) { c.Ops = -1 }, []string{"-ops", ">= 0"}},
+		{"seq-share high", func(c *Config) { c.SeqShare = 1 }, []string{"-seq-share", "[0, 1)"}},
+		{"seq-share low", func(c *Config) { c.SeqShare = -0.1 }, []string{"-seq-share", "[0, 1)"}},
+		{"timeout", func(c *Config) { c.Timeout = -1 }, []string{"-timeout", ">= 0"}},
+		{"backend", func(c *Config) { c.Backend = "etcd" }, []string{"-backend", "memory or redis"}},
+		{"faults", func(c *Config) { c.Backend, c.Faults = "redis", "pause,nope" }, []string{"-faults", `"nope"`, "known:"}},
+		{"mutant unknown", func(c *Config) { c.Mutant = "no-such-mutant" }, []string{"-mutant"}},
+		{"mutant backend", func(c *Config) { c.Mutant = "tb-plain-store"; c.Backend = "redis" }, []string{"-mutant tb-plain-store", "-backend memory"}},
+		{"mutant primitive", func(c *Config) { c.Mutant, c.Primitive = "tb-plain-store", linearizability.PrimitiveCredits }, []string{"-mutant tb-plain-store", "not a credits mutant"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := Defaults()
+			c.edit(&in)
+			got, err := in.Resolve()
+			if err == nil {
+				t.Fatalf("Resolve accepted %+v", in)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if got != in {
+				t.Errorf("Resolve changed the rejected configuration:\n got %+v\nwant %+v", got, in)
+			}
+		})
+	}
+}
+
+// TestResolveCompletes: a mutant picks its primitive, the Redis backend
+// drops the in-process sequential check, a zero seed comes from the clock,
+// and a resolved configuration resolves to itself.
+func TestResolveCompletes(t *testing.T) {
+	c := Defaults()
+	c.Mutant = "cr-release-no-holder"
+	r, err := c.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Primitive != linearizability.PrimitiveCredits || r.Seed == 0 || r.SeqShare != c.SeqShare {
+		t.Errorf("resolved %+v: want primitive credits, a seed, seq-share kept", r)
+	}
+	if again, err := r.Resolve(); err != nil || again != r {
+		t.Errorf("Resolve is not idempotent: %+v, %v", again, err)
+	}
+	c = Defaults()
+	c.Backend, c.Seed = "redis", 7
+	if r, err = c.Resolve(); err != nil || r.SeqShare != 0 || r.Seed != 7 {
+		t.Errorf("redis: resolved %+v, %v: want seq-share 0, seed 7", r, err)
+	}
+}
+
+// TestRunNeedsARedisServer: the Redis backend with no address is an error,
+// not a verdict, and nothing is printed as if it had run.
+func TestRunNeedsARedisServer(t *testing.T) {
+	c := Defaults()
+	c.Backend = "redis"
+	var out strings.Builder
+	if _, err := Run(c, &out); err == nil || !strings.Contains(err.Error(), "address") {
+		t.Fatalf("Run = %v, want an error asking for an address", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("Run printed %q before refusing", out.String())
+	}
+}

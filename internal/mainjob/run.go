@@ -1,0 +1,240 @@
+package mainjob
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tollgate/tollgate/fuzz"
+	"github.com/tollgate/tollgate/internal/diff"
+	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/linearizability"
+	"github.com/tollgate/tollgate/redischeck"
+)
+
+// Run runs the job c describes (Resolve is applied first), writing its
+// progress, the report of every failure (with the files written and the
+// command that replays it) and the summary table to w, and returns the
+// job's verdict. The error is a job that could not run; what it had
+// printed by then is no verdict.
+func Run(c Config, w io.Writer) (Verdict, error) {
+	c, err := c.Resolve()
+	if err != nil {
+		return Illegal, err
+	}
+	if c.Backend == "redis" && c.RedisAddr == "" {
+		return Illegal, fmt.Errorf("check: -backend redis needs a server address")
+	}
+	f := c.fault()
+	var redis *redischeck.Target
+	if c.Backend == "redis" {
+		// The workloads' calls get a generous budget (a loaded machine can
+		// take 100 ms to answer); the fault workloads use CallTimeout.
+		redis = redischeck.NewTarget(c.RedisAddr, max(c.CallTimeout, 2*time.Second))
+	}
+	fmt.Fprintf(w, "tollgate check: %s, %s budget, seed %d, porcupine timeout %v per history\n", c.target(), c.Duration, c.Seed, c.Timeout)
+	prims := c.primitives()
+	per := c.Duration / time.Duration(len(prims))
+	var rows []row
+	v := Ok
+	for _, prim := range prims {
+		seq := time.Duration(float64(per) * c.SeqShare)
+		r, sv := sequential(c, prim, f, seq, w)
+		if c.SeqShare > 0 {
+			rows = append(rows, r)
+		}
+		v = v.Merge(sv)
+		if c.Workload != "" && !hasWorkload(prim, c.Workload) {
+			continue
+		}
+		r, lv, err := histories(c, prim, f, redis, per-seq, w)
+		if err != nil {
+			return v, err
+		}
+		rows = append(rows, r)
+		v = v.Merge(lv)
+	}
+	if c.Backend == "redis" && c.Faults != "none" && c.Workload == "" {
+		frows, fv, err := faultWorkloads(c, prims, f, w)
+		if err != nil {
+			return v, err
+		}
+		rows = append(rows, frows...)
+		v = v.Merge(fv)
+	}
+	printSummary(w, rows)
+	fmt.Fprintln(w, "result: "+resultLine[v])
+	return v, nil
+}
+
+// resultLine is the last line of a job's output, by verdict.
+var resultLine = map[Verdict]string{
+	Ok:      "Ok — every history linearizable, sequential check agreed",
+	Unknown: "Unknown — no violation found, but some histories could not be checked in time (not a pass)",
+	Illegal: "FAILED",
+}
+
+// target says what c checks, for the first line of the output.
+func (c Config) target() string {
+	t := "the real implementations"
+	if c.Mutant != "" {
+		t = "mutant " + c.Mutant
+	}
+	if c.Backend == "redis" {
+		t += " on Redis (" + c.RedisAddr + ")"
+	}
+	return t
+}
+
+// histories records and checks prim's concurrent histories for budget
+// (linearizability.Run) and reports the first failure.
+func histories(c Config, prim string, f fault.Fault, redis *redischeck.Target, budget time.Duration, w io.Writer) (row, Verdict, error) {
+	p := linearizability.Plan{
+		Primitive: prim, Duration: budget, Clients: c.Clients, Keys: c.Keys, Ops: c.Ops,
+		Seed: c.Seed, Fault: f, Mutant: c.Mutant, Timeout: c.Timeout, Dir: c.Out,
+		StopOnIllegal: c.Mutant != "", Workload: c.Workload,
+	}
+	if redis != nil {
+		p.TB = func() (linearizability.TBBackend, func(), error) { return redis.TB(f) }
+		p.Cr = func() (linearizability.CrBackend, func(), error) { return redis.Cr(f) }
+	}
+	last := time.Now()
+	t, err := linearizability.Run(p, func(t linearizability.Tally) {
+		if c.Progress > 0 && time.Since(last) >= c.Progress {
+			last = time.Now()
+			fmt.Fprintf(w, "  %-11s histories %6d  operations %9d  overlapping %8d  illegal %d  unknown %d  elapsed %5.1fs\n",
+				prim, t.Histories, t.Ops, t.Overlapping, t.Illegal, t.Unknown, t.Elapsed.Seconds())
+		}
+	})
+	if err != nil {
+		return row{}, Illegal, fmt.Errorf("check: %w", err)
+	}
+	r := row{primitive: prim, check: "porcupine", histories: t.Histories, ops: t.Ops, unknown: t.UnknownOps, overlapping: t.Overlapping,
+		result: string(t.Result()), checkTime: t.CheckTime}
+	v := verdictOf(t.Result())
+	if v == Illegal {
+		r.invariant = t.First.Invariant
+	}
+	if v != Ok {
+		reportFailure(w, c, t)
+	}
+	return r, v, nil
+}
+
+func hasWorkload(prim, name string) bool {
+	if prim == linearizability.PrimitiveTokenBucket {
+		return slices.ContainsFunc(linearizability.TBWorkloads(), func(w linearizability.TBWorkload) bool { return w.Name == name })
+	}
+	return slices.ContainsFunc(linearizability.CrWorkloads(), func(w linearizability.CrWorkload) bool { return w.Name == name })
+}
+
+// sequential runs the differential machines of internal/diff over random
+// byte inputs (diff.RandomInput from the seed) for budget: the model and
+// the implementation step side by side, answers compared after every
+// operation. A failing input is written as a fuzz corpus file, and the
+// command that replays it printed.
+func sequential(c Config, prim string, f fault.Fault, budget time.Duration, w io.Writer) (row, Verdict) {
+	r := row{primitive: prim, check: "sequential", overlapping: -1, unknown: -1, result: string(linearizability.Ok)}
+	if budget <= 0 {
+		return r, Ok
+	}
+	target, run := "FuzzTokenBucket", diff.RunTokenBucketBytesOps
+	if prim == linearizability.PrimitiveCredits {
+		target, run = "FuzzCredits", diff.RunCreditsBytesOps
+	}
+	start := time.Now()
+	for i := 0; i == 0 || time.Since(start) < budget; i++ {
+		input := diff.RandomInput(c.Seed, i)
+		r.histories++
+		ops, fail := run(input, f, diff.Options{})
+		r.ops += ops
+		if fail == nil {
+			continue
+		}
+		r.result, r.invariant = string(linearizability.Illegal), fail.Property
+		r.checkTime = time.Since(start)
+		fmt.Fprintf(w, "\nsequential check of %s FAILED (random input %d of seed %d), breaks %s:\n%s", prim, i, c.Seed, fail.Property, fail.Replay())
+		name := fmt.Sprintf("check-seed%d-input%d", c.Seed, i)
+		path := filepath.Join(c.Out, name)
+		if err := os.MkdirAll(c.Out, 0o755); err == nil {
+			err = os.WriteFile(path, fuzz.Format(input), 0o644)
+			if err == nil {
+				fmt.Fprintf(w, "input: %s\nreplay: cp %s fuzz/testdata/fuzz/%s/ && go test ./fuzz -run '^%s$/^%s$'", path, path, target, target, name)
+				if c.Mutant != "" {
+					fmt.Fprintf(w, " -diff.fault=%s", c.Mutant)
+				}
+				fmt.Fprintln(w)
+			}
+		}
+		return r, Illegal
+	}
+	r.checkTime = time.Since(start)
+	return r, Ok
+}
+
+func reportFailure(w io.Writer, c Config, t linearizability.Tally) {
+	rep := t.First
+	breaks := ""
+	if rep.Invariant != "" {
+		breaks = ", breaks " + rep.Invariant
+	}
+	fmt.Fprintf(w, "\n%s: %s history (workload %s, seed %d, %d operations)%s: %s\n",
+		t.Primitive, rep.Result, t.FirstWorkload, t.FirstSeed, rep.Ops, breaks, rep.Detail)
+	if rep.Result == linearizability.Unknown {
+		fmt.Fprintf(w, "  porcupine gave up after %v; raise -timeout or lower -clients/-ops\n", c.Timeout)
+	}
+	if rep.HTMLPath != "" {
+		fmt.Fprintf(w, "  visualization: %s\n  history:       %s\n  replay:        go run ./cmd/tollgate check --replay %s\n",
+			rep.HTMLPath, rep.JSONPath, rep.JSONPath)
+	}
+	rerun := []string{"go run ./cmd/tollgate check", "--primitive " + t.Primitive, "--workload " + t.FirstWorkload,
+		fmt.Sprintf("--seed %d", t.FirstSeed)}
+	if c.Mutant != "" {
+		rerun = append(rerun, "--mutant "+c.Mutant)
+	}
+	fmt.Fprintf(w, "  record again:  %s  (same scripts; the interleaving is the scheduler's)\n", strings.Join(rerun, " "))
+}
+
+// faultWorkloads runs the fault workloads of redischeck, each on servers
+// of its own, and returns a summary row for each and their verdict: a row
+// whose history is not linearizable or that lost an acknowledged write
+// fails, except in the scenarios whose losses are the backend's
+// documented limit (asynchronous replication), which are measured; a
+// history porcupine could not decide, with nothing lost, is Unknown.
+func faultWorkloads(c Config, prims []string, f fault.Fault, w io.Writer) ([]row, Verdict, error) {
+	var rows []row
+	v := Ok
+	for _, s := range redischeck.Scenarios() {
+		if c.Faults != "all" && !slices.Contains(strings.Split(c.Faults, ","), s.Name) {
+			continue
+		}
+		got, err := redischeck.Run(s, prims, redischeck.Options{Timeout: c.CallTimeout, CheckTimeout: c.Timeout, Seed: c.Seed, Fault: f, Dir: c.Out})
+		if err != nil {
+			return rows, v, fmt.Errorf("check: %w", err)
+		}
+		for _, r := range got {
+			res := string(r.Result)
+			if r.Lossy {
+				res += " (limit)"
+			}
+			rows = append(rows, row{primitive: r.Primitive, check: "fault " + r.Scenario, histories: 1, ops: r.Ops, unknown: r.UnknownOps,
+				overlapping: r.Report.Overlapping, result: res, invariant: r.Invariant, checkTime: r.Report.CheckTime, durability: r.Detail})
+			fmt.Fprintf(w, "  fault %-14s %-11s operations %5d  unknown %4d  %s; %s (%v)\n", r.Scenario, r.Primitive, r.Ops, r.UnknownOps, res, r.Detail, r.Elapsed.Round(time.Millisecond))
+			switch {
+			case r.Pass():
+			case r.Result == linearizability.Unknown && r.Lost == 0:
+				v = v.Merge(Unknown)
+			default:
+				v = Illegal
+				if r.Report.JSONPath != "" {
+					fmt.Fprintf(w, "    history: %s\n    replay:  go run ./cmd/tollgate check --replay %s\n", r.Report.JSONPath, r.Report.JSONPath)
+				}
+			}
+		}
+	}
+	return rows, v, nil
+}
