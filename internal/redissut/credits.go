@@ -29,9 +29,9 @@ type redisCreditsTable interface {
 	SweepAt(ctx context.Context, nowMs int64) (int, error)
 	Enqueued(ctx context.Context) ([]rcredits.Entry, error)
 	Snapshot(ctx context.Context) (rcredits.Snapshot, error)
-	Close(ctx context.Context) error
-	Closed(ctx context.Context) (bool, error)
-	CloseClient() error
+	Destroy(ctx context.Context) error
+	Destroyed(ctx context.Context) (bool, error)
+	Close() error
 }
 
 var _ redisCreditsTable = (*rcredits.Table)(nil)
@@ -87,7 +87,7 @@ func NewCredits(f fault.Fault, c *goredis.Client, name string) (*Credits, error)
 
 // Close closes the table's client. The table stays on the server, live
 // (a model close is the input CrClose).
-func (s *Credits) Close() error { return s.table.CloseClient() }
+func (s *Credits) Close() error { return s.table.Close() }
 
 // holder returns the holder standing for id, renewing its lease on first
 // use unless the model exited it.
@@ -180,7 +180,7 @@ func (s *Credits) Apply(ctx context.Context, in model.CrInput[string]) (model.Cr
 		err = s.exit(ctx, in.Holder)
 		out.OK = true
 	case model.CrClose:
-		err = s.table.Close(ctx)
+		err = s.table.Destroy(ctx)
 		out.OK = true
 	default:
 		panic(fmt.Sprintf("redissut: unknown credit-table operation %d", in.Kind))

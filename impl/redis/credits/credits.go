@@ -99,6 +99,10 @@ var (
 	ErrNotSent = rconn.ErrNotSent
 )
 
+// ErrDestroyed is wrapped by the error of New and NewFromClient on a name
+// whose table Destroy ended (C11: a name, once destroyed, is dead for good).
+var ErrDestroyed = errors.New("the table was destroyed")
+
 //go:embed credits.lua
 var librarySource string
 
@@ -144,7 +148,7 @@ func (e *ArgError) Error() string {
 // server.
 type Table struct {
 	c    *goredis.Client
-	own  bool // New made c, and CloseClient closes it
+	own  bool // New made c, and Close closes it
 	name string
 	keys []string // rows, leases: one hash tag, so one cluster slot
 	fn   functions
@@ -160,11 +164,13 @@ type functions struct {
 // a client that never retries a call (rconn.NewClient), loads the
 // tollgate_cr library there (FUNCTION LOAD REPLACE) and opens the table
 // called name: a table no one has written is a live table with every slot
-// free. CloseClient closes the client. On error nothing is left open.
+// free. Close closes the client and leaves the table as it is, for its
+// other clients. On error nothing is left open.
 //
 // name must be 1 to 256 bytes without '{' or '}' (it is the hash tag of the
-// table's keys), or New returns an *ArgError. A closed table stays closed:
-// a name, once closed, is dead for good (C11).
+// table's keys), or New returns an *ArgError. A destroyed table stays
+// destroyed: a name, once destroyed, is dead for good (C11), and New on it
+// returns an error wrapping ErrDestroyed.
 func New(ctx context.Context, opts *goredis.Options, name string) (*Table, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
@@ -179,8 +185,8 @@ func New(ctx context.Context, opts *goredis.Options, name string) (*Table, error
 	return t, nil
 }
 
-// NewFromClient is New on a client the caller owns and keeps (CloseClient
-// does not close it). It refuses a client that would retry a call on its
+// NewFromClient is New on a client the caller owns and keeps (Close does
+// not close it). It refuses a client that would retry a call on its
 // own (rconn.CheckClient): build it with rconn.NewClient, or Options.MaxRetries = -1.
 func NewFromClient(ctx context.Context, c *goredis.Client, name string) (*Table, error) {
 	if err := checkName(name); err != nil {
@@ -209,12 +215,20 @@ func newTable(ctx context.Context, c *goredis.Client, name string) (*Table, erro
 	if err := rconn.Load(ctx, c, library, source()); err != nil {
 		return nil, err
 	}
+	switch gone, err := t.Destroyed(ctx); {
+	case err != nil:
+		return nil, err
+	case gone:
+		return nil, fmt.Errorf("credits: table %q: %w", name, ErrDestroyed)
+	}
 	return t, nil
 }
 
-// CloseClient closes the client if New made it. The table stays on the
-// server, live (Close is what ends the table).
-func (t *Table) CloseClient() error {
+// Close closes the client if New made it (a client given to NewFromClient
+// stays open). The table stays on the server as it is, live for every
+// other client of its name: Close ends this handle, never the table
+// (Destroy does that). Calls after Close fail with ErrNotSent.
+func (t *Table) Close() error {
 	if !t.own {
 		return nil
 	}
@@ -531,19 +545,21 @@ func (t *Table) Snapshot(ctx context.Context) (Snapshot, error) {
 	return Snapshot{General: c(n[:4]), Internal: c(n[4:])}, nil
 }
 
-// Close ends the table: its owner died and the table died with it (C11).
+// Destroy ends the table for every client of its name, irreversibly: its
+// owner died and the table died with it (C11, spec/credits.md's close).
 // Every row, payload and lease is deleted and the table is marked closed
 // for good (the generations stay). From then on Reserve and Enqueue return
 // NoTable, Take reports nothing, Finish and Release do nothing, SweepAt
 // frees nothing, Enqueued is empty and Snapshot is all zero, for every
-// client of the name.
-func (t *Table) Close(ctx context.Context) error {
+// client of the name, and New on the name fails with ErrDestroyed. It is
+// not how a client lets go of its connection: that is Close.
+func (t *Table) Destroy(ctx context.Context) error {
 	_, err := t.call(ctx, false, t.fn.close)
 	return err
 }
 
-// Closed reports whether the table was closed.
-func (t *Table) Closed(ctx context.Context) (bool, error) {
+// Destroyed reports whether the table was destroyed.
+func (t *Table) Destroyed(ctx context.Context) (bool, error) {
 	v, err := t.call(ctx, true, t.fn.closed)
 	if err != nil {
 		return false, err

@@ -268,11 +268,12 @@ func TestTransitions(t *testing.T) {
 		res := reserve(t, tab, h, General)
 		enq := reserve(t, tab, h, General)
 		must(tab.EnqueueAt(ctx, 1, h, enq, "p"))
-		if err := tab.Close(ctx); err != nil {
+		other := open(t, c)
+		if err := tab.Destroy(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if !must(tab.Closed(ctx)) {
-			t.Fatal("Closed is false after Close")
+		if !must(tab.Destroyed(ctx)) {
+			t.Fatal("Destroyed is false after Destroy")
 		}
 		if _, r, _ := tab.Reserve(ctx, h, General); r != NoTable {
 			t.Fatalf("reserve: %v", r)
@@ -298,11 +299,16 @@ func TestTransitions(t *testing.T) {
 		if s := snap(t, tab); s != (Snapshot{}) {
 			t.Fatalf("snapshot: %+v", s)
 		}
-		// Another client of the name sees it closed too, and the payload is
-		// gone with the table.
-		other := open(t, c)
-		if !must(other.Closed(ctx)) {
+		// Another client of the name sees it destroyed too, a new one cannot
+		// open it, and the payload is gone with the table.
+		if !must(other.Destroyed(ctx)) {
 			t.Fatal("a second Table of the name is live")
+		}
+		if _, r, _ := other.Reserve(ctx, h, General); r != NoTable {
+			t.Fatalf("reserve through another client: %v", r)
+		}
+		if again, err := NewFromClient(ctx, c, tab.Name()); !errors.Is(err, ErrDestroyed) || again != nil {
+			t.Fatalf("NewFromClient on a destroyed name: %v, %v; want ErrDestroyed", again, err)
 		}
 		if d := dump(t, c, tab.Name()); len(d[1]) != 0 || len(d[0]) != 3 {
 			t.Fatalf("keys after close: %v", d)
@@ -588,7 +594,7 @@ func TestTransport(t *testing.T) {
 	}
 }
 
-// TestNewAndReload: New makes a client of its own, which CloseClient
+// TestNewAndReload: New makes a client of its own, which Close
 // closes, leaving the table live; a server that lost the library gets it
 // again on the next call, which then runs once.
 func TestNewAndReload(t *testing.T) {
@@ -612,15 +618,17 @@ func TestNewAndReload(t *testing.T) {
 	if s := snap(t, tab); s.Internal.Enqueued != 1 {
 		t.Fatalf("snapshot: %+v", s)
 	}
-	if err := tab.CloseClient(); err != nil {
+	if err := tab.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tab.Snapshot(ctx); !errors.Is(err, ErrNotSent) {
-		t.Fatalf("a call after CloseClient: %v, want ErrNotSent", err)
+		t.Fatalf("a call after Close: %v, want ErrNotSent", err)
 	}
+	// Close let go of this client only: the table, its reservation and its
+	// payload are there for the next client of the name.
 	again := must(New(ctx, opts, t.Name()))
-	defer again.CloseClient()
-	if s := snap(t, again); s.Internal.Enqueued != 1 || must(again.Closed(ctx)) {
-		t.Fatalf("the table after CloseClient: %+v", s)
+	defer again.Close()
+	if s := snap(t, again); s.Internal.Enqueued != 1 || must(again.Destroyed(ctx)) {
+		t.Fatalf("the table after Close: %+v", s)
 	}
 }

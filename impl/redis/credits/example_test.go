@@ -25,7 +25,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	defer caller.CloseClient()
+	defer caller.Close() // this client only: the table stays for the others
 	h := credits.NewHolder()
 	if _, err := caller.RenewAt(ctx, now(), h, 30_000); err != nil {
 		fmt.Println(err)
@@ -48,7 +48,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	defer owner.CloseClient()
+	defer owner.Close()
 	rows, err := owner.Enqueued(ctx)
 	if err != nil {
 		fmt.Println(err)
