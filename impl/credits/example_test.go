@@ -42,20 +42,16 @@ func ExampleOwner_Call() {
 	owner := credits.NewOwner(tab, time.Millisecond, func(_ context.Context, s string) (int, error) {
 		return len(s), nil
 	})
-	ctx, stop := context.WithCancel(context.Background())
-	go owner.Run(ctx)
-	for !owner.Running() {
-		time.Sleep(time.Millisecond)
-	}
+	stop := owner.Start(context.Background()) // returns once the owner serves
 
 	n, err := owner.Call(context.Background(), credits.NewHolder(), credits.Internal, "hello")
 	fmt.Println(n, err)
 
-	stop()
-	<-owner.Done()
+	fmt.Println(stop()) // Run's error: the context it ran under was cancelled
 	_, err = owner.Call(context.Background(), credits.NewHolder(), credits.Internal, "late")
 	fmt.Println(err)
 	// Output:
 	// 5 <nil>
+	// context canceled
 	// credits: the table is closed
 }

@@ -70,6 +70,16 @@ type Handler[Req, Resp any] func(ctx context.Context, req Req) (Resp, error)
 // caller to owner at all; the table is the only channel.
 //
 // When Run returns the owner is dead and closes the table with it.
+//
+// Run serves; Start runs it on a goroutine of its own and returns once it
+// serves, so that a Call made after Start finds an owner (a Call before
+// Run has started answers ErrNoOwner). The handler runs on the owner's
+// goroutine, one request at a time, and a row's slot is freed only when
+// its handler returns: a slow handler holds its slot and delays every row
+// behind it, and under sustained load the class fills and Call answers
+// ErrExhausted. That is the admission the table exists for; a program that
+// wants several handlers at once runs several owners, each over a table
+// of its own, and spreads its calls over them.
 type Owner[Req, Resp any] struct {
 	table   *Table[*Request[Req, Resp]]
 	handle  Handler[Req, Resp]
@@ -81,9 +91,16 @@ type Owner[Req, Resp any] struct {
 }
 
 // NewOwner returns an owner for table that polls every poll interval and
-// serves requests with handle. It does nothing until Run.
+// serves requests with handle. It does nothing until Run. A nil table, a
+// nil handle or a poll interval <= 0 is a defect: NewOwner panics, rather
+// than the owner's goroutine later.
 func NewOwner[Req, Resp any](table *Table[*Request[Req, Resp]], poll time.Duration, handle Handler[Req, Resp]) *Owner[Req, Resp] {
-	if poll <= 0 {
+	switch {
+	case table == nil:
+		panic("credits: NewOwner needs a table, not nil (defect)")
+	case handle == nil:
+		panic("credits: NewOwner needs a handler, not nil (defect)")
+	case poll <= 0:
 		panic("credits: NewOwner needs a poll interval > 0 (defect)")
 	}
 	return &Owner[Req, Resp]{table: table, handle: handle, poll: poll, done: make(chan struct{})}
@@ -91,17 +108,46 @@ func NewOwner[Req, Resp any](table *Table[*Request[Req, Resp]], poll time.Durati
 
 // Run drains the table every poll interval until ctx is done, then closes
 // the table and returns ctx's error. Callers still waiting get ErrOwnerGone.
-// Run may be called once; a second call is a defect and panics.
+// Run may be called once (Start counts as a call); a second call is a
+// defect and panics.
 func (o *Owner[Req, Resp]) Run(ctx context.Context) error {
+	o.begin("credits: Owner.Run called twice (defect)")
+	return o.serve(ctx)
+}
+
+// Start starts Run on a goroutine of its own and returns once the owner
+// serves. stop cancels it, waits for Run to return (the table is closed by
+// then) and returns Run's error. Start and Run together may be called
+// once; a second call is a defect and panics, in the caller.
+func (o *Owner[Req, Resp]) Start(ctx context.Context) (stop func() error) {
+	o.begin("credits: Owner.Start called after the owner was started (defect)")
+	ctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- o.serve(ctx) }()
+	return func() error {
+		cancel()
+		return <-errc
+	}
+}
+
+// begin marks the owner as serving, once: a second Run or Start panics
+// with defect.
+func (o *Owner[Req, Resp]) begin(defect string) {
 	// A once-only guard, not a row transition: sync.Once, whose first Do
 	// alone runs f, rather than a compare-and-swap of our own that no
 	// explorer scenario drives (Run is a loop on a real ticker).
 	first := false
 	o.started.Do(func() { first = true })
 	if !first {
-		panic("credits: Owner.Run called twice (defect)")
+		panic(defect)
 	}
+	// Stored before serve's goroutine exists: a Call that Start's return
+	// happens before sees it.
 	o.running.Store(true)
+}
+
+// serve is Run's loop, after begin.
+func (o *Owner[Req, Resp]) serve(ctx context.Context) error {
 	defer func() {
 		o.running.Store(false)
 		o.table.Close()
@@ -140,7 +186,7 @@ func (o *Owner[Req, Resp]) drain(ctx context.Context) {
 			continue // finished already, or the table closed
 		}
 		var r reply[Resp]
-		if req.HasDeadline && o.table.clock() > req.DeadlineMs {
+		if req.HasDeadline && o.table.now() > req.DeadlineMs {
 			r.err = ErrDeadline
 		} else {
 			r.resp, r.err = o.handle(ctx, req.Body)
@@ -171,7 +217,7 @@ func (o *Owner[Req, Resp]) Call(ctx context.Context, h *Holder, c Class, body Re
 	}
 	req := &Request[Req, Resp]{Body: body, reply: make(chan reply[Resp], 1)}
 	if d, ok := ctx.Deadline(); ok {
-		req.HasDeadline, req.DeadlineMs = true, o.table.clock()+time.Until(d).Milliseconds()
+		req.HasDeadline, req.DeadlineMs = true, o.table.now()+time.Until(d).Milliseconds()
 	}
 	if res := o.table.Enqueue(h, tok, req); res != OK {
 		return zero, res.Err()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -233,5 +234,39 @@ func TestOwnerRunTwicePanics(t *testing.T) {
 	}
 	if msg := second(); msg != "credits: Owner.Run called twice (defect)" {
 		t.Fatalf("a second Run after the first returned: recovered %v, want the defect panic", msg)
+	}
+}
+
+// TestOwnerStart: Start returns once the owner serves, so the first Call
+// after it is served with no wait for Running; stop ends Run, closes the
+// table and returns Run's error; a second start of either kind panics in
+// the caller.
+func TestOwnerStart(t *testing.T) {
+	tab := credits.New[*env]()
+	o := credits.NewOwner(tab, time.Millisecond, double)
+	stop := o.Start(context.Background())
+	if !o.Running() {
+		t.Fatal("Running is false when Start has returned")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if got, err := o.Call(ctx, credits.NewHolder(), credits.General, 21); err != nil || got != 42 {
+		t.Fatalf("the first Call after Start = (%v, %v), want (42, nil)", got, err)
+	}
+	for _, again := range []func(){func() { o.Start(context.Background()) }, func() { o.Run(context.Background()) }} {
+		if msg := panicMessage(again); !strings.Contains(msg, "defect") {
+			t.Errorf("a second start: panic %q, want the defect panic", msg)
+		}
+	}
+	if err := stop(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("stop = %v, want context.Canceled", err)
+	}
+	if o.Running() || !tab.Closed() {
+		t.Fatal("after stop the owner still runs or the table is live")
+	}
+	select {
+	case <-o.Done():
+	default:
+		t.Fatal("Done is open after stop returned")
 	}
 }

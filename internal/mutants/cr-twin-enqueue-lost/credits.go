@@ -110,8 +110,9 @@ type slot[P any] struct {
 // slotPad fills a slot to a whole number of 64-byte lines.
 const slotPad = (64 - (unsafe.Sizeof(seam.Pair{})+2*unsafe.Sizeof(uintptr(0)))%64) % 64
 
-// Table is the slot table, holding payloads of type P. The zero value is not
-// usable; create one with New. A Table is safe for concurrent use; every
+// Table is the slot table, holding payloads of type P. The zero value is a
+// live table with every slot free on MonotonicMs, ready to use; New returns
+// one with options. A Table is safe for concurrent use; every
 // method is lock-free. Of the transitions only Enqueue allocates (one box per
 // payload); Enqueued allocates its list (AppendEnqueued need not).
 type Table[P any] struct {
@@ -128,8 +129,12 @@ type Option func(*config)
 type config struct{ clock func() int64 }
 
 // WithClock sets the millisecond clock that marks enqueued rows. The default
-// is MonotonicMs.
+// is MonotonicMs. A nil clock is a defect: WithClock panics, so that the
+// mistake shows where the table is made, not in a later Enqueue.
 func WithClock(clock func() int64) Option {
+	if clock == nil {
+		panic("credits: WithClock(nil): the clock must be a function (defect)")
+	}
 	return func(c *config) { c.clock = clock }
 }
 
@@ -144,6 +149,14 @@ func New[P any](opts ...Option) *Table[P] {
 		o(&cfg)
 	}
 	return &Table[P]{clock: cfg.clock}
+}
+
+// now reads the table's clock: MonotonicMs for the zero Table.
+func (t *Table[P]) now() int64 {
+	if t.clock == nil {
+		return MonotonicMs()
+	}
+	return t.clock()
 }
 
 // slotRange returns the slots of class c (C1), panicking on a non-class.
@@ -255,7 +268,7 @@ func (t *Table[P]) exhausted(first, last int) bool {
 
 // Enqueue is shorthand for EnqueueAt with the table's clock.
 func (t *Table[P]) Enqueue(h *Holder, tok Token, payload P) Result {
-	return t.EnqueueAt(t.clock(), h, tok, payload)
+	return t.EnqueueAt(t.now(), h, tok, payload)
 }
 
 // EnqueueAt installs payload in tok's row and publishes it as enqueued,

@@ -101,7 +101,7 @@ func (e *ArgError) Error() string {
 // server.
 type Table struct {
 	c    *goredis.Client
-	own  bool // New made c, and CloseClient closes it
+	own  bool // New made c, and Close closes it
 	name string
 	keys []string // rows, leases: one hash tag, so one cluster slot
 	fn   functions
