@@ -2,7 +2,7 @@
 
 package seam
 
-import "golang.org/x/sys/cpu"
+import "github.com/tollgate/tollgate/internal/seam/internal/cpuid"
 
 // The CPU features the amd64 Pair uses, read once and tested by the
 // assembly at every operation (a byte compare, so that an operation is one
@@ -11,9 +11,8 @@ import "golang.org/x/sys/cpu"
 var (
 	// pairVecLoad: the CPU enumerates AVX (and the OS saves its state), so an
 	// aligned 16-byte VMOVDQA load is atomic.
-	pairVecLoad = cpu.X86.HasAVX
 	// pairCX16: the CPU has CMPXCHG16B.
-	pairCX16 = cpu.X86.HasCX16
+	pairVecLoad, pairCX16 = cpuid.Features()
 )
 
 // pairNoCX16 is where the assembly jumps on a CPU without CMPXCHG16B, in

@@ -5,20 +5,21 @@ package seam
 import (
 	"strings"
 	"testing"
-
-	"golang.org/x/sys/cpu"
 )
+
+// The CPU's own features, before any test switches the Pair's copies.
+var hasAVX, hasCX16 = pairVecLoad, pairCX16
 
 // The two Loads of amd64: VMOVDQA (with AVX) and LOCK CMPXCHG16B.
 var pairPaths = []pairPath{
 	{name: "vec", use: func() (func(), bool) {
-		if !cpu.X86.HasAVX {
+		if !hasAVX {
 			return nil, false
 		}
 		return setPairFeatures(true, pairCX16), true
 	}},
 	{name: "locked", use: func() (func(), bool) {
-		if !cpu.X86.HasCX16 {
+		if !hasCX16 {
 			return nil, false
 		}
 		return setPairFeatures(false, pairCX16), true
