@@ -25,7 +25,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # The probe's main package imports internal/seam itself, first and for
 # nothing: so that both binaries link the same packages in the same order
-# (seam.Pair needs golang.org/x/sys/cpu, whose code and data would otherwise
+# (seam.Pair needs internal/seam/internal/cpuid, whose code and data would otherwise
 # move every address of one binary when impl/ of the other does not use a
 # Pair). The linker lays packages out in the order it first meets their
 # imports, so main imports it first, in a group of its own.
