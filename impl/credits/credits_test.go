@@ -287,7 +287,7 @@ func TestSpecTable(t *testing.T) {
 		if e := tab.Enqueued(); len(e) != 0 {
 			t.Fatalf("enqueued = %v", e)
 		}
-		if s := tab.Snapshot(); s != (credits.Snapshot{}) {
+		if s := tab.Snapshot(); s != (credits.Snapshot{Closed: true}) {
 			t.Fatalf("snapshot = %+v", s)
 		}
 	})

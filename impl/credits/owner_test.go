@@ -264,6 +264,9 @@ func TestOwnerStart(t *testing.T) {
 	if o.Running() || !tab.Closed() {
 		t.Fatal("after stop the owner still runs or the table is live")
 	}
+	if s := tab.Snapshot(); !s.Closed || s.General.Free != 0 {
+		t.Fatalf("the snapshot after stop: %+v, want zero counts that say Closed", s)
+	}
 	select {
 	case <-o.Done():
 	default:

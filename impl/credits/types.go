@@ -87,7 +87,10 @@ type Counts struct {
 	Free, Reserved, Enqueued, Processing int
 }
 
-// Snapshot is the per-class usage of a table.
+// Snapshot is the per-class usage of a table. A closed table (C11) holds
+// nothing: its counts are all zero and Closed is true, so that a snapshot
+// taken after the owner stopped does not read as every slot leaked.
 type Snapshot struct {
 	General, Internal Counts
+	Closed            bool
 }

@@ -535,14 +535,14 @@ func (t *Table) Snapshot(ctx context.Context) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	n, err := intsOf(t.fn.snapshot, v, 8)
+	n, err := intsOf(t.fn.snapshot, v, 9)
 	if err != nil {
 		return Snapshot{}, err
 	}
 	c := func(n []int64) Counts {
 		return Counts{Free: int(n[0]), Reserved: int(n[1]), Enqueued: int(n[2]), Processing: int(n[3])}
 	}
-	return Snapshot{General: c(n[:4]), Internal: c(n[4:])}, nil
+	return Snapshot{General: c(n[:4]), Internal: c(n[4:8]), Closed: n[8] == 1}, nil
 }
 
 // Destroy ends the table for every client of its name, irreversibly: its

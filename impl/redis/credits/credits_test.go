@@ -296,7 +296,7 @@ func TestTransitions(t *testing.T) {
 		if l := must(tab.Enqueued(ctx)); len(l) != 0 {
 			t.Fatal("enqueued on a closed table")
 		}
-		if s := snap(t, tab); s != (Snapshot{}) {
+		if s := snap(t, tab); s != (Snapshot{Closed: true}) {
 			t.Fatalf("snapshot: %+v", s)
 		}
 		// Another client of the name sees it destroyed too, a new one cannot

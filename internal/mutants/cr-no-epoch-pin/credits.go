@@ -536,6 +536,7 @@ func (t *Table[P]) AppendEnqueued(dst []Entry[P]) []Entry[P] {
 func (t *Table[P]) Snapshot() Snapshot {
 	var s Snapshot
 	if t.closed.Load() {
+		s.Closed = true
 		return s
 	}
 	for n := 1; n <= Slots; n++ {

@@ -374,11 +374,13 @@ local function enqueued(keys, args)
 end
 
 -- tollgate_cr_snapshot(rows) -> free, reserved, enqueued, processing of the
--- general class, then of the internal class (C14); all zero when closed.
+-- general class, then of the internal class (C14), then 1 if the table is
+-- closed (every count 0) else 0.
 local function snapshot(keys, args)
   local rows = keys[1]
-  local out = {0, 0, 0, 0, 0, 0, 0, 0}
+  local out = {0, 0, 0, 0, 0, 0, 0, 0, 0}
   if is_closed(rows) then
+    out[9] = 1
     return out
   end
   local fields = {}
