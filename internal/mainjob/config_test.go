@@ -1,6 +1,7 @@
 package mainjob
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +84,25 @@ func TestRunNeedsARedisServer(t *testing.T) {
 	}
 	if out.Len() != 0 {
 		t.Errorf("Run printed %q before refusing", out.String())
+	}
+}
+
+// TestNoRowOfNothing: however short the budget, every row of the summary
+// checked something (a row of 0 histories would read as a pass).
+func TestNoRowOfNothing(t *testing.T) {
+	c := Defaults()
+	c.Duration, c.Primitive, c.Seed, c.Progress, c.Out = 0, linearizability.PrimitiveTokenBucket, 1, 0, t.TempDir()
+	var out strings.Builder
+	if _, err := Run(c, &out); err != nil {
+		t.Fatal(err)
+	}
+	rows := regexp.MustCompile(`(?m)^\s*tokenbucket\s+(sequential|porcupine)\s+(\d+)\s`).FindAllStringSubmatch(out.String(), -1)
+	if len(rows) != 2 {
+		t.Fatalf("want a sequential and a porcupine row:\n%s", out.String())
+	}
+	for _, r := range rows {
+		if r[2] == "0" {
+			t.Errorf("the %s row checked 0 histories:\n%s", r[1], out.String())
+		}
 	}
 }

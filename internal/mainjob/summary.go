@@ -46,6 +46,9 @@ func printSummary(w io.Writer, rows []row) {
 		fmt.Fprintln(w, "acknowledged writes, checked directly after each fault workload:")
 		fmt.Fprintln(w, strings.Join(notes, "\n"))
 	}
-	fmt.Fprintln(w, "(histories: for the sequential check, random inputs, each one sequence of operations; overlapping: operations whose call-return")
-	fmt.Fprintln(w, "interval met another's, i.e. whose order the checker had to find; breaks: the spec invariant the first failure breaks)")
+	fmt.Fprintln(w, "(histories: for the sequential check, random inputs, each one sequence of operations; unknown: operations whose outcome")
+	fmt.Fprintln(w, "no one can know — an answer the workload drops, as if its caller died before it arrived, or a server's time-out — which")
+	fmt.Fprintln(w, "the checker may take as done or not done; overlapping: operations whose call-return interval met another's, i.e. whose order the checker")
+	fmt.Fprintln(w, "had to find; breaks: the spec invariant the first failure breaks; a history porcupine could not decide in -timeout is")
+	fmt.Fprintln(w, "undecided, and makes the result Unknown)")
 }
