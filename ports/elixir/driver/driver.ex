@@ -270,7 +270,7 @@ defmodule Tollgate.Driver do
   #
   # Each request becomes one call of the public API, with the options a user
   # would pass; the API's ArgumentError is the protocol's invalid_argument,
-  # its field read from the message ("invalid option :cost: ...").
+  # its field read from the start of the message (":cost must ...").
 
   defp tb("tb.reset_all", tid, _req) do
     :ok = TokenBucket.reset_all(tid)
@@ -314,7 +314,7 @@ defmodule Tollgate.Driver do
       end
     rescue
       e in ArgumentError ->
-        case Regex.run(~r/invalid option :(capacity|refill_per_second|cost)\b/, e.message) do
+        case Regex.run(~r/^:(capacity|refill_per_second|cost) must\b/, e.message) do
           [_, field] -> %{"ok" => false, "error" => "invalid_argument", "field" => field, "message" => e.message}
           nil -> bad(e.message)
         end

@@ -98,7 +98,7 @@ defmodule Tollgate.DriverTest do
     assert answers[2] == %{"id" => 2, "ok" => true, "remaining" => 0.0}
     assert answers[3] == %{"id" => 3, "ok" => true, "tokens" => 0.279}
     assert %{"ok" => false, "error" => "invalid_argument", "field" => "capacity", "message" => m} = answers[4]
-    assert m =~ "invalid option :capacity: must be a finite number > 0, got: 0"
+    assert m =~ ":capacity must be a positive number, got: 0"
     assert %{"ok" => false, "error" => "bad_request", "message" => m} = answers[6]
     assert m =~ "slot an integer in 1..32"
     assert answers[7] == %{"id" => 7, "ok" => true, "reclaimed" => 1}

@@ -58,7 +58,26 @@ defmodule Tollgate.SeedModulesTest do
     assert Raxol.Core.TokenBucket.peek(t, :_, [now_ms: 500] ++ lim) == 0.5
     assert Raxol.Core.TokenBucket.reset(t, :_) == :ok
     assert Raxol.Core.TokenBucket.reset_all(t) == :ok
-    assert_raise ArgumentError, ~r/missing required option :capacity/, fn -> Raxol.Core.TokenBucket.take(t, :k, []) end
+    assert_raise ArgumentError, ~r/^:capacity is required/, fn -> Raxol.Core.TokenBucket.take(t, :k, []) end
+  end
+
+  test "the seed module's ArgumentError wording starts each message, so a caller's assert_raise keeps matching" do
+    t = Raxol.Core.TokenBucket.new()
+    take = fn opts -> Raxol.Core.TokenBucket.take(t, :k, opts) end
+
+    for {opts, start} <- [
+          {[refill_per_second: 1], ":capacity is required"},
+          {[capacity: 1], ":refill_per_second is required"},
+          {[capacity: 0, refill_per_second: 1], ":capacity must be a positive number, got: 0"},
+          {[capacity: 1, refill_per_second: :fast], ":refill_per_second must be a positive number, got: :fast"},
+          {[capacity: 1, refill_per_second: 1, cost: 0], ":cost must be a positive number, got: 0"}
+        ] do
+      e = assert_raise ArgumentError, fn -> take.(opts) end
+      assert String.starts_with?(e.message, start), "#{inspect(e.message)} does not start with #{inspect(start)}"
+    end
+
+    e = assert_raise ArgumentError, fn -> take.(capacity: 1, refill_per_second: 1, cost: 2) end
+    assert e.message =~ "could never be taken"
   end
 
   test "the seed names run the same code: credits" do

@@ -234,7 +234,7 @@ defmodule Tollgate.Credits do
           now
 
         {:ok, now} ->
-          raise ArgumentError, "enqueue: invalid option :now_ms: must be an integer, got: #{inspect(now)}"
+          raise ArgumentError, ":now_ms must be an integer, got: #{inspect(now)} (enqueue)"
 
         :error ->
           System.monotonic_time(:millisecond)

@@ -588,9 +588,9 @@ defmodule Tollgate.TokenBucket do
 
         if cost > cap do
           raise ArgumentError,
-                "#{fun}: invalid option :cost: must not exceed :capacity (a cost above capacity " <>
-                  "could never be taken), got: cost #{inspect(Keyword.get(opts, :cost, 1))}, " <>
-                  "capacity #{inspect(Keyword.fetch!(opts, :capacity))}"
+                ":cost must not exceed :capacity (a cost above capacity could never be taken), " <>
+                  "got: cost #{inspect(Keyword.get(opts, :cost, 1))}, " <>
+                  "capacity #{inspect(Keyword.fetch!(opts, :capacity))} (#{fun})"
         end
 
         cost
@@ -603,8 +603,8 @@ defmodule Tollgate.TokenBucket do
 
         {:ok, now} ->
           raise ArgumentError,
-                "#{fun}: invalid option :now_ms: must be an integer in the int64 range " <>
-                  "(monotonic milliseconds), got: #{inspect(now)}"
+                ":now_ms must be an integer in the int64 range " <>
+                  "(monotonic milliseconds), got: #{inspect(now)} (#{fun})"
 
         :error ->
           System.monotonic_time(:millisecond)
@@ -620,7 +620,7 @@ defmodule Tollgate.TokenBucket do
 
       :error ->
         raise ArgumentError,
-              "#{fun}: missing required option #{inspect(name)} (#{what}): #{@why_required}"
+              "#{inspect(name)} is required (#{what}; #{fun}): #{@why_required}"
     end
   end
 
@@ -639,7 +639,7 @@ defmodule Tollgate.TokenBucket do
       f
     else
       raise ArgumentError,
-            "#{fun}: invalid option #{inspect(name)}: must be a finite number > 0, got: #{inspect(x)}"
+            "#{inspect(name)} must be a positive number, got: #{inspect(x)} (#{fun}: a finite number > 0)"
     end
   end
 
