@@ -23,7 +23,7 @@ func header(m Mutant) string {
 }
 
 // mutantFiles returns m's package: the table files of its primitive with
-// the patch applied, and aliases.go.
+// the patch applied, aliases.go and LayoutFile.
 func mutantFiles(root, mod string, m Mutant) ([]File, error) {
 	prim := primitives[m.Fault.Credits()]
 	vals, err := readValues(root, prim)
