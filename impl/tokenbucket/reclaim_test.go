@@ -21,7 +21,7 @@ var collisionHashes = map[string]func(i int) uint64{
 // forcedTable is a table whose keys "k<i>" hash to hash(i).
 func forcedTable(t *testing.T, hash func(int) uint64) *Table[string] {
 	tb := New[string]()
-	tb.buckets.Load().forced = func(key string) uint64 {
+	tb.buckets.Load().hash = func(key string) uint64 {
 		var i int
 		if _, err := fmt.Sscanf(key, "k%d", &i); err != nil {
 			t.Errorf("hash of %q: %v", key, err)

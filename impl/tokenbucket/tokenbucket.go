@@ -18,7 +18,6 @@ package tokenbucket
 import (
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/tollgate/tollgate/internal/clock"
 	"github.com/tollgate/tollgate/internal/seam"
@@ -63,9 +62,6 @@ type Table[K comparable] struct {
 	buckets seam.Pointer[trie[K]]
 	clock   func() int64
 	sleep   sleepFunc // WithSleep's function; nil means sleepCtx (wait.go)
-	// until, set only by tests, replaces time.Until in Wait's deadline
-	// check, so that a test can put the deadline exactly on the boundary.
-	until func(time.Time) time.Duration
 	stats
 }
 

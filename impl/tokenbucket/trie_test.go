@@ -19,7 +19,7 @@ func TestTrieConcurrentInsert(t *testing.T) {
 	for name, hash := range hashes {
 		t.Run(name, func(t *testing.T) {
 			tr := newTrie[string]()
-			tr.forced = func(key string) uint64 {
+			tr.hash = func(key string) uint64 {
 				var i int
 				if _, err := fmt.Sscanf(key, "k%d", &i); err != nil {
 					t.Errorf("hash of %q: %v", key, err)
@@ -72,7 +72,7 @@ func TestCompactDropsDeadHeads(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newTrie[string]()
 			// a and b share the full hash; c shares only the first level.
-			tr.forced = func(key string) uint64 { return map[string]uint64{"a": 0x21, "b": 0x21, "c": 0x51}[key] }
+			tr.hash = func(key string) uint64 { return map[string]uint64{"a": 0x21, "b": 0x21, "c": 0x51}[key] }
 			a := tr.insert("a")
 			if tc.behind {
 				tr.insert("b")

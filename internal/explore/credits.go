@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/tollgate/tollgate/internal/explore/layout"
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/seam/hooked"
 	"github.com/tollgate/tollgate/internal/sut"
@@ -94,14 +96,14 @@ func recorded(k model.CrKind) bool { return k != model.CrEnqueued && k != model.
 func (p *crProgram) begin(c *controller) []func() {
 	n := p.threads()
 	tab := newCrTable(p.fault)
-	base, typ := tableOf(tab)
+	lay := tableLayout(tab)
 	if p.words == nil {
-		p.words = newWords(typ)
+		p.words = newWords(lay)
 	}
-	p.words.reset(base)
+	p.words.reset(lay)
 	if p.observed == nil {
 		p.observed = map[uintptr]bool{}
-		for off, name := range p.words.lay.names {
+		for off, name := range p.words.names {
 			if strings.HasPrefix(name, "slots[") || name == "closed" {
 				p.observed[off] = true
 			}
@@ -378,13 +380,10 @@ func (p *crProgram) outcome(r *crRun, final []model.CrOutput[string]) string {
 func (p *crProgram) dump() string {
 	var b strings.Builder
 	tr := &crTracer{p: p}
-	for off := uintptr(0); off < p.words.lay.typ.Size(); off++ {
-		name, ok := p.words.lay.names[off]
-		if !ok {
-			continue
-		}
-		addr := unsafe.Add(p.words.base, off)
-		fmt.Fprintf(&b, " %s=%s", name, tr.value(addr, rawValue(addr, p.words.lay.words[off])))
+	ws := tableLayout(p.run.table).Words()
+	slices.SortFunc(ws, func(a, b layout.Word) int { return cmp.Compare(uintptr(a.Addr), uintptr(b.Addr)) })
+	for _, w := range ws {
+		fmt.Fprintf(&b, " %s=%s", w.Name, tr.value(w.Addr, w.Load()))
 	}
 	return b.String()
 }
@@ -465,7 +464,7 @@ func (t *crTracer) value(addr unsafe.Pointer, v any) string {
 			return t.serialName(uint64(w))
 		}
 	}
-	return t.p.words.value(v, t.holder)
+	return t.p.words.value(v)
 }
 
 func (t *crTracer) call(th, op int) string {

@@ -7,176 +7,37 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"unsafe"
 
-	"github.com/tollgate/tollgate/internal/seam/hooked"
+	"github.com/tollgate/tollgate/internal/explore/layout"
 )
 
-// Naming the words of a table. The explored tables keep their words in
-// unexported fields; this test tool reads them with reflect and unsafe:
-// addresses, to give every seam word an id that is the same in every run
-// (addresses are not: each run has a fresh table) and a name for traces;
-// and the values of pointer words, to render them. It never writes a word
-// (it does set the token-bucket trie's hash hook, see addTrie).
+// Naming the words of a table. Every hooked copy of impl/ describes its
+// table through the code go generate writes into it (internal/explore/
+// layout): the words at fixed places in the table, by name and address; the
+// fields of a credit table's payload boxes; and accessors that walk a
+// token-bucket trie and pin its hash. With them the explorer gives every
+// seam word an id that is the same in every run (addresses are not: each
+// run has a fresh table) and a name for traces, and renders the values of
+// pointer words. It reads between steps, without switch points, and never
+// writes a word (it does set each trie's hash, see addTrie).
 
-var hookedPkg = reflect.TypeOf(hooked.Bool{}).PkgPath()
-
-func isWord(t reflect.Type) bool { return t.Kind() == reflect.Struct && t.PkgPath() == hookedPkg }
-
-// rawOffset is where a hooked.Pointer keeps its pointer: the v field of its
-// sync/atomic.Pointer.
-var rawOffset = func() uintptr {
-	t := reflect.TypeOf(hooked.Pointer[int]{})
-	v, ok := t.FieldByName("v")
+// tableLayout is the layout of a table of a hooked copy.
+func tableLayout(tab any) layout.Layout {
+	t, ok := tab.(layout.Table)
 	if !ok {
-		panic("explore: hooked.Pointer has no field v")
+		panic(fmt.Sprintf("explore: table %T has no layout: it is not a hooked copy of impl/ (run go generate ./internal/mutants)", tab))
 	}
-	inner, ok := v.Type.FieldByName("v")
-	if !ok || inner.Type.Kind() != reflect.UnsafePointer {
-		panic("explore: sync/atomic.Pointer has no unsafe.Pointer field v")
-	}
-	return v.Offset + inner.Offset
-}()
-
-// loadWord reads a hooked.Pointer word without switching.
-func loadWord(addr unsafe.Pointer) unsafe.Pointer {
-	return atomic.LoadPointer((*unsafe.Pointer)(unsafe.Add(addr, rawOffset)))
+	return t.Layout()
 }
 
-// pointee is the T of a hooked.Pointer[T] type.
-func pointee(word reflect.Type) reflect.Type {
-	v, _ := word.FieldByName("v") // sync/atomic.Pointer[T]
-	z := v.Type.Field(0)          // _ [0]*T
-	return z.Type.Elem().Elem()   // T
-}
-
-// layout is the static words of a table type, by offset.
-type layout struct {
-	typ   reflect.Type // the table struct
-	names map[uintptr]string
-	words map[uintptr]reflect.Type // the hooked type of each word
-}
-
-func newLayout(t reflect.Type) *layout {
-	l := &layout{typ: t, names: map[uintptr]string{}, words: map[uintptr]reflect.Type{}}
-	l.walk(t, "", 0)
-	return l
-}
-
-func (l *layout) walk(t reflect.Type, name string, off uintptr) {
-	switch {
-	case isWord(t):
-		l.names[off], l.words[off] = name, t
-	case t.Kind() == reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			n := f.Name
-			if name != "" {
-				n = name + "." + f.Name
-			}
-			if f.Anonymous {
-				n = name
-			}
-			l.walk(f.Type, n, off+f.Offset)
-		}
-	case t.Kind() == reflect.Array:
-		for i := 0; i < t.Len(); i++ {
-			l.walk(t.Elem(), fmt.Sprintf("%s[%d]", name, i), off+uintptr(i)*t.Elem().Size())
-		}
-	}
-}
-
-// tableOf returns the address of the struct behind a table interface and
-// its type.
-func tableOf(tab any) (unsafe.Pointer, reflect.Type) {
-	v := reflect.ValueOf(tab)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		panic(fmt.Sprintf("explore: table %T is not a pointer to a struct", tab))
-	}
-	return v.UnsafePointer(), v.Elem().Type()
-}
-
-// readable makes an unexported struct field of an addressable value
-// readable.
-func readable(v reflect.Value) reflect.Value {
-	return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
-}
-
-// trieShape is the layout of the token-bucket trie types, found from the
-// table type.
-type trieShape struct {
-	trieT, nodeT, keyT                 reflect.Type
-	forcedOff, rootOff, floorOff       uintptr
-	sealedOff, frozenKidsOff           uintptr
-	kidsOff, keyOff, nextOff, stateOff uintptr
-	stateWordT                         reflect.Type
-	fanout                             int
-	bucketsOff                         uintptr
-}
-
-func newTrieShape(table reflect.Type) (*trieShape, bool) {
-	b, ok := table.FieldByName("buckets")
-	if !ok || !isWord(b.Type) {
-		return nil, false
-	}
-	s := &trieShape{bucketsOff: b.Offset, trieT: pointee(b.Type)}
-	get := func(t reflect.Type, name string) reflect.StructField {
-		f, ok := t.FieldByName(name)
-		if !ok {
-			panic(fmt.Sprintf("explore: %v has no field %s", t, name))
-		}
-		return f
-	}
-	forced, root := get(s.trieT, "forced"), get(s.trieT, "root")
-	s.forcedOff, s.rootOff, s.nodeT = forced.Offset, root.Offset, root.Type.Elem()
-	s.floorOff, s.sealedOff = get(s.trieT, "floor").Offset, get(s.trieT, "sealed").Offset
-	s.frozenKidsOff = get(s.trieT, "frozenKids").Offset
-	kids := get(s.nodeT, "kids")
-	s.kidsOff, s.fanout = kids.Offset, kids.Type.Elem().Len()
-	key := get(s.nodeT, "key")
-	s.keyOff, s.keyT = key.Offset, key.Type
-	st := get(s.nodeT, "state")
-	s.nextOff, s.stateOff, s.stateWordT = get(s.nodeT, "next").Offset, st.Offset, st.Type
-	return s, true
-}
-
-func (s *trieShape) kids(node unsafe.Pointer) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Add(node, s.kidsOff))
-}
-
-func (s *trieShape) key(node unsafe.Pointer) string {
-	return fmt.Sprint(reflect.NewAt(s.keyT, unsafe.Add(node, s.keyOff)).Elem().Interface())
-}
-
-// forced is the trie's hash hook; the explorer's keys are strings.
-func (s *trieShape) forced(trie unsafe.Pointer) *func(string) uint64 {
-	return (*func(string) uint64)(unsafe.Add(trie, s.forcedOff))
-}
-
-func (s *trieShape) root(trie unsafe.Pointer) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Add(trie, s.rootOff))
-}
-
-// sealed is the trie's marker that ends the chain of a cell being unlinked.
-func (s *trieShape) sealed(trie unsafe.Pointer) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Add(trie, s.sealedOff))
-}
-
-// frozenKids is the trie's marker of a frozen wrapper's kids.
-func (s *trieShape) frozenKids(trie unsafe.Pointer) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Add(trie, s.frozenKidsOff))
-}
-
-// floor is the address of the trie's floor word.
-func (s *trieShape) floor(trie unsafe.Pointer) unsafe.Pointer { return unsafe.Add(trie, s.floorOff) }
-
-// words is the per-exploration word naming: static words by their offset
-// in the table, trie words by their place in the structure, interned to
-// ids stable across runs.
+// words is the per-exploration word naming: the words at fixed places by
+// their offset in the table, trie words by their place in the structure,
+// interned to ids stable across runs.
 type words struct {
-	lay    *layout
-	trie   *trieShape          // nil for a table without a trie
+	names  map[uintptr]string  // the words at fixed places, by offset
+	boxes  layout.Boxes        // nil for a table without payload boxes
+	trie   layout.Tries        // nil for a table without a trie; the current run's
 	keys   []string            // the scenario's keys, to name trie words by
 	hash   func(string) uint64 // the keys' hash in every trie of the exploration
 	intern map[string]int32
@@ -200,27 +61,32 @@ const dynamicBase = 1 << 20
 // words by address and never asks.
 const privateWord int32 = -2
 
-func newWords(table reflect.Type) *words {
-	w := &words{lay: newLayout(table), intern: map[string]int32{}, labels: map[int32]string{}}
-	if s, ok := newTrieShape(table); ok {
-		w.trie = s
+// newWords names the words of the tables lay is one of.
+func newWords(lay layout.Layout) *words {
+	w := &words{names: map[uintptr]string{}, intern: map[string]int32{}, labels: map[int32]string{}}
+	base := lay.Base()
+	for _, word := range lay.Words() {
+		w.names[uintptr(word.Addr)-uintptr(base)] = word.Name
 	}
+	w.boxes, _ = lay.(layout.Boxes)
+	w.trie, _ = lay.(layout.Tries)
 	return w
 }
 
-// reset starts a run over the table at base.
-func (w *words) reset(base unsafe.Pointer) {
-	w.base = base
+// reset starts a run over the table lay describes.
+func (w *words) reset(lay layout.Layout) {
+	w.base = lay.Base()
 	if w.trie != nil {
+		w.trie = lay.(layout.Tries)
 		w.addr = map[unsafe.Pointer]int32{}
 		w.tries = w.tries[:0]
 	}
 }
 
 func (w *words) id(addr unsafe.Pointer) int32 {
-	off := uintptr(addr) - uintptr(w.base)
-	if uintptr(addr) >= uintptr(w.base) && off < w.lay.typ.Size() {
-		if _, ok := w.lay.names[off]; ok {
+	if uintptr(addr) >= uintptr(w.base) {
+		off := uintptr(addr) - uintptr(w.base)
+		if _, ok := w.names[off]; ok {
 			return int32(off)
 		}
 	}
@@ -246,7 +112,7 @@ func (w *words) name(addr unsafe.Pointer) string {
 	case id == privateWord:
 		return "unpublished node word"
 	case id < dynamicBase:
-		return w.lay.names[uintptr(id)]
+		return w.names[uintptr(id)]
 	}
 	return w.labels[id]
 }
@@ -262,32 +128,33 @@ func (w *words) register(addr unsafe.Pointer, key, label string) {
 }
 
 // addTrie records a trie this run has seen (the table's first one, or one
-// a reset_all stored), pins its seed and names it.
+// a reset_all stored), pins its hash and names it.
 func (w *words) addTrie(p unsafe.Pointer, name string) {
 	for _, t := range w.tries {
 		if t.p == p {
 			return
 		}
 	}
-	*w.trie.forced(p) = w.hash
+	w.trie.SetHash(p, w.hash)
 	w.tries = append(w.tries, namedTrie{p, name})
-	w.register(w.trie.floor(p), name+".floor", name+".floor")
+	w.register(w.trie.Floor(p), name+".floor", name+".floor")
 }
 
 // thaw is what a child word's value c stands for: c, or the value c wraps
 // when it is a frozen wrapper of a trie of this run.
 func (w *words) thaw(c unsafe.Pointer) unsafe.Pointer {
 	if c != nil && w.isFrozen(c) {
-		return loadWord(unsafe.Add(c, w.trie.nextOff))
+		_, next := w.trie.Next(c)
+		return next
 	}
 	return c
 }
 
 // isFrozen reports whether the node at p is a frozen wrapper.
 func (w *words) isFrozen(p unsafe.Pointer) bool {
-	k := w.trie.kids(p)
+	k := w.trie.Kids(p)
 	for _, t := range w.tries {
-		if k != nil && w.trie.frozenKids(t.p) == k {
+		if k != nil && w.trie.FrozenKids(t.p) == k {
 			return true
 		}
 	}
@@ -297,7 +164,7 @@ func (w *words) isFrozen(p unsafe.Pointer) bool {
 // isSealed reports whether p is the sealed marker of a trie of this run.
 func (w *words) isSealed(p unsafe.Pointer) bool {
 	for _, t := range w.tries {
-		if w.trie.sealed(t.p) == p {
+		if w.trie.Sealed(t.p) == p {
 			return true
 		}
 	}
@@ -316,25 +183,23 @@ func (w *words) trieName(p unsafe.Pointer) string {
 // walk names every word reachable from the tries of this run.
 func (w *words) walk() {
 	for _, t := range w.tries {
-		w.register(w.trie.floor(t.p), t.name+".floor", t.name+".floor")
-		w.walkInner(w.trie.root(t.p), t.name, nil)
+		w.register(w.trie.Floor(t.p), t.name+".floor", t.name+".floor")
+		w.walkInner(w.trie.Root(t.p), t.name, nil)
 	}
 }
 
 func (w *words) walkInner(node unsafe.Pointer, trie string, path []int) {
 	s := w.trie
-	kids := s.kids(node)
-	wordSize := reflect.TypeOf(hooked.Pointer[int]{}).Size()
-	for j := 0; j < s.fanout; j++ {
-		addr := unsafe.Add(kids, uintptr(j)*wordSize)
+	for j := range s.Fanout() {
+		addr, child := s.Child(node, j)
 		p := append(append([]int(nil), path...), j)
 		if _, ok := w.addr[addr]; !ok {
 			w.register(addr, trie+"/"+digits(p), trie+w.pathLabel(p))
 		}
-		child := w.thaw(loadWord(addr))
+		child = w.thaw(child)
 		switch {
 		case child == nil:
-		case s.kids(child) != nil:
+		case s.Kids(child) != nil:
 			w.walkInner(child, trie, p)
 		default:
 			w.walkCell(child, trie)
@@ -343,10 +208,12 @@ func (w *words) walkInner(node unsafe.Pointer, trie string, path []int) {
 }
 
 func (w *words) walkCell(c unsafe.Pointer, trie string) {
-	for ; c != nil && !w.isSealed(c); c = loadWord(unsafe.Add(c, w.trie.nextOff)) {
-		k := strconv.Quote(w.trie.key(c))
-		w.register(unsafe.Add(c, w.trie.stateOff), trie+"/cell "+k+".state", trie+" cell "+k+".state")
-		w.register(unsafe.Add(c, w.trie.nextOff), trie+"/cell "+k+".next", trie+" cell "+k+".next")
+	for c != nil && !w.isSealed(c) {
+		k := strconv.Quote(w.trie.Key(c))
+		w.register(w.trie.State(c), trie+"/cell "+k+".state", trie+" cell "+k+".state")
+		next, n := w.trie.Next(c)
+		w.register(next, trie+"/cell "+k+".next", trie+" cell "+k+".next")
+		c = n
 	}
 }
 
@@ -369,7 +236,7 @@ func (w *words) pathLabel(p []int) string {
 			h := w.hash(k)
 			match := true
 			for l := 0; l <= level; l++ {
-				if int(h>>(4*uint(l)))&(w.trie.fanout-1) != p[l] {
+				if int(h>>(4*uint(l)))&(w.trie.Fanout()-1) != p[l] {
 					match = false
 					break
 				}
@@ -445,15 +312,17 @@ func pinnedHash(collide, others, same []string) func(string) uint64 {
 }
 
 // value renders the value of a seam word: a row, a trie node, a bucket
-// state, a trie, a pair ({lo hi}), or a number or flag. holder names a
-// credits holder.
-func (w *words) value(v any, holder func(unsafe.Pointer) string) string {
+// state, a trie, a pair ({lo hi}), or a number or flag.
+func (w *words) value(v any) string {
 	if v == nil {
 		return "nil"
 	}
 	if s, ok := pairValue(v); ok {
 		return s
 	}
+	// reflect reads no field here: it tells a pointer from a number or a
+	// flag, and finds a nil pointer, for values whose types only the hooked
+	// copies know; their fields are read by the copies' own code.
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer {
 		return fmt.Sprint(v)
@@ -465,45 +334,39 @@ func (w *words) value(v any, holder func(unsafe.Pointer) string) string {
 	if e.Kind() != reflect.Struct {
 		return fmt.Sprint(e.Interface())
 	}
-	name := e.Type().Name()
-	f := func(n string) reflect.Value { return readable(e.FieldByName(n)) }
-	switch {
-	case strings.HasPrefix(name, "box["):
-		return fmt.Sprintf("{g%d %q @%dms}", f("gen").Uint(), fmt.Sprint(f("payload").Interface()), f("markedMs").Int())
-	case strings.HasPrefix(name, "tnode["):
-		if w.isSealed(rv.UnsafePointer()) {
-			return "sealed"
+	if w.boxes != nil {
+		if b, ok := w.boxes.Box(v); ok {
+			return fmt.Sprintf("{g%d %q @%dms}", b.Gen, fmt.Sprint(b.Payload), b.MarkedMs)
 		}
-		if w.isFrozen(rv.UnsafePointer()) {
-			// A plain read of the wrapper's next: it is written once, before
-			// the wrapper is published, and a trace is rendered between
-			// steps, where a hooked load would be a switch point.
-			inner := loadWord(unsafe.Add(rv.UnsafePointer(), w.trie.nextOff))
-			if inner == nil {
-				return "frozen(nil)"
-			}
-			return "frozen(" + w.value(reflect.NewAt(e.Type(), inner).Interface(), holder) + ")"
+	}
+	if w.trie != nil {
+		if p, ok := w.trie.IsNode(v); ok {
+			return w.nodeValue(p)
 		}
-		if f("kids").IsNil() {
-			return fmt.Sprintf("cell %q", fmt.Sprint(f("key").Interface()))
+		if p, ok := w.trie.IsTrie(v); ok {
+			return w.trieName(p)
 		}
-		return "inner node"
-	case strings.HasPrefix(name, "trie["):
-		return w.trieName(rv.UnsafePointer())
 	}
 	return fmt.Sprintf("%+v", e.Interface())
 }
 
-// rawValue reads a word of hooked type t at addr through its Load method;
-// only in direct mode (no switch). A Pair's value is [2]uint64{lo, hi}, as in
-// its accesses.
-func rawValue(addr unsafe.Pointer, t reflect.Type) any {
-	m := reflect.NewAt(t, addr).MethodByName("Load")
-	out := m.Call(nil)
-	if len(out) == 2 {
-		return [2]uint64{out[0].Uint(), out[1].Uint()}
+// nodeValue renders the trie node at p.
+func (w *words) nodeValue(p unsafe.Pointer) string {
+	switch {
+	case w.isSealed(p):
+		return "sealed"
+	case w.isFrozen(p):
+		// A plain read of the wrapper's next: it is written once, before
+		// the wrapper is published, and a trace is rendered between steps,
+		// where a hooked load would be a switch point.
+		if _, inner := w.trie.Next(p); inner != nil {
+			return "frozen(" + w.nodeValue(inner) + ")"
+		}
+		return "frozen(nil)"
+	case w.trie.Kids(p) == nil:
+		return fmt.Sprintf("cell %q", w.trie.Key(p))
 	}
-	return out[0].Interface()
+	return "inner node"
 }
 
 // saltedHash is FNV-1a over the key's bytes, started from salt and mixed by

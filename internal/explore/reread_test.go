@@ -2,8 +2,6 @@ package explore
 
 import (
 	"fmt"
-	"unsafe"
-
 	"testing"
 
 	exploredtokenbucket "github.com/tollgate/tollgate/internal/mutants/explored/tokenbucket"
@@ -37,14 +35,14 @@ func (p *rereadProgram) begin(c *controller) []func() {
 		p.lastRd = p.now() // only T0's Take reads it
 		return p.lastRd
 	}))
-	base, typ := tableOf(tab)
+	lay := tableLayout(tab)
 	if p.words == nil {
-		p.words = newWords(typ)
+		p.words = newWords(lay)
 		p.words.keys = []string{"k"}
 		p.words.hash = pinnedHash(nil, []string{"k"}, nil)
 	}
-	p.words.reset(base)
-	p.words.addTrie(loadWord(unsafe.Add(base, p.words.trie.bucketsOff)), "trie0")
+	p.words.reset(lay)
+	p.words.addTrie(p.words.trie.Trie(), "trie0")
 	lim := exploredtokenbucket.Limits{Capacity: 1000, RefillPerSecond: 1000}
 	// Setup, before any switch: empty the bucket at 0 ms.
 	c.operation(liveNone, func() { tab.TakeAt(0, "k", lim, 1000) })

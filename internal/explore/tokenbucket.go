@@ -120,9 +120,9 @@ func (p *tbProgram) writeFiles(dir, name string) { p.dir, p.fname = dir, name }
 func (p *tbProgram) begin(c *controller) []func() {
 	n := p.threads()
 	tab := newTBTable(p.fault)
-	base, typ := tableOf(tab)
+	lay := tableLayout(tab)
 	if p.words == nil {
-		p.words = newWords(typ)
+		p.words = newWords(lay)
 		p.words.keys = p.keys
 		if p.words.trie != nil {
 			var others []string
@@ -138,12 +138,12 @@ func (p *tbProgram) begin(c *controller) []func() {
 		}
 	}
 	w := p.words
-	w.reset(base)
-	if w.trie != nil {
-		bucketsAddr := unsafe.Add(base, w.trie.bucketsOff)
-		w.addTrie(loadWord(bucketsAddr), "trie0")
+	w.reset(lay)
+	if tries := w.trie; tries != nil {
+		buckets := tries.Buckets()
+		w.addTrie(tries.Trie(), "trie0")
 		c.onAccess = func(a hooked.Access) {
-			if a.Word != bucketsAddr || a.Op != hooked.Store || !a.Wrote() {
+			if a.Word != buckets || a.Op != hooked.Store || !a.Wrote() {
 				return
 			}
 			// A reset_all published a fresh trie: pin its seed before any
@@ -153,7 +153,7 @@ func (p *tbProgram) begin(c *controller) []func() {
 			if cur := c.cur; cur != nil {
 				name = fmt.Sprintf("trie(T%d#%d)", cur.id, cur.curOp)
 			}
-			w.addTrie(loadWord(bucketsAddr), name)
+			w.addTrie(tries.Trie(), name)
 		}
 	}
 	r := &tbRun{table: tab, backend: linearizability.Local((&sut.TokenBucket[string]{Table: tab}).Apply),
@@ -290,7 +290,7 @@ func (p *tbProgram) dump() string {
 	w.walk()
 	var cells []string
 	for _, t := range w.tries {
-		cells = append(cells, p.cellsOf(w.trie.root(t.p), t.name)...)
+		cells = append(cells, p.cellsOf(w.trie.Root(t.p), t.name)...)
 	}
 	sort.Strings(cells)
 	return strings.Join(cells, " ")
@@ -299,21 +299,17 @@ func (p *tbProgram) dump() string {
 func (p *tbProgram) cellsOf(node unsafe.Pointer, trie string) []string {
 	s := p.words.trie
 	var out []string
-	kids := s.kids(node)
-	size := unsafe.Sizeof(hooked.Pointer[int]{})
-	for j := 0; j < s.fanout; j++ {
-		child := p.words.thaw(loadWord(unsafe.Add(kids, uintptr(j)*size)))
+	for j := range s.Fanout() {
+		_, child := s.Child(node, j)
+		child = p.words.thaw(child)
 		switch {
 		case child == nil:
-		case s.kids(child) != nil:
+		case s.Kids(child) != nil:
 			out = append(out, p.cellsOf(child, trie)...)
 		default:
-			for c := child; c != nil && !p.words.isSealed(c); c = loadWord(unsafe.Add(c, s.nextOff)) {
-				v := p.words.value(rawValue(unsafe.Add(c, s.stateOff), s.stateWordT), nil)
-				if w, ok := rawValue(unsafe.Add(c, s.stateOff), s.stateWordT).([2]uint64); ok {
-					v = bucketWord(w)
-				}
-				out = append(out, fmt.Sprintf("%s/%q=%s", trie, s.key(c), v))
+			for c := child; c != nil && !p.words.isSealed(c); _, c = s.Next(c) {
+				lo, hi := s.LoadState(c)
+				out = append(out, fmt.Sprintf("%s/%q=%s", trie, s.Key(c), bucketWord([2]uint64{lo, hi})))
 			}
 		}
 	}
@@ -361,7 +357,7 @@ func (t *tbTracer) value(addr unsafe.Pointer, v any) string {
 			return fmt.Sprintf("last=%dms", int64(w))
 		}
 	}
-	return t.p.words.value(v, func(unsafe.Pointer) string { return "" })
+	return t.p.words.value(v)
 }
 
 // bucketWord renders a bucket word as impl/tokenbucket lays it out: (0, 0)

@@ -9,10 +9,12 @@
 // tokenbucket, as the original): the table files of impl/ with the patch
 // applied, and aliases of impl's value types and constants, so a mutant
 // table satisfies the interfaces of internal/sut exactly as the real one
-// does. It also writes internal/sut/tables_gen.go, which builds the table of
-// the package a fault.Fault names. impl/ itself stays the correct algorithm
-// only; the generated packages are never edited by hand, and the tests of
-// this package fail when one is out of date with its patch or with impl/.
+// does; and layout.go, through which the interleaving explorer names the
+// table's words and walks its trie (internal/explore/layout). It also
+// writes internal/sut/tables_gen.go, which builds the table of the package a
+// fault.Fault names. impl/ itself stays the correct algorithm only; the
+// generated packages are never edited by hand, and the tests of this
+// package fail when one is out of date with its patch or with impl/.
 //
 // To add a mutant:
 //

@@ -62,7 +62,9 @@ const (
 // replacement, so takes, appends and kills go on undisturbed. Memory thus
 // follows the keys in use.
 type trie[K comparable] struct {
-	seed maphash.Seed
+	// hash is the keys' 64-bit hash: maphash's, under a seed drawn for this
+	// trie.
+	hash func(K) uint64
 	root *tnode[K] // an inner node
 	// floor is the newest clock reading any reclaim of this trie carried
 	// (T12), biased by 1<<63 so that the zero word is the smallest int64: no
@@ -74,9 +76,6 @@ type trie[K comparable] struct {
 	// frozenKids marks a frozen wrapper: a node whose kids is frozenKids
 	// stands, in a frozen child word, for the value its next holds.
 	frozenKids *[fanout]seam.Pointer[tnode[K]]
-	// forced, set only by tests, replaces the keys' hash to force
-	// collisions.
-	forced func(K) uint64
 }
 
 // floorBias turns the floor's signed order into the word's unsigned one.
@@ -116,8 +115,9 @@ type tnode[K comparable] struct {
 func (c *tnode[K]) dead() bool { return c.state.LoadLo() == deadLo }
 
 func newTrie[K comparable]() *trie[K] {
-	return &trie[K]{seed: maphash.MakeSeed(), root: newInner[K](), sealed: &tnode[K]{},
-		frozenKids: new([fanout]seam.Pointer[tnode[K]])}
+	seed := maphash.MakeSeed()
+	return &trie[K]{hash: func(key K) uint64 { return maphash.Comparable(seed, key) },
+		root: newInner[K](), sealed: &tnode[K]{}, frozenKids: new([fanout]seam.Pointer[tnode[K]])}
 }
 
 // frozen reports whether c, read from a child word, is a frozen wrapper.
@@ -133,14 +133,6 @@ func (t *trie[K]) thaw(c *tnode[K]) *tnode[K] {
 
 func newInner[K comparable]() *tnode[K] {
 	return &tnode[K]{kids: new([fanout]seam.Pointer[tnode[K]])}
-}
-
-// hash is key's 64-bit hash.
-func (t *trie[K]) hash(key K) uint64 {
-	if t.forced != nil {
-		return t.forced(key)
-	}
-	return maphash.Comparable(t.seed, key)
 }
 
 // find returns the first cell of key, dead or alive, or nil when the key has

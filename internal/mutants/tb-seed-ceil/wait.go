@@ -109,14 +109,7 @@ func (t *Table[K]) Wait(ctx context.Context, key K, lim Limits, cost float64) (r
 			return 0, fmt.Errorf("%w: capacity %v, refill_per_second %v, cost %v", ErrNever, lim.Capacity, lim.RefillPerSecond, cost)
 		}
 		if deadline, ok := ctx.Deadline(); ok {
-			// w ms > left exactly when w > floor(left / 1 ms), for whole w;
-			// the division truncates towards zero, which is the floor for
-			// left >= 0 and keeps every w >= 1 too long for left < 0.
-			until := t.until
-			if until == nil {
-				until = time.Until
-			}
-			if left := until(deadline); w > int64(left/time.Millisecond) {
+			if left := time.Until(deadline); outlasts(w, left) {
 				return 0, fmt.Errorf("%w: the bucket covers cost %v in %d ms, the deadline is %v away", ErrWouldExceedDeadline, cost, w, left)
 			}
 		}
@@ -125,6 +118,12 @@ func (t *Table[K]) Wait(ctx context.Context, key K, lim Limits, cost float64) (r
 		}
 	}
 }
+
+// outlasts reports whether a wait of w whole milliseconds ends after left
+// has passed. w ms > left exactly when w > floor(left / 1 ms), for whole w;
+// the division truncates towards zero, which is the floor for left >= 0 and
+// keeps every w >= 1 too long for left < 0.
+func outlasts(w int64, left time.Duration) bool { return w > int64(left/time.Millisecond) }
 
 // millis converts a wait of w >= 0 milliseconds to a Duration, saturating at
 // the largest Duration (about 292 years): a Wait that long sleeps, wakes and

@@ -5,7 +5,6 @@ package tokenbucket
 import (
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/tollgate/tollgate/internal/clock"
 	seam "github.com/tollgate/tollgate/internal/seam/hooked"
@@ -50,9 +49,6 @@ type Table[K comparable] struct {
 	buckets seam.Pointer[trie[K]]
 	clock   func() int64
 	sleep   sleepFunc // WithSleep's function; nil means sleepCtx (wait.go)
-	// until, set only by tests, replaces time.Until in Wait's deadline
-	// check, so that a test can put the deadline exactly on the boundary.
-	until func(time.Time) time.Duration
 	stats
 }
 

@@ -143,6 +143,13 @@ func (p *Pointer[T]) CompareAndSwap(old, new *T) bool {
 	return ok
 }
 
+// Peek atomically loads p's pointer without a switch point and reports
+// nothing. The tables never call it: it is for the interleaving explorer,
+// which reads a table's structure between steps (internal/explore/layout).
+// It is a function, not a method, so that Pointer keeps seam.Pointer's
+// methods.
+func Peek[T any](p *Pointer[T]) *T { return p.v.Load() }
+
 // Uint64 is an atomic uint64 whose operations are switch points.
 type Uint64 struct{ v atomic.Uint64 }
 

@@ -23,7 +23,7 @@ func header(m Mutant) string {
 }
 
 // mutantFiles returns m's package: the table files of its primitive with
-// the patch applied, and aliases.go.
+// the patch applied, aliases.go and LayoutFile.
 func mutantFiles(root, mod string, m Mutant) ([]File, error) {
 	prim := primitives[m.Fault.Credits()]
 	vals, err := readValues(root, prim)
@@ -45,6 +45,7 @@ func mutantFiles(root, mod string, m Mutant) ([]File, error) {
 		}
 	}
 	var out []File
+	srcs := map[string][]byte{}
 	for _, base := range prim.tables {
 		target := prim.dir() + "/" + base
 		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(target)))
@@ -61,6 +62,7 @@ func mutantFiles(root, mod string, m Mutant) ([]File, error) {
 				return nil, fmt.Errorf("%s applied to %s leaves it not gofmt-formatted: fix the patch", m.Patch, target)
 			}
 		}
+		srcs[base] = src
 		body, err := copyTable(mod, target, src, vals.structs)
 		if err != nil {
 			return nil, fmt.Errorf("%s applied to %s: %w", m.Patch, target, err)
@@ -72,6 +74,11 @@ func mutantFiles(root, mod string, m Mutant) ([]File, error) {
 		return nil, err
 	}
 	out = append(out, File{Path: m.Dir() + "/aliases.go", Data: aliases})
+	lay, err := layoutFile(header(m), mod, prim, srcs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.Patch, err)
+	}
+	out = append(out, File{Path: m.Dir() + "/" + LayoutFile, Data: lay})
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
 }
@@ -182,12 +189,14 @@ func exploredFiles(root, mod string, prim primitive) ([]File, error) {
 	}
 	dir := ExploredDir + "/" + prim.name
 	var out []File
+	srcs := map[string][]byte{}
 	for _, base := range prim.tables {
 		target := prim.dir() + "/" + base
 		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(target)))
 		if err != nil {
 			return nil, err
 		}
+		srcs[base] = src
 		body, err := copyTable(mod, target, src, vals.structs)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", target, err)
@@ -200,6 +209,11 @@ func exploredFiles(root, mod string, prim primitive) ([]File, error) {
 		return nil, err
 	}
 	out = append(out, File{Path: dir + "/aliases.go", Data: aliases})
+	lay, err := layoutFile(exploredHeader(prim), mod, prim, srcs)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, File{Path: dir + "/" + LayoutFile, Data: lay})
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
 }
