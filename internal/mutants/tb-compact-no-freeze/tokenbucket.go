@@ -62,8 +62,12 @@ type config struct {
 
 // WithClock makes the table read time from clock, which returns milliseconds
 // and should never decrease (the table tolerates one that does: T4). The
-// default is MonotonicMs.
+// default is MonotonicMs. A nil clock is a defect: WithClock panics, so
+// that the mistake shows where the table is made, not in a later Take.
 func WithClock(clock func() int64) Option {
+	if clock == nil {
+		panic("tokenbucket: WithClock(nil): the clock must be a function (defect)")
+	}
 	return func(c *config) { c.clock = clock }
 }
 
