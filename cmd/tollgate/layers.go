@@ -7,6 +7,5 @@ import (
 	_ "github.com/tollgate/tollgate/conform"
 	_ "github.com/tollgate/tollgate/internal/diff"
 	_ "github.com/tollgate/tollgate/internal/explore"
-	_ "github.com/tollgate/tollgate/internal/fault"
 	_ "github.com/tollgate/tollgate/linearizability"
 )
