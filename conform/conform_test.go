@@ -42,7 +42,11 @@ func fakeDriver(behaviour string) {
 			var id int64
 			fmt.Sscanf(line[strings.Index(line, `"id":`)+5:], "%d", &id)
 			if strings.Contains(line, `"hello"`) {
-				fmt.Printf(`{"id":%d,"ok":true,"protocol":2,"primitives":["tb","cr"],"name":"fake"}`+"\n", id)
+				prims := `["tb","cr"]`
+				if behaviour == "no-primitives" {
+					prims = `[]`
+				}
+				fmt.Printf(`{"id":%d,"ok":true,"protocol":2,"primitives":%s,"name":"fake"}`+"\n", id, prims)
 				continue
 			}
 			fmt.Fprintln(os.Stderr, "fake driver: misbehaving with", behaviour)
@@ -105,6 +109,54 @@ func TestBrokenDrivers(t *testing.T) {
 				t.Errorf("took %v", d)
 			}
 		})
+	}
+}
+
+// TestNothingRunFails: a driver that lists no primitives runs no case, and
+// a run of no case fails, saying why.
+func TestNothingRunFails(t *testing.T) {
+	testDir = t.TempDir()
+	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
+	cfg := fakeConfig("no-primitives")
+	cfg.Primitives = nil
+	rep := Run(cfg)
+	var out bytes.Buffer
+	rep.Print(&out, "")
+	if rep.OK() {
+		t.Fatalf("a driver with no primitives passed:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "no case ran") {
+		t.Fatalf("the report does not say no case ran:\n%s", out.String())
+	}
+}
+
+// TestCasesNotRunCounted: when the driver crashes, the vectors it never saw
+// are counted as not run and named, not left out of the count.
+func TestCasesNotRunCounted(t *testing.T) {
+	testDir = t.TempDir()
+	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
+	golden, err := GenerateVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int
+	var last string
+	for _, f := range golden {
+		if f.Primitive == PrimTokenBucket {
+			total += len(f.Cases)
+			last = f.Cases[len(f.Cases)-1].Name
+		}
+	}
+	rep := Run(fakeConfig("crash"))
+	var out bytes.Buffer
+	rep.Print(&out, "")
+	r := rep.Results[0]
+	if r.Cases != total || r.Passed+r.Failed+r.Unknown+len(r.NotRun) != total || len(r.NotRun) != total-1 {
+		t.Fatalf("cases %d, passed %d, failed %d, not run %d; want %d cases, %d not run:\n%s",
+			r.Cases, r.Passed, r.Failed, len(r.NotRun), total, total-1, out.String())
+	}
+	if !strings.Contains(out.String(), fmt.Sprintf("%d of %d cases not run", total-1, total)) || !strings.Contains(out.String(), last) {
+		t.Fatalf("the report does not count and name the cases not run:\n%s", out.String())
 	}
 }
 

@@ -65,6 +65,11 @@ func (c *Config) Validate() error {
 	if c.Timeout <= 0 {
 		return fmt.Errorf("conform: timeout %v must be > 0", c.Timeout)
 	}
+	for _, p := range c.Primitives {
+		if p != PrimTokenBucket && p != PrimCredits {
+			return fmt.Errorf("conform: primitive %q is not one of %s, %s", p, PrimTokenBucket, PrimCredits)
+		}
+	}
 	for _, s := range c.Suites {
 		if !slices.Contains(AllSuites, s) {
 			return fmt.Errorf("conform: suite %q is not one of %s", s, strings.Join(AllSuites, ", "))
@@ -81,8 +86,11 @@ type SuiteResult struct {
 	Failed int
 	// Unknown counts the vectors and random sessions stopped by an answer
 	// "unknown" (neither passed nor failed).
-	Unknown   int
-	Elapsed   time.Duration
+	Unknown int
+	Elapsed time.Duration
+	// NotRun names the cases of the suite that never ran because the
+	// driver broke first; they count in Cases, never in Passed.
+	NotRun    []string
 	Failures  []*CaseFailure
 	Err       error  // the suite could not run (the driver broke outside a case)
 	Skipped   string // why the suite did not run
@@ -98,17 +106,46 @@ type Report struct {
 	Err        error // the driver could not be started or did not say hello
 }
 
-// OK reports whether every suite ran and passed.
+// OK reports whether every suite ran and passed, and at least one case ran.
 func (r *Report) OK() bool {
 	if r.Err != nil {
 		return false
 	}
 	for _, s := range r.Results {
-		if s.Failed > 0 || s.Err != nil {
+		if s.Failed > 0 || s.Err != nil || len(s.NotRun) > 0 {
 			return false
 		}
 	}
-	return len(r.Results) > 0
+	return r.ran() > 0
+}
+
+// ran counts the cases that ran, whatever their outcome.
+func (r *Report) ran() int {
+	n := 0
+	for _, s := range r.Results {
+		n += s.Passed + s.Failed + s.Unknown
+	}
+	return n
+}
+
+// whyNothingRan says why a report with no case run ran none.
+func (r *Report) whyNothingRan() string {
+	var why []string
+	for _, s := range r.Results {
+		switch {
+		case s.Skipped != "":
+			why = append(why, s.Suite+" skipped: "+s.Skipped)
+		case s.Err != nil:
+			why = append(why, s.Suite+" could not run")
+		}
+	}
+	if len(r.Primitives) == 0 {
+		why = append([]string{"the driver's hello lists no primitives"}, why...)
+	}
+	if len(why) == 0 {
+		why = append(why, "no suite was selected")
+	}
+	return strings.Join(why, "; ")
 }
 
 // Run runs the conformance suites against a driver.
@@ -220,24 +257,27 @@ func runSuite(cfg Config, name string, body func(*Conn, *SuiteResult)) SuiteResu
 }
 
 func vectorSuite(conn *Conn, files []VectorFile, res *SuiteResult) {
-	n := 0
+	var all []Vector
 	for _, f := range files {
-		for _, v := range f.Cases {
-			n++
-			res.Cases++
-			if f := runVector(conn, fmt.Sprintf("v%d", n), v); f != nil {
-				if f.Unknown {
-					res.Unknown++
-					continue
-				}
-				res.Failed++
-				res.Failures = append(res.Failures, f)
-				if f.Driver != nil {
-					return // the driver is gone
-				}
-				continue
-			}
+		all = append(all, f.Cases...)
+	}
+	res.Cases = len(all)
+	for i, v := range all {
+		f := runVector(conn, fmt.Sprintf("v%d", i+1), v)
+		switch {
+		case f == nil:
 			res.Passed++
+		case f.Unknown:
+			res.Unknown++
+		default:
+			res.Failed++
+			res.Failures = append(res.Failures, f)
+			if f.Driver != nil { // the driver is gone
+				for _, rest := range all[i+1:] {
+					res.NotRun = append(res.NotRun, rest.Name)
+				}
+				return
+			}
 		}
 	}
 }
@@ -329,7 +369,13 @@ func (r *Report) Print(w io.Writer, replay string) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t\n", s.Suite, s.Cases, s.Passed, s.Failed, s.Unknown, s.Elapsed.Round(time.Millisecond))
 	}
 	tw.Flush()
+	if r.ran() == 0 {
+		fmt.Fprintf(w, "\nno case ran: %s\n", r.whyNothingRan())
+	}
 	for _, s := range r.Results {
+		if len(s.NotRun) > 0 {
+			fmt.Fprintf(w, "\n%s: %d of %d cases not run (the driver broke first): %s\n", s.Suite, len(s.NotRun), s.Cases, strings.Join(s.NotRun, " "))
+		}
 		if s.Err != nil {
 			fmt.Fprintf(w, "\n%s: ERROR %v\n", s.Suite, s.Err)
 		}
