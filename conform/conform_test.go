@@ -42,6 +42,10 @@ func fakeDriver(behaviour string) {
 			var id int64
 			fmt.Sscanf(line[strings.Index(line, `"id":`)+5:], "%d", &id)
 			if strings.Contains(line, `"hello"`) {
+				if behaviour == "crash-hello" {
+					fmt.Fprintln(os.Stderr, "fake driver: misbehaving with", behaviour)
+					os.Exit(3)
+				}
 				prims := `["tb","cr"]`
 				if behaviour == "no-primitives" {
 					prims = `[]`
@@ -157,6 +161,21 @@ func TestCasesNotRunCounted(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), fmt.Sprintf("%d of %d cases not run", total-1, total)) || !strings.Contains(out.String(), last) {
 		t.Fatalf("the report does not count and name the cases not run:\n%s", out.String())
+	}
+}
+
+// TestErrorPrefixedOnce: a driver that dies at hello is reported with one
+// "conform:" prefix, not one per layer of the error.
+func TestErrorPrefixedOnce(t *testing.T) {
+	testDir = t.TempDir()
+	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
+	rep := Run(fakeConfig("crash-hello"))
+	var out bytes.Buffer
+	rep.Print(&out, "")
+	first, _, _ := strings.Cut(out.String(), "\n")
+	if rep.OK() || strings.Count(first, "conform:") != 1 || strings.Contains(first, "exited: the driver exited") ||
+		!strings.Contains(first, "hello: driver exited") {
+		t.Fatalf("want one prefix per message:\n%s", out.String())
 	}
 }
 

@@ -60,7 +60,7 @@ type DriverError struct {
 
 func (e *DriverError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "conform: driver %s: %s", e.Kind, e.Detail)
+	fmt.Fprintf(&b, "driver %s: %s", e.Kind, e.Detail)
 	if e.Request != "" {
 		fmt.Fprintf(&b, "\n  request: %s", e.Request)
 	}
@@ -113,7 +113,7 @@ func Start(argv []string, timeout time.Duration, logw io.Writer) (*Conn, error) 
 		}
 		werr := cmd.Wait()
 		close(c.exited)
-		c.fail(&DriverError{Kind: "exited", Detail: fmt.Sprintf("the driver exited (%v)", exitText(werr))})
+		c.fail(&DriverError{Kind: "exited", Detail: exitText(werr)})
 	}()
 	return c, nil
 }

@@ -88,10 +88,15 @@ func runConform(args []string) int {
 		return 2
 	}
 	rep := conform.Run(cfg)
-	replay := fmt.Sprintf("tollgate conform --seed %%d --suites %%s --budget %s --clients %d -- %s", *budget, *clients, strings.Join(argv, " "))
-	rep.Print(os.Stdout, replay)
+	rep.Print(os.Stdout, conformReplay(*budget, *clients, argv))
 	if !rep.OK() {
 		return 1
 	}
 	return 0
+}
+
+// conformReplay is the format of the command that replays a failure, with
+// verbs for its seed and suite.
+func conformReplay(budget time.Duration, clients int, argv []string) string {
+	return fmt.Sprintf("go run ./cmd/tollgate conform --seed %%d --suites %%s --budget %s --clients %d -- %s", budget, clients, strings.Join(argv, " "))
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestHelperDriver is not a test: run with TOLLGATE_HELPER_DRIVER set, the
@@ -41,5 +43,15 @@ func TestConformCommand(t *testing.T) {
 	}
 	if code := runConform([]string{"--budget", "1s"}); code != 2 {
 		t.Errorf("conform without a driver command exited %d, want 2", code)
+	}
+}
+
+// TestConformReplayLine: the replay line a failure prints is the command
+// to run from the repository, as tollgate check prints it.
+func TestConformReplayLine(t *testing.T) {
+	got := fmt.Sprintf(conformReplay(2*time.Second, 4, []string{"elixir", "driver.exs"}), 7, "random")
+	want := "go run ./cmd/tollgate conform --seed 7 --suites random --budget 2s --clients 4 -- elixir driver.exs"
+	if got != want {
+		t.Fatalf("replay line\n%s\nwant\n%s", got, want)
 	}
 }
