@@ -244,6 +244,6 @@ func verdict(name string, covers []string, rep linearizability.Report, err error
 	case linearizability.Unknown:
 		return &CaseFailure{Case: name, Covers: covers, Got: fmt.Sprintf("porcupine gave no verdict within its timeout on %d operations (Unknown is not a pass)", ops)}
 	}
-	return &CaseFailure{Case: name, Covers: covers, Got: fmt.Sprintf("%s (%d operations)", rep.Detail, ops),
+	return &CaseFailure{Case: name, Covers: covers, Got: fmt.Sprintf("a history of %d operations, %d of them overlapping another", ops, rep.Overlapping),
 		Artifact: rep.HTMLPath + " (history: " + rep.JSONPath + ")", Breaks: Divergence{Invariant: rep.Invariant, Detail: rep.Detail}}
 }

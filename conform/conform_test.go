@@ -1,7 +1,9 @@
 package conform
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -296,6 +298,11 @@ func TestConcurrentSuiteKills(t *testing.T) {
 					if _, err := os.Stat(path); err != nil {
 						t.Fatalf("visualization %q: %v", f.Artifact, err)
 					}
+					var out bytes.Buffer
+					rep.Print(&out, "")
+					if n := strings.Count(out.String(), "no linearization"); n != 1 {
+						t.Errorf("the report says \"no linearization\" %d times, want once:\n%s", n, out.String())
+					}
 					t.Logf("%s: %s after %d sessions; %s", f.Case, f.Got, r.Cases, f.Artifact)
 					return
 				}
@@ -304,5 +311,44 @@ func TestConcurrentSuiteKills(t *testing.T) {
 			rep.Print(&out, "")
 			t.Fatalf("%s survived the concurrent suite:\n%s", f, out.String())
 		})
+	}
+}
+
+// serialServe is the Go driver behind a front that hands it one request at
+// a time and waits for its answer before reading the next: a driver that
+// serialises every request.
+func serialServe(in io.Reader, out io.Writer, logw io.Writer) error {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- ServeGo(inR, outW, logw, fault.None); outW.Close() }()
+	answers := bufio.NewScanner(outR)
+	requests := bufio.NewScanner(in)
+	for requests.Scan() {
+		if _, err := io.WriteString(inW, requests.Text()+"\n"); err != nil {
+			return err
+		}
+		if !answers.Scan() {
+			return errors.New("serial driver: no answer")
+		}
+		if _, err := io.WriteString(out, answers.Text()+"\n"); err != nil {
+			return err
+		}
+	}
+	inW.Close()
+	go io.Copy(io.Discard, outR)
+	return <-done
+}
+
+// TestSerialDriverWarned: a driver that runs one request at a time passes
+// the concurrent suite (its histories are linearizable) but the report
+// says that no operation overlapped another in it.
+func TestSerialDriverWarned(t *testing.T) {
+	rep := Run(Config{Serve: serialServe, Seed: 1, Budget: 300 * time.Millisecond, Clients: 8,
+		Timeout: 10 * time.Second, Suites: []string{SuiteConcurrent}, Primitives: []string{PrimTokenBucket}, Dir: t.TempDir()})
+	var out bytes.Buffer
+	rep.Print(&out, "")
+	if !strings.Contains(out.String(), "warning: tb/concurrent: no operation overlapped another") {
+		t.Fatalf("no warning for a serial driver:\n%s", out.String())
 	}
 }

@@ -90,11 +90,16 @@ type SuiteResult struct {
 	Elapsed time.Duration
 	// NotRun names the cases of the suite that never ran because the
 	// driver broke first; they count in Cases, never in Passed.
-	NotRun    []string
-	Failures  []*CaseFailure
-	Err       error  // the suite could not run (the driver broke outside a case)
-	Skipped   string // why the suite did not run
-	ShrinkLog string
+	NotRun []string
+	// Answered and Overtook count, in the concurrent suite, the driver's
+	// answers and those among them that overtook an earlier request still
+	// unanswered (Conn.Overlap): none means the driver ran every request
+	// alone, and the suite could not see a race.
+	Answered, Overtook int
+	Failures           []*CaseFailure
+	Err                error  // the suite could not run (the driver broke outside a case)
+	Skipped            string // why the suite did not run
+	ShrinkLog          string
 }
 
 // Report is a whole run.
@@ -320,6 +325,8 @@ func randomSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
 }
 
 func concurrentSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
+	a0, o0 := conn.Overlap() // hello
+	defer func() { a, o := conn.Overlap(); res.Answered, res.Overtook = a-a0, o-o0 }()
 	deadline := time.Now().Add(cfg.Budget)
 	// Sessions grow from small to large, so the first failure is a small one.
 	for i := 0; time.Now().Before(deadline); i++ {
@@ -371,6 +378,16 @@ func (r *Report) Print(w io.Writer, replay string) {
 	tw.Flush()
 	if r.ran() == 0 {
 		fmt.Fprintf(w, "\nno case ran: %s\n", r.whyNothingRan())
+	}
+	for _, s := range r.Results {
+		if !strings.HasSuffix(s.Suite, "/"+SuiteConcurrent) || s.Skipped != "" || s.Answered == 0 {
+			continue
+		}
+		if s.Overtook == 0 {
+			fmt.Fprintf(w, "\nwarning: %s: no operation overlapped another in the driver (of %d answers, none overtook a request sent before it): it seems to run requests one at a time, so the suite could see no race (spec/protocol.md §2)\n", s.Suite, s.Answered)
+		} else {
+			fmt.Fprintf(w, "\n%s: %d of %d operations overlapped another in the driver (answered before a request sent earlier)\n", s.Suite, s.Overtook, s.Answered)
+		}
 	}
 	for _, s := range r.Results {
 		if len(s.NotRun) > 0 {
