@@ -3,12 +3,14 @@ package conform
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -351,4 +353,61 @@ func TestSerialDriverWarned(t *testing.T) {
 	if !strings.Contains(out.String(), "warning: tb/concurrent: no operation overlapped another") {
 		t.Fatalf("no warning for a serial driver:\n%s", out.String())
 	}
+}
+
+// protocol1Serve is the Go driver behind a front that speaks protocol 1:
+// its hello answers version 1 and a tb.reclaim, which version 1 lacks, is
+// answered bad_request without reaching the driver.
+func protocol1Serve(in io.Reader, out io.Writer, logw io.Writer) error {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- ServeGo(inR, outW, logw, fault.None); outW.Close() }()
+	var mu sync.Mutex
+	write := func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		io.WriteString(out, line+"\n")
+	}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		answers := bufio.NewScanner(outR)
+		for answers.Scan() {
+			write(strings.Replace(answers.Text(), `"protocol":2`, `"protocol":1`, 1))
+		}
+	}()
+	requests := bufio.NewScanner(in)
+	for requests.Scan() {
+		line := requests.Text()
+		var req Request
+		if json.Unmarshal([]byte(line), &req) == nil && req.Op == OpReclaim {
+			write(fmt.Sprintf(`{"id":%d,"ok":false,"error":"bad_request","message":"unknown op"}`, req.ID))
+			continue
+		}
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			return err
+		}
+	}
+	inW.Close()
+	err := <-done
+	<-copied
+	return err
+}
+
+// TestProtocol1Driver: a driver of protocol 1 is checked on everything but
+// tb.reclaim, and the report names the vectors it skipped.
+func TestProtocol1Driver(t *testing.T) {
+	rep := Run(Config{Serve: protocol1Serve, Seed: 1, Budget: 300 * time.Millisecond, Clients: 4,
+		Timeout: 10 * time.Second, Primitives: []string{PrimTokenBucket}, Dir: t.TempDir()})
+	var out bytes.Buffer
+	rep.Print(&out, "")
+	if !rep.OK() {
+		t.Fatalf("a protocol 1 driver failed:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "protocol 1") || !strings.Contains(out.String(), "skipped") ||
+		!strings.Contains(out.String(), "T12/reclaim-forgets-full-buckets") {
+		t.Fatalf("the report does not name the reclaim vectors skipped:\n%s", out.String())
+	}
+	t.Log("\n" + out.String())
 }

@@ -3,6 +3,7 @@ package conform
 import (
 	"errors"
 	"fmt"
+	"github.com/tollgate/tollgate/model"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -49,6 +50,8 @@ type Config struct {
 	// Log receives the driver's stderr (nil: discarded, but its last lines
 	// still appear in errors).
 	Log io.Writer
+
+	protocol int // the driver's version, once its hello is read
 }
 
 // Validate reports a configuration that cannot run, naming the field.
@@ -99,12 +102,16 @@ type SuiteResult struct {
 	Failures           []*CaseFailure
 	Err                error  // the suite could not run (the driver broke outside a case)
 	Skipped            string // why the suite did not run
-	ShrinkLog          string
+	// SkippedCases names the vectors not run because the driver's protocol
+	// version lacks an operation they use (they count in no column).
+	SkippedCases []string
+	ShrinkLog    string
 }
 
 // Report is a whole run.
 type Report struct {
 	Driver     string // the driver's hello name
+	Protocol   int    // the version the driver's hello answered
 	Primitives []string
 	Seed       uint64
 	Results    []SuiteResult
@@ -173,7 +180,8 @@ func Run(cfg Config) *Report {
 		return rep
 	}
 	conn.Close()
-	rep.Driver, rep.Primitives = hello.Name, hello.Primitives
+	rep.Driver, rep.Protocol, rep.Primitives = hello.Name, hello.Protocol, hello.Primitives
+	cfg.protocol = hello.Protocol
 	golden, err := GenerateVectors()
 	if err != nil {
 		rep.Err = err
@@ -196,12 +204,18 @@ func Run(cfg Config) *Report {
 			switch suite {
 			case SuiteVectors:
 				var files []VectorFile
+				var skipped []string
 				for _, f := range append(golden, cfg.Vectors...) {
-					if f.Primitive == prim {
-						files = append(files, f)
+					if f.Primitive != prim {
+						continue
 					}
+					if cfg.protocol < ProtocolVersion {
+						f, skipped = withoutReclaim(f, skipped)
+					}
+					files = append(files, f)
 				}
 				res = runSuite(cfg, name, func(conn *Conn, res *SuiteResult) { vectorSuite(conn, files, res) })
+				res.SkippedCases = skipped
 			case SuiteRandom:
 				res = runSuite(cfg, name, func(conn *Conn, res *SuiteResult) { randomSuite(cfg, conn, prim, res) })
 			case SuiteConcurrent:
@@ -213,7 +227,23 @@ func Run(cfg Config) *Report {
 	return rep
 }
 
-// connect starts the driver and checks its hello.
+// withoutReclaim returns f without the vectors that send tb.reclaim, which
+// protocol 1 lacks, and appends their names to skipped.
+func withoutReclaim(f VectorFile, skipped []string) (VectorFile, []string) {
+	var keep []Vector
+	for _, v := range f.Cases {
+		if slices.ContainsFunc(v.Steps, func(s Step) bool { return s.Send.Op == OpReclaim }) {
+			skipped = append(skipped, v.Name)
+			continue
+		}
+		keep = append(keep, v)
+	}
+	f.Cases = keep
+	return f, skipped
+}
+
+// connect starts the driver and checks its hello: version 2, or version 1,
+// which answers alike but has no tb.reclaim (spec/protocol.md §7).
 func connect(cfg Config) (*Conn, Response, error) {
 	var conn *Conn
 	if cfg.Serve != nil {
@@ -230,9 +260,9 @@ func connect(cfg Config) (*Conn, Response, error) {
 		return nil, Response{}, fmt.Errorf("conform: hello: %w", err)
 	}
 	h := ans.Resp
-	if !h.OK || h.Protocol != ProtocolVersion {
+	if !h.OK || h.Protocol < 1 || h.Protocol > ProtocolVersion {
 		conn.Close()
-		return nil, Response{}, fmt.Errorf("conform: hello: the driver answered %s; this harness speaks protocol %d", ans.Line, ProtocolVersion)
+		return nil, Response{}, fmt.Errorf("conform: hello: the driver answered %s; this harness speaks protocols 1 and %d", ans.Line, ProtocolVersion)
 	}
 	for _, p := range h.Primitives {
 		if p != PrimTokenBucket && p != PrimCredits {
@@ -297,6 +327,9 @@ func randomSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
 		var s *session
 		if prim == PrimTokenBucket {
 			s = genTB(r, length)
+			if cfg.protocol < ProtocolVersion {
+				s.tb = slices.DeleteFunc(s.tb, func(in model.TBInput[string]) bool { return in.Kind == model.TBReclaim })
+			}
 		} else {
 			s = genCr(r, length)
 		}
@@ -342,7 +375,7 @@ func concurrentSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
 		name := fmt.Sprintf("%s-concurrent-seed%d-%d", prim, cfg.Seed, i)
 		var f *CaseFailure
 		if prim == PrimTokenBucket {
-			f = runConcurrentTB(conn, fmt.Sprintf("c%d", i), seed, shape, cfg.Dir, name)
+			f = runConcurrentTB(conn, fmt.Sprintf("c%d", i), seed, shape, cfg.Dir, name, cfg.protocol < ProtocolVersion)
 		} else {
 			f = runConcurrentCr(conn, fmt.Sprintf("c%d", i), seed, shape, cfg.Dir, name)
 		}
@@ -365,7 +398,11 @@ func (r *Report) Print(w io.Writer, replay string) {
 		fmt.Fprintf(w, "FAIL: %v\n", r.Err)
 		return
 	}
-	fmt.Fprintf(w, "driver %q, primitives %s, seed %d\n\n", r.Driver, strings.Join(r.Primitives, ","), r.Seed)
+	fmt.Fprintf(w, "driver %q, primitives %s, seed %d\n", r.Driver, strings.Join(r.Primitives, ","), r.Seed)
+	if r.Protocol < ProtocolVersion {
+		fmt.Fprintf(w, "the driver speaks protocol %d: no tb.reclaim is sent, and the vectors that need it are skipped\n", r.Protocol)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "suite\tcases\tpassed\tfailed\tunknown\ttime\t")
 	for _, s := range r.Results {
@@ -390,6 +427,9 @@ func (r *Report) Print(w io.Writer, replay string) {
 		}
 	}
 	for _, s := range r.Results {
+		if len(s.SkippedCases) > 0 {
+			fmt.Fprintf(w, "\n%s: %d cases skipped (tb.reclaim is not in protocol %d): %s\n", s.Suite, len(s.SkippedCases), r.Protocol, strings.Join(s.SkippedCases, " "))
+		}
 		if len(s.NotRun) > 0 {
 			fmt.Fprintf(w, "\n%s: %d of %d cases not run (the driver broke first): %s\n", s.Suite, len(s.NotRun), s.Cases, strings.Join(s.NotRun, " "))
 		}

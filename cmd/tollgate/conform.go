@@ -29,6 +29,7 @@ func runConform(args []string) int {
 	budget := fs.Duration("budget", 5*time.Second, "time for each random and concurrent suite, per primitive")
 	clients := fs.Int("clients", 16, "clients in the concurrent suite (1..64)")
 	suites := fs.String("suites", strings.Join(conform.AllSuites, ","), "suites to run, comma-separated: "+strings.Join(conform.AllSuites, ", "))
+	primitives := fs.String("primitives", "", "primitives to check, comma-separated: tb, cr (empty: every one the driver lists)")
 	timeout := fs.Duration("timeout", 10*time.Second, "per-request timeout; a driver that does not answer in time fails")
 	dir := fs.String("dir", "conform-failures", "directory for files written on failure (porcupine visualizations)")
 	verbose := fs.Bool("v", false, "copy the driver's stderr to stderr")
@@ -70,6 +71,11 @@ func runConform(args []string) int {
 	for _, s := range strings.Split(*suites, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			cfg.Suites = append(cfg.Suites, s)
+		}
+	}
+	for _, p := range strings.Split(*primitives, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			cfg.Primitives = append(cfg.Primitives, p)
 		}
 	}
 	if len(vectors) > 0 {

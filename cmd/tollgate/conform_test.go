@@ -41,6 +41,14 @@ func TestConformCommand(t *testing.T) {
 	if code := runDriver([]string{"--mutant", "no-such-fault"}); code != 2 {
 		t.Errorf("driver --mutant no-such-fault exited %d, want 2", code)
 	}
+	if code := runConform([]string{"--primitives", "xx", "--", "true"}); code != 2 {
+		t.Errorf("conform --primitives xx exited %d, want 2", code)
+	}
+	t.Setenv("TOLLGATE_HELPER_DRIVER", "--mutant cr-no-epoch-pin")
+	if code := runConform([]string{"--seed", "1", "--budget", "300ms", "--suites", "vectors,random", "--primitives", "tb", "--dir", dir,
+		"--", os.Args[0], "-test.run=^TestHelperDriver$"}); code != 0 {
+		t.Errorf("conform --primitives tb against a driver broken in cr only exited %d, want 0", code)
+	}
 	if code := runConform([]string{"--budget", "1s"}); code != 2 {
 		t.Errorf("conform without a driver command exited %d, want 2", code)
 	}
