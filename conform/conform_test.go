@@ -411,3 +411,14 @@ func TestProtocol1Driver(t *testing.T) {
 	}
 	t.Log("\n" + out.String())
 }
+
+// TestProgressLines: a long suite writes progress lines while it runs.
+func TestProgressLines(t *testing.T) {
+	var progress bytes.Buffer
+	rep := Run(Config{Serve: serveWith(fault.None), Seed: 1, Budget: 200 * time.Millisecond, Clients: 2,
+		Timeout: 10 * time.Second, Suites: []string{SuiteRandom}, Primitives: []string{PrimTokenBucket}, Dir: t.TempDir(),
+		Progress: &progress, ProgressEvery: time.Nanosecond})
+	if !rep.OK() || !strings.Contains(progress.String(), "tb/random") || !strings.Contains(progress.String(), "sessions") {
+		t.Fatalf("no progress lines:\n%s", progress.String())
+	}
+}

@@ -50,6 +50,10 @@ type Config struct {
 	// Log receives the driver's stderr (nil: discarded, but its last lines
 	// still appear in errors).
 	Log io.Writer
+	// Progress receives a line every ProgressEvery while a random or
+	// concurrent suite runs (nil or 0: none).
+	Progress      io.Writer
+	ProgressEvery time.Duration
 
 	protocol int // the driver's version, once its hello is read
 }
@@ -317,8 +321,24 @@ func vectorSuite(conn *Conn, files []VectorFile, res *SuiteResult) {
 	}
 }
 
+// progress returns a function that writes a progress line on cfg.Progress
+// when ProgressEvery has passed since the last.
+func progress(cfg Config, name string, res *SuiteResult) func() {
+	start := time.Now()
+	last := start
+	return func() {
+		if cfg.Progress == nil || cfg.ProgressEvery <= 0 || time.Since(last) < cfg.ProgressEvery {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(cfg.Progress, "  %-14s sessions %6d  passed %6d  failed %d  unknown %d  elapsed %5.1fs of %v\n",
+			name, res.Cases, res.Passed, res.Failed, res.Unknown, time.Since(start).Seconds(), cfg.Budget)
+	}
+}
+
 func randomSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
 	deadline := time.Now().Add(cfg.Budget)
+	tick := progress(cfg, res.Suite, res)
 	n := 0
 	prefix := func() string { n++; return fmt.Sprintf("r%d", n) }
 	for i := uint64(0); time.Now().Before(deadline); i++ {
@@ -333,6 +353,7 @@ func randomSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
 		} else {
 			s = genCr(r, length)
 		}
+		tick()
 		res.Cases++
 		f := replay(conn, prefix(), s)
 		if f == nil {
@@ -361,6 +382,7 @@ func concurrentSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
 	a0, o0 := conn.Overlap() // hello
 	defer func() { a, o := conn.Overlap(); res.Answered, res.Overtook = a-a0, o-o0 }()
 	deadline := time.Now().Add(cfg.Budget)
+	tick := progress(cfg, res.Suite, res)
 	// Sessions grow from small to large, so the first failure is a small one.
 	for i := 0; time.Now().Before(deadline); i++ {
 		shape := concurrentShape{clients: min(cfg.Clients, 2+i/2), opsPerClient: min(40, 6+3*i)}
@@ -371,6 +393,7 @@ func concurrentSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
 			// timeout (Unknown) once.
 			shape = concurrentShape{clients: min(cfg.Clients, 6, 2+i/2), opsPerClient: min(5, 2+i/2)}
 		}
+		tick()
 		seed := cfg.Seed + uint64(i)
 		name := fmt.Sprintf("%s-concurrent-seed%d-%d", prim, cfg.Seed, i)
 		var f *CaseFailure

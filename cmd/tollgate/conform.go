@@ -89,6 +89,7 @@ func runConform(args []string) int {
 	if *verbose {
 		cfg.Log = os.Stderr
 	}
+	cfg.Progress, cfg.ProgressEvery = os.Stderr, 2*time.Second
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
