@@ -422,3 +422,13 @@ func TestProgressLines(t *testing.T) {
 		t.Fatalf("no progress lines:\n%s", progress.String())
 	}
 }
+
+// TestLayerReplayLine: the conform layer of the mutants table gives the
+// replay command in the go run ./cmd/tollgate form the other layers use.
+func TestLayerReplayLine(t *testing.T) {
+	out := conformHunt(fault.TBTimestampRegress, time.Second, 1)
+	want := "go run ./cmd/tollgate conform --seed 1 --suites vectors --primitives tb -- go run ./cmd/tollgate driver --mutant tb-timestamp-regress"
+	if !out.Killed || out.Replay != want {
+		t.Fatalf("replay %q, want %q", out.Replay, want)
+	}
+}
