@@ -201,10 +201,17 @@ const checkTimeout = 20 * time.Second
 
 // runConcurrentTB records one token-bucket session, the workload chosen by
 // seed from linearizability.TBWorkloads and scaled to shape, and checks it.
-func runConcurrentTB(conn *Conn, prefix string, seed uint64, shape concurrentShape, dir, name string) *CaseFailure {
+// noReclaim drops tb.reclaim from the mix (a protocol 1 driver).
+func runConcurrentTB(conn *Conn, prefix string, seed uint64, shape concurrentShape, dir, name string, noReclaim bool) *CaseFailure {
 	covers := []string{"T11"}
 	ws := linearizability.TBWorkloads()
 	w := ws[seed%uint64(len(ws))].Scaled(shape.clients, 0, shape.opsPerClient)
+	if noReclaim {
+		w.Mix[5] = 0 // the weights are take, peek, retry_after, reset, reset_all, reclaim
+		if w.Mix == [6]int{} {
+			w.Mix[0] = 1
+		}
+	}
 	h, err := linearizability.RecordTokenBucket(w, &tbPipe{conn: conn, prefix: prefix}, seed)
 	if err != nil {
 		return sessionFailure(name, covers, err)
@@ -244,6 +251,6 @@ func verdict(name string, covers []string, rep linearizability.Report, err error
 	case linearizability.Unknown:
 		return &CaseFailure{Case: name, Covers: covers, Got: fmt.Sprintf("porcupine gave no verdict within its timeout on %d operations (Unknown is not a pass)", ops)}
 	}
-	return &CaseFailure{Case: name, Covers: covers, Got: fmt.Sprintf("%s (%d operations)", rep.Detail, ops),
+	return &CaseFailure{Case: name, Covers: covers, Got: fmt.Sprintf("a history of %d operations, %d of them overlapping another", ops, rep.Overlapping),
 		Artifact: rep.HTMLPath + " (history: " + rep.JSONPath + ")", Breaks: Divergence{Invariant: rep.Invariant, Detail: rep.Detail}}
 }

@@ -1,12 +1,16 @@
 package conform
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,7 +46,15 @@ func fakeDriver(behaviour string) {
 			var id int64
 			fmt.Sscanf(line[strings.Index(line, `"id":`)+5:], "%d", &id)
 			if strings.Contains(line, `"hello"`) {
-				fmt.Printf(`{"id":%d,"ok":true,"protocol":2,"primitives":["tb","cr"],"name":"fake"}`+"\n", id)
+				if behaviour == "crash-hello" {
+					fmt.Fprintln(os.Stderr, "fake driver: misbehaving with", behaviour)
+					os.Exit(3)
+				}
+				prims := `["tb","cr"]`
+				if behaviour == "no-primitives" {
+					prims = `[]`
+				}
+				fmt.Printf(`{"id":%d,"ok":true,"protocol":2,"primitives":%s,"name":"fake"}`+"\n", id, prims)
 				continue
 			}
 			fmt.Fprintln(os.Stderr, "fake driver: misbehaving with", behaviour)
@@ -105,6 +117,69 @@ func TestBrokenDrivers(t *testing.T) {
 				t.Errorf("took %v", d)
 			}
 		})
+	}
+}
+
+// TestNothingRunFails: a driver that lists no primitives runs no case, and
+// a run of no case fails, saying why.
+func TestNothingRunFails(t *testing.T) {
+	testDir = t.TempDir()
+	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
+	cfg := fakeConfig("no-primitives")
+	cfg.Primitives = nil
+	rep := Run(cfg)
+	var out bytes.Buffer
+	rep.Print(&out, "")
+	if rep.OK() {
+		t.Fatalf("a driver with no primitives passed:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "no case ran") {
+		t.Fatalf("the report does not say no case ran:\n%s", out.String())
+	}
+}
+
+// TestCasesNotRunCounted: when the driver crashes, the vectors it never saw
+// are counted as not run and named, not left out of the count.
+func TestCasesNotRunCounted(t *testing.T) {
+	testDir = t.TempDir()
+	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
+	golden, err := GenerateVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int
+	var last string
+	for _, f := range golden {
+		if f.Primitive == PrimTokenBucket {
+			total += len(f.Cases)
+			last = f.Cases[len(f.Cases)-1].Name
+		}
+	}
+	rep := Run(fakeConfig("crash"))
+	var out bytes.Buffer
+	rep.Print(&out, "")
+	r := rep.Results[0]
+	if r.Cases != total || r.Passed+r.Failed+r.Unknown+len(r.NotRun) != total || len(r.NotRun) != total-1 {
+		t.Fatalf("cases %d, passed %d, failed %d, not run %d; want %d cases, %d not run:\n%s",
+			r.Cases, r.Passed, r.Failed, len(r.NotRun), total, total-1, out.String())
+	}
+	if !strings.Contains(out.String(), fmt.Sprintf("%d of %d cases not run", total-1, total)) || !strings.Contains(out.String(), last) {
+		t.Fatalf("the report does not count and name the cases not run:\n%s", out.String())
+	}
+}
+
+// TestErrorPrefixedOnce: a driver that dies at hello is reported with one
+// "conform:" prefix, not one per layer of the error.
+func TestErrorPrefixedOnce(t *testing.T) {
+	testDir = t.TempDir()
+	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
+	rep := Run(fakeConfig("crash-hello"))
+	var out bytes.Buffer
+	rep.Print(&out, "")
+	first, _, _ := strings.Cut(out.String(), "\n")
+	if rep.OK() || strings.Count(first, "conform:") != 1 || strings.Contains(first, "exited: the driver exited") ||
+		!strings.Contains(first, "hello: driver exited") {
+		t.Fatalf("want one prefix per message:\n%s", out.String())
 	}
 }
 
@@ -225,6 +300,11 @@ func TestConcurrentSuiteKills(t *testing.T) {
 					if _, err := os.Stat(path); err != nil {
 						t.Fatalf("visualization %q: %v", f.Artifact, err)
 					}
+					var out bytes.Buffer
+					rep.Print(&out, "")
+					if n := strings.Count(out.String(), "no linearization"); n != 1 {
+						t.Errorf("the report says \"no linearization\" %d times, want once:\n%s", n, out.String())
+					}
 					t.Logf("%s: %s after %d sessions; %s", f.Case, f.Got, r.Cases, f.Artifact)
 					return
 				}
@@ -233,5 +313,122 @@ func TestConcurrentSuiteKills(t *testing.T) {
 			rep.Print(&out, "")
 			t.Fatalf("%s survived the concurrent suite:\n%s", f, out.String())
 		})
+	}
+}
+
+// serialServe is the Go driver behind a front that hands it one request at
+// a time and waits for its answer before reading the next: a driver that
+// serialises every request.
+func serialServe(in io.Reader, out io.Writer, logw io.Writer) error {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- ServeGo(inR, outW, logw, fault.None); outW.Close() }()
+	answers := bufio.NewScanner(outR)
+	requests := bufio.NewScanner(in)
+	for requests.Scan() {
+		if _, err := io.WriteString(inW, requests.Text()+"\n"); err != nil {
+			return err
+		}
+		if !answers.Scan() {
+			return errors.New("serial driver: no answer")
+		}
+		if _, err := io.WriteString(out, answers.Text()+"\n"); err != nil {
+			return err
+		}
+	}
+	inW.Close()
+	go io.Copy(io.Discard, outR)
+	return <-done
+}
+
+// TestSerialDriverWarned: a driver that runs one request at a time passes
+// the concurrent suite (its histories are linearizable) but the report
+// says that no operation overlapped another in it.
+func TestSerialDriverWarned(t *testing.T) {
+	rep := Run(Config{Serve: serialServe, Seed: 1, Budget: 300 * time.Millisecond, Clients: 8,
+		Timeout: 10 * time.Second, Suites: []string{SuiteConcurrent}, Primitives: []string{PrimTokenBucket}, Dir: t.TempDir()})
+	var out bytes.Buffer
+	rep.Print(&out, "")
+	if !strings.Contains(out.String(), "warning: tb/concurrent: no operation overlapped another") {
+		t.Fatalf("no warning for a serial driver:\n%s", out.String())
+	}
+}
+
+// protocol1Serve is the Go driver behind a front that speaks protocol 1:
+// its hello answers version 1 and a tb.reclaim, which version 1 lacks, is
+// answered bad_request without reaching the driver.
+func protocol1Serve(in io.Reader, out io.Writer, logw io.Writer) error {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- ServeGo(inR, outW, logw, fault.None); outW.Close() }()
+	var mu sync.Mutex
+	write := func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		io.WriteString(out, line+"\n")
+	}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		answers := bufio.NewScanner(outR)
+		for answers.Scan() {
+			write(strings.Replace(answers.Text(), `"protocol":2`, `"protocol":1`, 1))
+		}
+	}()
+	requests := bufio.NewScanner(in)
+	for requests.Scan() {
+		line := requests.Text()
+		var req Request
+		if json.Unmarshal([]byte(line), &req) == nil && req.Op == OpReclaim {
+			write(fmt.Sprintf(`{"id":%d,"ok":false,"error":"bad_request","message":"unknown op"}`, req.ID))
+			continue
+		}
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			return err
+		}
+	}
+	inW.Close()
+	err := <-done
+	<-copied
+	return err
+}
+
+// TestProtocol1Driver: a driver of protocol 1 is checked on everything but
+// tb.reclaim, and the report names the vectors it skipped.
+func TestProtocol1Driver(t *testing.T) {
+	rep := Run(Config{Serve: protocol1Serve, Seed: 1, Budget: 300 * time.Millisecond, Clients: 4,
+		Timeout: 10 * time.Second, Primitives: []string{PrimTokenBucket}, Dir: t.TempDir()})
+	var out bytes.Buffer
+	rep.Print(&out, "")
+	if !rep.OK() {
+		t.Fatalf("a protocol 1 driver failed:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "protocol 1") || !strings.Contains(out.String(), "skipped") ||
+		!strings.Contains(out.String(), "T12/reclaim-forgets-full-buckets") {
+		t.Fatalf("the report does not name the reclaim vectors skipped:\n%s", out.String())
+	}
+	t.Log("\n" + out.String())
+}
+
+// TestProgressLines: a long suite writes progress lines while it runs.
+func TestProgressLines(t *testing.T) {
+	var progress bytes.Buffer
+	rep := Run(Config{Serve: serveWith(fault.None), Seed: 1, Budget: 200 * time.Millisecond, Clients: 2,
+		Timeout: 10 * time.Second, Suites: []string{SuiteRandom}, Primitives: []string{PrimTokenBucket}, Dir: t.TempDir(),
+		Progress: &progress, ProgressEvery: time.Nanosecond})
+	if !rep.OK() || !strings.Contains(progress.String(), "tb/random") || !strings.Contains(progress.String(), "sessions") {
+		t.Fatalf("no progress lines:\n%s", progress.String())
+	}
+}
+
+// TestLayerReplayLine: the conform layer of the mutants table gives the
+// replay command in the go run ./cmd/tollgate form the other layers use.
+func TestLayerReplayLine(t *testing.T) {
+	out := conformHunt(fault.TBTimestampRegress, time.Second, 1)
+	want := "go run ./cmd/tollgate conform --seed 1 --suites vectors --primitives tb -- go run ./cmd/tollgate driver --mutant tb-timestamp-regress"
+	if !out.Killed || out.Replay != want {
+		t.Fatalf("replay %q, want %q", out.Replay, want)
 	}
 }

@@ -65,7 +65,7 @@ func conformHunt(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcom
 				out.Property = r.Suite + " " + strings.Join(fl.Covers, ",")
 			}
 			out.Elapsed = time.Since(start)
-			out.Replay = fmt.Sprintf("tollgate conform --seed %d --suites %s -- tollgate driver --mutant %s", seed, suite, f)
+			out.Replay = fmt.Sprintf("go run ./cmd/tollgate conform --seed %d --suites %s --primitives %s -- go run ./cmd/tollgate driver --mutant %s", seed, suite, prim, f)
 			var b strings.Builder
 			rep.Print(&b, "")
 			out.Detail = firstLines(b.String(), 12)

@@ -3,6 +3,7 @@ package conform
 import (
 	"errors"
 	"fmt"
+	"github.com/tollgate/tollgate/model"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -49,6 +50,12 @@ type Config struct {
 	// Log receives the driver's stderr (nil: discarded, but its last lines
 	// still appear in errors).
 	Log io.Writer
+	// Progress receives a line every ProgressEvery while a random or
+	// concurrent suite runs (nil or 0: none).
+	Progress      io.Writer
+	ProgressEvery time.Duration
+
+	protocol int // the driver's version, once its hello is read
 }
 
 // Validate reports a configuration that cannot run, naming the field.
@@ -64,6 +71,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Timeout <= 0 {
 		return fmt.Errorf("conform: timeout %v must be > 0", c.Timeout)
+	}
+	for _, p := range c.Primitives {
+		if p != PrimTokenBucket && p != PrimCredits {
+			return fmt.Errorf("conform: primitive %q is not one of %s, %s", p, PrimTokenBucket, PrimCredits)
+		}
 	}
 	for _, s := range c.Suites {
 		if !slices.Contains(AllSuites, s) {
@@ -81,34 +93,75 @@ type SuiteResult struct {
 	Failed int
 	// Unknown counts the vectors and random sessions stopped by an answer
 	// "unknown" (neither passed nor failed).
-	Unknown   int
-	Elapsed   time.Duration
-	Failures  []*CaseFailure
-	Err       error  // the suite could not run (the driver broke outside a case)
-	Skipped   string // why the suite did not run
-	ShrinkLog string
+	Unknown int
+	Elapsed time.Duration
+	// NotRun names the cases of the suite that never ran because the
+	// driver broke first; they count in Cases, never in Passed.
+	NotRun []string
+	// Answered and Overtook count, in the concurrent suite, the driver's
+	// answers and those among them that overtook an earlier request still
+	// unanswered (Conn.Overlap): none means the driver ran every request
+	// alone, and the suite could not see a race.
+	Answered, Overtook int
+	Failures           []*CaseFailure
+	Err                error  // the suite could not run (the driver broke outside a case)
+	Skipped            string // why the suite did not run
+	// SkippedCases names the vectors not run because the driver's protocol
+	// version lacks an operation they use (they count in no column).
+	SkippedCases []string
+	ShrinkLog    string
 }
 
 // Report is a whole run.
 type Report struct {
 	Driver     string // the driver's hello name
+	Protocol   int    // the version the driver's hello answered
 	Primitives []string
 	Seed       uint64
 	Results    []SuiteResult
 	Err        error // the driver could not be started or did not say hello
 }
 
-// OK reports whether every suite ran and passed.
+// OK reports whether every suite ran and passed, and at least one case ran.
 func (r *Report) OK() bool {
 	if r.Err != nil {
 		return false
 	}
 	for _, s := range r.Results {
-		if s.Failed > 0 || s.Err != nil {
+		if s.Failed > 0 || s.Err != nil || len(s.NotRun) > 0 {
 			return false
 		}
 	}
-	return len(r.Results) > 0
+	return r.ran() > 0
+}
+
+// ran counts the cases that ran, whatever their outcome.
+func (r *Report) ran() int {
+	n := 0
+	for _, s := range r.Results {
+		n += s.Passed + s.Failed + s.Unknown
+	}
+	return n
+}
+
+// whyNothingRan says why a report with no case run ran none.
+func (r *Report) whyNothingRan() string {
+	var why []string
+	for _, s := range r.Results {
+		switch {
+		case s.Skipped != "":
+			why = append(why, s.Suite+" skipped: "+s.Skipped)
+		case s.Err != nil:
+			why = append(why, s.Suite+" could not run")
+		}
+	}
+	if len(r.Primitives) == 0 {
+		why = append([]string{"the driver's hello lists no primitives"}, why...)
+	}
+	if len(why) == 0 {
+		why = append(why, "no suite was selected")
+	}
+	return strings.Join(why, "; ")
 }
 
 // Run runs the conformance suites against a driver.
@@ -131,7 +184,8 @@ func Run(cfg Config) *Report {
 		return rep
 	}
 	conn.Close()
-	rep.Driver, rep.Primitives = hello.Name, hello.Primitives
+	rep.Driver, rep.Protocol, rep.Primitives = hello.Name, hello.Protocol, hello.Primitives
+	cfg.protocol = hello.Protocol
 	golden, err := GenerateVectors()
 	if err != nil {
 		rep.Err = err
@@ -154,12 +208,18 @@ func Run(cfg Config) *Report {
 			switch suite {
 			case SuiteVectors:
 				var files []VectorFile
+				var skipped []string
 				for _, f := range append(golden, cfg.Vectors...) {
-					if f.Primitive == prim {
-						files = append(files, f)
+					if f.Primitive != prim {
+						continue
 					}
+					if cfg.protocol < ProtocolVersion {
+						f, skipped = withoutReclaim(f, skipped)
+					}
+					files = append(files, f)
 				}
 				res = runSuite(cfg, name, func(conn *Conn, res *SuiteResult) { vectorSuite(conn, files, res) })
+				res.SkippedCases = skipped
 			case SuiteRandom:
 				res = runSuite(cfg, name, func(conn *Conn, res *SuiteResult) { randomSuite(cfg, conn, prim, res) })
 			case SuiteConcurrent:
@@ -171,7 +231,23 @@ func Run(cfg Config) *Report {
 	return rep
 }
 
-// connect starts the driver and checks its hello.
+// withoutReclaim returns f without the vectors that send tb.reclaim, which
+// protocol 1 lacks, and appends their names to skipped.
+func withoutReclaim(f VectorFile, skipped []string) (VectorFile, []string) {
+	var keep []Vector
+	for _, v := range f.Cases {
+		if slices.ContainsFunc(v.Steps, func(s Step) bool { return s.Send.Op == OpReclaim }) {
+			skipped = append(skipped, v.Name)
+			continue
+		}
+		keep = append(keep, v)
+	}
+	f.Cases = keep
+	return f, skipped
+}
+
+// connect starts the driver and checks its hello: version 2, or version 1,
+// which answers alike but has no tb.reclaim (spec/protocol.md §7).
 func connect(cfg Config) (*Conn, Response, error) {
 	var conn *Conn
 	if cfg.Serve != nil {
@@ -188,9 +264,9 @@ func connect(cfg Config) (*Conn, Response, error) {
 		return nil, Response{}, fmt.Errorf("conform: hello: %w", err)
 	}
 	h := ans.Resp
-	if !h.OK || h.Protocol != ProtocolVersion {
+	if !h.OK || h.Protocol < 1 || h.Protocol > ProtocolVersion {
 		conn.Close()
-		return nil, Response{}, fmt.Errorf("conform: hello: the driver answered %s; this harness speaks protocol %d", ans.Line, ProtocolVersion)
+		return nil, Response{}, fmt.Errorf("conform: hello: the driver answered %s; this harness speaks protocols 1 and %d", ans.Line, ProtocolVersion)
 	}
 	for _, p := range h.Primitives {
 		if p != PrimTokenBucket && p != PrimCredits {
@@ -220,30 +296,49 @@ func runSuite(cfg Config, name string, body func(*Conn, *SuiteResult)) SuiteResu
 }
 
 func vectorSuite(conn *Conn, files []VectorFile, res *SuiteResult) {
-	n := 0
+	var all []Vector
 	for _, f := range files {
-		for _, v := range f.Cases {
-			n++
-			res.Cases++
-			if f := runVector(conn, fmt.Sprintf("v%d", n), v); f != nil {
-				if f.Unknown {
-					res.Unknown++
-					continue
-				}
-				res.Failed++
-				res.Failures = append(res.Failures, f)
-				if f.Driver != nil {
-					return // the driver is gone
-				}
-				continue
-			}
+		all = append(all, f.Cases...)
+	}
+	res.Cases = len(all)
+	for i, v := range all {
+		f := runVector(conn, fmt.Sprintf("v%d", i+1), v)
+		switch {
+		case f == nil:
 			res.Passed++
+		case f.Unknown:
+			res.Unknown++
+		default:
+			res.Failed++
+			res.Failures = append(res.Failures, f)
+			if f.Driver != nil { // the driver is gone
+				for _, rest := range all[i+1:] {
+					res.NotRun = append(res.NotRun, rest.Name)
+				}
+				return
+			}
 		}
+	}
+}
+
+// progress returns a function that writes a progress line on cfg.Progress
+// when ProgressEvery has passed since the last.
+func progress(cfg Config, name string, res *SuiteResult) func() {
+	start := time.Now()
+	last := start
+	return func() {
+		if cfg.Progress == nil || cfg.ProgressEvery <= 0 || time.Since(last) < cfg.ProgressEvery {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(cfg.Progress, "  %-14s sessions %6d  passed %6d  failed %d  unknown %d  elapsed %5.1fs of %v\n",
+			name, res.Cases, res.Passed, res.Failed, res.Unknown, time.Since(start).Seconds(), cfg.Budget)
 	}
 }
 
 func randomSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
 	deadline := time.Now().Add(cfg.Budget)
+	tick := progress(cfg, res.Suite, res)
 	n := 0
 	prefix := func() string { n++; return fmt.Sprintf("r%d", n) }
 	for i := uint64(0); time.Now().Before(deadline); i++ {
@@ -252,9 +347,13 @@ func randomSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
 		var s *session
 		if prim == PrimTokenBucket {
 			s = genTB(r, length)
+			if cfg.protocol < ProtocolVersion {
+				s.tb = slices.DeleteFunc(s.tb, func(in model.TBInput[string]) bool { return in.Kind == model.TBReclaim })
+			}
 		} else {
 			s = genCr(r, length)
 		}
+		tick()
 		res.Cases++
 		f := replay(conn, prefix(), s)
 		if f == nil {
@@ -280,7 +379,10 @@ func randomSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
 }
 
 func concurrentSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
+	a0, o0 := conn.Overlap() // hello
+	defer func() { a, o := conn.Overlap(); res.Answered, res.Overtook = a-a0, o-o0 }()
 	deadline := time.Now().Add(cfg.Budget)
+	tick := progress(cfg, res.Suite, res)
 	// Sessions grow from small to large, so the first failure is a small one.
 	for i := 0; time.Now().Before(deadline); i++ {
 		shape := concurrentShape{clients: min(cfg.Clients, 2+i/2), opsPerClient: min(40, 6+3*i)}
@@ -291,11 +393,12 @@ func concurrentSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
 			// timeout (Unknown) once.
 			shape = concurrentShape{clients: min(cfg.Clients, 6, 2+i/2), opsPerClient: min(5, 2+i/2)}
 		}
+		tick()
 		seed := cfg.Seed + uint64(i)
 		name := fmt.Sprintf("%s-concurrent-seed%d-%d", prim, cfg.Seed, i)
 		var f *CaseFailure
 		if prim == PrimTokenBucket {
-			f = runConcurrentTB(conn, fmt.Sprintf("c%d", i), seed, shape, cfg.Dir, name)
+			f = runConcurrentTB(conn, fmt.Sprintf("c%d", i), seed, shape, cfg.Dir, name, cfg.protocol < ProtocolVersion)
 		} else {
 			f = runConcurrentCr(conn, fmt.Sprintf("c%d", i), seed, shape, cfg.Dir, name)
 		}
@@ -318,7 +421,11 @@ func (r *Report) Print(w io.Writer, replay string) {
 		fmt.Fprintf(w, "FAIL: %v\n", r.Err)
 		return
 	}
-	fmt.Fprintf(w, "driver %q, primitives %s, seed %d\n\n", r.Driver, strings.Join(r.Primitives, ","), r.Seed)
+	fmt.Fprintf(w, "driver %q, primitives %s, seed %d\n", r.Driver, strings.Join(r.Primitives, ","), r.Seed)
+	if r.Protocol < ProtocolVersion {
+		fmt.Fprintf(w, "the driver speaks protocol %d: no tb.reclaim is sent, and the vectors that need it are skipped\n", r.Protocol)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "suite\tcases\tpassed\tfailed\tunknown\ttime\t")
 	for _, s := range r.Results {
@@ -329,7 +436,26 @@ func (r *Report) Print(w io.Writer, replay string) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t\n", s.Suite, s.Cases, s.Passed, s.Failed, s.Unknown, s.Elapsed.Round(time.Millisecond))
 	}
 	tw.Flush()
+	if r.ran() == 0 {
+		fmt.Fprintf(w, "\nno case ran: %s\n", r.whyNothingRan())
+	}
 	for _, s := range r.Results {
+		if !strings.HasSuffix(s.Suite, "/"+SuiteConcurrent) || s.Skipped != "" || s.Answered == 0 {
+			continue
+		}
+		if s.Overtook == 0 {
+			fmt.Fprintf(w, "\nwarning: %s: no operation overlapped another in the driver (of %d answers, none overtook a request sent before it): it seems to run requests one at a time, so the suite could see no race (spec/protocol.md §2)\n", s.Suite, s.Answered)
+		} else {
+			fmt.Fprintf(w, "\n%s: %d of %d operations overlapped another in the driver (answered before a request sent earlier)\n", s.Suite, s.Overtook, s.Answered)
+		}
+	}
+	for _, s := range r.Results {
+		if len(s.SkippedCases) > 0 {
+			fmt.Fprintf(w, "\n%s: %d cases skipped (tb.reclaim is not in protocol %d): %s\n", s.Suite, len(s.SkippedCases), r.Protocol, strings.Join(s.SkippedCases, " "))
+		}
+		if len(s.NotRun) > 0 {
+			fmt.Fprintf(w, "\n%s: %d of %d cases not run (the driver broke first): %s\n", s.Suite, len(s.NotRun), s.Cases, strings.Join(s.NotRun, " "))
+		}
 		if s.Err != nil {
 			fmt.Fprintf(w, "\n%s: ERROR %v\n", s.Suite, s.Err)
 		}

@@ -34,7 +34,10 @@ type Conn struct {
 	dead    chan struct{}
 	err     *DriverError
 	failing bool
-	exited  chan struct{} // closed when the child has been reaped
+	// answered counts the answers read; overtook those among them whose
+	// request was written after another request still unanswered.
+	answered, overtook int
+	exited             chan struct{} // closed when the child has been reaped
 	// stderrDone is closed when the driver's stderr has been read to its end.
 	stderrDone chan struct{}
 }
@@ -60,7 +63,7 @@ type DriverError struct {
 
 func (e *DriverError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "conform: driver %s: %s", e.Kind, e.Detail)
+	fmt.Fprintf(&b, "driver %s: %s", e.Kind, e.Detail)
 	if e.Request != "" {
 		fmt.Fprintf(&b, "\n  request: %s", e.Request)
 	}
@@ -113,7 +116,7 @@ func Start(argv []string, timeout time.Duration, logw io.Writer) (*Conn, error) 
 		}
 		werr := cmd.Wait()
 		close(c.exited)
-		c.fail(&DriverError{Kind: "exited", Detail: fmt.Sprintf("the driver exited (%v)", exitText(werr))})
+		c.fail(&DriverError{Kind: "exited", Detail: exitText(werr)})
 	}()
 	return c, nil
 }
@@ -175,6 +178,15 @@ func (c *Conn) read(out io.Reader) {
 		c.mu.Lock()
 		p, ok := c.wait[resp.ID]
 		delete(c.wait, resp.ID)
+		if ok {
+			c.answered++
+			for id := range c.wait {
+				if id < resp.ID {
+					c.overtook++
+					break
+				}
+			}
+		}
 		c.mu.Unlock()
 		if !ok {
 			c.fail(&DriverError{Kind: "unknown_id", Request: c.outstanding(),
@@ -246,6 +258,16 @@ func (c *Conn) kill() {
 	_ = c.stdin.Close()
 }
 
+// Overlap returns the number of answers read so far and how many of them
+// overtook a request written before theirs and not yet answered: the
+// driver had both in hand at once, so a driver that runs one request at a
+// time never overtakes.
+func (c *Conn) Overlap() (answered, overtook int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.answered, c.overtook
+}
+
 // Err returns the protocol breach that killed the driver, or nil.
 func (c *Conn) Err() *DriverError {
 	c.mu.Lock()
@@ -256,9 +278,13 @@ func (c *Conn) Err() *DriverError {
 // Send writes req with a fresh id and waits for its answer. It is safe for
 // concurrent use; each call waits for its own answer.
 func (c *Conn) Send(req Request) (Answer, error) {
+	// Ids are issued in the order requests are written (under wmu), so an
+	// answer to an id above one still waiting overtook it (Overlap).
+	c.wmu.Lock()
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
+		c.wmu.Unlock()
 		return Answer{}, c.err
 	}
 	c.nextID++
@@ -267,8 +293,6 @@ func (c *Conn) Send(req Request) (Answer, error) {
 	p := &pending{req: line, done: make(chan Answer, 1)}
 	c.wait[req.ID] = p
 	c.mu.Unlock()
-
-	c.wmu.Lock()
 	_, werr := io.WriteString(c.stdin, line+"\n")
 	c.wmu.Unlock()
 	if werr != nil {

@@ -29,6 +29,7 @@ func runConform(args []string) int {
 	budget := fs.Duration("budget", 5*time.Second, "time for each random and concurrent suite, per primitive")
 	clients := fs.Int("clients", 16, "clients in the concurrent suite (1..64)")
 	suites := fs.String("suites", strings.Join(conform.AllSuites, ","), "suites to run, comma-separated: "+strings.Join(conform.AllSuites, ", "))
+	primitives := fs.String("primitives", "", "primitives to check, comma-separated: tb, cr (empty: every one the driver lists)")
 	timeout := fs.Duration("timeout", 10*time.Second, "per-request timeout; a driver that does not answer in time fails")
 	dir := fs.String("dir", "conform-failures", "directory for files written on failure (porcupine visualizations)")
 	verbose := fs.Bool("v", false, "copy the driver's stderr to stderr")
@@ -72,6 +73,11 @@ func runConform(args []string) int {
 			cfg.Suites = append(cfg.Suites, s)
 		}
 	}
+	for _, p := range strings.Split(*primitives, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			cfg.Primitives = append(cfg.Primitives, p)
+		}
+	}
 	if len(vectors) > 0 {
 		files, err := conform.LoadVectors(vectors...)
 		if err != nil {
@@ -83,15 +89,21 @@ func runConform(args []string) int {
 	if *verbose {
 		cfg.Log = os.Stderr
 	}
+	cfg.Progress, cfg.ProgressEvery = os.Stderr, 2*time.Second
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	rep := conform.Run(cfg)
-	replay := fmt.Sprintf("tollgate conform --seed %%d --suites %%s --budget %s --clients %d -- %s", *budget, *clients, strings.Join(argv, " "))
-	rep.Print(os.Stdout, replay)
+	rep.Print(os.Stdout, conformReplay(*budget, *clients, argv))
 	if !rep.OK() {
 		return 1
 	}
 	return 0
+}
+
+// conformReplay is the format of the command that replays a failure, with
+// verbs for its seed and suite.
+func conformReplay(budget time.Duration, clients int, argv []string) string {
+	return fmt.Sprintf("go run ./cmd/tollgate conform --seed %%d --suites %%s --budget %s --clients %d -- %s", budget, clients, strings.Join(argv, " "))
 }
