@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/shard"
 )
 
 // Target is a library of the campaign: its module, the adapter package
@@ -155,53 +157,83 @@ type Plan struct {
 	Workload string              // only this workload ("" = all)
 	Env      []string            // extra environment for the children (TOLLGATE_REDIS_ADDR)
 	Replay   string              // printed prefix of the replay command
+	// Shard keeps the library versions whose Item name (module@version)
+	// falls in it: shards 1/n … n/n of one plan run each version once.
+	Shard shard.Shard
 }
 
-// Run runs the campaign and returns every result, logging progress to log.
-func Run(p Plan, log io.Writer) ([]Result, error) {
-	var all []Result
+// An Item is one unit of a campaign's work: one version of one library,
+// built as one child module and checked by every workload.
+type Item struct {
+	Target  Target
+	Version string
+}
+
+// Name is the item's stable name, module@version, by which a shard splits.
+func (it Item) Name() string { return it.Target.Module + "@" + it.Version }
+
+// Items is the plan's work in order, Shard applied: every version of each
+// module the plan names (versions lists them; Versions asks the module
+// proxy).
+func (p Plan) Items(versions func(Target) ([]string, error)) ([]Item, error) {
+	var out []Item
 	for _, m := range p.Modules {
 		t, err := TargetOf(m)
 		if err != nil {
-			return all, err
+			return nil, err
 		}
 		vs := p.Versions[m]
 		if len(vs) == 0 || slices.Contains(vs, "newest") {
-			every, err := Versions(t)
+			every, err := versions(t)
 			if err != nil {
-				return all, err
+				return nil, err
 			}
 			if len(every) == 0 {
-				return all, fmt.Errorf("limiters: the module proxy lists no version of %s", m)
+				return nil, fmt.Errorf("limiters: the module proxy lists no version of %s", m)
 			}
 			vs = resolveNewest(vs, every)
 		}
 		for _, v := range vs {
-			start := time.Now()
-			bin, err := Build(p.Repo, p.Work, t, v)
-			if err != nil {
-				return all, err
+			if it := (Item{Target: t, Version: v}); p.Shard.Has(it.Name()) {
+				out = append(out, it)
 			}
-			args := []string{"-mode", "run", "-seed", fmt.Sprint(p.Seed), "-dir", p.Dir, "-replay-cmd", p.Replay}
-			if p.Quick {
-				args = append(args, "-quick")
-			}
-			if p.Workload != "" {
-				args = append(args, "-workload", p.Workload)
-			}
-			rs, err := RunChild(bin, args, p.Env)
-			all = append(all, rs...)
-			if err != nil {
-				return all, err
-			}
-			bad := 0
-			for _, r := range rs {
-				if r.Verdict == Violated {
-					bad++
-				}
-			}
-			fmt.Fprintf(log, "%s@%s: %d checks, %d violated (%.1fs)\n", m, v, len(rs), bad, time.Since(start).Seconds())
 		}
+	}
+	return out, nil
+}
+
+// Run runs the campaign and returns every result, logging progress to log.
+func Run(p Plan, log io.Writer) ([]Result, error) {
+	items, err := p.Items(Versions)
+	if err != nil {
+		return nil, err
+	}
+	var all []Result
+	for _, it := range items {
+		start := time.Now()
+		bin, err := Build(p.Repo, p.Work, it.Target, it.Version)
+		if err != nil {
+			return all, err
+		}
+		args := []string{"-mode", "run", "-seed", fmt.Sprint(p.Seed), "-dir", p.Dir, "-replay-cmd", p.Replay}
+		if p.Quick {
+			args = append(args, "-quick")
+		}
+		if p.Workload != "" {
+			args = append(args, "-workload", p.Workload)
+		}
+		rs, err := RunChild(bin, args, p.Env)
+		all = append(all, rs...)
+		if err != nil {
+			return all, err
+		}
+		bad := 0
+		for _, r := range rs {
+			if r.Verdict == Violated {
+				bad++
+			}
+		}
+		fmt.Fprintf(log, "%s: %d checks, %d violated (%.1fs)\n", it.Name(), len(rs), bad, time.Since(start).Seconds())
 	}
 	return all, nil
 }

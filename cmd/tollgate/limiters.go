@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/shard"
 	"github.com/tollgate/tollgate/limiters"
 	"github.com/tollgate/tollgate/redisserver"
 )
@@ -34,6 +35,7 @@ func runLimiters(args []string) int {
 	expect := fs.String("expect", "", "verdicts that must come out, e.g. 'golang.org/x/time@v0.9.0:tiny-rate:L1=VIOLATED,golang.org/x/time@newest:tiny-rate:L1=holds'; exit 1 on a mismatch")
 	table := fs.Bool("table", false, "also print every check (library, version, workload, property, seen / allowed, verdict), not only the summary by version")
 	repo := fs.String("repo", "", "the tollgate checkout the generated modules build against (default: found from the working directory)")
+	shardFlag := fs.String("shard", "", "check only shard `i/n` (1-based, e.g. 2/4) of the library versions, split by module@version: shards 1/n … n/n together check each version once (one CI runner each)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -51,6 +53,11 @@ func runLimiters(args []string) int {
 	}
 	plan := limiters.Plan{Repo: root, Work: work, Seed: *seed, Quick: *quick, Workload: *workload,
 		Versions: map[string][]string{}, Replay: "go run ./cmd/tollgate limiters --replay"}
+	var err error
+	if plan.Shard, err = shard.Parse(*shardFlag); err != nil {
+		fmt.Fprintln(os.Stderr, "tollgate limiters:", err)
+		return 2
+	}
 	for _, m := range strings.Split(*libs, ",") {
 		if m = strings.TrimSpace(m); m != "" {
 			if _, err := limiters.TargetOf(m); err != nil {
