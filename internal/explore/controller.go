@@ -86,7 +86,11 @@ type access struct {
 	// the same for the same word in every replay of one schedule prefix, so
 	// it lets the search check that a replay is deterministic; it plays no
 	// part in dependence.
-	seq       int32
+	seq int32
+	// plain: the step begins with a plain store (hooked.PlainStore). Plain
+	// loads are no switch points, so any step of another thread may read
+	// what it writes: it is dependent on every one of them.
+	plain     bool
 	call, ret bool
 	live      int8
 	// seen: the write changes what the step observer records (a slot's
@@ -103,10 +107,14 @@ func (a access) same(b access) bool {
 }
 
 // dependent reports whether two steps of different threads do not commute:
-// they touch the same word and one writes, one stamps a call and the other
-// a return, both change what the step observer sees, or one exits a holder
-// while the other sweeps. Both accesses must be of one run.
+// either is a plain store, they touch the same word and one writes, one
+// stamps a call and the other a return, both change what the step observer
+// sees, or one exits a holder while the other sweeps. Both accesses must be
+// of one run.
 func dependent(a, b access) bool {
+	if a.plain || b.plain {
+		return true
+	}
 	if a.addr != nil && a.addr == b.addr && (a.write || b.write) {
 		return true
 	}
@@ -278,6 +286,7 @@ func (c *controller) After(a hooked.Access) {
 	}
 	r.acc.seq = seq
 	r.acc.write = a.Wrote()
+	r.acc.plain = a.Op == hooked.Plain
 	if c.render != nil {
 		r.vals[0], r.vals[1] = c.render(a)
 		r.rendered = true

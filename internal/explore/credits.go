@@ -454,6 +454,9 @@ func (t *crTracer) value(addr unsafe.Pointer, v any) string {
 			return t.holder(rv.UnsafePointer())
 		}
 	}
+	if name := t.p.words.name(addr); strings.HasSuffix(name, ".box") {
+		t.p.words.noteBox(name, v)
+	}
 	if strings.HasSuffix(t.p.words.name(addr), ".word") {
 		switch w := v.(type) {
 		case [2]uint64:

@@ -43,7 +43,10 @@ type words struct {
 	intern map[string]int32
 	labels map[int32]string
 	// per run
-	base  unsafe.Pointer
+	base unsafe.Pointer
+	// fields names the fields of the heap objects (payload boxes) a
+	// rendered value held: "slots[0].box(g1).payload".
+	fields map[unsafe.Pointer]string
 	addr  map[unsafe.Pointer]int32
 	tries []namedTrie
 }
@@ -55,15 +58,15 @@ type namedTrie struct {
 
 const dynamicBase = 1 << 20
 
-// privateWord is the id of a word no walk of this run's tries reaches: a
-// node being built, or a word only a pointer outside the trie leads to (a
-// frozen wrapper's own next word). Traces call it so; the search compares
-// words by address and never asks.
+// privateWord is the id of a word no walk of this run's tries reaches and
+// no rendered box holds: a node being built, or a word only a pointer
+// outside the trie leads to (a frozen wrapper's own next word). Traces call
+// it so; the search compares words by address and never asks.
 const privateWord int32 = -2
 
 // newWords names the words of the tables lay is one of.
 func newWords(lay layout.Layout) *words {
-	w := &words{names: map[uintptr]string{}, intern: map[string]int32{}, labels: map[int32]string{}}
+	w := &words{names: map[uintptr]string{}, fields: map[unsafe.Pointer]string{}, intern: map[string]int32{}, labels: map[int32]string{}}
 	base := lay.Base()
 	for _, word := range lay.Words() {
 		w.names[uintptr(word.Addr)-uintptr(base)] = word.Name
@@ -76,6 +79,7 @@ func newWords(lay layout.Layout) *words {
 // reset starts a run over the table lay describes.
 func (w *words) reset(lay layout.Layout) {
 	w.base = lay.Base()
+	clear(w.fields)
 	if w.trie != nil {
 		w.trie = lay.(layout.Tries)
 		w.addr = map[unsafe.Pointer]int32{}
@@ -107,10 +111,13 @@ func (w *words) id(addr unsafe.Pointer) int32 {
 
 // name renders a word for a trace.
 func (w *words) name(addr unsafe.Pointer) string {
+	if f, ok := w.fields[addr]; ok {
+		return f
+	}
 	id := w.id(addr)
 	switch {
 	case id == privateWord:
-		return "unpublished node word"
+		return "unpublished word"
 	case id < dynamicBase:
 		return w.names[uintptr(id)]
 	}
@@ -307,6 +314,21 @@ func pinnedHash(collide, others, same []string) func(string) uint64 {
 		}
 		if ok {
 			return s
+		}
+	}
+}
+
+// noteBox names the fields of box value v, held by the word called word:
+// slots[0].box(g1).payload. A box is immutable once published but for its
+// flag, yet a faulty enqueue may store to it later, and a trace names the
+// field it stored to.
+func (w *words) noteBox(word string, v any) {
+	if w.boxes == nil {
+		return
+	}
+	if b, ok := w.boxes.Box(v); ok {
+		for _, f := range b.Fields {
+			w.fields[f.Addr] = fmt.Sprintf("%s(g%d).%s", word, b.Gen, f.Name)
 		}
 	}
 }

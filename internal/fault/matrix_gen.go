@@ -122,10 +122,16 @@ const (
 	// and state but not its epoch, so a stale token (a finish sent again after
 	// a timed-out reply) lands on the slot's next reservation.
 	RCRNoEpochPin Fault = 33
+
+	// Faults of impl/credits.
+
+	// CrBoxFilledLate: enqueue fills its box's payload and mark after putBox
+	// installed it, so the twin enqueue that helps can publish an empty box
+	CrBoxFilledLate Fault = 34
 )
 
 // numFaults is one more than the largest fault.
-const numFaults Fault = 34
+const numFaults Fault = 35
 
 // layerNames are the layers a patch's Caught-by line may name, in the
 // order of the README's mutant table.
@@ -337,5 +343,11 @@ var rows = [...]row{
 		name: "rcr-no-epoch-pin", pkg: "impl/redis/credits",
 		bug:      "a credit transition that checks the slot and state but not the epoch",
 		killedBy: "conform (C3 vectors); the differential test",
+	},
+	CrBoxFilledLate: {
+		name: "cr-box-filled-late", pkg: "impl/credits",
+		bug:      "enqueue fills its box after installing it: a helping twin publishes it empty",
+		caughtBy: []string{"explore"},
+		measured: []figure{{"explore", "C16 23 ms"}},
 	},
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/tollgate/tollgate/internal/fault"
 
 	crboxbeforepin "github.com/tollgate/tollgate/internal/mutants/cr-box-before-pin"
+	crboxfilledlate "github.com/tollgate/tollgate/internal/mutants/cr-box-filled-late"
 	crclassoffbyone "github.com/tollgate/tollgate/internal/mutants/cr-class-off-by-one"
 	crenqueuedtorn "github.com/tollgate/tollgate/internal/mutants/cr-enqueued-torn"
 	crfinishblind "github.com/tollgate/tollgate/internal/mutants/cr-finish-blind"
@@ -115,6 +116,8 @@ func NewCrTable[P any](f fault.Fault) CrTable[P] {
 		return crpublishedlate.New[P]()
 	case fault.CrEnqueuedTorn:
 		return crenqueuedtorn.New[P]()
+	case fault.CrBoxFilledLate:
+		return crboxfilledlate.New[P]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a credit-table mutant (defect)", f))
 }

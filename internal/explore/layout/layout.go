@@ -90,6 +90,16 @@ type Box struct {
 	Gen      uint64 // the generation of the enqueue that made it
 	Payload  any
 	MarkedMs int64 // when the payload was enqueued
+	// Fields are the addresses of the box's fields, by field name (gen,
+	// markedMs, payload, published), so that a trace can name a store to
+	// one of them.
+	Fields []Field
+}
+
+// A Field is one field of a heap object, by name and address.
+type Field struct {
+	Name string
+	Addr unsafe.Pointer
 }
 
 // Tries reads the tries of a token-bucket table and pins their hash.

@@ -135,7 +135,7 @@ func WithClock(clock func() int64) Option {
 	if clock == nil {
 		panic("credits: WithClock(nil): the clock must be a function (defect)")
 	}
-	return func(c *config) { c.clock = clock }
+	return func(c *config) { seam.PlainStore(&c.clock); c.clock = clock }
 }
 
 // MonotonicMs is the default clock: milliseconds on the monotonic clock
@@ -524,6 +524,8 @@ func (t *Table[P]) AppendEnqueued(dst []Entry[P]) []Entry[P] {
 	// order.
 	for i := start + 1; i < len(out); i++ {
 		for j := i; j > start && out[j].MarkedMs < out[j-1].MarkedMs; j-- {
+			seam.PlainStore(&out[j])
+			seam.PlainStore(&out[j-1])
 			out[j], out[j-1] = out[j-1], out[j]
 		}
 	}

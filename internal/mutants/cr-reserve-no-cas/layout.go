@@ -40,5 +40,10 @@ func (*tableLayout[P]) Box(v any) (layout.Box, bool) {
 	if !ok || b == nil {
 		return layout.Box{}, ok
 	}
-	return layout.Box{Gen: b.gen, Payload: b.payload, MarkedMs: b.markedMs}, true
+	return layout.Box{Gen: b.gen, Payload: b.payload, MarkedMs: b.markedMs, Fields: []layout.Field{
+		{Name: "gen", Addr: unsafe.Pointer(&b.gen)},
+		{Name: "markedMs", Addr: unsafe.Pointer(&b.markedMs)},
+		{Name: "payload", Addr: unsafe.Pointer(&b.payload)},
+		{Name: "published", Addr: unsafe.Pointer(&b.published)},
+	}}, true
 }

@@ -34,6 +34,9 @@ const (
 	Store
 	CAS
 	Add
+	// Plain is a plain (non-atomic) store that the code under test is about
+	// to make: see PlainStore.
+	Plain
 )
 
 func (o Op) String() string {
@@ -46,6 +49,8 @@ func (o Op) String() string {
 		return "cas"
 	case Add:
 		return "add"
+	case Plain:
+		return "plain store"
 	}
 	return "op?"
 }
@@ -100,6 +105,23 @@ func current() Scheduler {
 		return *p
 	}
 	return nil
+}
+
+// PlainStore is the switch point before a plain store to *p: the explored
+// copies of impl/ call it before every store that may write shared memory
+// (a field of a heap object, an element of a slice), so that another thread
+// may run between the seam operation before the store and the store. It
+// stores nothing itself; the Access it reports has the word p, Op Plain and
+// no values. A plain load is no switch point, so the scheduler must treat
+// a plain store as conflicting with every step of another thread.
+func PlainStore[T any](p *T) {
+	s := current()
+	if s == nil {
+		return
+	}
+	w := unsafe.Pointer(p)
+	s.Before(w, Plain)
+	s.After(Access{Word: w, Op: Plain, OK: true})
 }
 
 // Pointer is an atomic *T whose operations are switch points.

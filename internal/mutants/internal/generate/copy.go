@@ -92,7 +92,7 @@ func (p primitive) tableList() string {
 }
 
 // copyTable turns a (patched) table file of impl/ into the mutant's copy.
-// Three things change, none of them behaviour:
+// Four things change, none of them behaviour:
 //
 //   - The import of internal/seam becomes internal/seam/hooked, imported
 //     under the same name on the same line: its types have the same
@@ -105,16 +105,18 @@ func (p primitive) tableList() string {
 //     keys (&ArgError{"capacity", v, rule}) gets the keys. In impl/ the
 //     type is local; in the mutant it is an alias of impl's, and go vet
 //     reports unkeyed literals of another package's struct.
+//   - In a file that imports the seam, every plain store that may reach
+//     shared memory is preceded by a call
+//     of seam.PlainStore, a switch point that does nothing while no
+//     explorer runs (plain.go). These calls are the only lines the copy
+//     adds, so a line of the copy may be a line or two below the line of
+//     impl/ it came from.
 func copyTable(mod, name string, src []byte, structs map[string][]string) ([]byte, error) {
 	src = hookSeam(mod, src)
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name, src, parser.ParseComments)
 	if err != nil {
 		return nil, err
-	}
-	type edit struct {
-		start, end int
-		text       string
 	}
 	var edits []edit
 	if f.Doc != nil {
@@ -146,12 +148,48 @@ func copyTable(mod, name string, src []byte, structs map[string][]string) ([]byt
 	if bad != nil {
 		return nil, bad
 	}
+	if bytes.Contains(src, []byte(mod+"/internal/seam/hooked")) {
+		// A table of the explorer's: its plain stores become switch points.
+		own := localStructs(f)
+		for name := range structs {
+			own[name] = true
+		}
+		stores, err := plainStores(fset, f, src, own)
+		if err != nil {
+			return nil, err
+		}
+		edits = append(edits, stores...)
+	}
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
 	out := slices.Clone(src)
 	for i := len(edits) - 1; i >= 0; i-- { // in source order, so apply back to front
 		e := edits[i]
 		out = slices.Concat(out[:e.start], []byte(e.text), out[e.end:])
 	}
 	return format.Source(out)
+}
+
+// An edit replaces src[start:end] with text.
+type edit struct {
+	start, end int
+	text       string
+}
+
+// localStructs names the struct types f declares.
+func localStructs(f *ast.File) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+			for _, s := range g.Specs {
+				if ts := s.(*ast.TypeSpec); ts != nil {
+					if _, ok := ts.Type.(*ast.StructType); ok {
+						out[ts.Name.Name] = true
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // typeName is the name of a composite literal's type when it is a type of
