@@ -47,8 +47,8 @@ type words struct {
 	// fields names the fields of the heap objects (payload boxes) a
 	// rendered value held: "slots[0].box(g1).payload".
 	fields map[unsafe.Pointer]string
-	addr  map[unsafe.Pointer]int32
-	tries []namedTrie
+	addr   map[unsafe.Pointer]int32
+	tries  []namedTrie
 }
 
 type namedTrie struct {
