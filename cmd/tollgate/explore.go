@@ -49,7 +49,7 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { exploreHelp(fs, stderr) }
-	scenario := fs.String("scenario", "all", "scenarios to run: names or glob patterns, comma-separated; all, catalogue or generated")
+	scenario := fs.String("scenario", "all", "scenarios to run: names or glob patterns, comma-separated; all (the three sets), catalogue, generated or directed")
 	strategy := fs.String("strategy", "dfs", "dfs, pct or random")
 	bound := fs.Int("bound", explore.DefaultBound, "dfs: the largest preemption bound (bounds 0..N in turn)")
 	depth := fs.Int("depth", explore.DefaultDepth, "pct: the bug depth d")
@@ -236,7 +236,8 @@ per-thread trace and the replay command, writes porcupine's visualization, and
 exits 1.
 
 -scenario takes names, comma-separated, glob patterns of names (sys-tb-compact-*),
-or: all (the default: the catalogue, then the generated set), catalogue, generated.
+or: all (the default: the catalogue, then the generated set, then the directed runs),
+catalogue, generated, directed.
 
 scenarios of the catalogue:
 `)
@@ -254,7 +255,8 @@ generated scenarios (spec/explore.md §10):
   gen-credits-N, gen-tokenbucket-N
       a random scenario (seed N)
 
-directed runs (one schedule each, deeper than the bound; run them with -replay):
+directed runs (-scenario directed; part of all): one schedule each, deeper
+than the bound, replayed once (trace one with -scenario NAME -replay SCHEDULE):
 `, sys[0].Name, sys[len(sys)-1].Name, len(sys), len(explore.Held()))
 	for _, d := range explore.Directed() {
 		fmt.Fprintf(stderr, "  -scenario %s -replay %s\n", d.Scenario.Name, d.Schedule)
@@ -283,6 +285,8 @@ func span(lo, hi, n int) string {
 
 func (r resultRow) exhaustive() string {
 	switch {
+	case r.Strategy == explore.FixedSchedule:
+		return "directed (1 schedule)"
 	case r.Strategy != explore.DFS:
 		return "-"
 	case r.n > 1 && r.complete < r.n:

@@ -63,9 +63,10 @@ func TestExploreCommand(t *testing.T) {
 	}
 }
 
-// -shard i/n splits the scenarios (catalogue and generated) into n
-// disjoint parts whose union is the whole run; a bad value exits 2 and
-// says why.
+// -shard i/n splits the scenarios (catalogue, generated and directed) into
+// n disjoint parts whose union is the whole run; a bad value exits 2 and
+// says why. A directed run may replay a catalogue scenario: it is one run
+// by its name and schedule.
 func TestExploreShard(t *testing.T) {
 	whole, err := parseExplore([]string{"-scenario", "all"}, new(bytes.Buffer))
 	if err != nil {
@@ -78,10 +79,11 @@ func TestExploreShard(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, s := range c.scenarios {
-			if seen[s.Name] {
-				t.Fatalf("%s is in two shards", s.Name)
+			key := s.Name + "@" + s.Fixed()
+			if seen[key] {
+				t.Fatalf("%s is in two shards", key)
 			}
-			seen[s.Name] = true
+			seen[key] = true
 		}
 	}
 	if len(seen) != len(whole.scenarios) {

@@ -21,6 +21,20 @@ type DirectedRun struct {
 	Kills, Found string
 }
 
+// DirectedScenarios is the directed runs as scenarios that Explore replays
+// on their one schedule (Scenario.Fixed) instead of searching: the default
+// run (Select's "all") and the mutation layer's Hunt run them after the
+// searched scenarios, a few milliseconds each.
+func DirectedScenarios() []Scenario {
+	var out []Scenario
+	for _, d := range Directed() {
+		s := d.Scenario
+		s.fixed = d.Schedule
+		out = append(out, s)
+	}
+	return out
+}
+
 // Directed is the directed runs. The scenarios not in the catalogue are
 // found by Lookup too, so `tollgate explore -scenario NAME -replay
 // SCHEDULE` replays each.
@@ -48,6 +62,24 @@ func Directed() []DirectedRun {
 		Schedule: "1x7.3x6.0x7.2x5.1x5.0x2.3x2.4x5.3x3.0x40",
 		Kills:    "impl/credits/credits.go Table.exhausted negate `<=` → `>` #1 (the second scan never runs): T0 answers exhausted while slot 27 is free, which the table's snapshots refute (C2)",
 		Found:    "by hand, from the trace of `tollgate explore -scenario cr-exhausted-twice-behind -replay 1x200` (5 preemptions)",
+	}, {
+		Scenario: CreditsScenario("cr-exhausted-aba-behind",
+			"C2: as cr-exhausted-twice-behind, and slot 27 is recycled between the two scans: freed and reserved again before the second scan reads it, so it reads in use both times under another generation, while the free slot moves behind the second scan too. Only a comparison of the whole row word (state and generation) tells the scans apart",
+			// Slots 27–30 are h9's and 31 is h2's; 32 is free.
+			[]CrStep{Reserve(h9, inl), Reserve(h9, inl), Reserve(h9, inl), Reserve(h9, inl), Reserve(h2, inl)},
+			[]CrStep{Reserve(h1, inl)},                                                 // T0: the reserver the scans are of
+			[]CrStep{Reserve(h3, inl), Reserve(h3, inl)},                               // T1: claims 32, later 28
+			[]CrStep{Release(h2, SetupTok(4)), Reserve(h2, inl), Release(h2, Mine(1))}, // T2: frees 31; re-reserves 27, frees it
+			[]CrStep{Reserve(h4, inl)},                                                 // T3: claims 31
+			[]CrStep{Release(h9, SetupTok(0)), Release(h9, SetupTok(1))}),              // T4: frees 27, then 28
+		// As cr-exhausted-twice-behind up to T0's second scan; then T4 frees
+		// 28, T2 reserves 27 (generation 2), T0's second scan reads 27 in use
+		// and goes on, T2 frees 27 again while T1, which read 27 in use,
+		// claims 28: at every instant one internal slot was free, and the
+		// second scan saw 27 reserved under a generation the first did not.
+		Schedule: "1x7.3x6.0x7.2x5.1x5.0x2.3x2.4x5.3x3.0x5.4x5.2x7.0x1.1x3.2x5.1x5.0x40",
+		Kills:    "cr-exhausted-state-only: the second scan compares row states, not row words; 27 reads reserved in both scans, T0 answers exhausted while a slot was free at every instant (C2)",
+		Found:    "by hand, extending cr-exhausted-twice-behind's schedule (8 preemptions; bound 3 and PCT at 200,000 runs per depth do not reach it)",
 	}, {
 		Scenario: compact,
 		Schedule: "2x9.0x66.1x10.0x2.2x5.0x82",

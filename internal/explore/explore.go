@@ -431,6 +431,9 @@ var ErrNotExplorable = errors.New("explore: the scenario has no script (make it 
 // (it installs the process's one hooked.Scheduler; a second concurrent
 // call panics), and no other goroutine may use a hooked table meanwhile.
 func Explore(s Scenario, opt Options) Result {
+	if s.fixed != "" {
+		return exploreFixed(s, opt)
+	}
 	p, err := s.program(opt.Fault)
 	if err != nil {
 		return Result{Scenario: s.Name, Threads: s.Threads(), Ops: s.Ops(), Strategy: opt.strategy(), Mutant: opt.Fault.String(), Err: err}
@@ -440,6 +443,24 @@ func Explore(s Scenario, opt Options) Result {
 	if r.Failure != nil && r.Failure.Invariant == "" && r.Failure.Kind == KindProgress {
 		r.Failure.Invariant = map[Primitive]string{Credits: "C16", TokenBucket: "T11"}[s.Primitive]
 	}
+	return r
+}
+
+// FixedSchedule is the Strategy of a Result that replayed a directed run's
+// one schedule (Scenario.Fixed).
+const FixedSchedule Strategy = "directed"
+
+// exploreFixed replays a directed run's schedule once, as a Result.
+func exploreFixed(s Scenario, opt Options) Result {
+	start := time.Now()
+	r := Result{Scenario: s.Name, Threads: s.Threads(), Ops: s.Ops(), Strategy: FixedSchedule, Mutant: opt.Fault.String()}
+	rep, err := ReplayDir(s, opt.Fault, s.fixed, opt.Dir)
+	r.Elapsed = time.Since(start)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	r.Schedules, r.Failure = 1, rep.Failure
 	return r
 }
 

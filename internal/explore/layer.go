@@ -26,7 +26,8 @@ func Sees(f fault.Fault) bool { return f.CaughtBy("explore") }
 
 // Hunt explores every catalogue scenario of f's primitive exhaustively
 // within one preemption, in catalogue order, then again within the default
-// bound (DFS), and then every generated one (Systematic) of that primitive
+// bound (DFS), then replays the directed runs of that primitive
+// (DirectedScenarios), and then explores every generated one (Systematic)
 // within one preemption and the default bound, against f's table, until
 // one fails or budget (at least MinHuntBudget) has passed.
 // Deterministic: seed is not used, and the same fault dies at the same
@@ -56,11 +57,20 @@ func Hunt(f fault.Fault, budget time.Duration, _ uint64) mutant.Outcome {
 		bound int
 	}
 	var passes []pass
-	for _, set := range [][]Scenario{Catalogue(), Systematic()} {
+	for i, set := range [][]Scenario{Catalogue(), Systematic()} {
 		for _, b := range []int{1, DefaultBound} {
 			for _, s := range set {
 				if s.Primitive == prim {
 					passes = append(passes, pass{s, b})
+				}
+			}
+		}
+		if i == 0 {
+			// The directed runs, one schedule each, between the two sets:
+			// milliseconds, so no budget is ever spent before them.
+			for _, s := range DirectedScenarios() {
+				if s.Primitive == prim {
+					passes = append(passes, pass{s, 0})
 				}
 			}
 		}

@@ -25,7 +25,14 @@ type Scenario struct {
 	Primitive Primitive
 	cr        *crScript
 	tb        *tbScript
+	// fixed is a directed run's schedule: Explore replays it once instead
+	// of searching (DirectedScenarios).
+	fixed string
 }
+
+// Fixed is the one schedule a directed run's scenario replays (see
+// DirectedScenarios), or "" for a scenario that is searched.
+func (s Scenario) Fixed() string { return s.fixed }
 
 // Threads is the number of threads.
 func (s Scenario) Threads() int {

@@ -3,6 +3,7 @@ package explore
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,8 +16,9 @@ import (
 // -scenario flag, to the scenarios to run, in order and each once.
 //
 // spec is a comma-separated list of words. A word is a set: all (the
-// catalogue, then the generated set of Systematic), catalogue or
-// generated; a glob pattern (path.Match) over the names of the catalogue
+// catalogue, then the generated set of Systematic, then the directed runs
+// of DirectedScenarios, each replayed on its one schedule), catalogue,
+// generated or directed; a glob pattern (path.Match) over the names of the catalogue
 // and the generated set; or one name that Lookup knows (the catalogue, a
 // directed run's scenario, a generated or held-back scenario,
 // gen-credits-N, gen-tokenbucket-N).
@@ -35,14 +37,15 @@ func Select(spec string, mutant fault.Fault, sh shard.Shard) ([]Scenario, error)
 			return nil, err
 		}
 		for _, s := range ss {
+			key := s.Name + "@" + s.fixed // a directed run may replay a catalogue scenario
 			if mutant != fault.None && (s.Primitive == Credits) != mutant.Credits() {
 				if set {
 					continue
 				}
 				return nil, fmt.Errorf("explore: scenario %s is a %s scenario; -mutant %s is not a %s mutant", s.Name, s.Primitive, mutant, s.Primitive)
 			}
-			if !seen[s.Name] {
-				seen[s.Name] = true
+			if !seen[key] {
+				seen[key] = true
 				if sh.Has(s.Name) {
 					out = append(out, s)
 				}
@@ -57,11 +60,13 @@ func Select(spec string, mutant fault.Fault, sh shard.Shard) ([]Scenario, error)
 func selectWord(word string) (ss []Scenario, set bool, err error) {
 	switch word {
 	case "all":
-		return append(Catalogue(), Systematic()...), true, nil
+		return slices.Concat(Catalogue(), Systematic(), DirectedScenarios()), true, nil
 	case "catalogue":
 		return Catalogue(), true, nil
 	case "generated":
 		return Systematic(), true, nil
+	case "directed":
+		return DirectedScenarios(), true, nil
 	}
 	if strings.ContainsAny(word, "*?[") {
 		if _, err := path.Match(word, ""); err != nil {

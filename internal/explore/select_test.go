@@ -10,14 +10,16 @@ import (
 )
 
 // The shards of a selection are disjoint and together the whole selection,
-// in its order, for the catalogue and the generated set.
+// in its order, for the catalogue, the generated set and the directed runs
+// (a directed run of a catalogue scenario is a run of its own, by name and
+// schedule, and lands in the shard of its name).
 func TestSelectShardsPartition(t *testing.T) {
 	whole, err := Select("all", fault.None, shard.Shard{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(whole) != len(Catalogue())+len(Systematic()) {
-		t.Fatalf("all: %d scenarios, want %d", len(whole), len(Catalogue())+len(Systematic()))
+	if want := len(Catalogue()) + len(Systematic()) + len(DirectedScenarios()); len(whole) != want {
+		t.Fatalf("all: %d scenarios, want %d", len(whole), want)
 	}
 	for _, n := range []int{1, 2, 3, 4} {
 		shardOf := map[string]int{}
@@ -30,10 +32,11 @@ func TestSelectShardsPartition(t *testing.T) {
 				t.Errorf("shard %d/%d is empty", i, n)
 			}
 			for _, s := range part {
-				if j, ok := shardOf[s.Name]; ok {
-					t.Fatalf("%s is in shards %d/%d and %d/%d", s.Name, j, n, i, n)
+				key := s.Name + "@" + s.Fixed()
+				if j, ok := shardOf[key]; ok {
+					t.Fatalf("%s is in shards %d/%d and %d/%d", key, j, n, i, n)
 				}
-				shardOf[s.Name] = i
+				shardOf[key] = i
 			}
 		}
 		if len(shardOf) != len(whole) {

@@ -128,10 +128,13 @@ const (
 	// CrBoxFilledLate: enqueue fills its box's payload and mark after putBox
 	// installed it, so the twin enqueue that helps can publish an empty box
 	CrBoxFilledLate Fault = 34
+	// CrExhaustedStateOnly: exhausted compares the states its two scans read,
+	// not the row words, so a row recycled between them looks unchanged
+	CrExhaustedStateOnly Fault = 35
 )
 
 // numFaults is one more than the largest fault.
-const numFaults Fault = 35
+const numFaults Fault = 36
 
 // layerNames are the layers a patch's Caught-by line may name, in the
 // order of the README's mutant table.
@@ -349,5 +352,11 @@ var rows = [...]row{
 		bug:      "enqueue fills its box after installing it: a helping twin publishes it empty",
 		caughtBy: []string{"explore"},
 		measured: []figure{{"explore", "C16 23 ms"}},
+	},
+	CrExhaustedStateOnly: {
+		name: "cr-exhausted-state-only", pkg: "impl/credits",
+		bug:      "reserve's exhaustion check compares row states, not generations: a row recycled between the scans looks unchanged",
+		caughtBy: []string{"explore"},
+		measured: []figure{{"explore", "C2 656 ms (directed)"}},
 	},
 }

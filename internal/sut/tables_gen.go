@@ -13,6 +13,7 @@ import (
 	crboxfilledlate "github.com/tollgate/tollgate/internal/mutants/cr-box-filled-late"
 	crclassoffbyone "github.com/tollgate/tollgate/internal/mutants/cr-class-off-by-one"
 	crenqueuedtorn "github.com/tollgate/tollgate/internal/mutants/cr-enqueued-torn"
+	crexhaustedstateonly "github.com/tollgate/tollgate/internal/mutants/cr-exhausted-state-only"
 	crfinishblind "github.com/tollgate/tollgate/internal/mutants/cr-finish-blind"
 	crgenwrap "github.com/tollgate/tollgate/internal/mutants/cr-gen-wrap"
 	crnoepochpin "github.com/tollgate/tollgate/internal/mutants/cr-no-epoch-pin"
@@ -118,6 +119,8 @@ func NewCrTable[P any](f fault.Fault) CrTable[P] {
 		return crenqueuedtorn.New[P]()
 	case fault.CrBoxFilledLate:
 		return crboxfilledlate.New[P]()
+	case fault.CrExhaustedStateOnly:
+		return crexhaustedstateonly.New[P]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a credit-table mutant (defect)", f))
 }
