@@ -18,6 +18,12 @@ import (
 func WritePlots(dir string, rs []Result) ([]string, error) {
 	var files []string
 	for _, group := range groups(rs) {
+		if len(gsOf(rs, group)) < 2 {
+			// One goroutine count is a point per design, not a curve, and
+			// a log axis over one value has no extent: the ratio tables
+			// have its numbers.
+			continue
+		}
 		designs := append([]string{Tollgate}, peersOf(rs, group)...)
 		for _, kind := range []string{"throughput", "p99"} {
 			p := plot.New()
