@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/shard"
 )
 
 // Target is a library of the campaign: its module, the adapter package
@@ -153,46 +155,44 @@ type Plan struct {
 	Versions map[string][]string // per module; nil entry: every version
 	Modules  []string            // which libraries, in order
 	Workload string              // only this workload ("" = all)
+	Shard    shard.Shard         // only the units (see Unit) of this shard
 	Env      []string            // extra environment for the children (TOLLGATE_REDIS_ADDR)
 	Replay   string              // printed prefix of the replay command
 }
 
-// Run runs the campaign and returns every result, logging progress to log.
-func Run(p Plan, log io.Writer) ([]Result, error) {
+// Run runs the campaign, logging progress to log. It returns every result
+// and the versions run of each module ("newest" resolved), whether or not
+// p.Shard kept any of a version's workloads.
+func (p Plan) Run(log io.Writer) ([]Result, map[string][]string, error) {
 	var all []Result
+	ran := map[string][]string{}
 	for _, m := range p.Modules {
 		t, err := TargetOf(m)
 		if err != nil {
-			return all, err
+			return all, ran, err
 		}
 		vs := p.Versions[m]
 		if len(vs) == 0 || slices.Contains(vs, "newest") {
 			every, err := Versions(t)
 			if err != nil {
-				return all, err
+				return all, ran, err
 			}
 			if len(every) == 0 {
-				return all, fmt.Errorf("limiters: the module proxy lists no version of %s", m)
+				return all, ran, fmt.Errorf("limiters: the module proxy lists no version of %s", m)
 			}
 			vs = resolveNewest(vs, every)
 		}
+		ran[m] = vs
 		for _, v := range vs {
 			start := time.Now()
 			bin, err := Build(p.Repo, p.Work, t, v)
 			if err != nil {
-				return all, err
+				return all, ran, err
 			}
-			args := []string{"-mode", "run", "-seed", fmt.Sprint(p.Seed), "-dir", p.Dir, "-replay-cmd", p.Replay}
-			if p.Quick {
-				args = append(args, "-quick")
-			}
-			if p.Workload != "" {
-				args = append(args, "-workload", p.Workload)
-			}
-			rs, err := RunChild(bin, args, p.Env)
+			rs, err := RunChild(bin, p.childArgs(), p.Env)
 			all = append(all, rs...)
 			if err != nil {
-				return all, err
+				return all, ran, err
 			}
 			bad := 0
 			for _, r := range rs {
@@ -203,7 +203,22 @@ func Run(p Plan, log io.Writer) ([]Result, error) {
 			fmt.Fprintf(log, "%s@%s: %d checks, %d violated (%.1fs)\n", m, v, len(rs), bad, time.Since(start).Seconds())
 		}
 	}
-	return all, nil
+	return all, ran, nil
+}
+
+// childArgs are the arguments of a child that runs p's workloads.
+func (p Plan) childArgs() []string {
+	args := []string{"-mode", "run", "-seed", fmt.Sprint(p.Seed), "-dir", p.Dir, "-replay-cmd", p.Replay}
+	if p.Quick {
+		args = append(args, "-quick")
+	}
+	if p.Workload != "" {
+		args = append(args, "-workload", p.Workload)
+	}
+	if !p.Shard.Whole() {
+		args = append(args, "-shard", p.Shard.String())
+	}
+	return args
 }
 
 // Replay rebuilds the counterexample's version and replays it.
