@@ -12,14 +12,14 @@ import (
 // Filter with -bench 'Suite/TB/work=admit/keys=1/'.
 func BenchmarkSuite(b *testing.B) {
 	for _, c := range Suite(false) {
-		b.Run(c.Name, c.Run)
+		b.Run(c.Name, underTest(c.Run))
 	}
 }
 
 // BenchmarkFull runs the complete matrix.
 func BenchmarkFull(b *testing.B) {
 	for _, c := range Suite(true) {
-		b.Run(c.Name, c.Run)
+		b.Run(c.Name, underTest(c.Run))
 	}
 }
 
@@ -40,8 +40,22 @@ func BenchmarkMemoryPerKey(b *testing.B) {
 // number the suite reports.
 func BenchmarkHarnessOverhead(b *testing.B) {
 	for _, g := range []int{1, 8} {
-		b.Run(fmt.Sprintf("g=%d", g), func(b *testing.B) {
+		b.Run(fmt.Sprintf("g=%d", g), underTest(func(b B) {
 			parallel(b, g, func(int) opFunc { return func(int) bool { return true } })
-		})
+		}))
+	}
+}
+
+// testB is a *testing.B as the cases' B.
+type testB struct{ *testing.B }
+
+func (b testB) N() int { return b.B.N }
+
+// underTest runs a case under go test's benchmark driver, which reports
+// its allocations as tollgate bench does.
+func underTest(run func(B)) func(*testing.B) {
+	return func(b *testing.B) {
+		b.ReportAllocs()
+		run(testB{b})
 	}
 }

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -279,19 +278,13 @@ func TestTableMarksWhereTollgateLoses(t *testing.T) {
 func TestRunnerReportsFailedChecks(t *testing.T) {
 	cases := []Case{
 		{Name: "TB/work=admit/keys=1/g=1/design=broken", Group: "TB/work=admit/keys=1", Design: "broken", G: 1,
-			Run: func(b *testing.B) { fail(b, "bench: T1 lost update (test)") }},
+			Run: func(b B) { fail(b, "bench: T1 lost update (test)") }},
 		{Name: "TB/work=admit/keys=1/g=1/design=tollgate", Group: "TB/work=admit/keys=1", Design: Tollgate, G: 1,
-			Run: func(b *testing.B) {
+			Run: func(b B) {
 				parallel(b, 1, func(int) opFunc { return func(int) bool { return true } })
 			}},
 	}
-	bt := flag.Lookup("test.benchtime")
-	old := bt.Value.String()
-	if err := bt.Value.Set("1000x"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = bt.Value.Set(old) })
-	rs, failed := Runner{Rounds: 2}.Run(cases)
+	rs, failed := Runner{Rounds: 2, Benchtime: time.Millisecond}.Run(cases)
 	if len(rs) != 1 || rs[0].Design != Tollgate || len(rs[0].Rounds) != 2 {
 		t.Errorf("results: %+v", rs)
 	}

@@ -27,7 +27,7 @@
 // 100 µs.
 //
 // Every benchmark runs a fixed number of goroutines (not GOMAXPROCS
-// multiples), each doing an equal share of b.N operations, and reports, next
+// multiples), each doing an equal share of N operations, and reports, next
 // to ns/op, B/op and allocs/op:
 //
 //	p50-ns, p99-ns  latency of every 64th operation (includes ~20 ns of clock reads)
@@ -58,7 +58,12 @@
 //	go test -run '^$' -bench 'Suite/TB/work=admit/' ./bench  # through go test, for benchstat
 //	go test -run '^$' -bench MemoryPerKey -benchtime 1x ./bench
 //
-// Suite lists the cases; `tollgate bench` runs them in process (Runner) and
-// writes the raw results, a ratio table and plots. MemoryPerKey measures the
-// heap each idle bucket key costs.
+// Suite lists the cases; `tollgate bench` is Run, whose Config has one
+// field per flag: it runs them in process (Runner) and writes the raw
+// results, a ratio table and plots. A case runs under a B: go test's
+// *testing.B, or the package's own driver, which times it as go test -bench
+// does (N grown from 1 until a run takes the benchmark time, allocations
+// and metrics counted between ResetTimer and StopTimer), so the command
+// needs neither the testing package's flags nor a test binary.
+// MemoryPerKey measures the heap each idle bucket key costs.
 package bench

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 )
 
@@ -23,17 +22,16 @@ type worker struct {
 // opFunc runs operation i of worker w and reports whether it was admitted.
 type opFunc func(i int) bool
 
-// parallel runs b.N operations split evenly over g goroutines, each built by
+// parallel runs b.N() operations split evenly over g goroutines, each built by
 // newOp for its worker index, and reports the latency, admission and
 // fairness metrics. Setup inside newOp is not timed.
-func parallel(b *testing.B, g int, newOp func(w int) opFunc) runStats {
-	b.ReportAllocs()
+func parallel(b B, g int, newOp func(w int) opFunc) runStats {
 	var cpu0 int64
-	ws := runWorkers(g, b.N, newOp, func() { b.ResetTimer(); cpu0 = processCPU() })
+	ws := runWorkers(g, b.N(), newOp, func() { b.ResetTimer(); cpu0 = processCPU() })
 	cpu := processCPU() - cpu0
 	b.StopTimer()
 	st := summarize(ws)
-	st.cpuPerOp = float64(cpu) / float64(b.N)
+	st.cpuPerOp = float64(cpu) / float64(b.N())
 	st.report(b)
 	return st
 }
@@ -128,7 +126,7 @@ func percentile(xs []int64, q float64) float64 {
 	return float64(xs[max(i, 0)])
 }
 
-func (st runStats) report(b *testing.B) {
+func (st runStats) report(b B) {
 	b.ReportMetric(st.cpuPerOp, "cpu-ns/op")
 	b.ReportMetric(st.p50, "p50-ns")
 	b.ReportMetric(st.p99, "p99-ns")

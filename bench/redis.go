@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -82,15 +81,15 @@ const RedisGroup = "REDIS/work=admit"
 // RunRedis measures design d against the server at addr with g
 // goroutines. Connecting and loading are not timed; every operation must
 // succeed (an error or a refusal fails the run).
-func RunRedis(b *testing.B, d RedisDesign, addr string, g int) {
+func RunRedis(b B, d RedisDesign, addr string, g int) {
 	newOp, closeFn, err := d.Open(addr)
 	if err != nil {
 		fail(b, "%s: %v", d.Name, err)
 		return
 	}
 	defer closeFn()
-	if st := parallel(b, g, newOp); st.admitted != b.N {
-		fail(b, "%s/g=%d: %d of %d operations failed or were refused", d.Name, g, b.N-st.admitted, b.N)
+	if st := parallel(b, g, newOp); st.admitted != b.N() {
+		fail(b, "%s/g=%d: %d of %d operations failed or were refused", d.Name, g, b.N()-st.admitted, b.N())
 	}
 }
 
@@ -103,7 +102,7 @@ func RedisSuite(addr string) []Case {
 		for _, d := range RedisDesigns() {
 			cs = append(cs, Case{
 				Name: fmt.Sprintf("%s/g=%d/design=%s", RedisGroup, g, d.Name), Group: RedisGroup, Design: d.Name, G: g,
-				Run: func(b *testing.B) { RunRedis(b, d, addr, g) },
+				Run: func(b B) { RunRedis(b, d, addr, g) },
 			})
 		}
 	}

@@ -19,7 +19,7 @@ import (
 func BenchmarkRedisTake(b *testing.B) {
 	srv := redisserver.StartT(b)
 	for _, c := range RedisSuite(srv.Addr) {
-		b.Run(strings.TrimPrefix(c.Name, RedisGroup+"/"), c.Run)
+		b.Run(strings.TrimPrefix(c.Name, RedisGroup+"/"), underTest(c.Run))
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"testing"
+	"time"
 )
 
 // Result is one measured case: the median round by ns/op, and every
@@ -45,12 +45,14 @@ func (r Result) line(nsPerOp float64, n int, extra map[string]float64) string {
 
 func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 
-// Runner runs cases in process with testing.Benchmark.
+// Runner runs cases in process, each timed as go test -bench times a
+// benchmark.
 type Runner struct {
-	Rounds   int             // runs of every case; the median is kept
-	Raw      io.Writer       // every round's result line, benchstat format
-	Progress func(string)    // one line per finished case
-	Filter   func(Case) bool // nil runs every case
+	Rounds    int             // runs of every case; the median is kept
+	Benchtime time.Duration   // target time of a case per round (0: 1s, go test's default)
+	Raw       io.Writer       // every round's result line, benchstat format
+	Progress  func(string)    // one line per finished case
+	Filter    func(Case) bool // nil runs every case
 }
 
 // Run measures cases cell by cell, a cell being the cases of one group at
@@ -77,59 +79,57 @@ func (rn Runner) Run(cases []Case) (results []Result, failed []string) {
 		}
 		members[k] = append(members[k], i)
 	}
-	all := make([][]testing.BenchmarkResult, len(cases))
+	benchtime := rn.Benchtime
+	if benchtime <= 0 {
+		benchtime = time.Second
+	}
+	all := make([][]measurement, len(cases))
 	total, done := rounds*len(cases), 0
 	for _, k := range cells {
 		for r := range rounds {
 			for _, i := range members[k] {
 				c := cases[i]
-				br := testing.Benchmark(c.Run)
-				if msgs := takeFailures(); len(msgs) > 0 || br.N == 0 {
-					if len(msgs) == 0 {
-						msgs = []string{"the run failed"}
+				m := measure(c.Run, benchtime)
+				if m.N == 0 {
+					msg := m.Failure
+					if msg == "" {
+						msg = "the run failed"
 					}
-					failed = append(failed, fmt.Sprintf("%s: %s (replay: go test -run '^$' -bench 'Suite/%s$' ./bench)", c.Name, strings.Join(msgs, "; "), c.Name))
+					failed = append(failed, fmt.Sprintf("%s: %s (replay: go test -run '^$' -bench 'Suite/%s$' ./bench)", c.Name, msg, c.Name))
 					done++
 					continue
 				}
-				all[i] = append(all[i], br)
+				all[i] = append(all[i], m)
 				done++
-				res := Result{Case: c, BytesPerOp: br.AllocedBytesPerOp(), AllocsPerOp: br.AllocsPerOp()}
+				res := Result{Case: c, BytesPerOp: m.bytesPerOp(), AllocsPerOp: m.allocsPerOp()}
 				if rn.Raw != nil {
-					fmt.Fprintln(rn.Raw, res.line(nsOp(br), br.N, br.Extra))
+					fmt.Fprintln(rn.Raw, res.line(m.nsPerOp(), m.N, m.Extra))
 				}
 				if rn.Progress != nil {
-					rn.Progress(fmt.Sprintf("[%d/%d] round %d %s: %.1f ns/op, %.1f cpu-ns/op, p99 %.0f ns", done, total, r+1, c.Name, nsOp(br), br.Extra["cpu-ns/op"], br.Extra["p99-ns"]))
+					rn.Progress(fmt.Sprintf("[%d/%d] round %d %s: %.1f ns/op, %.1f cpu-ns/op, p99 %.0f ns", done, total, r+1, c.Name, m.nsPerOp(), m.Extra["cpu-ns/op"], m.Extra["p99-ns"]))
 				}
 			}
 		}
 	}
 	var out []Result
 	for i, c := range cases {
-		brs := all[i]
-		if len(brs) == 0 {
+		ms := all[i]
+		if len(ms) == 0 {
 			continue
 		}
-		order := make([]int, len(brs))
+		order := make([]int, len(ms))
 		for j := range order {
 			order[j] = j
 		}
-		sort.Slice(order, func(a, b int) bool { return nsOp(brs[order[a]]) < nsOp(brs[order[b]]) })
-		med := brs[order[(len(order)-1)/2]]
-		res := Result{Case: c, NsPerOp: nsOp(med), AllocsPerOp: med.AllocsPerOp(), BytesPerOp: med.AllocedBytesPerOp(), N: med.N, Extra: med.Extra}
-		for _, br := range brs {
-			res.Rounds = append(res.Rounds, nsOp(br))
+		sort.Slice(order, func(a, b int) bool { return ms[order[a]].nsPerOp() < ms[order[b]].nsPerOp() })
+		med := ms[order[(len(order)-1)/2]]
+		res := Result{Case: c, NsPerOp: med.nsPerOp(), AllocsPerOp: med.allocsPerOp(), BytesPerOp: med.bytesPerOp(), N: med.N, Extra: med.Extra}
+		for _, m := range ms {
+			res.Rounds = append(res.Rounds, m.nsPerOp())
 		}
 		out = append(out, res)
 	}
 	return out, failed
-}
-
-func nsOp(br testing.BenchmarkResult) float64 {
-	if br.N == 0 {
-		return math.NaN()
-	}
-	return float64(br.T.Nanoseconds()) / float64(br.N)
 }
 
 // Noise is the median, over results with two or more rounds, of the

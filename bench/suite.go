@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"runtime"
-	"sync"
-	"testing"
 	"time"
 
 	"github.com/tollgate/tollgate/impl/credits"
@@ -79,7 +77,7 @@ func (d *tollgateTB) casRetries() uint64 { return d.t.CASRetries() }
 // RunTB measures design d on workload w over keys keys with g goroutines.
 // Every key is taken once (Refuse and Mixed: until refused) before timing,
 // so the run measures steady state, not first insertion.
-func RunTB(b *testing.B, d TBDesign, w Workload, keys, g int) {
+func RunTB(b B, d TBDesign, w Workload, keys, g int) {
 	lim := w.Limits(keys)
 	inst := d.New(lim, keys)
 	setupTB(inst, w, keys)
@@ -90,11 +88,11 @@ func RunTB(b *testing.B, d TBDesign, w Workload, keys, g int) {
 	}
 	st := parallel(b, g, tbOps(inst, w, keys))
 	if countsRetries && counting {
-		b.ReportMetric(float64(r.casRetries()-before)/float64(b.N), "casretries/op")
+		b.ReportMetric(float64(r.casRetries()-before)/float64(b.N()), "casretries/op")
 	}
 	if w == Admit {
 		if err := conserved(inst, lim, keys, st.admitted); err != nil {
-			fail(b, "%s/%s/keys=%d/g=%d with b.N=%d: %v", d.Name, w, keys, g, b.N, err)
+			fail(b, "%s/%s/keys=%d/g=%d with b.N=%d: %v", d.Name, w, keys, g, b.N(), err)
 		}
 	}
 }
@@ -182,7 +180,7 @@ func setupTB(inst Bucketer, w Workload, keys int) {
 func (d tollgateCr) casRetries() uint64 { return d.t.CASRetries() }
 
 // RunCr measures reserve+release of design d with g goroutines.
-func RunCr(b *testing.B, d CrDesign, g int) {
+func RunCr(b B, d CrDesign, g int) {
 	caller := d.New()
 	var probe Admitter
 	parallel(b, g, func(int) opFunc {
@@ -191,11 +189,11 @@ func RunCr(b *testing.B, d CrDesign, g int) {
 		return func(int) bool { return a.Cycle() }
 	})
 	if r, ok := probe.(retrier); ok && countsRetries {
-		b.ReportMetric(float64(r.casRetries())/float64(b.N), "casretries/op")
+		b.ReportMetric(float64(r.casRetries())/float64(b.N()), "casretries/op")
 	}
 	if c, ok := probe.(checker); ok {
 		if err := c.check(); err != nil {
-			fail(b, "%s/g=%d with b.N=%d: %v", d.Name, g, b.N, err)
+			fail(b, "%s/g=%d with b.N=%d: %v", d.Name, g, b.N(), err)
 		}
 	}
 }
@@ -207,7 +205,7 @@ func (o *tableOwner) casRetries() uint64 { return o.t.CASRetries() }
 
 // RunCycle measures the full request cycle of design d with g callers and
 // one owner: an operation is one request served and replied to.
-func RunCycle(b *testing.B, d CycleDesign, g int) {
+func RunCycle(b B, d CycleDesign, g int) {
 	s := d.Start()
 	defer s.Stop()
 	parallel(b, g, func(int) opFunc {
@@ -216,7 +214,7 @@ func RunCycle(b *testing.B, d CycleDesign, g int) {
 		return func(int) bool { s.Call(h, req); return true }
 	})
 	if r, ok := s.(retrier); ok && countsRetries {
-		b.ReportMetric(float64(r.casRetries())/float64(b.N), "casretries/op")
+		b.ReportMetric(float64(r.casRetries())/float64(b.N()), "casretries/op")
 	}
 }
 
@@ -230,7 +228,7 @@ type Case struct {
 	Group  string
 	Design string
 	G      int
-	Run    func(b *testing.B)
+	Run    func(b B)
 }
 
 // Goroutines is the full list of goroutine counts.
@@ -258,7 +256,7 @@ func Suite(full bool) []Case {
 					}
 					cs = append(cs, Case{
 						Name: fmt.Sprintf("%s/g=%d/design=%s", group, g, d.Name), Group: group, Design: d.Name, G: g,
-						Run: func(b *testing.B) { RunTB(b, d, w, keys, g) },
+						Run: func(b B) { RunTB(b, d, w, keys, g) },
 					})
 				}
 			}
@@ -268,7 +266,7 @@ func Suite(full bool) []Case {
 		for _, d := range CrDesigns() {
 			cs = append(cs, Case{
 				Name: fmt.Sprintf("CR/work=reserve-release/g=%d/design=%s", g, d.Name), Group: "CR/work=reserve-release", Design: d.Name, G: g,
-				Run: func(b *testing.B) { RunCr(b, d, g) },
+				Run: func(b B) { RunCr(b, d, g) },
 			})
 		}
 	}
@@ -276,7 +274,7 @@ func Suite(full bool) []Case {
 		for _, d := range CycleDesigns() {
 			cs = append(cs, Case{
 				Name: fmt.Sprintf("CR/work=cycle/g=%d/design=%s", g, d.Name), Group: "CR/work=cycle", Design: d.Name, G: g,
-				Run: func(b *testing.B) { RunCycle(b, d, g) },
+				Run: func(b B) { RunCycle(b, d, g) },
 			})
 		}
 	}
@@ -288,28 +286,7 @@ func Env() string {
 	return fmt.Sprintf("goos: %s\ngoarch: %s\ncpus: %d\ngomaxprocs: %d\ngo: %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
 }
 
-// failures holds the check failures of runs since the last takeFailures:
-// testing.Benchmark, which Runner uses, reports a failed run only as an
-// empty result and drops its message.
-var failures struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-// fail records a check failure and fails b.
-func fail(b *testing.B, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	failures.mu.Lock()
-	failures.msgs = append(failures.msgs, msg)
-	failures.mu.Unlock()
-	b.Fatal(msg)
-}
-
-// takeFailures returns and clears the recorded failures.
-func takeFailures() []string {
-	failures.mu.Lock()
-	defer failures.mu.Unlock()
-	msgs := failures.msgs
-	failures.msgs = nil
-	return msgs
+// fail fails b with a message that says what broke.
+func fail(b B, format string, args ...any) {
+	b.Fatal(fmt.Sprintf(format, args...))
 }

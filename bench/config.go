@@ -1,0 +1,71 @@
+package bench
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"time"
+)
+
+// Config is the whole input of `tollgate bench`. Start from Defaults. Each
+// field but RedisAddr is one flag of the command.
+type Config struct {
+	// Full runs the complete matrix (goroutines 1, 2, 4, 8, 16, 64; keys
+	// 1, 16, 10000; every workload), not the quick set.
+	Full bool
+	// Out is the directory for raw.txt, RESULTS.md and the plots.
+	Out string
+	// Benchtime is the target time per case per round (0: 40 ms, 100 ms
+	// with Full; Resolve fills it in).
+	Benchtime time.Duration
+	// Rounds are the rounds of every case, interleaved with the other
+	// designs at the same goroutine count; each case keeps its median
+	// round (0: 3; Resolve fills it in).
+	Rounds int
+	// Run keeps only the cases whose name matches this regular
+	// expression.
+	Run string
+	// MemKeys is the number of keys of the memory-per-idle-key
+	// measurement (0 skips it).
+	MemKeys int
+	// Redis also measures the Redis-backed take against go-redis/redis_rate
+	// v10 and PING, on the server at RedisAddr.
+	Redis bool
+	// RedisAddr is the redis-server of Redis; Run needs one then (the
+	// command starts a throwaway one).
+	RedisAddr string
+}
+
+// Defaults is the configuration of a bare `tollgate bench`.
+func Defaults() Config {
+	return Config{Out: filepath.Join("bench", "results"), MemKeys: 1_000_000}
+}
+
+// Resolve checks c and returns it completed: the benchmark time and the
+// rounds of a zero value filled in. An error names the flag and the rule
+// it breaks, and comes with c unchanged.
+func (c Config) Resolve() (Config, error) {
+	switch {
+	case c.Benchtime < 0:
+		return c, fmt.Errorf("tollgate bench: -benchtime = %v: must not be negative", c.Benchtime)
+	case c.Rounds < 0:
+		return c, fmt.Errorf("tollgate bench: -rounds = %d: must not be negative", c.Rounds)
+	case c.MemKeys < 0:
+		return c, fmt.Errorf("tollgate bench: -memkeys = %d: must not be negative", c.MemKeys)
+	case c.Out == "":
+		return c, fmt.Errorf("tollgate bench: -out is empty: it must name a directory")
+	}
+	if _, err := regexp.Compile(c.Run); err != nil {
+		return c, fmt.Errorf("tollgate bench: -run = %q: not a regular expression: %v", c.Run, err)
+	}
+	if c.Benchtime == 0 {
+		c.Benchtime = 40 * time.Millisecond
+		if c.Full {
+			c.Benchtime = 100 * time.Millisecond
+		}
+	}
+	if c.Rounds == 0 {
+		c.Rounds = 3
+	}
+	return c, nil
+}

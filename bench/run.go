@@ -1,0 +1,154 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Run is `tollgate bench`: it measures the cases of the suite c selects
+// (Resolve is applied first), the memory per idle key and after a reclaim,
+// and with c.Redis the Redis cases, writing a line per finished case to
+// progress, and writes to c.Out raw.txt (every round, in the format
+// benchstat reads), RESULTS.md (the machine, the targets and the ratio
+// tables) and the plots. A case that fails its check has no numbers: Run
+// then writes the rest and returns an error that lists them.
+func Run(c Config, progress io.Writer) error {
+	c, err := c.Resolve()
+	if err != nil {
+		return err
+	}
+	if c.Redis && c.RedisAddr == "" {
+		return fmt.Errorf("tollgate bench: -redis needs a redis-server address")
+	}
+	if err := os.MkdirAll(c.Out, 0o755); err != nil {
+		return fmt.Errorf("tollgate bench: -out: %w", err)
+	}
+	began := time.Now()
+	var raw bytes.Buffer
+	raw.WriteString(RawHeader())
+	re := regexp.MustCompile(c.Run)
+	rn := Runner{
+		Rounds:    c.Rounds,
+		Benchtime: c.Benchtime,
+		Raw:       &raw,
+		Progress:  func(s string) { fmt.Fprintln(progress, s) },
+		Filter:    func(k Case) bool { return re.MatchString(k.Name) },
+	}
+	results, failed := rn.Run(Suite(c.Full))
+	mem, reclaimed := memory(c, re, &raw, progress)
+	var redisResults []Result
+	var redisServerUs map[string]float64
+	if c.Redis {
+		var redisFailed []string
+		redisResults, redisFailed = rn.Run(RedisSuite(c.RedisAddr))
+		if redisServerUs, err = RedisServerTimes(c.RedisAddr); err != nil {
+			fmt.Fprintf(progress, "tollgate bench: -redis: reading the server's command times: %v\n", err)
+		}
+		failed = append(failed, redisFailed...)
+	}
+	rawPath := filepath.Join(c.Out, "raw.txt")
+	if err := os.WriteFile(rawPath, raw.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("tollgate bench: %w", err)
+	}
+	plots, err := WritePlots(c.Out, results)
+	if err != nil {
+		return err
+	}
+	var md bytes.Buffer
+	writeResults(&md, c, began, len(results)+len(redisResults), results, mem, reclaimed, failed)
+	writeRedis(&md, redisResults, redisServerUs)
+	fmt.Fprintf(&md, "\n## Plots\n\n")
+	for _, p := range plots {
+		if strings.HasSuffix(p, ".png") {
+			fmt.Fprintf(&md, "![%s](%s)\n", filepath.Base(p), filepath.Base(p))
+		}
+	}
+	mdPath := filepath.Join(c.Out, "RESULTS.md")
+	if err := os.WriteFile(mdPath, md.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("tollgate bench: %w", err)
+	}
+	fmt.Fprintf(progress, "wrote %s, %s and %d plots in %s (%s)\n", rawPath, mdPath, len(plots), c.Out, time.Since(began).Round(time.Second))
+	if len(failed) > 0 {
+		return fmt.Errorf("tollgate bench: %d case(s) failed their checks and have no numbers:\n  %s", len(failed), strings.Join(failed, "\n  "))
+	}
+	return nil
+}
+
+// memory measures, unless c.MemKeys is 0, the memory per idle key of each
+// design re selects and the memory left after tollgate reclaims idle keys,
+// writing each figure to raw and a line to progress.
+func memory(c Config, re *regexp.Regexp, raw, progress io.Writer) ([]MemResult, []ReclaimRound) {
+	if c.MemKeys == 0 {
+		return nil, nil
+	}
+	var mem []MemResult
+	for _, d := range MemoryDesigns() {
+		if !re.MatchString("MemoryPerKey/design=" + d.Name) {
+			continue
+		}
+		m := MemResult{Design: d.Name, Keys: c.MemKeys, BytesPerKey: MemoryPerKey(d, c.MemKeys)}
+		fmt.Fprintf(progress, "memory %s: %.1f bytes per idle key at %d keys\n", d.Name, m.BytesPerKey, m.Keys)
+		fmt.Fprintln(raw, m.MemLine())
+		mem = append(mem, m)
+	}
+	if !re.MatchString("MemoryReclaimed") {
+		return mem, nil
+	}
+	reclaimed := ReclaimedMemory(c.MemKeys, 3)
+	for _, r := range reclaimed {
+		fmt.Fprintf(progress, "memory reclaimed, round %d: %d keys held %.1f bytes/key, %d bytes left after the reclaim\n", r.Round, r.Keys, float64(r.Held)/float64(r.Keys), r.Left)
+		fmt.Fprintln(raw, r.Line())
+	}
+	return mem, reclaimed
+}
+
+// writeResults writes RESULTS.md up to its Redis section: the header with
+// the run (of cases cases in all) and the machine, the targets, the failed
+// checks and the ratio tables.
+func writeResults(md io.Writer, c Config, began time.Time, cases int, results []Result, mem []MemResult, reclaimed []ReclaimRound, failed []string) {
+	mode := "quick"
+	if c.Full {
+		mode = "full"
+	}
+	fmt.Fprintf(md, "# tollgate bench results\n\n")
+	fmt.Fprintf(md, "Measured %s (%s run, %d round(s), %v per case per round, %d cases, %s wall).\n\n",
+		began.UTC().Format("2006-01-02 15:04 MST"), mode, c.Rounds, c.Benchtime, cases, time.Since(began).Round(time.Second))
+	fmt.Fprintf(md, "```\ncpu: %s\n%s\n```\n\n", CPUModel(), Env())
+	if n := Noise(results); n == n {
+		fmt.Fprintf(md, "Noise: the median case's ns/op varied by %.0f%% between rounds ((max−min)/median).\n\n", 100*n)
+	}
+	fmt.Fprintf(md, "Ratios are tollgate's ns/op (wall time per operation, all goroutines together) divided by the peer's at the same goroutine count, with the ratio of CPU time per operation (process user+system time, GC included) in parentheses: below 1.00 tollgate is faster; **bold** marks where it loses on wall time.\n\n## Targets\n\n")
+	WriteTargets(md, Targets(results, mem))
+	if len(failed) > 0 {
+		fmt.Fprintf(md, "\n## Failed checks (these cases have no numbers)\n\n")
+		for _, f := range failed {
+			fmt.Fprintf(md, "- %s\n", f)
+		}
+	}
+	fmt.Fprintf(md, "\n## Ratio tables\n")
+	WriteTable(md, results, mem)
+	WriteReclaimed(md, reclaimed)
+}
+
+// writeRedis writes RESULTS.md's Redis section, if the run measured the
+// Redis cases: their ratio table and the server's own time per call.
+func writeRedis(md io.Writer, rs []Result, serverUs map[string]float64) {
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Fprintf(md, "\n## Redis\n\nA take from impl/redis/tokenbucket (one FCALL of its library) against go-redis/redis_rate v10 (one EVALSHA) and PING (the floor: a round trip that does nothing), on one local redis-server, each design with its own client of go-redis's default options and retries off, every take admitted. The server shares the machine's cores with the benchmark.\n")
+	if n := Noise(rs); n == n {
+		fmt.Fprintf(md, "\nNoise: the median Redis case's ns/op varied by %.0f%% between rounds.\n", 100*n)
+	}
+	WriteTable(md, rs, nil)
+	if len(serverUs) > 0 {
+		fmt.Fprintf(md, "\nServer time per call over the whole run (INFO commandstats): FCALL (tollgate) %.2f µs, EVALSHA (redis_rate) %.2f µs, PING %.2f µs.\n",
+			serverUs["fcall"], serverUs["evalsha"], serverUs["ping"])
+	}
+}
