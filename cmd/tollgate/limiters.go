@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +18,10 @@ func init() {
 		run:     func(args []string) int { return runLimiters(args, os.Stdout, os.Stderr) },
 	})
 }
+
+// errLimitersFlags is a command line the flag package could not parse (or
+// -h); it has said why.
+var errLimitersFlags = errors.New("limiters: bad flags")
 
 // parseLimiters parses limiters' flags into the campaign's configuration,
 // resolved: checked, and completed with the checkout to build against.
@@ -64,7 +69,7 @@ flags:
 	fs.BoolVar(&c.Table, "table", false, "also print every check (library, version, workload, property, seen / allowed, verdict), not only the summary by version")
 	fs.StringVar(&c.Repo, "repo", "", "the tollgate checkout the generated modules build against (default: found from the working directory)")
 	if err := fs.Parse(args); err != nil {
-		return c, err
+		return c, errLimitersFlags
 	}
 	return c.Resolve()
 }
@@ -73,11 +78,10 @@ flags:
 // redis-server when a library needs one.
 func runLimiters(args []string, stdout, stderr io.Writer) int {
 	c, err := parseLimiters(args, stderr)
-	if err == flag.ErrHelp {
-		return limiters.ExitUsage
-	}
 	if err != nil {
-		fmt.Fprintln(stderr, "tollgate limiters:", err)
+		if err != errLimitersFlags {
+			fmt.Fprintln(stderr, "tollgate limiters:", err)
+		}
 		return limiters.ExitUsage
 	}
 	if c.NeedsRedis() {

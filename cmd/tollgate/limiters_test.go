@@ -17,11 +17,20 @@ func TestLimitersBadFlags(t *testing.T) {
 		{[]string{"-expect", "golang.org/x/time:steady=holds"}, "tollgate limiters: -expect: "},
 		// A second bad flag, so that a -shard let through runs no campaign.
 		{[]string{"-shard", "3/2", "-expect", "x"}, "tollgate limiters: -shard 3/2: i must be in 1..n"},
-		{[]string{"-nope"}, "flag provided but not defined"},
+		{[]string{"-nope"}, "flag provided but not defined: -nope\nusage: tollgate limiters"},
 	} {
 		var stderr bytes.Buffer
 		if rc := runLimiters(c.args, io.Discard, &stderr); rc != 2 || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("limiters %v: exit %d, %q; want 2 and %q", c.args, rc, stderr.String(), c.want)
+		}
+		// The flag package says what it could not parse; the command says
+		// the rest, once.
+		said := 1
+		if c.args[0] == "-nope" {
+			said = 0
+		}
+		if n := strings.Count(stderr.String(), "tollgate limiters:"); n != said {
+			t.Errorf("limiters %v: %d errors of the command, want %d: %q", c.args, n, said, stderr.String())
 		}
 	}
 }
