@@ -155,87 +155,70 @@ type Plan struct {
 	Versions map[string][]string // per module; nil entry: every version
 	Modules  []string            // which libraries, in order
 	Workload string              // only this workload ("" = all)
+	Shard    shard.Shard         // only the units (see Unit) of this shard
 	Env      []string            // extra environment for the children (TOLLGATE_REDIS_ADDR)
 	Replay   string              // printed prefix of the replay command
-	// Shard keeps the library versions whose Item name (module@version)
-	// falls in it: shards 1/n … n/n of one plan run each version once.
-	Shard shard.Shard
 }
 
-// An Item is one unit of a campaign's work: one version of one library,
-// built as one child module and checked by every workload.
-type Item struct {
-	Target  Target
-	Version string
-}
-
-// Name is the item's stable name, module@version, by which a shard splits.
-func (it Item) Name() string { return it.Target.Module + "@" + it.Version }
-
-// Items is the plan's work in order, Shard applied: every version of each
-// module the plan names (versions lists them; Versions asks the module
-// proxy).
-func (p Plan) Items(versions func(Target) ([]string, error)) ([]Item, error) {
-	var out []Item
+// Run runs the campaign, logging progress to log. It returns every result
+// and the versions run of each module ("newest" resolved), whether or not
+// p.Shard kept any of a version's workloads.
+func (p Plan) Run(log io.Writer) ([]Result, map[string][]string, error) {
+	var all []Result
+	ran := map[string][]string{}
 	for _, m := range p.Modules {
 		t, err := TargetOf(m)
 		if err != nil {
-			return nil, err
+			return all, ran, err
 		}
 		vs := p.Versions[m]
 		if len(vs) == 0 || slices.Contains(vs, "newest") {
-			every, err := versions(t)
+			every, err := Versions(t)
 			if err != nil {
-				return nil, err
+				return all, ran, err
 			}
 			if len(every) == 0 {
-				return nil, fmt.Errorf("limiters: the module proxy lists no version of %s", m)
+				return all, ran, fmt.Errorf("limiters: the module proxy lists no version of %s", m)
 			}
 			vs = resolveNewest(vs, every)
 		}
+		ran[m] = vs
 		for _, v := range vs {
-			if it := (Item{Target: t, Version: v}); p.Shard.Has(it.Name()) {
-				out = append(out, it)
+			start := time.Now()
+			bin, err := Build(p.Repo, p.Work, t, v)
+			if err != nil {
+				return all, ran, err
 			}
+			rs, err := RunChild(bin, p.childArgs(), p.Env)
+			all = append(all, rs...)
+			if err != nil {
+				return all, ran, err
+			}
+			bad := 0
+			for _, r := range rs {
+				if r.Verdict == Violated {
+					bad++
+				}
+			}
+			fmt.Fprintf(log, "%s@%s: %d checks, %d violated (%.1fs)\n", m, v, len(rs), bad, time.Since(start).Seconds())
 		}
 	}
-	return out, nil
+	return all, ran, nil
 }
 
-// Run runs the campaign and returns every result, logging progress to log.
-func Run(p Plan, log io.Writer) ([]Result, error) {
-	items, err := p.Items(Versions)
-	if err != nil {
-		return nil, err
+// childArgs are the arguments of a child that runs p's workloads.
+func (p Plan) childArgs() []string {
+	args := []string{"-mode", "run", "-seed", fmt.Sprint(p.Seed), "-dir", p.Dir, "-replay-cmd", p.Replay}
+	if p.Quick {
+		args = append(args, "-quick")
 	}
-	var all []Result
-	for _, it := range items {
-		start := time.Now()
-		bin, err := Build(p.Repo, p.Work, it.Target, it.Version)
-		if err != nil {
-			return all, err
-		}
-		args := []string{"-mode", "run", "-seed", fmt.Sprint(p.Seed), "-dir", p.Dir, "-replay-cmd", p.Replay}
-		if p.Quick {
-			args = append(args, "-quick")
-		}
-		if p.Workload != "" {
-			args = append(args, "-workload", p.Workload)
-		}
-		rs, err := RunChild(bin, args, p.Env)
-		all = append(all, rs...)
-		if err != nil {
-			return all, err
-		}
-		bad := 0
-		for _, r := range rs {
-			if r.Verdict == Violated {
-				bad++
-			}
-		}
-		fmt.Fprintf(log, "%s: %d checks, %d violated (%.1fs)\n", it.Name(), len(rs), bad, time.Since(start).Seconds())
+	if p.Workload != "" {
+		args = append(args, "-workload", p.Workload)
 	}
-	return all, nil
+	if !p.Shard.Whole() {
+		args = append(args, "-shard", p.Shard.String())
+	}
+	return args
 }
 
 // Replay rebuilds the counterexample's version and replays it.

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+
+	"github.com/tollgate/tollgate/internal/shard"
 )
 
 // Adapter is one library as the campaign drives it. Its package imports the
@@ -126,6 +128,7 @@ func child(a Adapter, args []string, stdout, stderr io.Writer) int {
 	quick := fs.Bool("quick", false, "smaller concurrent workloads")
 	cexPath := fs.String("cex", "", "counterexample file to replay")
 	replayCmd := fs.String("replay-cmd", "go run ./cmd/tollgate limiters --replay", "command prefix printed to replay a counterexample")
+	shardFlag := fs.String("shard", "", "run only the workloads whose Unit is in shard i/n")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -133,12 +136,17 @@ func child(a Adapter, args []string, stdout, stderr io.Writer) int {
 	version := LinkedVersion(a.Module())
 	switch *mode {
 	case "run":
-		found := false
-		for _, w := range a.Workloads(*quick) {
-			if *only != "" && w.Name != *only {
-				continue
-			}
-			found = true
+		sh, err := shard.Parse(*shardFlag)
+		if err != nil {
+			fmt.Fprintln(stderr, "limiters:", err)
+			return 2
+		}
+		ws, err := Select(a.Module(), version, a.Workloads(*quick), *only, sh)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		for _, w := range ws {
 			for _, r := range runWorkload(a, version, w, *seed, *dir, *replayCmd) {
 				r.Seen, r.Allowed = finite(r.Seen), finite(r.Allowed)
 				if err := enc.Encode(r); err != nil {
@@ -146,10 +154,6 @@ func child(a Adapter, args []string, stdout, stderr io.Writer) int {
 					return 1
 				}
 			}
-		}
-		if !found {
-			fmt.Fprintf(stderr, "limiters: workload %q: no such workload for %s\n", *only, a.Module())
-			return 2
 		}
 		return 0
 	case "replay":

@@ -3,6 +3,7 @@ package limiters
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -156,5 +157,49 @@ func TestChildInfiniteRate(t *testing.T) {
 	}
 	if rep := runChild(t, infBucket{}, "-mode", "replay", "-cex", rs[1].Cex); rep[0].Verdict != Violated {
 		t.Fatalf("replay: %+v", rep[0])
+	}
+}
+
+// twoBuckets has four workloads, so that shards of it differ.
+type twoBuckets struct{ bucket }
+
+func (twoBuckets) Workloads(quick bool) []Workload {
+	w := bucket{}.Workloads(quick)[0]
+	var ws []Workload
+	for _, name := range []string{"a", "b", "c", "d"} {
+		w.Name = name
+		ws = append(ws, w)
+	}
+	return ws
+}
+
+// The child runs the workloads of its -shard only: the shards of 2 and of
+// 3 run each workload once, and a bad -shard is a usage error.
+func TestChildShard(t *testing.T) {
+	dir := t.TempDir()
+	for n := 2; n <= 3; n++ {
+		got := map[string]int{}
+		for i := 1; i <= n; i++ {
+			var out, errb bytes.Buffer
+			if rc := child(twoBuckets{}, []string{"-dir", dir, "-shard", fmt.Sprintf("%d/%d", i, n)}, &out, &errb); rc != 0 {
+				t.Fatalf("-shard %d/%d: exit %d: %s", i, n, rc, errb.String())
+			}
+			for line := range strings.Lines(out.String()) {
+				var r Result
+				if err := json.Unmarshal([]byte(line), &r); err != nil {
+					t.Fatal(err)
+				}
+				if r.Prop == PropBound {
+					got[r.Workload]++
+				}
+			}
+		}
+		if len(got) != 4 || got["a"] != 1 || got["b"] != 1 || got["c"] != 1 || got["d"] != 1 {
+			t.Errorf("shards of %d ran %v, want each of a, b, c, d once", n, got)
+		}
+	}
+	var out, errb bytes.Buffer
+	if rc := child(twoBuckets{}, []string{"-shard", "0/2"}, &out, &errb); rc != 2 || !strings.Contains(errb.String(), "-shard 0/2") {
+		t.Errorf("bad -shard: exit %d, %q", rc, errb.String())
 	}
 }

@@ -1,38 +1,49 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"strings"
 	"testing"
-
-	"github.com/tollgate/tollgate/limiters"
 )
 
 func TestLimitersBadFlags(t *testing.T) {
-	for _, args := range [][]string{
-		{"-libs", "example.com/nope"},
-		{"-versions", "golang.org/x/time"},
-		{"-expect", "golang.org/x/time:steady=holds"},
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-libs", "example.com/nope"}, "tollgate limiters: -libs: "},
+		{[]string{"-versions", "golang.org/x/time"}, "tollgate limiters: -versions: "},
+		{[]string{"-expect", "golang.org/x/time:steady=holds"}, "tollgate limiters: -expect: "},
+		// A second bad flag, so that a -shard let through runs no campaign.
+		{[]string{"-shard", "3/2", "-expect", "x"}, "tollgate limiters: -shard 3/2: i must be in 1..n"},
+		{[]string{"-nope"}, "flag provided but not defined: -nope\nusage: tollgate limiters"},
 	} {
-		if rc := runLimiters(args); rc != 2 {
-			t.Errorf("limiters %v: exit %d, want 2", args, rc)
+		var stderr bytes.Buffer
+		if rc := runLimiters(c.args, io.Discard, &stderr); rc != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("limiters %v: exit %d, %q; want 2 and %q", c.args, rc, stderr.String(), c.want)
+		}
+		// The flag package says what it could not parse; the command says
+		// the rest, once.
+		said := 1
+		if c.args[0] == "-nope" {
+			said = 0
+		}
+		if n := strings.Count(stderr.String(), "tollgate limiters:"); n != said {
+			t.Errorf("limiters %v: %d errors of the command, want %d: %q", c.args, n, said, stderr.String())
 		}
 	}
 }
 
-func TestLimitersExpect(t *testing.T) {
-	want, err := parseExpect("m@newest:w:L1=holds,m@v0.1.0:w:L1=VIOLATED")
-	if err != nil {
-		t.Fatal(err)
+// The help documents -shard: the unit of work and its name.
+func TestLimitersHelpShard(t *testing.T) {
+	var stderr bytes.Buffer
+	if rc := runLimiters([]string{"-h"}, io.Discard, &stderr); rc != 2 {
+		t.Errorf("-h: exit %d, want 2", rc)
 	}
-	rs := []limiters.Result{
-		{Library: "m", Version: "v0.1.0", Workload: "w", Prop: "L1", Verdict: limiters.Violated},
-		{Library: "m", Version: "v0.10.0", Workload: "w", Prop: "L1", Verdict: limiters.Holds},
-	}
-	if bad := checkExpect(want, rs); len(bad) != 0 {
-		t.Fatalf("checkExpect: %v", bad)
-	}
-	rs[1].Verdict = limiters.Violated
-	if bad := checkExpect(want, rs); len(bad) != 1 || !strings.Contains(bad[0], "m@newest:w:L1") {
-		t.Fatalf("checkExpect with the newest broken: %v, want one mismatch naming it", bad)
+	for _, want := range []string{"-shard i/n", "MODULE@VERSION:WORKLOAD", "shards 1/n … n/n together run every\nunit once"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("help lacks %q:\n%s", want, stderr.String())
+		}
 	}
 }
