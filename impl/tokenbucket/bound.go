@@ -37,6 +37,14 @@ func (b Bound[K]) Take(key K) (remaining float64, ok bool) {
 	return remaining, ok
 }
 
+// Admit is Table.Admit with b's limits and cost: on a refusal, the
+// Decision says how long until the take would be admitted.
+func (b Bound[K]) Admit(key K) Decision {
+	d, err := b.table().Admit(key, b.lim, b.cost)
+	mustNot(err)
+	return d
+}
+
 // Wait is Table.Wait with b's limits and cost: it fails, having taken
 // nothing, with ctx's error, or an error wrapping ErrWouldExceedDeadline or
 // ErrNever, never with an *ArgError.

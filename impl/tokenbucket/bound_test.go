@@ -54,6 +54,9 @@ func TestBind(t *testing.T) {
 		if got, want := b.RetryAfter(key), must(plain.RetryAfter(key, lim, 2)); got != want {
 			t.Fatalf("step %d: RetryAfter %v, want %v", step, got, want)
 		}
+		if got, want := b.Admit(key+"'"), must(plain.Admit(key+"'", lim, 2)); got != want {
+			t.Fatalf("step %d: Admit %+v, want %+v", step, got, want)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -18,3 +18,30 @@ func TestWithClockNilPanics(t *testing.T) {
 	}()
 	tokenbucket.New[string](tokenbucket.WithClock(nil))
 }
+
+// TestZeroTablePanics: every method of a zero Table panics at its call with
+// a message naming the mistake, instead of dereferencing nil in a walk.
+func TestZeroTablePanics(t *testing.T) {
+	lim := tokenbucket.Limits{Capacity: 5, RefillPerSecond: 1}
+	for name, call := range map[string]func(tb *tokenbucket.Table[string]){
+		"Take":         func(tb *tokenbucket.Table[string]) { _, _, _ = tb.Take("k", lim, 1) },
+		"TakeAt":       func(tb *tokenbucket.Table[string]) { _, _, _ = tb.TakeAt(1, "k", lim, 1) },
+		"Admit":        func(tb *tokenbucket.Table[string]) { _, _ = tb.Admit("k", lim, 1) },
+		"AdmitAt":      func(tb *tokenbucket.Table[string]) { _, _ = tb.AdmitAt(1, "k", lim, 1) },
+		"PeekAt":       func(tb *tokenbucket.Table[string]) { _, _ = tb.PeekAt(1, "k", lim) },
+		"RetryAfterAt": func(tb *tokenbucket.Table[string]) { _, _ = tb.RetryAfterAt(1, "k", lim, 1) },
+		"Reset":        func(tb *tokenbucket.Table[string]) { tb.Reset("k") },
+		"ReclaimAt":    func(tb *tokenbucket.Table[string]) { _, _ = tb.ReclaimAt(1, lim) },
+		"Now":          func(tb *tokenbucket.Table[string]) { tb.Now() },
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				msg, _ := recover().(string)
+				if !strings.Contains(msg, "zero Table is not usable") {
+					t.Fatalf("%s on a zero Table: panic %q, want one naming the zero Table", name, msg)
+				}
+			}()
+			call(new(tokenbucket.Table[string]))
+		})
+	}
+}

@@ -44,3 +44,18 @@ const Never = math.MaxInt64
 // backends of the same buckets (impl/redis/tokenbucket) call it, so that
 // they refuse the same arguments with the same errors.
 func CheckArgs(lim Limits, cost float64, withCost bool) error { return check(lim, cost, withCost) }
+
+// A Decision is what Admit answers: whether the take was admitted, the
+// tokens it left, and for a refusal how long until the same take would be
+// admitted if nobody else took from the bucket.
+type Decision struct {
+	// OK: the take was admitted and cost removed.
+	OK bool
+	// Remaining is the tokens left after an admitted take (0 for a
+	// refusal).
+	Remaining float64
+	// RetryAfterMs is, for a refusal, the smallest whole number of
+	// milliseconds after the take's reading at which the bucket covers
+	// cost (T7: at least 1), or Never; 0 when OK.
+	RetryAfterMs int64
+}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -238,5 +240,94 @@ func TestInt64Clocks(t *testing.T) {
 				t.Fatalf("peek at %d: %v %v, want %v", now+1, gp, err, wp)
 			}
 		}
+	}
+}
+
+// TestAdmitMatchesInProcess: AdmitAt on the server answers what
+// impl/tokenbucket's AdmitAt answers on the same calls, refusals' waits
+// included (T7), bit for bit; and each refusal costs one call (the
+// server's call count grows by one per admit).
+func TestAdmitMatchesInProcess(t *testing.T) {
+	ctx := context.Background()
+	tb, srv := newTestTable(t, "admit")
+	local := tokenbucket.New[string]()
+	lim := Limits{Capacity: 3, RefillPerSecond: 0.7}
+	rdb := goredis.NewClient(&goredis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	// calls counts the function calls the server ran (FCALL and FCALL_RO).
+	calls := func() int64 {
+		info, err := rdb.Info(ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for _, l := range strings.Split(info, "\n") {
+			for _, cmd := range []string{"cmdstat_fcall:calls=", "cmdstat_fcall_ro:calls="} {
+				if v, ok := strings.CutPrefix(strings.TrimSpace(l), cmd); ok {
+					c, _, _ := strings.Cut(v, ",")
+					k, err := strconv.ParseInt(c, 10, 64)
+					if err != nil {
+						t.Fatal(err)
+					}
+					n += k
+				}
+			}
+		}
+		return n
+	}
+	refused := 0
+	for i := range 40 {
+		now := int64(i * 170 % 900)
+		cost := []float64{1, 0.5, 2.5}[i%3]
+		before := calls()
+		got, err := tb.AdmitAt(ctx, now, "k", lim, cost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := calls() - before; n != 1 {
+			t.Fatalf("admit %d took %d function calls, want 1", i, n)
+		}
+		want, _ := local.AdmitAt(now, "k", lim, cost)
+		if got != want {
+			t.Fatalf("admit %d at %d, cost %v: the server says %+v, impl/tokenbucket %+v", i, now, cost, got, want)
+		}
+		if !got.OK {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no admit was refused: the test checks no wait")
+	}
+}
+
+// TestWait: Wait on the server takes at once from a bucket that covers the
+// cost, sleeps the refusal's wait otherwise, and fails at once, having taken
+// nothing, when the context's deadline comes first or the bucket could
+// never cover the cost.
+func TestWait(t *testing.T) {
+	ctx := context.Background()
+	tb, _ := newTestTable(t, "wait")
+	lim := Limits{Capacity: 2, RefillPerSecond: 20} // a token each 50 ms
+	for range 2 {
+		if _, err := tb.Wait(ctx, "w", lim, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	if _, err := tb.Wait(ctx, "w", lim, 1); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited < 20*time.Millisecond {
+		t.Errorf("Wait on an empty bucket returned after %v, before any token could refill", waited)
+	}
+	short, cancel := context.WithTimeout(ctx, time.Millisecond)
+	defer cancel()
+	if _, err := tb.Wait(short, "w", Limits{Capacity: 1, RefillPerSecond: 0.001}, 1); err == nil {
+		t.Fatal("Wait with 1 ms left on a bucket 1000 s from a token succeeded")
+	} else if !errors.Is(err, tokenbucket.ErrWouldExceedDeadline) && !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait past the deadline: %v", err)
+	}
+	if _, err := tb.Wait(ctx, "w", Limits{Capacity: 10, RefillPerSecond: 1}, 11); err == nil {
+		t.Fatal("Wait for a cost above capacity succeeded")
 	}
 }

@@ -249,6 +249,20 @@ local function take(keys, args)
   return left
 end
 
+-- admit: ARGV as take's. Replies as take does when it took cost; for a
+-- refusal, the array {'refused', bucket}: the stored bucket, as state
+-- replies it, that the refusal was decided on (a refusal needs a present
+-- bucket: an absent one is full, and a valid cost never exceeds capacity).
+-- Go computes the refusal's wait from it, as retry_after does, so a refused
+-- take answers its wait in one call.
+local function admit(keys, args)
+  local left = take(keys, args)
+  if left then
+    return left
+  end
+  return {'refused', redis.call('HGET', keys[1], args[1])}
+end
+
 -- peek: ARGV key, capacity, refill_per_second, now_ms. Replies the tokens
 -- the bucket holds at now_ms (T6); writes nothing.
 local function peek(keys, args)
@@ -319,6 +333,7 @@ local function reclaim(keys, args)
 end
 
 redis.register_function{function_name = 'tollgate_tb_take', callback = take}
+redis.register_function{function_name = 'tollgate_tb_admit', callback = admit}
 redis.register_function{function_name = 'tollgate_tb_peek', callback = peek, flags = {'no-writes'}}
 redis.register_function{function_name = 'tollgate_tb_state', callback = state, flags = {'no-writes'}}
 redis.register_function{function_name = 'tollgate_tb_reset', callback = reset}

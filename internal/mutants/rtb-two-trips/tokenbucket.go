@@ -75,7 +75,7 @@ type Table struct {
 
 // functions are the library's function names.
 type functions struct {
-	take, peek, state, reset, resetAll, reclaim string
+	take, admit, peek, state, reset, resetAll, reclaim string
 }
 
 // Option configures a Table.
@@ -140,7 +140,7 @@ func newTable(ctx context.Context, c *goredis.Client, name string, options []Opt
 	t := &Table{
 		c: c, keys: []string{base, base + ":floor"}, clock: cfg.clock,
 		fn: functions{
-			take: library + "_take", peek: library + "_peek", state: library + "_state",
+			take: library + "_take", admit: library + "_admit", peek: library + "_peek", state: library + "_state",
 			reset: library + "_reset", resetAll: library + "_reset_all", reclaim: library + "_reclaim",
 		},
 	}
@@ -203,6 +203,62 @@ func malformed(fn string, res any) error {
 func ff(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 func fi(x int64) string { return strconv.FormatInt(x, 10) }
+
+// Now reads the table's clock (WithClock; UnixMs by default), in
+// milliseconds: the reading every shorthand method takes.
+func (t *Table) Now() int64 { return t.clock() }
+
+// Admit is AdmitAt with the table's clock.
+func (t *Table) Admit(ctx context.Context, key string, lim Limits, cost float64) (tokenbucket.Decision, error) {
+	return t.AdmitAt(ctx, t.clock(), key, lim, cost)
+}
+
+// AdmitAt is TakeAt that also answers a refusal's wait, in the same one
+// call: on a refusal the library's admit function replies the bucket the
+// refusal was decided on, and the wait is computed from it here with
+// impl/tokenbucket's own code (RetryAfterOf), bit for bit what RetryAfterAt
+// would answer at nowMs from that bucket (T7). It saves a refused caller
+// the second round trip of RetryAfter, as redis_rate's Result.RetryAfter
+// does. What an error leaves behind is TakeAt's.
+func (t *Table) AdmitAt(ctx context.Context, nowMs int64, key string, lim Limits, cost float64) (tokenbucket.Decision, error) {
+	if err := tokenbucket.CheckArgs(lim, cost, true); err != nil {
+		return tokenbucket.Decision{}, err
+	}
+	res, err := t.call(ctx, false, t.fn.admit, key, ff(lim.Capacity), ff(lim.RefillPerSecond), ff(cost), fi(nowMs))
+	if err != nil {
+		return tokenbucket.Decision{}, err
+	}
+	switch r := res.(type) {
+	case string:
+		if x, err := strconv.ParseFloat(r, 64); err == nil {
+			return tokenbucket.Decision{OK: true, Remaining: x}, nil
+		}
+	case []any:
+		if len(r) == 2 && r[0] == "refused" {
+			s, _ := r[1].(string)
+			if b, ok := parseBucket(s); ok {
+				return tokenbucket.Decision{RetryAfterMs: tokenbucket.RetryAfterOf(b.tokens, b.lastMs, lim, cost, nowMs)}, nil
+			}
+		}
+	}
+	return tokenbucket.Decision{}, malformed(t.fn.admit, res)
+}
+
+// Wait blocks until key's bucket covers cost, then takes it and reports the
+// tokens remaining, as impl/tokenbucket's Wait does (tokenbucket.WaitLoop,
+// over AdmitAt): each round is one call, at one reading of the table's
+// clock; a refusal sleeps the wait it answered, on the real clock, and
+// tries again. It fails having taken nothing with an *ArgError, ctx's
+// error, or an error wrapping tokenbucket.ErrWouldExceedDeadline or
+// tokenbucket.ErrNever; a transport error ends it as AdmitAt's would
+// (ErrUnknown: the last take happened once or not at all).
+func (t *Table) Wait(ctx context.Context, key string, lim Limits, cost float64) (remaining float64, err error) {
+	if err := tokenbucket.CheckArgs(lim, cost, true); err != nil {
+		return 0, err
+	}
+	admit := func(nowMs int64) (tokenbucket.Decision, error) { return t.AdmitAt(ctx, nowMs, key, lim, cost) }
+	return tokenbucket.WaitLoop(ctx, lim, cost, t.clock, admit, nil)
+}
 
 // Take is TakeAt with the table's clock.
 func (t *Table) Take(ctx context.Context, key string, lim Limits, cost float64) (remaining float64, ok bool, err error) {

@@ -87,6 +87,62 @@ func New[K comparable](opts ...Option) *Table[K] {
 	return t
 }
 
+// Now reads the table's clock (WithClock; MonotonicMs by default), in
+// milliseconds: the reading every shorthand method takes, for a caller that
+// hands one reading to several At methods. A zero Table has no clock, and
+// Now panics on one, naming the mistake.
+func (t *Table[K]) Now() int64 {
+	if t.clock == nil {
+		panic(zeroTable)
+	}
+	return t.clock()
+}
+
+// zeroTable is the panic of a method called on a zero Table.
+const zeroTable = "tokenbucket: a zero Table is not usable: make one with New (defect)"
+
+// live is the table's current trie. A zero Table has none; its first call
+// panics here, naming the mistake, rather than dereferencing nil deep in a
+// walk.
+func (t *Table[K]) live() *trie[K] {
+	tr := t.buckets.Load()
+	if tr == nil {
+		panic(zeroTable)
+	}
+	return tr
+}
+
+// Admit is shorthand for AdmitAt with the table's clock.
+func (t *Table[K]) Admit(key K, lim Limits, cost float64) (Decision, error) {
+	return t.AdmitAt(t.Now(), key, lim, cost)
+}
+
+// AdmitAt is TakeAt that also answers a refusal's wait, in one call: on a
+// refusal, Decision.RetryAfterMs is what RetryAfterAt answers at the same
+// reading nowMs, read from the bucket state the refusal was decided on, so
+// the caller needs no second call and no clock of its own to tell a client
+// when to come back (as redis_rate's Result.RetryAfter does). An *ArgError
+// for limits or a cost that break T9 changes nothing.
+//
+// An admitted take linearizes as TakeAt's does. A refusal linearizes at
+// the load its wait is computed from, where the bucket does not cover cost
+// at nowMs: if a reset between the refused take and that load made the
+// bucket cover it, the take is tried again.
+func (t *Table[K]) AdmitAt(nowMs int64, key K, lim Limits, cost float64) (Decision, error) {
+	if err := check(lim, cost, true); err != nil {
+		return Decision{}, err
+	}
+	for {
+		if left, ok := t.take(key, lim, cost, nowMs, false); ok {
+			return Decision{OK: true, Remaining: left}, nil
+		}
+		lo, hi := t.load(key)
+		if w := retryAfter(lo, hi, lim, cost, nowMs); w > 0 {
+			return Decision{RetryAfterMs: w}, nil
+		}
+	}
+}
+
 // Take is shorthand for TakeAt with the table's clock, except that the clock
 // is read again before every commit attempt, so a lost race never commits
 // a stale reading.
@@ -94,7 +150,7 @@ func (t *Table[K]) Take(key K, lim Limits, cost float64) (remaining float64, ok 
 	if err := check(lim, cost, true); err != nil {
 		return 0, false, err
 	}
-	remaining, ok = t.take(key, lim, cost, t.clock(), true)
+	remaining, ok = t.take(key, lim, cost, t.Now(), true)
 	return remaining, ok, nil
 }
 
@@ -119,7 +175,7 @@ func (t *Table[K]) TakeAt(nowMs int64, key K, lim Limits, cost float64) (remaini
 }
 
 func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread bool) (float64, bool) {
-	tr := t.buckets.Load()
+	tr := t.live()
 	c := tr.insert(key)
 	// Two 64-bit loads, cheaper than the 128-bit snapshot; a write between
 	// them can pair halves of two states, which the compare-and-swap below
@@ -194,7 +250,7 @@ func refill(lo, hi uint64, lim Limits, nowMs int64) float64 {
 
 // Peek is shorthand for PeekAt with the table's clock.
 func (t *Table[K]) Peek(key K, lim Limits) (float64, error) {
-	return t.PeekAt(t.clock(), key, lim)
+	return t.PeekAt(t.Now(), key, lim)
 }
 
 // PeekAt reports the tokens key's bucket holds at nowMs, refilled for the
@@ -212,7 +268,7 @@ func (t *Table[K]) PeekAt(nowMs int64, key K, lim Limits) (float64, error) {
 // linearizes at the load of a word that is not dead, or at the walk that
 // found no live cell.
 func (t *Table[K]) load(key K) (lo, hi uint64) {
-	tr := t.buckets.Load()
+	tr := t.live()
 	for c := tr.find(key); c != nil; c = tr.findLive(key) {
 		if lo, hi = c.state.Load(); lo != deadLo {
 			return lo, hi
@@ -223,7 +279,7 @@ func (t *Table[K]) load(key K) (lo, hi uint64) {
 
 // RetryAfter is shorthand for RetryAfterAt with the table's clock.
 func (t *Table[K]) RetryAfter(key K, lim Limits, cost float64) (int64, error) {
-	return t.RetryAfterAt(t.clock(), key, lim, cost)
+	return t.RetryAfterAt(t.Now(), key, lim, cost)
 }
 
 // RetryAfterAt reports how many milliseconds after nowMs a take of cost
@@ -337,7 +393,7 @@ func elapsed(last, now int64) uint64 {
 // walk that found no live cell; a take that loaded the word before it fails
 // its compare-and-swap and makes the key a new cell.
 func (t *Table[K]) Reset(key K) {
-	tr := t.buckets.Load()
+	tr := t.live()
 	h := tr.hash(key)
 	for c := tr.findHash(key, h, lookLive); c != nil; c = tr.findHash(key, h, lookLive) {
 		lo, hi := c.state.Load()
@@ -353,7 +409,7 @@ func (t *Table[K]) Reset(key K) {
 
 // Reclaim is shorthand for ReclaimAt with the table's clock.
 func (t *Table[K]) Reclaim(lim Limits) (int, error) {
-	return t.ReclaimAt(t.clock(), lim)
+	return t.ReclaimAt(t.Now(), lim)
 }
 
 // ReclaimAt forgets every bucket that is full at nowMs by lim, and whose
@@ -384,7 +440,7 @@ func (t *Table[K]) ReclaimAt(nowMs int64, lim Limits) (int, error) {
 	if err := check(lim, 0, false); err != nil {
 		return 0, err
 	}
-	tr := t.buckets.Load()
+	tr := t.live()
 	n := tr.sweep(nil, tr.root, func(c *tnode[K]) bool {
 		for {
 			lo, hi := c.state.Load()

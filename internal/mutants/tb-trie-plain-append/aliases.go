@@ -15,6 +15,7 @@ import "github.com/tollgate/tollgate/impl/tokenbucket"
 type (
 	Limits   = tokenbucket.Limits
 	ArgError = tokenbucket.ArgError
+	Decision = tokenbucket.Decision
 )
 
 // The constants of impl/tokenbucket.

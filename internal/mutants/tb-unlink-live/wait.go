@@ -2,9 +2,9 @@
 
 package tokenbucket
 
-// Wait: a blocking take built from TakeAt and RetryAfterAt (spec §4,
-// "wait"). It adds no shared memory of its own: every word it reads or
-// writes is read or written by take and RetryAfterAt.
+// Wait: a blocking take built from AdmitAt (spec §4, "wait"). It adds no
+// shared memory of its own: every word it reads or writes is read or
+// written by take and load.
 
 import (
 	"context"
@@ -59,10 +59,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // per second; the waits are whole milliseconds of the table's clock
 // (spec/tokenbucket.md §4, wait).
 //
-// Each round reads the table's clock once and tries a take at that reading
-// (TakeAt). If the bucket refuses (T2), RetryAfterAt at the same reading
-// gives the smallest whole number of milliseconds after which the take would
-// succeed if nobody else took (T7); Wait sleeps that long and tries again.
+// Each round reads the table's clock once and admits at that reading
+// (AdmitAt). If the bucket refuses (T2), the refusal's wait, RetryAfterAt's
+// answer at the same reading, is the smallest whole number of milliseconds
+// after which the take would succeed if nobody else took (T7); Wait sleeps
+// that long and tries again.
 // Another caller may take the tokens during the sleep, so a waiter can sleep
 // more than once. Waiters are not queued: unlike a Limiter, Wait reserves
 // nothing while it sleeps, and a busy key may keep a waiter waiting.
@@ -85,7 +86,17 @@ func (t *Table[K]) Wait(ctx context.Context, key K, lim Limits, cost float64) (r
 	if err := check(lim, cost, true); err != nil {
 		return 0, err
 	}
-	sleep := t.sleep
+	return WaitLoop(ctx, lim, cost, t.Now, func(nowMs int64) (Decision, error) { return t.AdmitAt(nowMs, key, lim, cost) }, t.sleep)
+}
+
+// WaitLoop is Wait's loop over any table that answers AdmitAt, for the
+// tables kept elsewhere (impl/redis/tokenbucket's Wait is this loop over its
+// own AdmitAt): each round reads now once and admits at that reading; a
+// refusal sleeps its RetryAfterMs with sleep (nil: a timer on the real
+// clock, raced against ctx), or fails as Wait documents
+// (ctx done, ErrWouldExceedDeadline, ErrNever). An error of admit ends the
+// loop with that error. lim and cost are only named in errors.
+func WaitLoop(ctx context.Context, lim Limits, cost float64, now func() int64, admit func(nowMs int64) (Decision, error), sleep func(context.Context, time.Duration) error) (remaining float64, err error) {
 	if sleep == nil {
 		sleep = sleepCtx
 	}
@@ -93,27 +104,21 @@ func (t *Table[K]) Wait(ctx context.Context, key K, lim Limits, cost float64) (r
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		now := t.clock()
-		if remaining, ok := t.take(key, lim, cost, now, false); ok {
-			return remaining, nil
-		}
-		w, err := t.RetryAfterAt(now, key, lim, cost)
+		d, err := admit(now())
 		switch {
-		case err != nil: // unreachable: the arguments passed check
+		case err != nil:
 			return 0, err
-		case w == 0:
-			// The bucket covered the cost by the time RetryAfterAt loaded
-			// it (a Reset in between): try again without sleeping.
-			continue
-		case w == Never:
+		case d.OK:
+			return d.Remaining, nil
+		case d.RetryAfterMs == Never:
 			return 0, fmt.Errorf("%w: capacity %v, refill_per_second %v, cost %v", ErrNever, lim.Capacity, lim.RefillPerSecond, cost)
 		}
 		if deadline, ok := ctx.Deadline(); ok {
-			if left := time.Until(deadline); outlasts(w, left) {
-				return 0, fmt.Errorf("%w: the bucket covers cost %v in %d ms, the deadline is %v away", ErrWouldExceedDeadline, cost, w, left)
+			if left := time.Until(deadline); outlasts(d.RetryAfterMs, left) {
+				return 0, fmt.Errorf("%w: the bucket covers cost %v in %d ms, the deadline is %v away", ErrWouldExceedDeadline, cost, d.RetryAfterMs, left)
 			}
 		}
-		if err := sleep(ctx, millis(w)); err != nil {
+		if err := sleep(ctx, millis(d.RetryAfterMs)); err != nil {
 			return 0, err
 		}
 	}
