@@ -35,8 +35,9 @@ func runAutomut(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "negation, logical, increment/decrement, sign, statement removal, compare-and-swap")
 		fmt.Fprintln(stderr, "as a store or a load then a store, a dropped conversion) and judges each by the")
 		fmt.Fprintln(stderr, "whole suite's fast profile, cheapest layer first. Exits 1 if a mutant survives")
-		fmt.Fprintln(stderr, "that "+auto.EquivalentFile+" does not list as equivalent, 2 on a usage error.\n\nflags:")
+		fmt.Fprintln(stderr, "that "+auto.EquivalentFile+" does not list as equivalent.\n\nflags:")
 		fs.PrintDefaults()
+		helpTail(stderr, "mutants --auto")
 	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {

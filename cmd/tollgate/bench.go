@@ -34,6 +34,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (bench.Config, error) {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: tollgate bench [flags]\n\nRuns tollgate's contention benchmarks in process and writes, to -out:\n  raw.txt      every round's results in the format benchstat reads\n  RESULTS.md   machine, targets, and tollgate-vs-peer ratio tables\n  *.png *.svg  throughput and p99 latency against goroutines, per design\n\nflags:")
 		fs.PrintDefaults()
+		helpTail(stderr, "bench")
 	}
 	if err := fs.Parse(args); err != nil {
 		return c, err

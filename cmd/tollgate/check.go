@@ -51,6 +51,7 @@ reported as Unknown (exit 3), never as a pass.
 flags:
 `)
 		fs.PrintDefaults()
+		helpTail(stderr, "check")
 	}
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "total budget, split evenly between the primitives")
 	fs.IntVar(&c.Clients, "clients", 0, "goroutines per token-bucket history / holders per credit-table history (0: each workload's own, 2–8)")
@@ -84,7 +85,7 @@ flags:
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	c, replay, err := parseCheck(args, stderr)
 	if err == flag.ErrHelp {
-		return exitUsage
+		return exitOK
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)

@@ -25,7 +25,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func runConform(args []string) int {
 	fs := flag.NewFlagSet("conform", flag.ContinueOnError)
-	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()%1_000_000), "seed of the random and concurrent suites")
+	seed := fs.Uint64("seed", 0, "seed of the random and concurrent suites (0: derived from the clock, printed)")
 	budget := fs.Duration("budget", 5*time.Second, "time for each random and concurrent suite, per primitive")
 	clients := fs.Int("clients", 16, "clients in the concurrent suite (1..64)")
 	suites := fs.String("suites", strings.Join(conform.AllSuites, ","), "suites to run, comma-separated: "+strings.Join(conform.AllSuites, ", "))
@@ -39,6 +39,7 @@ func runConform(args []string) int {
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: tollgate conform [flags] -- CMD ARGS...\n\nStarts the driver CMD and runs the golden vectors, random sequential sessions and\nconcurrent sessions for every primitive it supports (spec/protocol.md).\n\nflags:")
 		fs.PrintDefaults()
+		helpTail(os.Stderr, "conform")
 	}
 	var argv []string
 	for i, a := range args {
@@ -66,6 +67,9 @@ func runConform(args []string) int {
 		fmt.Fprintln(os.Stderr, "tollgate conform: give the driver command after --")
 		fs.Usage()
 		return 2
+	}
+	if *seed == 0 {
+		*seed = uint64(time.Now().UnixNano()%1_000_000) + 1 // printed with the results
 	}
 	cfg := conform.Config{Argv: argv, Seed: *seed, Budget: *budget, Clients: *clients, Timeout: *timeout, Dir: *dir}
 	for _, s := range strings.Split(*suites, ",") {

@@ -28,6 +28,19 @@ func runDriver(args []string) int {
 	backend := fs.String("backend", "memory", "memory (impl/ in this process) or redis (impl/redis, on a redis-server)")
 	addr := fs.String("redis", "", "with -backend redis: the server's host:port (empty: start a throwaway redis-server and stop it on exit)")
 	timeout := fs.Duration("timeout", 2*time.Second, "with -backend redis: each call's budget; a call not answered in it is answered \"unknown\"")
+	fs.Usage = func() {
+		fmt.Fprint(os.Stderr, `usage: tollgate driver [flags]
+
+Serves the Go implementation over the conformance protocol (spec/protocol.md):
+requests on stdin, answers on stdout, one JSON object a line, until stdin
+ends. It is the reference driver that tollgate conform runs a port against,
+in process (impl/) or on a Redis server (impl/redis/).
+
+flags:
+`)
+		fs.PrintDefaults()
+		helpTail(os.Stderr, "driver")
+	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0

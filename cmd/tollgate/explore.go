@@ -131,7 +131,7 @@ func checkReplay(c exploreConfig) error {
 func runExplore(args []string, stdout, stderr io.Writer) int {
 	c, err := parseExplore(args, stderr)
 	if err == flag.ErrHelp {
-		return exploreUsage
+		return explorePass
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -263,6 +263,7 @@ than the bound, replayed once (trace one with -scenario NAME -replay SCHEDULE):
 	}
 	fmt.Fprint(stderr, "\nflags:\n")
 	fs.PrintDefaults()
+	helpTail(stderr, "explore")
 }
 
 // resultRow is one line of the results: one scenario's, or the sum of the

@@ -38,11 +38,9 @@ checks the properties of spec/limiters.md (L1–L4). Prints the verdicts by
 version and each violation with its shrunk calls and the command that
 replays it; writes results.md, results.json and cex/ (a counterexample and
 a plot per violation) to -out. redis_rate runs on a throwaway redis-server.
-Exit codes: 0 when every -expect verdict came out and every violation is
-one limiters/known.go explains (a known library bug or documented behaviour)
-or an -expect verdict names; 1 when an -expect verdict did not come out, a
-violation nothing explains came out, or the campaign could not finish; 2 for
-a bad flag.
+A violation is explained when limiters/known.go reads it (a known library
+bug or documented behaviour) or an -expect verdict names it; any other
+fails the run, as a violation fails check.
 
 -shard i/n runs the i-th of n parts of the campaign, for n machines or CI
 jobs sharing it. The unit of work is one workload on one library version,
@@ -59,6 +57,7 @@ its own units; -expect checks only the verdicts of those units.
 flags:
 `)
 		fs.PrintDefaults()
+		helpTail(stderr, "limiters")
 	}
 	fs.StringVar(&c.Libs, "libs", c.Libs, "libraries (module paths), comma separated")
 	fs.StringVar(&c.Versions, "versions", "", "versions per library, e.g. 'golang.org/x/time=v0.9.0+v0.16.0;go.uber.org/ratelimit=v0.3.1' (\"newest\" names the newest; default: every version the module proxy serves)")
@@ -72,6 +71,9 @@ flags:
 	fs.BoolVar(&c.Table, "table", false, "also print every check (library, version, workload, property, seen / allowed, verdict), not only the summary by version")
 	fs.StringVar(&c.Repo, "repo", "", "the tollgate checkout the generated modules build against (default: found from the working directory)")
 	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return c, err
+		}
 		return c, errLimitersFlags
 	}
 	return c.Resolve()
@@ -81,6 +83,9 @@ flags:
 // redis-server when a library needs one.
 func runLimiters(args []string, stdout, stderr io.Writer) int {
 	c, err := parseLimiters(args, stderr)
+	if err == flag.ErrHelp {
+		return limiters.ExitOK
+	}
 	if err != nil {
 		if err != errLimitersFlags {
 			fmt.Fprintln(stderr, "tollgate limiters:", err)

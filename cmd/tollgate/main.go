@@ -36,13 +36,17 @@ func usage() {
 	for _, n := range names {
 		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(os.Stderr, "\nRun 'tollgate <command> -h' for a command's flags.")
+	fmt.Fprintln(os.Stderr, "\nRun 'tollgate <command> -h' for a command's flags, examples and exit codes.")
 }
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+	if len(os.Args) < 2 {
 		usage()
 		os.Exit(2)
+	}
+	if a := os.Args[1]; a == "-h" || a == "-help" || a == "--help" || a == "help" {
+		usage()
+		os.Exit(0)
 	}
 	c, ok := commands[os.Args[1]]
 	if !ok {

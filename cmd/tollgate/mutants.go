@@ -43,9 +43,11 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: tollgate mutants [flags]\n\nRuns every fault of internal/fault against every registered layer and prints")
 		fmt.Fprintln(stderr, "mutant, layer, killed/survived, property, time to kill and a replay command. A kill")
 		fmt.Fprintln(stderr, "counts only if the same layer passes on the real implementation with the same case")
-		fmt.Fprintln(stderr, "(input or seed); a layer that fails there is an error. Exits 1 on such an error or")
-		fmt.Fprintln(stderr, "if a mutant survives a layer that should see it.\n\nflags:")
+		fmt.Fprintln(stderr, "(input or seed); a layer that fails there is an error.")
+		fmt.Fprintln(stderr, "\n`tollgate mutants --auto [flags]` runs the generated-mutant campaign instead")
+		fmt.Fprintln(stderr, "(mutants of impl/ and model/ made by rule; its own flags: --auto -h).\n\nflags:")
 		fs.PrintDefaults()
+		helpTail(stderr, "mutants")
 	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
