@@ -38,3 +38,28 @@ func ExampleArgError() {
 	// Output:
 	// tokenbucket: cost = 6: must not exceed capacity 5, or it could never be taken
 }
+
+// An HTTP handler's admission in one call: Admit answers a refusal with
+// the wait to put in a Retry-After header, computed from the very bucket
+// that refused, at the same clock reading.
+func ExampleTable_Admit() {
+	now := int64(0)
+	tb := tokenbucket.New[string](tokenbucket.WithClock(func() int64 { return now }))
+	perClient, _ := tb.Bind(tokenbucket.Limits{Capacity: 2, RefillPerSecond: 0.5}, 1)
+
+	for range 3 {
+		d := perClient.Admit("10.0.0.7")
+		if !d.OK {
+			fmt.Printf("429, Retry-After: %d ms\n", d.RetryAfterMs)
+			continue
+		}
+		fmt.Printf("200, %v left\n", d.Remaining)
+	}
+	now = 2000
+	fmt.Println("two seconds later:", perClient.Admit("10.0.0.7").OK)
+	// Output:
+	// 200, 1 left
+	// 200, 0 left
+	// 429, Retry-After: 2000 ms
+	// two seconds later: true
+}
