@@ -218,7 +218,11 @@ func runConcurrentTB(conn *Conn, prefix string, seed uint64, shape concurrentSha
 	}
 	h.Workload = fmt.Sprintf("conform %s: %d clients x %d ops", w.Name, w.Clients, w.OpsPerClient)
 	rep, err := linearizability.CheckTokenBucket(h, linearizability.Options{Timeout: checkTimeout, Dir: dir, Name: name})
-	return verdict(name, covers, rep, err, len(h.Ops))
+	f := verdict(name, covers, rep, err, len(h.Ops))
+	if f != nil && err == nil && rep.Result == linearizability.Illegal {
+		tbFailure(f, dir, name, prefix, h)
+	}
+	return f
 }
 
 // runConcurrentCr records one credit-table session, the workload chosen by
@@ -238,7 +242,11 @@ func runConcurrentCr(conn *Conn, prefix string, seed uint64, shape concurrentSha
 	}
 	h.Workload = fmt.Sprintf("conform %s: %d holders x %d rounds", w.Name, w.Holders, w.Rounds)
 	rep, err := linearizability.CheckCredits(h, linearizability.Options{Timeout: checkTimeout, Dir: dir, Name: name})
-	return verdict(name, covers, rep, err, len(h.Ops))
+	f := verdict(name, covers, rep, err, len(h.Ops))
+	if f != nil && err == nil && rep.Result == linearizability.Illegal {
+		crFailure(f, dir, name, b, h)
+	}
+	return f
 }
 
 func verdict(name string, covers []string, rep linearizability.Report, err error, ops int) *CaseFailure {

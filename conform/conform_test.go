@@ -305,6 +305,7 @@ func TestConcurrentSuiteKills(t *testing.T) {
 					if n := strings.Count(out.String(), "no linearization"); n != 1 {
 						t.Errorf("the report says \"no linearization\" %d times, want once:\n%s", n, out.String())
 					}
+					checkProtocolForm(t, f, out.String(), `{"op":"tb.`)
 					t.Logf("%s: %s after %d sessions; %s", f.Case, f.Got, r.Cases, f.Artifact)
 					return
 				}
@@ -314,6 +315,54 @@ func TestConcurrentSuiteKills(t *testing.T) {
 			t.Fatalf("%s survived the concurrent suite:\n%s", f, out.String())
 		})
 	}
+}
+
+// checkProtocolForm: a failed concurrent session prints its smallest
+// failing part as protocol requests and answers, and writes the session in
+// protocol form next to porcupine's files (spec/PORTING.md), never as the
+// model's Go structs.
+func checkProtocolForm(t *testing.T, f *CaseFailure, report, op string) {
+	t.Helper()
+	if !strings.Contains(report, "smallest failing part") || !strings.Contains(report, op) || !strings.Contains(report, ` → {"ok":`) {
+		t.Errorf("the report shows no failing part in protocol form:\n%s", report)
+	}
+	_, path, ok := strings.Cut(f.Artifact, "in protocol form: ")
+	if !ok {
+		t.Fatalf("no protocol-form file in %q", f.Artifact)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hist ProtocolHistory
+	if err := json.Unmarshal(data, &hist); err != nil {
+		t.Fatal(err)
+	}
+	var first bytes.Buffer
+	if len(hist.Part) > 0 {
+		_ = json.Compact(&first, hist.Part[0].Send)
+	}
+	if len(hist.Part) == 0 || len(hist.Ops) < len(hist.Part) || !strings.HasPrefix(first.String(), op) || strings.Contains(string(data), `"Kind"`) {
+		t.Errorf("%s is not the session in protocol form:\n%.600s", path, data)
+	}
+}
+
+// TestConcurrentCreditsFailureInProtocolForm: a credit-table mutant that
+// only concurrency shows fails the concurrent suite, and the failure shows
+// its session in protocol form.
+func TestConcurrentCreditsFailureInProtocolForm(t *testing.T) {
+	dir := t.TempDir()
+	rep := Run(Config{Serve: serveWith(fault.CrReserveNoCAS), Seed: 3, Budget: 3 * time.Second, Clients: 16,
+		Timeout: 10 * time.Second, Suites: []string{SuiteConcurrent}, Primitives: []string{PrimCredits}, Dir: dir})
+	var out bytes.Buffer
+	rep.Print(&out, "")
+	for _, r := range rep.Results {
+		if r.Suite == "cr/concurrent" && r.Failed > 0 {
+			checkProtocolForm(t, r.Failures[0], out.String(), `{"op":"cr.`)
+			return
+		}
+	}
+	t.Fatalf("cr-reserve-no-cas survived the concurrent suite:\n%s", out.String())
 }
 
 // serialServe is the Go driver behind a front that hands it one request at

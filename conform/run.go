@@ -495,6 +495,12 @@ func (r *Report) Print(w io.Writer, replay string) {
 					fmt.Fprintf(w, "    (driver wrote: %s)\n", f.GotLine)
 				}
 			}
+			if len(f.Part) > 0 {
+				fmt.Fprintf(w, "    %s\n", partHeading(f.PartOf))
+				for _, l := range f.Part {
+					fmt.Fprintf(w, "      %s\n", l)
+				}
+			}
 			if f.Artifact != "" {
 				fmt.Fprintf(w, "    visualization: %s\n", f.Artifact)
 			}

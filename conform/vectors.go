@@ -195,6 +195,11 @@ type CaseFailure struct {
 	Driver   *DriverError
 	Shrunk   string // how the case was minimized, if it was
 	Artifact string // a file written for this failure (porcupine visualization)
+	// Part is, for a concurrent session that failed, its smallest part
+	// that fails on its own, one operation a line in protocol form
+	// (failure.go); PartOf says what part it is.
+	Part   []string
+	PartOf string
 	// Breaks names the invariant the first differing answer breaks, for a
 	// vector or a random session (concurrent sessions name theirs in
 	// Covers: T11, C16, C3).
