@@ -16,6 +16,13 @@
 // returns at once, so its numbers are the cost of its compare-and-swap state
 // update, not of pacing.
 //
+// Beside them the suite measures the floor (floor.go): the same shared
+// word written the same number of times and nothing else — a 128-bit load
+// and compare-and-swap loop per take on the key's word (floor-cas128), two
+// per reserve+release (floor-cas128x2), one atomic add (floor-add) — so
+// every tollgate ratio can be read against the cost of moving the cache
+// line, and FLOOR/line=own measures the same with nothing shared.
+//
 // Credit designs (CrDesigns) bound in-flight work to the table's 26 general
 // slots: tollgate's impl/credits; a buffered-channel semaphore;
 // golang.org/x/sync/semaphore.Weighted; and a mutex-guarded slot table, all

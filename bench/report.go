@@ -252,6 +252,10 @@ func WriteTable(w io.Writer, rs []Result, mem []MemResult) {
 	for _, group := range groups(rs) {
 		peers := peersOf(rs, group)
 		fmt.Fprintf(w, "\n### %s\n\n", group)
+		if _, ok := find(rs, group, Tollgate, gsOf(rs, group)[0]); !ok {
+			writeDesigns(w, rs, group, peers)
+			continue
+		}
 		fmt.Fprint(w, "| goroutines | tollgate ns/op | cpu-ns/op | p99 ns | allocs/op |")
 		for _, p := range peers {
 			fmt.Fprintf(w, " ÷ %s |", p)
@@ -288,6 +292,31 @@ func WriteTable(w io.Writer, rs []Result, mem []MemResult) {
 }
 
 // ratioCell prints a ratio, bold where tollgate loses (above 1.00).
+// writeDesigns writes a group tollgate is not in (the floors on a line per
+// goroutine): each design's ns/op, CPU ns/op in parentheses.
+func writeDesigns(w io.Writer, rs []Result, group string, designs []string) {
+	fmt.Fprint(w, "| goroutines |")
+	for _, d := range designs {
+		fmt.Fprintf(w, " %s ns/op |", d)
+	}
+	fmt.Fprint(w, "\n|---:|")
+	for range designs {
+		fmt.Fprint(w, "---:|")
+	}
+	fmt.Fprintln(w)
+	for _, g := range gsOf(rs, group) {
+		fmt.Fprintf(w, "| %d |", g)
+		for _, d := range designs {
+			if r, ok := find(rs, group, d, g); ok {
+				fmt.Fprintf(w, " %.1f (%.1f) |", r.NsPerOp, r.Extra["cpu-ns/op"])
+			} else {
+				fmt.Fprint(w, " – |")
+			}
+		}
+		fmt.Fprintln(w)
+	}
+}
+
 func ratioCell(r float64) string {
 	if r > 1 {
 		return fmt.Sprintf("**%.2f**", r)

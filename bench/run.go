@@ -165,7 +165,7 @@ func writeResults(md io.Writer, c Config, began time.Time, cases int, results []
 			fmt.Fprintf(md, "- %s\n", f)
 		}
 	}
-	fmt.Fprintf(md, "\n## Ratio tables\n")
+	fmt.Fprintf(md, "\n## Ratio tables\n\nThe floor columns (bench/floor.go) divide by what any design pays that writes the same shared word the same number of times and does nothing else: `floor-cas128`, a 128-bit load and compare-and-swap loop on the key's word, is a take's floor; `floor-cas128x2`, two of them on one word, reserve+release's; `floor-add` is one atomic add, the cheapest write. %s measures them with each goroutine on a line of its own, nothing shared.\n", floorOwnGroup)
 	WriteTable(md, results, mem)
 	WriteReclaimed(md, reclaimed)
 }

@@ -250,7 +250,7 @@ func Suite(full bool) []Case {
 			}
 			group := fmt.Sprintf("TB/work=%s/keys=%d", w, keys)
 			for _, g := range gs {
-				for _, d := range TBDesigns() {
+				for _, d := range append(TBDesigns(), floorTBDesigns()...) {
 					if d.AdmitOnly && w != Admit || d.Name == XRateSingle && keys != 1 {
 						continue
 					}
@@ -263,7 +263,7 @@ func Suite(full bool) []Case {
 		}
 	}
 	for _, g := range gs {
-		for _, d := range CrDesigns() {
+		for _, d := range append(CrDesigns(), CrDesign{Name: FloorCAS128x2, New: newFloorCr}) {
 			cs = append(cs, Case{
 				Name: fmt.Sprintf("CR/work=reserve-release/g=%d/design=%s", g, d.Name), Group: "CR/work=reserve-release", Design: d.Name, G: g,
 				Run: func(b B) { RunCr(b, d, g) },
@@ -278,7 +278,7 @@ func Suite(full bool) []Case {
 			})
 		}
 	}
-	return cs
+	return append(cs, floorOwnCases(gs)...)
 }
 
 // Env describes the machine a run measured, for the results' header.
