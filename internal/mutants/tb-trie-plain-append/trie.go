@@ -256,7 +256,7 @@ func (t *trie[K]) appendKey(c *tnode[K], key K, fresh **tnode[K]) *tnode[K] {
 			continue
 		}
 		if *fresh == nil {
-			seam.PlainStore(&*fresh)
+			seam.PlainStore(fresh)
 			*fresh = &tnode[K]{key: key}
 		}
 		// nil → cell at the chain's tail, by a plain store.

@@ -77,7 +77,7 @@ func plainStores(fset *token.FileSet, f *ast.File, src []byte, structs map[strin
 			var calls string
 			for _, e := range lhs {
 				if shared(e, private) {
-					calls += "seam.PlainStore(&" + string(src[fset.Position(e.Pos()).Offset:fset.Position(e.End()).Offset]) + "); "
+					calls += "seam.PlainStore(" + addressOf(e, src, fset) + "); "
 				}
 			}
 			if calls == "" {
@@ -97,6 +97,24 @@ func plainStores(fset *token.FileSet, f *ast.File, src []byte, structs map[strin
 		}
 	}
 	return edits, nil
+}
+
+// addressOf is the source of &e: p itself for a dereference *p.
+func addressOf(e ast.Expr, src []byte, fset *token.FileSet) string {
+	text := func(x ast.Expr) string {
+		return string(src[fset.Position(x.Pos()).Offset:fset.Position(x.End()).Offset])
+	}
+	for {
+		p, ok := e.(*ast.ParenExpr)
+		if !ok {
+			break
+		}
+		e = p.X
+	}
+	if star, ok := e.(*ast.StarExpr); ok {
+		return text(star.X)
+	}
+	return "&" + text(e)
 }
 
 // shared reports whether storing to e may write memory another thread can

@@ -60,7 +60,7 @@ func (t *Table) fill(b *box, v int, out []int, fresh **box) Snapshot {
 		"seam.PlainStore(&nb.n)\n\tnb.n = v",
 		"seam.PlainStore(&out[v])\n\tout[v] = x",
 		"seam.PlainStore(&t.last)\n\tt.last += v",
-		"seam.PlainStore(&*fresh)\n\t*fresh = nb",
+		"seam.PlainStore(fresh)\n\t*fresh = nb",
 		"seam.PlainStore(&b.n)\n\ts.General.used, b.n = v, v",
 	} {
 		if !strings.Contains(text, want) {
