@@ -1,4 +1,7 @@
 #!lua name=tollgate_cr
+-- tollgate library version 1
+-- (Raise it with every change to this file: rconn.Load refuses to replace a
+-- newer version, and to load another text under the same version.)
 
 -- The credit table of tollgate on Redis (spec/credits.md, "The Redis
 -- backend"). Every function is one transition of one table, run by Redis

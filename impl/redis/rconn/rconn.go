@@ -31,6 +31,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"regexp"
+	"strconv"
+	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -82,14 +85,91 @@ func Classify(err error) error {
 	return fmt.Errorf("%w: %w", ErrUnknown, err)
 }
 
-// Load makes the server hold the Functions library name with the source
-// src (whose first line must be "#!lua name=<name>"): FUNCTION LOAD
-// REPLACE, so a library of an older tollgate is replaced. Functions are
-// kept with the data set (RDB and AOF) and replicated, so they survive a
-// restart and a failover without being loaded again.
-func Load(ctx context.Context, c *goredis.Client, name, src string) error {
-	if err := c.FunctionLoadReplace(ctx, src).Err(); err != nil {
-		return fmt.Errorf("redis: loading the %s functions library: %w", name, Classify(err))
+// TableNameRule is the rule every table name keeps, in both packages: the
+// name is the hash tag of the table's keys, so it may not hold a brace, and
+// it is bounded so that a key stays small.
+const TableNameRule = "must be 1 to 256 bytes without '{' or '}' (it is the hash tag of the table's keys)"
+
+// ValidTableName reports whether name keeps TableNameRule.
+func ValidTableName(name string) bool {
+	return name != "" && len(name) <= 256 && !strings.ContainsAny(name, "{}")
+}
+
+// ErrLibraryVersion is the error of Load when the server holds another
+// version of the library than this build's and replacing it would be
+// wrong: a newer version (an older process must not downgrade the library
+// under the whole fleet), or the same version with other code (two builds
+// claim one version).
+var ErrLibraryVersion = errors.New("redis: the server holds another version of the functions library")
+
+// versionLine is how a library's source declares its version, on a line
+// of its own.
+var versionLine = regexp.MustCompile(`(?m)^-- tollgate library version (\d+)$`)
+
+// LibraryVersion is the version the library source src declares, 0 when it
+// declares none (a library loaded before versions existed).
+func LibraryVersion(src string) int {
+	m := versionLine.FindStringSubmatch(src)
+	if m == nil {
+		return 0
 	}
-	return nil
+	v, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// Load makes the server hold the Functions library name with the source
+// src (whose first line must be "#!lua name=<name>"). Functions are kept
+// with the data set (RDB and AOF) and replicated, so they survive a restart
+// and a failover without being loaded again; and one library serves every
+// client of the server, so loading is a fleet-wide act:
+//
+//   - no library of that name: FUNCTION LOAD (without REPLACE, so two
+//     processes loading at once do not overwrite each other: the one that
+//     loses looks again);
+//   - the same code: nothing to do;
+//   - an older version (or one that declares none): FUNCTION LOAD REPLACE;
+//   - a newer version, or the same version with other code: an error
+//     wrapping ErrLibraryVersion, which names both, and the server's
+//     library stays.
+func Load(ctx context.Context, c *goredis.Client, name, src string) error {
+	want := LibraryVersion(src)
+	for range 3 {
+		libs, err := c.FunctionList(ctx, goredis.FunctionListQuery{LibraryNamePattern: name, WithCode: true}).Result()
+		if err != nil {
+			return fmt.Errorf("redis: listing the %s functions library: %w", name, Classify(err))
+		}
+		var have *goredis.Library
+		for i := range libs {
+			if libs[i].Name == name {
+				have = &libs[i]
+			}
+		}
+		switch {
+		case have == nil:
+			err := c.FunctionLoad(ctx, src).Err()
+			if err != nil && strings.Contains(err.Error(), "already exists") {
+				continue // another process loaded it meanwhile: judge its version
+			}
+			if err != nil {
+				return fmt.Errorf("redis: loading the %s functions library: %w", name, Classify(err))
+			}
+			return nil
+		case have.Code == src:
+			return nil
+		}
+		switch v := LibraryVersion(have.Code); {
+		case v > want:
+			return fmt.Errorf("%w: %s version %d is loaded, this build has version %d: upgrade this process rather than replace the library every client of the server uses", ErrLibraryVersion, name, v, want)
+		case v == want:
+			return fmt.Errorf("%w: %s version %d is loaded with other code than this build's version %d: two builds claim one version (a changed library must raise its version line)", ErrLibraryVersion, name, v, want)
+		}
+		if err := c.FunctionLoadReplace(ctx, src).Err(); err != nil {
+			return fmt.Errorf("redis: replacing the %s functions library: %w", name, Classify(err))
+		}
+		return nil
+	}
+	return fmt.Errorf("redis: loading the %s functions library: it changed three times while this process loaded it", name)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,3 +94,56 @@ func TestClassifyServerError(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// lib is a one-function library declaring version v (none when v < 0),
+// answering ret.
+func lib(v int, ret string) string {
+	s := "#!lua name=tg_test\n"
+	if v >= 0 {
+		s += fmt.Sprintf("-- tollgate library version %d\n", v)
+	}
+	return s + "redis.register_function('tg_test_f', function() return '" + ret + "' end)\n"
+}
+
+// TestLoadVersions: Load replaces an older library (or one that declares
+// no version), keeps the same one, and refuses, leaving the server's
+// library in place, a newer version or another text under the same
+// version; the function called afterwards is the one the server kept.
+func TestLoadVersions(t *testing.T) {
+	s := redisserver.StartT(t)
+	ctx := context.Background()
+	c := NewClient(&goredis.Options{Addr: s.Addr})
+	defer c.Close()
+	answers := func(want string) {
+		t.Helper()
+		if got, err := c.FCall(ctx, "tg_test_f", nil).Text(); err != nil || got != want {
+			t.Fatalf("tg_test_f = %q, %v; want %q", got, err, want)
+		}
+	}
+	steps := []struct {
+		src     string
+		refused string // "" when Load must succeed
+		then    string // what the function answers afterwards
+	}{
+		{lib(-1, "unversioned"), "", "unversioned"},
+		{lib(1, "one"), "", "one"},       // replaces a library that declares no version
+		{lib(1, "one"), "", "one"},       // the same text: nothing to do
+		{lib(3, "three"), "", "three"},   // an older one is replaced
+		{lib(2, "two"), "version 3 is loaded, this build has version 2", "three"},
+		{lib(3, "other"), "version 3 is loaded with other code", "three"},
+		{lib(4, "four"), "", "four"},
+	}
+	for i, st := range steps {
+		err := Load(ctx, c, "tg_test", st.src)
+		switch {
+		case st.refused == "" && err != nil:
+			t.Fatalf("step %d: Load = %v", i, err)
+		case st.refused != "" && (!errors.Is(err, ErrLibraryVersion) || !strings.Contains(err.Error(), st.refused)):
+			t.Fatalf("step %d: Load = %v, want ErrLibraryVersion saying %q", i, err, st.refused)
+		}
+		answers(st.then)
+	}
+	if LibraryVersion(lib(-1, "x")) != 0 || LibraryVersion(lib(7, "x")) != 7 {
+		t.Error("LibraryVersion misreads a version line")
+	}
+}

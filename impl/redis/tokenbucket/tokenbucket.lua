@@ -1,8 +1,11 @@
 #!lua name=tollgate_tb
+-- tollgate library version 2
+-- (Raise it with every change to this file: rconn.Load refuses to replace a
+-- newer version, and to load another text under the same version.)
 --
 -- The server side of impl/redis/tokenbucket (spec/redis.md): one function
 -- per operation that writes, and one read-only function for the reads. Go
--- loads it with FUNCTION LOAD REPLACE (rconn.Load), after replacing every
+-- loads it with rconn.Load (which replaces only an older version), after replacing every
 -- "tollgate_tb" in this text with the package's library name, so a mutant's
 -- copy loads beside the real library instead of over it.
 --

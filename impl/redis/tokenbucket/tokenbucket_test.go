@@ -157,7 +157,7 @@ func TestHostileKeys(t *testing.T) {
 }
 
 func TestTableNames(t *testing.T) {
-	for _, name := range []string{"", "a{b", "a}b"} {
+	for _, name := range []string{"", "a{b", "a}b", strings.Repeat("n", 257)} { // the credit table's rule too
 		if _, err := New(context.Background(), &goredis.Options{Addr: "127.0.0.1:1"}, name); err == nil || !strings.Contains(err.Error(), "table name") {
 			t.Errorf("New(%q): %v", name, err)
 		}

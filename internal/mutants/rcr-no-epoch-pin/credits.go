@@ -115,7 +115,7 @@ type functions struct {
 // New connects to the server opts names (address, ACL user and password,
 // TLS, pool and time-outs, as go-redis's Options; opts is not modified) with
 // a client that never retries a call (rconn.NewClient), loads the
-// tollgate_cr library there (FUNCTION LOAD REPLACE) and opens the table
+// tollgate_cr library there (rconn.Load: never over a newer version) and opens the table
 // called name: a table no one has written is a live table with every slot
 // free. Close closes the client and leaves the table as it is, for its
 // other clients. On error nothing is left open.
@@ -152,8 +152,8 @@ func NewFromClient(ctx context.Context, c *goredis.Client, name string) (*Table,
 }
 
 func checkName(name string) error {
-	if name == "" || len(name) > 256 || strings.ContainsAny(name, "{}") {
-		return &ArgError{Field: "name", Value: name, Rule: "must be 1 to 256 bytes without '{' or '}' (it is the hash tag of the table's keys)"}
+	if !rconn.ValidTableName(name) {
+		return &ArgError{Field: "name", Value: name, Rule: rconn.TableNameRule}
 	}
 	return nil
 }

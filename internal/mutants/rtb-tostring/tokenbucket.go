@@ -99,7 +99,7 @@ func UnixMs() int64 { return time.Now().UnixMilli() }
 // New connects to the server opts names (address, ACL user and password,
 // TLS, pool and time-outs, as go-redis's Options; opts is not modified) with
 // a client that never retries a call (rconn.NewClient), loads the library
-// (FUNCTION LOAD REPLACE) and returns the table called name. Close closes
+// (rconn.Load: never over a newer version) and returns the table called name. Close closes
 // the client. On error nothing is left open.
 //
 // name must be non-empty and hold no '{' or '}': it is the hash tag of the
@@ -151,8 +151,12 @@ func newTable(ctx context.Context, c *goredis.Client, name string, options []Opt
 }
 
 func checkName(name string) error {
-	if name == "" || strings.ContainsAny(name, "{}") {
-		return fmt.Errorf("tokenbucket: table name %q must be non-empty and hold no '{' or '}' (it is the hash tag of the table's keys)", name)
+	if !rconn.ValidTableName(name) {
+		shown := strconv.Quote(name)
+		if len(name) > 40 {
+			shown = fmt.Sprintf("%q… (%d bytes)", name[:40], len(name))
+		}
+		return fmt.Errorf("tokenbucket: table name %s %s", shown, rconn.TableNameRule)
 	}
 	return nil
 }
