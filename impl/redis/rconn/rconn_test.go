@@ -126,9 +126,9 @@ func TestLoadVersions(t *testing.T) {
 		then    string // what the function answers afterwards
 	}{
 		{lib(-1, "unversioned"), "", "unversioned"},
-		{lib(1, "one"), "", "one"},       // replaces a library that declares no version
-		{lib(1, "one"), "", "one"},       // the same text: nothing to do
-		{lib(3, "three"), "", "three"},   // an older one is replaced
+		{lib(1, "one"), "", "one"},     // replaces a library that declares no version
+		{lib(1, "one"), "", "one"},     // the same text: nothing to do
+		{lib(3, "three"), "", "three"}, // an older one is replaced
 		{lib(2, "two"), "version 3 is loaded, this build has version 2", "three"},
 		{lib(3, "other"), "version 3 is loaded with other code", "three"},
 		{lib(4, "four"), "", "four"},
