@@ -77,8 +77,7 @@ func NewCredits(f fault.Fault, c *goredis.Client, name string) (*Credits, error)
 	if f != fault.None && (!f.Redis() || !f.Credits()) {
 		return nil, fmt.Errorf("redissut: %v is not a fault of the Redis credit table", f)
 	}
-	opts := *c.Options() // a copy: New must not normalize c's own options
-	t, err := newRedisCredits(context.Background(), f, &opts, name)
+	t, err := newRedisCredits(context.Background(), f, optionsOf(c), name)
 	if err != nil {
 		return nil, err
 	}

@@ -45,8 +45,7 @@ func NewTokenBucket(f fault.Fault, c *goredis.Client, name string) (*TokenBucket
 	if f != fault.None && (!f.Redis() || f.Credits()) {
 		return nil, fmt.Errorf("redissut: %v is not a fault of the Redis token bucket", f)
 	}
-	opts := *c.Options() // a copy: New must not normalize c's own options
-	t, err := newRedisTokenbucket(context.Background(), f, &opts, name)
+	t, err := newRedisTokenbucket(context.Background(), f, optionsOf(c), name)
 	if err != nil {
 		return nil, err
 	}
@@ -95,4 +94,15 @@ func (s *TokenBucket) Apply(ctx context.Context, in model.TBInput[string]) (mode
 		return model.TBOutput{}, err
 	}
 	return out, nil
+}
+
+// optionsOf is a copy of c's options for a client of a table's own: New
+// must not normalize c's options, and the copy leaves out c's push
+// notification processor, which belongs to c (a second client registering
+// its handlers on it makes go-redis log "cannot overwrite existing handler"
+// for every table).
+func optionsOf(c *goredis.Client) *goredis.Options {
+	opts := *c.Options()
+	opts.PushNotificationProcessor = nil
+	return &opts
 }
