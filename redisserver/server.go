@@ -175,7 +175,7 @@ func (s *Server) launch() error {
 	s.proc = p
 	s.mu.Unlock()
 	if err := s.waitReady(p, 10*time.Second); err != nil {
-		s.kill()
+		_ = s.kill() // the readiness error says more
 		return err
 	}
 	return nil
@@ -242,22 +242,25 @@ func (s *Server) Stop() {
 	}
 	s.stopped = true
 	s.mu.Unlock()
-	s.kill()
+	_ = s.kill() // Stop is best effort: the directory goes either way
 	os.RemoveAll(s.Dir)
 }
 
 // kill sends SIGKILL (which ends a stopped process too) and waits for the
 // process to exit.
-func (s *Server) kill() {
+func (s *Server) kill() error {
 	s.mu.Lock()
 	p := s.proc
 	s.proc = nil
 	s.mu.Unlock()
 	if p == nil || p.cmd.Process == nil {
-		return
+		return nil
 	}
 	_ = p.cmd.Process.Kill()
-	p.wait(5 * time.Second)
+	if !p.wait(5 * time.Second) {
+		return fmt.Errorf("redisserver: pid %d has not exited 5 s after SIGKILL: connections to it may still answer", p.cmd.Process.Pid)
+	}
+	return nil
 }
 
 func (s *Server) signal(sig syscall.Signal) error {
@@ -282,7 +285,9 @@ func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
 
 // Crash kills the process with SIGKILL, as a crash would, and keeps its
 // directory (and so its AOF, with WithAOF). Every connection is reset;
-// Restart brings the server back.
+// Restart brings the server back. It returns only once the process has
+// exited, or an error saying it has not: a fault scenario that fences the
+// crashed server relies on no connection to it answering afterwards.
 func (s *Server) Crash() error {
 	s.mu.Lock()
 	running := s.proc != nil && !s.stopped
@@ -290,8 +295,7 @@ func (s *Server) Crash() error {
 	if !running {
 		return ErrNotRunning
 	}
-	s.kill()
-	return nil
+	return s.kill()
 }
 
 // Restart starts the server again after Crash, on the same port, in the
