@@ -384,23 +384,34 @@ func (s *Server) Info(section string) (map[string]string, error) {
 }
 
 // WaitReplicated waits until s, a replica of primary, has its link up and
-// has processed every write primary had made when the wait began, or
-// returns an error after d.
+// has processed a write primary made after the link came up, and with it
+// every write primary had made by then; or returns an error after d.
+//
+// A link reported up is not yet a replica in sync: with diskless sync,
+// Redis 7.0 starts streaming to a new replica only on its first REPLCONF
+// ACK, and ignores one that arrives before the primary has reaped its RDB
+// child, so streaming can wait a second for the next one. A fresh primary's
+// offset is 0, which any replica "reaches". So once the link is up the
+// primary publishes a message on a channel no one reads (replicated, stored
+// nowhere), and the wait ends when the replica's offset has passed it.
 func (s *Server) WaitReplicated(primary *Server, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	var target int64 = -1
 	var last string
 	for time.Now().Before(deadline) {
-		if target < 0 {
-			if p, err := primary.Info("replication"); err == nil {
-				target, _ = strconv.ParseInt(p["master_repl_offset"], 10, 64)
-			}
-		}
 		r, err := s.Info("replication")
 		if err == nil {
 			off, _ := strconv.ParseInt(r["slave_repl_offset"], 10, 64)
+			up := r["master_link_status"] == "up"
 			last = fmt.Sprintf("link %s, offset %d of %d", r["master_link_status"], off, target)
-			if target >= 0 && r["master_link_status"] == "up" && off >= target {
+			if up && target < 0 {
+				if _, err := primary.Query("PUBLISH", "__tollgate_redisserver_sync", s.Addr); err == nil {
+					if p, err := primary.Info("replication"); err == nil {
+						target, _ = strconv.ParseInt(p["master_repl_offset"], 10, 64)
+					}
+				}
+			}
+			if up && target >= 0 && off >= target {
 				return nil
 			}
 		}

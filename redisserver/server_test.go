@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +206,28 @@ func TestPauseWrites(t *testing.T) {
 	}
 	if v, err := s.Query("GET", "gone"); err != nil || v != "" {
 		t.Fatalf("the INCR whose client gave up: GET answered %q (%v), want nothing (dropped)", v, err)
+	}
+}
+
+// TestWaitReplicatedSeesStreaming: a replica of a fresh primary (offset 0)
+// counts as replicated only once it has processed a write made after its
+// link came up, so streaming is proven, not just the link: a replica that
+// reported its link up at offset 0 was taken as in sync while the primary
+// had not begun streaming to it (Redis 7.0 with diskless sync waits for the
+// replica's next ACK), and acknowledged writes made then were lost in a
+// failover.
+func TestWaitReplicatedSeesStreaming(t *testing.T) {
+	p := StartT(t)
+	r, err := p.StartReplica()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	info, err := r.Info("replication")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := strconv.ParseInt(info["slave_repl_offset"], 10, 64); off <= 0 || info["master_link_status"] != "up" {
+		t.Fatalf("StartReplica returned with link %s at offset %s: nothing streamed yet", info["master_link_status"], info["slave_repl_offset"])
 	}
 }
