@@ -59,3 +59,24 @@ func TestFloorsInResults(t *testing.T) {
 		}
 	}
 }
+
+// TestPairedRatio: a ratio is the median of the rounds' own ratios (each
+// round ran both designs one after the other), with their range; rounds
+// that do not pair give the ratio of the medians.
+func TestPairedRatio(t *testing.T) {
+	a := Result{NsPerOp: 20, Rounds: []float64{10, 20, 40}}
+	b := Result{NsPerOp: 20, Rounds: []float64{20, 20, 20}}
+	if med, lo, hi := pairedRatio(a, b); med != 1 || lo != 0.5 || hi != 2 {
+		t.Errorf("pairedRatio = %v [%v, %v], want 1 [0.5, 2]", med, lo, hi)
+	}
+	if got := spreadCell(pairedRatio(a, b)); got != "1.00 [0.50–2.00]" {
+		t.Errorf("spreadCell = %q", got)
+	}
+	b.Rounds = b.Rounds[:2]
+	if med, lo, hi := pairedRatio(a, b); med != 1 || lo != 1 || hi != 1 {
+		t.Errorf("unpaired rounds: %v [%v, %v], want the ratio of the medians alone", med, lo, hi)
+	}
+	if got := spreadCell(1.5, 1.5, 1.5); got != "**1.50**" {
+		t.Errorf("spreadCell of one ratio = %q", got)
+	}
+}

@@ -273,7 +273,7 @@ func WriteTable(w io.Writer, rs []Result, mem []MemResult) {
 			fmt.Fprintf(w, "| %d | %.1f | %.1f | %.0f | %d |", g, tg.NsPerOp, tg.Extra["cpu-ns/op"], tg.Extra["p99-ns"], tg.AllocsPerOp)
 			for _, p := range peers {
 				if pr, ok := find(rs, group, p, g); ok {
-					fmt.Fprintf(w, " %s (%.2f) |", ratioCell(tg.NsPerOp/pr.NsPerOp), tg.Extra["cpu-ns/op"]/pr.Extra["cpu-ns/op"])
+					fmt.Fprintf(w, " %s (%.2f) |", spreadCell(pairedRatio(tg, pr)), tg.Extra["cpu-ns/op"]/pr.Extra["cpu-ns/op"])
 				} else {
 					fmt.Fprint(w, " – |")
 				}
@@ -317,6 +317,33 @@ func writeDesigns(w io.Writer, rs []Result, group string, designs []string) {
 	}
 }
 
+// pairedRatio is a's time per operation over b's: the median over the
+// rounds of the ratio within each round (the two ran one right after the
+// other in it, so a round's ratio shares its few seconds of the machine),
+// with the smallest and the largest. Rounds that do not pair (one round, or
+// a failed one) give the ratio of the medians, alone.
+func pairedRatio(a, b Result) (med, lo, hi float64) {
+	if len(a.Rounds) < 2 || len(a.Rounds) != len(b.Rounds) {
+		r := a.NsPerOp / b.NsPerOp
+		return r, r, r
+	}
+	rs := make([]float64, len(a.Rounds))
+	for i := range rs {
+		rs[i] = a.Rounds[i] / b.Rounds[i]
+	}
+	slices.Sort(rs)
+	return rs[(len(rs)-1)/2], rs[0], rs[len(rs)-1]
+}
+
+// spreadCell is a ratio cell: the median, bold above 1, and the range of
+// the rounds' ratios in brackets when they differ.
+func spreadCell(med, lo, hi float64) string {
+	if lo == hi {
+		return ratioCell(med)
+	}
+	return fmt.Sprintf("%s [%.2f–%.2f]", ratioCell(med), lo, hi)
+}
+
 func ratioCell(r float64) string {
 	if r > 1 {
 		return fmt.Sprintf("**%.2f**", r)
@@ -346,10 +373,10 @@ func Targets(rs []Result, mem []MemResult) []Target {
 		if !ok1 || !ok2 {
 			return
 		}
-		r := tg.NsPerOp / pr.NsPerOp
+		r, lo, hi := pairedRatio(tg, pr)
 		cr := tg.Extra["cpu-ns/op"] / pr.Extra["cpu-ns/op"]
-		ts = append(ts, Target{What: what, Ratio: r / bound, CPURatio: cr / bound, Text: fmt.Sprintf("%.1f ns ÷ %.1f ns = %.2f× (target ≤ %.2f×; CPU time per op: %.1f ÷ %.1f = %.2f×)",
-			tg.NsPerOp, pr.NsPerOp, r, bound, tg.Extra["cpu-ns/op"], pr.Extra["cpu-ns/op"], cr)})
+		ts = append(ts, Target{What: what, Ratio: r / bound, CPURatio: cr / bound, Text: fmt.Sprintf("%.1f ns ÷ %.1f ns: %.2f× over %d rounds, %.2f–%.2f (target ≤ %.2f×; CPU time per op: %.1f ÷ %.1f = %.2f×)",
+			tg.NsPerOp, pr.NsPerOp, r, len(tg.Rounds), lo, hi, bound, tg.Extra["cpu-ns/op"], pr.Extra["cpu-ns/op"], cr)})
 	}
 	allocs := func(what, group string) {
 		worst, found := Result{}, false

@@ -157,7 +157,7 @@ func writeResults(md io.Writer, c Config, began time.Time, cases int, results []
 	if n := Noise(results); n == n {
 		fmt.Fprintf(md, "Noise: the median case's ns/op varied by %.0f%% between rounds ((max−min)/median).\n\n", 100*n)
 	}
-	fmt.Fprintf(md, "Ratios are tollgate's ns/op (wall time per operation, all goroutines together) divided by the peer's at the same goroutine count, with the ratio of CPU time per operation (process user+system time, GC included) in parentheses: below 1.00 tollgate is faster; **bold** marks where it loses on wall time.\n\n## Targets\n\n")
+	fmt.Fprintf(md, "Ratios are tollgate's ns/op (wall time per operation, all goroutines together) divided by the peer's at the same goroutine count: the median over the rounds of the ratio within each round (the designs of a goroutine count run one after the other in every round), with the range of the rounds' ratios in brackets, then the ratio of CPU time per operation (process user+system time, GC included) in parentheses. Below 1.00 tollgate is faster; **bold** marks where it loses on wall time.\n\n## Targets\n\n")
 	WriteTargets(md, Targets(results, mem))
 	if len(failed) > 0 {
 		fmt.Fprintf(md, "\n## Failed checks (these cases have no numbers)\n\n")
