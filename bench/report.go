@@ -256,15 +256,11 @@ func WriteTable(w io.Writer, rs []Result, mem []MemResult) {
 			writeDesigns(w, rs, group, peers)
 			continue
 		}
-		fmt.Fprint(w, "| goroutines | tollgate ns/op | cpu-ns/op | p99 ns | allocs/op |")
+		cols := []string{"goroutines", "tollgate ns/op", "cpu-ns/op", "p99 ns", "allocs/op"}
 		for _, p := range peers {
-			fmt.Fprintf(w, " ÷ %s |", p)
+			cols = append(cols, "÷ "+p)
 		}
-		fmt.Fprint(w, "\n|---:|---:|---:|---:|---:|")
-		for range peers {
-			fmt.Fprint(w, "---:|")
-		}
-		fmt.Fprintln(w)
+		tableHead(w, cols)
 		for _, g := range gsOf(rs, group) {
 			tg, ok := find(rs, group, Tollgate, g)
 			if !ok {
@@ -291,19 +287,19 @@ func WriteTable(w io.Writer, rs []Result, mem []MemResult) {
 	}
 }
 
-// ratioCell prints a ratio, bold where tollgate loses (above 1.00).
+// tableHead writes a markdown table's head: the columns, right-aligned.
+func tableHead(w io.Writer, cols []string) {
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat("---:|", len(cols)))
+}
+
 // writeDesigns writes a group tollgate is not in (the floors on a line per
 // goroutine): each design's ns/op, CPU ns/op in parentheses.
 func writeDesigns(w io.Writer, rs []Result, group string, designs []string) {
-	fmt.Fprint(w, "| goroutines |")
+	cols := []string{"goroutines"}
 	for _, d := range designs {
-		fmt.Fprintf(w, " %s ns/op |", d)
+		cols = append(cols, d+" ns/op")
 	}
-	fmt.Fprint(w, "\n|---:|")
-	for range designs {
-		fmt.Fprint(w, "---:|")
-	}
-	fmt.Fprintln(w)
+	tableHead(w, cols)
 	for _, g := range gsOf(rs, group) {
 		fmt.Fprintf(w, "| %d |", g)
 		for _, d := range designs {
@@ -344,6 +340,7 @@ func spreadCell(med, lo, hi float64) string {
 	return fmt.Sprintf("%s [%.2f–%.2f]", ratioCell(med), lo, hi)
 }
 
+// ratioCell prints a ratio, bold where tollgate loses (above 1.00).
 func ratioCell(r float64) string {
 	if r > 1 {
 		return fmt.Sprintf("**%.2f**", r)
