@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"os"
 	"regexp"
 	"strings"
@@ -78,7 +79,7 @@ func TestRunRefusesNothing(t *testing.T) {
 	dir := t.TempDir() + "/out"
 	var progress strings.Builder
 	err := Run(Config{Out: dir, Run: "no-such-case", MemKeys: 1000}, &progress)
-	if err == nil || !strings.Contains(err.Error(), `-run "no-such-case" matches no case`) {
+	if !errors.Is(err, ErrNothingSelected) || !strings.Contains(err.Error(), `-run "no-such-case" matches no case`) {
 		t.Fatalf("Run = %v, want an error saying nothing matched", err)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,10 @@ import (
 	"strings"
 	"time"
 )
+
+// ErrNothingSelected is the error of a Run whose -run selects no case: a
+// run that measures nothing is not a result.
+var ErrNothingSelected = errors.New("tollgate bench: nothing would be measured")
 
 // Run is `tollgate bench`: it measures the cases of the suite c selects
 // (Resolve is applied first), the memory per idle key and after a reclaim,
@@ -28,7 +33,7 @@ func Run(c Config, progress io.Writer) error {
 	}
 	re := regexp.MustCompile(c.Run)
 	if n := selected(c, re); n == 0 {
-		return fmt.Errorf("tollgate bench: -run %q matches no case: nothing would be measured (the case names are printed as they run; bench/doc.go lists the suite)", c.Run)
+		return fmt.Errorf("%w: -run %q matches no case (the case names are printed as they run; bench/doc.go lists the suite)", ErrNothingSelected, c.Run)
 	}
 	if c.Out == "" {
 		if c.Out, err = os.MkdirTemp("", "tollgate-bench-"); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -68,6 +69,9 @@ func runBench(args []string, stderr io.Writer) int {
 	}
 	if err := bench.Run(c, stderr); err != nil {
 		fmt.Fprintln(stderr, err)
+		if errors.Is(err, bench.ErrNothingSelected) {
+			return 2
+		}
 		return 1
 	}
 	return 0

@@ -28,3 +28,12 @@ func TestBenchFlagsRejectBadInput(t *testing.T) {
 		t.Errorf("-full defaults: %+v, %v", o, err)
 	}
 }
+
+// TestBenchNothingSelectedExits2: a -run that selects no case is a usage
+// error, as the help says: exit 2, and nothing measured.
+func TestBenchNothingSelectedExits2(t *testing.T) {
+	var stderr strings.Builder
+	if code := runBench([]string{"-run", "no-such-case", "-memkeys", "0", "-out", t.TempDir()}, &stderr); code != 2 || !strings.Contains(stderr.String(), "matches no case") {
+		t.Fatalf("exit %d, want 2 and a message saying nothing matched: %q", code, stderr.String())
+	}
+}
