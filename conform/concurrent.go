@@ -153,11 +153,29 @@ func (p *crPipe) holder(h model.HolderID) *pipeHolder {
 	return ph
 }
 
-func (p *crPipe) Do(client int, in model.CrInput[string]) (model.CrOutput[string], error) {
-	var zero model.CrOutput[string]
-	name := fmt.Sprintf("%s.w%d", p.prefix, client)
+// byHolder reports whether in is sent as its holder's client rather than
+// as the history client's.
+func byHolder(in model.CrInput[string]) bool {
 	switch in.Kind {
 	case model.CrReserve, model.CrEnqueue, model.CrRelease, model.CrExit:
+		return true
+	}
+	return false
+}
+
+// clientOf is the driver client that sends in for history client client:
+// "<prefix>.h<holder>" for a holder's call, "<prefix>.w<client>" otherwise.
+func (p *crPipe) clientOf(client int, in model.CrInput[string]) string {
+	if byHolder(in) {
+		return fmt.Sprintf("%s.h%d", p.prefix, in.Holder)
+	}
+	return fmt.Sprintf("%s.w%d", p.prefix, client)
+}
+
+func (p *crPipe) Do(client int, in model.CrInput[string]) (model.CrOutput[string], error) {
+	var zero model.CrOutput[string]
+	name := p.clientOf(client, in)
+	if byHolder(in) {
 		ph := p.holder(in.Holder)
 		ph.mu.Lock()
 		defer ph.mu.Unlock()
@@ -167,7 +185,6 @@ func (p *crPipe) Do(client int, in model.CrInput[string]) (model.CrOutput[string
 		if in.Kind == model.CrExit {
 			ph.dead = true
 		}
-		name = fmt.Sprintf("%s.h%d", p.prefix, in.Holder)
 	}
 	req := EncodeCr(in, name, p.epochs)
 	req.Table, req.Client = p.prefix, name

@@ -151,11 +151,7 @@ func crFailure(f *CaseFailure, dir, name string, b *crPipe, h linearizability.Cr
 	hist := ProtocolHistory{Primitive: "cr", Workload: h.Workload, Seed: h.Seed, Breaks: f.Breaks.Invariant,
 		PartOf: fmt.Sprintf("the whole session (%d operations on one table)", len(h.Ops))}
 	for _, op := range h.Ops {
-		client := fmt.Sprintf("%s.w%d", b.prefix, op.Client)
-		switch op.Input.Kind {
-		case model.CrReserve, model.CrEnqueue, model.CrRelease, model.CrExit:
-			client = fmt.Sprintf("%s.h%d", b.prefix, op.Input.Holder)
-		}
+		client := b.clientOf(op.Client, op.Input)
 		req := EncodeCr(op.Input, client, b.epochs)
 		req.Table, req.Client = b.prefix, client
 		p := ProtocolOp{Client: client, Call: op.Call, Return: op.Return, Send: rawJSON(req)}
@@ -170,5 +166,5 @@ func crFailure(f *CaseFailure, dir, name string, b *crPipe, h linearizability.Cr
 
 // partHeading is how a failure introduces its part.
 func partHeading(of string) string {
-	return strings.TrimSpace("smallest failing part, " + of + ", as [call–return] request → answer:")
+	return "smallest failing part, " + of + ", as [call–return] request → answer:"
 }
