@@ -18,6 +18,7 @@
 package hooked
 
 import (
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -37,6 +38,24 @@ const (
 	// Plain is a plain (non-atomic) store that the code under test is about
 	// to make: see PlainStore.
 	Plain
+	// Swap stores a new value and returns the old one; And and Or are
+	// read-modify-writes (sync/atomic's And* and Or*). Old is the value
+	// before, New the value after.
+	Swap
+	And
+	Or
+	// Lock, Unlock, RLock and RUnlock are a mutex's operations, Wait a
+	// WaitGroup's wait (a read of its counter once it is zero); Lock, RLock
+	// and Wait block (see Blocker). Lock, Unlock, RLock and RUnlock write the
+	// mutex's word.
+	Lock
+	Unlock
+	RLock
+	RUnlock
+	Wait
+	// Now reads a virtual clock; Tick advances it.
+	Now
+	Tick
 )
 
 func (o Op) String() string {
@@ -51,6 +70,26 @@ func (o Op) String() string {
 		return "add"
 	case Plain:
 		return "plain store"
+	case Swap:
+		return "swap"
+	case And:
+		return "and"
+	case Or:
+		return "or"
+	case Lock:
+		return "lock"
+	case Unlock:
+		return "unlock"
+	case RLock:
+		return "rlock"
+	case RUnlock:
+		return "runlock"
+	case Wait:
+		return "wait"
+	case Now:
+		return "now"
+	case Tick:
+		return "tick"
 	}
 	return "op?"
 }
@@ -73,11 +112,35 @@ type Access struct {
 	OK       bool
 	Lo       bool // the operation was a Pair's LoadLo or CompareAndSwapLo
 	Hi       bool // the operation was a Pair's LoadHi
+	// Site is the program counter of the call in the code under test that
+	// made the operation, while sites are recorded (SetSites); else 0.
+	Site uintptr
+}
+
+var sites atomic.Bool
+
+// SetSites turns the recording of call sites (Access.Site) on or off. A
+// scheduler turns it on while it replays a run for a trace: finding the
+// caller costs about a microsecond, too much for every step of a search.
+func SetSites(on bool) { sites.Store(on) }
+
+// Site returns, while sites are recorded, the program counter of the
+// caller skip frames above Site's caller (skip 1: the caller of the
+// function that calls Site); else 0.
+func Site(skip int) uintptr {
+	if !sites.Load() {
+		return 0
+	}
+	var pc [1]uintptr
+	if runtime.Callers(skip+2, pc[:]) == 0 {
+		return 0
+	}
+	return pc[0]
 }
 
 // Wrote reports whether the operation changed memory (a failed CAS did
-// not).
-func (a Access) Wrote() bool { return a.Op != Load && a.OK }
+// not; a load, a clock reading and a wait do not).
+func (a Access) Wrote() bool { return a.Op != Load && a.Op != Now && a.Op != Wait && a.OK }
 
 // Scheduler decides when the calling logical thread may run its next
 // operation.
@@ -87,6 +150,20 @@ type Scheduler interface {
 	Before(word unsafe.Pointer, op Op)
 	// After reports the operation, right after it ran.
 	After(a Access)
+}
+
+// Blocker is a Scheduler that can hold a thread back until an operation
+// may run: a Lock of a held mutex, a Wait on a WaitGroup whose counter is
+// not zero. Every scheduler that drives code with blocking operations
+// implements it.
+type Blocker interface {
+	Scheduler
+	// BeforeWhen is Before for an operation that may run only when ready
+	// reports true. It returns when the thread is scheduled and ready holds;
+	// ready is called with nothing else running. A scheduler that finds
+	// every unfinished thread waiting on a ready that is false reports a
+	// deadlock.
+	BeforeWhen(word unsafe.Pointer, op Op, ready func() bool)
 }
 
 var installed atomic.Pointer[Scheduler]
@@ -99,6 +176,12 @@ func Install(s Scheduler) (uninstall func()) {
 	}
 	return func() { installed.Store(nil) }
 }
+
+// Current is the installed scheduler, or nil. Code with switch points
+// (this package's types, the twins of sync/atomic, sync and time in
+// github.com/tollgate/tollgate/explore) calls it at every operation: with
+// nil it performs the plain operation.
+func Current() Scheduler { return current() }
 
 func current() Scheduler {
 	if p := installed.Load(); p != nil {
