@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"fmt"
 	"iter"
 	"runtime/debug"
 	"unsafe"
@@ -41,7 +42,15 @@ const (
 	midOp
 	// finished: its script is done (or it was unwound).
 	finished
+	// waiting: inside an operation, paused before a blocking operation (a
+	// Lock of a held mutex, a Wait on a WaitGroup not at zero) that may not
+	// run now. It is a state of the view only (the worker stays midOp): a
+	// chooser may not pick it, and switching away from it is no preemption.
+	waiting
 )
+
+// runnable reports whether a thread in state st may take the next step.
+func runnable(st tstate) bool { return st == atBoundary || st == midOp }
 
 // Sentinels, panicked inside a coroutine and recovered at its top.
 type sentinel struct{ why string }
@@ -153,6 +162,11 @@ type worker struct {
 	// pending is the seam operation the thread is paused before (midOp).
 	pendWord unsafe.Pointer
 	pendOp   hooked.Op
+	// pendReady, for a blocking operation, reports whether it may run.
+	pendReady func() bool
+	// stopping: yield returned false (the pool is being stopped); the
+	// coroutine may not yield again while it unwinds.
+	stopping bool
 	// per run
 	ops      int  // model operations started
 	curOp    int  // index of the operation in progress (-1 none)
@@ -241,8 +255,20 @@ func (w *worker) runBody() (stopped bool) {
 
 // pause hands control back to the controller; it returns when the
 // controller schedules this thread again.
+//
+// While the controller unwinds the thread (abandon, close) it does not
+// yield again: code under test may run deferred calls that reach a seam
+// operation (a deferred Unlock) as the sentinel unwinds it, and each such
+// operation panics with the sentinel again instead of pausing.
 func (w *worker) pause() {
+	if w.stopping {
+		panic(errStopped)
+	}
+	if w.c.abandoning {
+		panic(errAbandon)
+	}
 	if !w.yield(struct{}{}) {
+		w.stopping = true
 		panic(errStopped)
 	}
 	if w.c.abandoning {
@@ -264,8 +290,26 @@ func (c *controller) Before(word unsafe.Pointer, op hooked.Op) {
 		return
 	}
 	w := c.cur
-	w.state, w.pendWord, w.pendOp = midOp, word, op
+	w.state, w.pendWord, w.pendOp, w.pendReady = midOp, word, op, nil
 	w.pause()
+}
+
+// BeforeWhen implements hooked.Blocker: the thread pauses before op and
+// is not runnable while ready reports false (execute asks it before every
+// choice, with nothing running). In direct mode (setup, observations)
+// nothing else can run to make it ready: an operation that must wait
+// there is a deadlock of the scenario, and panics.
+func (c *controller) BeforeWhen(word unsafe.Pointer, op hooked.Op, ready func() bool) {
+	if c.direct {
+		if !ready() {
+			panic(fmt.Sprintf("explore: %s must wait outside the threads (in setup or an observation): nothing else runs there, so it never could", op))
+		}
+		return
+	}
+	w := c.cur
+	w.state, w.pendWord, w.pendOp, w.pendReady = midOp, word, op, ready
+	w.pause()
+	w.pendReady = nil
 }
 
 // After implements hooked.Scheduler.
@@ -303,6 +347,7 @@ func (c *controller) begin(bodies []func()) {
 		w.body = bodies[i]
 		w.state = atBoundary
 		w.ops, w.curOp, w.curLive = 0, -1, liveNone
+		w.pendReady = nil
 		w.pval, w.pstack, w.panicked = nil, nil, false
 	}
 }
@@ -372,6 +417,18 @@ func (c *controller) quiet(f func()) {
 		c.install()
 		c.direct = d
 	}()
+	f()
+}
+
+// quietDirect runs f in direct mode with the scheduler installed: its
+// operations are the twins' own, run at once with nothing recorded, and a
+// blocking one that would wait panics (BeforeWhen). The twins of sync keep
+// their explored state apart from their free-running one, so a check that
+// locks must see the explored state: quiet would show it the other.
+func (c *controller) quietDirect(f func()) {
+	d := c.direct
+	c.direct = true
+	defer func() { c.direct = d }()
 	f()
 }
 

@@ -85,7 +85,7 @@ func (d *dfs) choose(v *view) (int, bool) {
 	if v.depth < len(d.path) {
 		n := d.path[v.depth]
 		t := n.choice()
-		if v.states[t] == finished || n.last != v.last {
+		if !runnable(v.states[t]) || n.last != v.last {
 			d.err = fmt.Errorf("explore: replay diverged at step %d: the code under test is not deterministic", v.depth)
 			return 0, false
 		}
@@ -118,7 +118,7 @@ func (d *dfs) choose(v *view) (int, bool) {
 		}
 	}
 	add := func(t int) {
-		if v.states[t] == finished {
+		if !runnable(v.states[t]) {
 			return
 		}
 		for _, c := range n.choices {

@@ -115,6 +115,9 @@ const (
 	KindProgress Kind = "progress"
 	// KindPanic: the code under test panicked.
 	KindPanic Kind = "panic"
+	// KindDeadlock: every thread that has not finished waits before a
+	// blocking operation (a mutex, a WaitGroup) that no thread can release.
+	KindDeadlock Kind = "deadlock"
 )
 
 // Failure is a run that failed, with what is needed to read and replay it.
@@ -124,6 +127,7 @@ type Failure struct {
 	Detail    string
 	Thread    int    // the thread that panicked (KindPanic), else -1
 	Stack     string // its stack
+	Panic     any    // the value it panicked with
 
 	Scenario    string
 	Strategy    Strategy
@@ -137,6 +141,9 @@ type Failure struct {
 	Trace       string // the per-thread trace of the replayed schedule
 	HTMLPath    string // porcupine's visualization, when written
 	JSONPath    string // the history, when written
+	// Replay is the command that replays the failure, when it is not the
+	// catalogue's tollgate explore -scenario line.
+	Replay string
 }
 
 // Report renders the failure for a person.
@@ -147,7 +154,12 @@ func (f *Failure) Report() string {
 		fmt.Fprintf(&b, " (%s)", f.Invariant)
 	}
 	fmt.Fprintf(&b, "\n  %s\n", f.Detail)
-	fmt.Fprintf(&b, "  mutant %s, strategy %s", f.Mutant, f.Strategy)
+	if f.Mutant != "" {
+		fmt.Fprintf(&b, "  mutant %s, ", f.Mutant)
+	} else {
+		b.WriteString("  ")
+	}
+	fmt.Fprintf(&b, "strategy %s", f.Strategy)
 	switch f.Strategy {
 	case DFS:
 		fmt.Fprintf(&b, ", bound %d", f.Bound)
@@ -164,7 +176,11 @@ func (f *Failure) Report() string {
 	if f.Mutant != "" && f.Mutant != fault.None.String() {
 		mutant = " -mutant " + f.Mutant
 	}
-	fmt.Fprintf(&b, "  replay: tollgate explore -scenario %s%s -replay %s\n", f.Scenario, mutant, f.Schedule)
+	if f.Replay != "" {
+		fmt.Fprintf(&b, "  replay: %s\n", f.Replay)
+	} else {
+		fmt.Fprintf(&b, "  replay: tollgate explore -scenario %s%s -replay %s\n", f.Scenario, mutant, f.Schedule)
+	}
 	if f.HTMLPath != "" {
 		fmt.Fprintf(&b, "  porcupine: %s\n", f.HTMLPath)
 	}
@@ -412,6 +428,8 @@ func replay(c *controller, p program, sched []int8, stepCap int, dir, name strin
 		defer fw.writeFiles("", "")
 	}
 	opt := runOptions{stepCap: stepCap, keep: true, outcome: true}
+	hooked.SetSites(true)
+	defer hooked.SetSites(false)
 	if tr != nil {
 		opt.observer = func(c *controller, r *stepRec) { tr.observe(c, r) }
 		// Each seam operation is rendered as it runs, so its values are

@@ -44,7 +44,7 @@ func newPCT(rng *rand.Rand, n, depth, k int) *pct {
 func (p *pct) highest(v *view) int {
 	best := -1
 	for t, st := range v.states {
-		if st != finished && (best < 0 || p.prio[t] > p.prio[best]) {
+		if runnable(st) && (best < 0 || p.prio[t] > p.prio[best]) {
 			best = t
 		}
 	}
@@ -74,7 +74,7 @@ type walk struct {
 func (w *walk) choose(v *view) (int, bool) {
 	w.live = w.live[:0]
 	for t, st := range v.states {
-		if st != finished {
+		if runnable(st) {
 			w.live = append(w.live, t)
 		}
 	}

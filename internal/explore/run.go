@@ -31,6 +31,13 @@ type stepObserver interface {
 	afterStep(c *controller)
 }
 
+// invariantChecker is a program that checks the instance after every step
+// (in direct mode); a non-empty answer ends the run as an invariant
+// failure.
+type invariantChecker interface {
+	checkStep(c *controller) string
+}
+
 // chooser picks the thread of every step of one run.
 type chooser interface {
 	// choose returns the thread to run next, or false to abandon the run
@@ -56,11 +63,12 @@ func (v *view) lastMid() bool { return v.last >= 0 && v.states[v.last] == midOp 
 type status uint8
 
 const (
-	complete status = iota // every thread finished; checked
-	blocked                // abandoned by the chooser (redundant)
-	stalled                // no operation completed within the step cap
-	panicked               // the code under test panicked
-	stopped                // the exploration's budget ran out mid-run
+	complete   status = iota // every thread finished; checked
+	blocked                  // abandoned by the chooser (redundant)
+	stalled                  // no operation completed within the step cap
+	panicked                 // the code under test panicked
+	deadlocked               // every unfinished thread waits
+	stopped                  // the exploration's budget ran out mid-run
 )
 
 // runResult is one executed run.
@@ -95,6 +103,7 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 	c.direct = false
 	c.begin(bodies)
 	obs, _ := p.(stepObserver)
+	inv, _ := p.(invariantChecker)
 	n := len(c.workers)
 	if len(c.states) != n {
 		c.states = make([]tstate, n)
@@ -109,18 +118,29 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 	v := view{last: -1, states: states, pend: pend}
 	idle, lastDone := 0, c.completed
 	for {
-		live := 0
+		live, ready := 0, 0
 		for i, w := range c.workers {
 			states[i], pend[i] = w.state, nil
 			if w.state == midOp {
 				pend[i] = w.pendWord
+				if w.pendReady != nil && !w.pendReady() {
+					states[i] = waiting
+				}
 			}
 			if w.state != finished {
 				live++
 			}
+			if runnable(states[i]) {
+				ready++
+			}
 		}
 		if live == 0 {
 			break
+		}
+		if ready == 0 {
+			res.status, res.failure = deadlocked, deadlock(c, p)
+			c.abandon()
+			return res
 		}
 		t, ok := ch.choose(&v)
 		if !ok {
@@ -128,13 +148,17 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 			res.status = blocked
 			return res
 		}
-		if t < 0 || t >= n || states[t] == finished {
+		if t < 0 || t >= n || !runnable(states[t]) {
 			panic(fmt.Sprintf("explore: chooser picked thread %d, which cannot run", t))
 		}
 		pre := v.last >= 0 && t != v.last && states[v.last] == midOp
 		c.run(t)
 		if obs != nil && c.rec.acc.seen {
 			obs.afterStep(c)
+		}
+		var broken string
+		if inv != nil && !c.workers[t].panicked {
+			broken = inv.checkStep(c)
 		}
 		c.step++
 		c.rec.preempt = pre
@@ -155,7 +179,13 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 			c.abandon()
 			res.status = panicked
 			res.failure = &Failure{Kind: KindPanic, Thread: t,
-				Detail: fmt.Sprintf("thread %d panicked: %v", t, w.pval), Stack: string(w.pstack)}
+				Detail: fmt.Sprintf("thread %d panicked: %v", t, w.pval), Stack: string(w.pstack), Panic: w.pval}
+			return res
+		}
+		if broken != "" {
+			c.abandon()
+			res.status = panicked
+			res.failure = &Failure{Kind: KindInvariant, Thread: -1, Detail: fmt.Sprintf("after step %d (T%d): %s", v.depth+1, t, broken)}
 			return res
 		}
 		if c.completed != lastDone {
@@ -188,6 +218,23 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 	c.direct = false
 	res.status, res.failure, res.outcome = complete, fail, out
 	return res
+}
+
+// deadlock is the failure of a run in which every unfinished thread waits
+// before a blocking operation.
+func deadlock(c *controller, p program) *Failure {
+	var where []string
+	for i, w := range c.workers {
+		if w.state == finished {
+			continue
+		}
+		name := fmt.Sprintf("%p", w.pendWord)
+		if tr := p.tracer(); tr != nil {
+			name = tr.word(w.pendWord)
+		}
+		where = append(where, fmt.Sprintf("T%d waits to %s %s", i, w.pendOp, name))
+	}
+	return &Failure{Kind: KindDeadlock, Thread: -1, Detail: "deadlock: every thread waits: " + strings.Join(where, ", ")}
 }
 
 // guard runs f and turns a panic into a panic failure.

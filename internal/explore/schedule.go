@@ -88,15 +88,15 @@ type follow struct {
 
 func (f *follow) choose(v *view) (int, bool) {
 	if v.depth < len(f.s) {
-		if t := int(f.s[v.depth]); t < len(v.states) && v.states[t] != finished {
+		if t := int(f.s[v.depth]); t < len(v.states) && runnable(v.states[t]) {
 			return t, true
 		}
 	}
-	if v.last >= 0 && v.states[v.last] != finished {
+	if v.last >= 0 && runnable(v.states[v.last]) {
 		return v.last, true
 	}
 	for t, st := range v.states {
-		if st != finished {
+		if runnable(st) {
 			return t, true
 		}
 	}

@@ -60,6 +60,17 @@ func describeAccess(tr tracer, a hooked.Access, vals [2]string) string {
 		word += ".hi"
 	}
 	old, new := vals[0], vals[1]
+	at := ""
+	if st, ok := tr.(interface{ site(hooked.Access) string }); ok {
+		if s := st.site(a); s != "" {
+			at = "  @ " + s
+		}
+	}
+	return describeOp(a, word, old, new) + at
+}
+
+// describeOp renders one seam operation on the named word.
+func describeOp(a hooked.Access, word, old, new string) string {
 	switch a.Op {
 	case hooked.Load:
 		return fmt.Sprintf("load %s = %s", word, old)
@@ -73,6 +84,14 @@ func describeAccess(tr tracer, a hooked.Access, vals [2]string) string {
 			res = "FAILED"
 		}
 		return fmt.Sprintf("cas %s: %s → %s %s", word, old, new, res)
+	case hooked.Swap, hooked.And, hooked.Or, hooked.Tick:
+		return fmt.Sprintf("%s %s: %s → %s", a.Op, word, old, new)
+	case hooked.Now:
+		return fmt.Sprintf("now = +%s", old)
+	case hooked.Lock, hooked.RLock:
+		if !a.OK {
+			return fmt.Sprintf("try%s %s: held, FAILED", a.Op, word)
+		}
 	}
 	return fmt.Sprintf("%s %s", a.Op, word)
 }

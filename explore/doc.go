@@ -1,0 +1,58 @@
+// Package explore checks concurrent Go code that nobody here wrote,
+// deterministically: it runs a few threads of operations on one object,
+// one step at a time, over every schedule within a preemption bound (or
+// seeded random ones), and checks every run against a sequential model.
+// The code under test is not changed: tollgate explore builds it through
+// the go command's -overlay flag with its sync/atomic, sync and time
+// calls rewritten to switch-point twins (explore/atomic, explore/sync,
+// explore/rt; the rewrite is explore/rewrite).
+//
+// A test is a Spec and one call:
+//
+//	func TestLimiter(t *testing.T) {
+//		explore.Check(t, explore.Spec[*rate.Limiter, string, bool, float64]{
+//			New:     func() *rate.Limiter { return rate.NewLimiter(1, 1) },
+//			Threads: [][]string{{"allow"}, {"allow"}},
+//			Call:    func(l *rate.Limiter, _ string) bool { return l.Allow() },
+//			Init:    1,
+//			Step:    allowStep, // func(tokens float64, now time.Time, _ string) (float64, bool)
+//			Clock:   &explore.Clock{Ticks: 1, Tick: time.Second},
+//		})
+//	}
+//
+// run with
+//
+//	tollgate explore -pkg ./limiter -run TestLimiter
+//
+// (plain go test builds the code unrewritten, and Check fails saying so).
+//
+// # What a run is
+//
+// Every operation of the twins (an atomic load, store, compare-and-swap,
+// add, swap; a mutex lock or unlock; a WaitGroup's add or wait; a reading
+// of the clock) is a switch point: before it, the explorer decides which
+// thread runs next. A thread that must wait (a Lock of a held mutex) is
+// not runnable; a state where no thread can run is reported as a
+// deadlock. Time is virtual: it starts at Clock.Start and moves only when
+// the clock thread ticks (Clock.Ticks steps of Clock.Tick, interleaved
+// like any thread) or a thread sleeps. Plain (non-atomic) memory is not a
+// switch point: a data race is the race detector's to find.
+//
+// What the explorer cannot control — a go statement, a channel operation,
+// a select, time.NewTimer, sync.Cond, runtime.Gosched, assembly or cgo — is
+// listed with its file:line before anything runs, and a run that reaches
+// one ends with that construct named, never left to run free.
+//
+// # The oracle
+//
+// Each run's operations, stamped by the step they started and ended in,
+// form a history that must be linearizable with respect to the model: a
+// Step function (state, the clock's time, input) → (state, output), or a
+// porcupine Model. Invariant, when set, is checked after every step. A
+// failure reports the schedule ("0x3.1x5.0x2": three steps of thread 0,
+// five of thread 1, two of thread 0), a per-thread trace naming the line
+// of the code under test at every step, porcupine's visualization, and the
+// command that replays it.
+//
+// One exploration runs at a time in a process.
+package explore
