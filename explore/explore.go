@@ -230,13 +230,13 @@ func (s Spec[T, In, Out, S]) validate() error {
 
 func (r *run[T, In, Out, S]) begin() [][]func() {
 	spec := r.spec
-	if c := spec.Clock; c != nil {
+	// The clock is virtual in every run, standing still at the start
+	// when there is no Clock: no run ever reads the machine's.
+	r.start = DefaultStart
+	if c := spec.Clock; c != nil && !c.Start.IsZero() {
 		r.start = c.Start
-		if r.start.IsZero() {
-			r.start = DefaultStart
-		}
-		vclock.Start(r.start)
 	}
+	vclock.Start(r.start)
 	r.obj = spec.New()
 	if len(r.outs) != len(spec.Threads) {
 		r.outs = make([][]Out, len(spec.Threads))

@@ -87,9 +87,12 @@ func TestLockReleasedEarlyIsFound(t *testing.T) {
 	}
 }
 
-// transfer locks two mutexes in the order it is given: two transfers in
-// opposite orders deadlock.
-type accounts struct{ a, b tsync.Mutex }
+// accounts: a transfer locks both in the order it is given, so two
+// transfers in opposite orders deadlock.
+type accounts struct {
+	a, b  tsync.Mutex
+	moved int
+}
 
 func TestLockOrderDeadlockIsFound(t *testing.T) {
 	spec := explore.Spec[*accounts, bool, bool, struct{}]{
@@ -102,6 +105,7 @@ func TestLockOrderDeadlockIsFound(t *testing.T) {
 			}
 			first.Lock()
 			second.Lock()
+			x.moved++
 			second.Unlock()
 			first.Unlock()
 			return true

@@ -43,7 +43,8 @@ type Spec[T, In, Out, S any] struct {
 	// paused; an error fails the run. It runs with no switch points and
 	// must not wait (a Lock of a mutex some thread holds panics).
 	Invariant func(obj T) error
-	// Clock, when set, turns the virtual clock on for the runs.
+	// Clock sets the virtual clock. Every run reads it, never the
+	// machine's: with no Clock it stands still at DefaultStart.
 	Clock *Clock
 	// Describe renders an input in traces (nil: fmt's %v).
 	Describe func(in In) string

@@ -42,6 +42,8 @@ type exploreConfig struct {
 	coverage  bool
 	verbose   bool
 	failfast  bool
+	// pkg: explore -pkg, the tests of a package of the user's.
+	pkg *pkgConfig
 }
 
 func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
@@ -63,8 +65,18 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	fs.BoolVar(&c.verbose, "v", false, "list every generated scenario in the results, not one line per prefix")
 	fs.BoolVar(&c.failfast, "failfast", false, "stop at the first scenario that fails")
 	shardFlag := fs.String("shard", "", "run only shard `i/n` (1-based, e.g. 2/4) of the selected scenarios, split by name: shards 1/n … n/n together run each scenario once")
+	pkg := fs.String("pkg", "", "explore your own code: run the tests of this package (a go list pattern, in the current module) with it and every package it imports rewritten for exploration (no source changes; see explore/doc.go); -run, -strategy, -bound, -seed, -budget, -replay and -v apply")
+	run := fs.String("run", "", "with -pkg: run only the tests matching this regexp (go test -run)")
+	tags := fs.String("tags", "", "with -pkg: build tags")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if *pkg != "" {
+		return parsePkg(fs, pkgConfig{pkg: *pkg, run: *run, tags: *tags, replay: *replay, strategy: *strategy,
+			bound: *bound, seed: *seed, dir: *dir, verbose: c.verbose}, *budget)
+	}
+	if *run != "" || *tags != "" {
+		return c, fmt.Errorf("explore: -run and -tags go with -pkg")
 	}
 	boundSet := false
 	fs.Visit(func(f *flag.Flag) { boundSet = boundSet || f.Name == "bound" })
@@ -92,6 +104,53 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	}
 	c.replay = *replay
 	return c, checkReplay(c)
+}
+
+// parsePkg checks explore -pkg's flags: the catalogue's own (-scenario,
+// -mutant, -coverage, -shard, -failfast) do not apply.
+func parsePkg(fs *flag.FlagSet, p pkgConfig, budget string) (exploreConfig, error) {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "scenario", "mutant", "coverage", "shard", "failfast", "depth", "progress":
+			err = fmt.Errorf("explore: -%s does not apply with -pkg (it is for tollgate's own scenarios)", f.Name)
+		case "bound":
+			if p.bound < 1 {
+				err = fmt.Errorf("explore: -bound %d: with -pkg it must be at least 1", p.bound)
+			}
+		}
+	})
+	if err != nil {
+		return exploreConfig{}, err
+	}
+	if fs.NArg() > 0 {
+		return exploreConfig{}, fmt.Errorf("explore: unexpected argument %q", fs.Arg(0))
+	}
+	visited := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { visited[f.Name] = true })
+	if !visited["bound"] {
+		p.bound = 0 // the test's Options, else explore.DefaultBound
+	}
+	if !visited["strategy"] {
+		p.strategy = ""
+	}
+	if !visited["seed"] {
+		p.seed = 0
+	}
+	switch p.strategy {
+	case "", "dfs", "pct", "random":
+	default:
+		return exploreConfig{}, fmt.Errorf("explore: -strategy %q: want dfs, pct or random", p.strategy)
+	}
+	if p.replay != "" {
+		if _, err := explore.ParseSchedule(p.replay); err != nil {
+			return exploreConfig{}, err
+		}
+	}
+	if p.budget, err = explore.ParseBudget(budget); err != nil {
+		return exploreConfig{}, err
+	}
+	return exploreConfig{pkg: &p}, nil
 }
 
 // exploreOptions completes opt from the flags -mutant and -budget and
@@ -138,6 +197,8 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 		return exploreUsage
 	}
 	switch {
+	case c.pkg != nil:
+		return runExplorePkg(*c.pkg, stdout, stderr)
 	case c.coverage:
 		return exploreCoverage(c, stdout, stderr)
 	case c.replay != "":

@@ -49,8 +49,7 @@ type Ops struct {
 type opsProgram struct {
 	o    *Ops
 	at   [][][2]int64
-	dir  string
-	step int
+	dir string
 }
 
 func (p *opsProgram) threads() int { return p.o.Threads }

@@ -1,0 +1,436 @@
+// Package rewrite computes the overlay tollgate explore builds code under
+// test with: every Go file of the package under test and of the packages
+// it imports (outside the standard library and outside tollgate itself)
+// replaced by a copy whose sync/atomic, sync and time calls go to the
+// explorer's switch-point twins (explore/atomic, explore/sync, explore/rt).
+// The source on disk is never changed; the go command's -overlay flag
+// compiles the copies in place of the originals.
+//
+// A file is rewritten by byte edits of its text, never by printing its
+// syntax tree again, and no edit inserts a newline: every line keeps its
+// number, so panics, stack traces and the file:line of a failure point at
+// the original source. The edits are:
+//
+//   - the import of "sync/atomic" imports explore/atomic instead;
+//   - sync.Mutex, sync.RWMutex, sync.Once, sync.WaitGroup, sync.OnceFunc,
+//     sync.OnceValue and sync.OnceValues become explore/sync's;
+//   - time.Now, time.Since, time.Until and time.Sleep become explore/rt's;
+//   - before a construct the explorer cannot control (a go statement, a
+//     select, a channel send or receive, close, make of a channel,
+//     sync.NewCond, time.After, time.AfterFunc, time.NewTimer,
+//     time.NewTicker, time.Tick, runtime.Gosched, runtime.Goexit,
+//     runtime.LockOSThread) a call of rt.Unsupported naming it is put at
+//     the start of the statement that holds it, on the same line;
+//   - the imports the edits need are added on the package clause's line,
+//     and an import of sync, time or runtime left unused becomes a blank
+//     import.
+//
+// Each construct the explorer cannot control is also reported as a Note,
+// with its position, before anything runs. A trap runs where its
+// statement starts, so it may fire for a construct that would not have
+// run: a deferred call's is hit at the defer statement, an else-if
+// condition's at the first if, a loop's post statement's before the loop.
+//
+// Test files are not rewritten: they run as written, and a test that
+// hands its own sync.Mutex to a rewritten function taking a *sync.Mutex
+// does not compile. Without type information some constructs are not
+// seen: a receive by range over a channel, a channel made through a named
+// channel type, and a package-level function of another file named close
+// or make (it is taken for the builtin).
+package rewrite
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Import paths of the twins and of tollgate itself.
+const (
+	atomicTwin = "github.com/tollgate/tollgate/explore/atomic"
+	syncTwin   = "github.com/tollgate/tollgate/explore/sync"
+	rtTwin     = "github.com/tollgate/tollgate/explore/rt"
+	selfModule = "github.com/tollgate/tollgate"
+)
+
+// Local names the rewritten code refers to the twins by.
+const (
+	syncName = "tgsync_"
+	rtName   = "tgrt_"
+)
+
+// A Note is something the rewrite reports about the code.
+type Note struct {
+	// Pos is where: file:line:col with the file's absolute path (for a
+	// whole file, its path; for a whole package, its directory).
+	Pos  string
+	What string
+	// Unsupported: the explorer cannot control the construct; a run
+	// that reaches it ends with it named.
+	Unsupported bool
+}
+
+// The selectors of sync the twin replaces.
+var syncTwinned = map[string]bool{
+	"Mutex": true, "RWMutex": true, "Once": true, "WaitGroup": true,
+	"OnceFunc": true, "OnceValue": true, "OnceValues": true,
+}
+
+// The selectors of time explore/rt replaces.
+var timeTwinned = map[string]bool{"Now": true, "Since": true, "Until": true, "Sleep": true}
+
+// The selectors of time and runtime the explorer cannot control.
+var (
+	timeTrapped    = map[string]bool{"After": true, "AfterFunc": true, "NewTimer": true, "NewTicker": true, "Tick": true}
+	runtimeTrapped = map[string]bool{"Gosched": true, "Goexit": true, "LockOSThread": true}
+)
+
+// File rewrites the source of one Go file, src, named filename (the
+// name notes and traps give). It returns the rewritten text, the notes,
+// and whether anything changed; when nothing did, out is src.
+func File(filename string, src []byte) (out []byte, notes []Note, changed bool, err error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filename, src, parser.ParseComments)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	r := &rewriter{
+		fset:    fset,
+		tf:      fset.File(f.Pos()),
+		base:    filepath.Base(filename),
+		f:       f,
+		imports: map[string]string{},
+		uses:    map[string]int{},
+		twinned: map[string]int{},
+		trapped: map[ast.Stmt]bool{},
+	}
+	r.scanImports()
+	r.walk()
+	r.blankUnused()
+	r.addImports()
+	sort.SliceStable(r.notes, func(i, j int) bool { return r.notes[i].off < r.notes[j].off })
+	for _, n := range r.notes {
+		notes = append(notes, n.Note)
+	}
+	if len(r.edits) == 0 {
+		return src, notes, false, nil
+	}
+	out, err = apply(src, r.edits)
+	if err == nil {
+		err = check(filename, src, out, fset.Position(f.Package).Line)
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return out, notes, true, nil
+}
+
+// An edit replaces src[off:end] with text; off == end inserts.
+type edit struct {
+	off, end int
+	text     string
+}
+
+type note struct {
+	Note
+	off int
+}
+
+type rewriter struct {
+	fset *token.FileSet
+	tf   *token.File
+	base string // the file's base name, for traps
+	f    *ast.File
+
+	// imports maps the local names of the file's imports of sync, time
+	// and runtime to their paths.
+	imports map[string]string
+	// uses counts the selectors of each local name left as they are;
+	// twinned counts those sent to a twin.
+	uses, twinned map[string]int
+	// trapped holds the statements a trap is put before.
+	trapped map[ast.Stmt]bool
+
+	needSync, needRT bool
+	edits            []edit
+	notes            []note
+}
+
+func (r *rewriter) off(p token.Pos) int { return r.tf.Offset(p) }
+
+// pos renders p as file:line:col, on the file's own lines (not those of
+// //line directives).
+func (r *rewriter) pos(p token.Pos) token.Position { return r.fset.PositionFor(p, false) }
+
+func (r *rewriter) note(p token.Pos, what string, unsupported bool) {
+	r.notes = append(r.notes, note{Note{Pos: r.pos(p).String(), What: what, Unsupported: unsupported}, r.off(p)})
+}
+
+func (r *rewriter) replace(n ast.Node, text string) {
+	r.edits = append(r.edits, edit{r.off(n.Pos()), r.off(n.End()), text})
+}
+
+// scanImports sends the import of sync/atomic to the twin and records the
+// local names of sync, time and runtime.
+func (r *rewriter) scanImports() {
+	for _, spec := range r.f.Imports {
+		path, err := strconv.Unquote(spec.Path.Value)
+		if err != nil {
+			continue
+		}
+		name := ""
+		if spec.Name != nil {
+			name = spec.Name.Name
+		}
+		switch path {
+		case "sync/atomic":
+			switch name {
+			case ".":
+				r.note(spec.Pos(), "dot import of sync/atomic: its atomics are not explored", true)
+			case "_":
+				r.note(spec.Pos(), "blank import of sync/atomic", true)
+			default:
+				r.replace(spec.Path, strconv.Quote(atomicTwin))
+			}
+		case "sync", "time", "runtime":
+			switch name {
+			case ".":
+				r.note(spec.Pos(), "dot import of "+path+": its uses are not rewritten", true)
+			case "_":
+			case "":
+				r.imports[path] = path
+			default:
+				r.imports[name] = path
+			}
+		}
+	}
+}
+
+// walk visits every node with its ancestors.
+func (r *rewriter) walk() {
+	var stack []ast.Node
+	ast.Inspect(r.f, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		stack = append(stack, n)
+		r.visit(n, stack)
+		return true
+	})
+}
+
+// visit rewrites or traps n; stack holds n and its ancestors.
+func (r *rewriter) visit(n ast.Node, stack []ast.Node) {
+	switch n := n.(type) {
+	case *ast.GoStmt:
+		r.unsupported(n.Pos(), "go statement", stack)
+	case *ast.SelectStmt:
+		r.unsupported(n.Pos(), "select statement", stack)
+	case *ast.SendStmt:
+		if !inComm(stack) {
+			r.unsupported(n.Pos(), "channel send", stack)
+		}
+	case *ast.UnaryExpr:
+		if n.Op == token.ARROW && !inComm(stack) {
+			r.unsupported(n.Pos(), "channel receive", stack)
+		}
+	case *ast.CallExpr:
+		fun, ok := n.Fun.(*ast.Ident)
+		if !ok || fun.Obj != nil {
+			break
+		}
+		switch fun.Name {
+		case "close":
+			r.unsupported(n.Pos(), "close of a channel", stack)
+		case "make":
+			if len(n.Args) > 0 {
+				if _, ok := ast.Unparen(n.Args[0]).(*ast.ChanType); ok {
+					r.unsupported(n.Pos(), "make of a channel", stack)
+				}
+			}
+		}
+	case *ast.SelectorExpr:
+		r.selector(n, stack)
+	}
+}
+
+// selector handles X.Sel where X names the file's import of sync, time or
+// runtime.
+func (r *rewriter) selector(n *ast.SelectorExpr, stack []ast.Node) {
+	x, ok := n.X.(*ast.Ident)
+	if !ok || x.Obj != nil {
+		return
+	}
+	path, ok := r.imports[x.Name]
+	if !ok {
+		return
+	}
+	sel := n.Sel.Name
+	switch {
+	case path == "sync" && syncTwinned[sel]:
+		r.replace(x, syncName)
+		r.needSync = true
+		r.twinned[x.Name]++
+		return
+	case path == "time" && timeTwinned[sel]:
+		r.replace(x, rtName)
+		r.needRT = true
+		r.twinned[x.Name]++
+		return
+	}
+	r.uses[x.Name]++
+	switch {
+	case path == "sync" && sel == "Cond":
+		r.note(n.Pos(), "sync.Cond", true)
+	case path == "sync" && sel == "NewCond":
+		r.unsupported(n.Pos(), "sync.Cond", stack)
+	case path == "sync" && sel == "Map":
+		r.note(n.Pos(), "sync.Map runs each of its operations as one step (its internals are not explored)", false)
+	case path == "time" && timeTrapped[sel], path == "runtime" && runtimeTrapped[sel]:
+		r.unsupported(n.Pos(), path+"."+sel, stack)
+	}
+}
+
+// inComm reports whether the top of stack is inside the communication of
+// a select's case: the select's own trap covers it.
+func inComm(stack []ast.Node) bool {
+	for i := len(stack) - 1; i > 0; i-- {
+		if cc, ok := stack[i-1].(*ast.CommClause); ok && cc.Comm != nil && ast.Node(cc.Comm) == stack[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// unsupported notes a construct the explorer cannot control at p and puts
+// a trap before the innermost statement of a statement list that holds
+// it, unless that statement has one already. A construct outside any
+// function (a package-level initializer) is only noted.
+func (r *rewriter) unsupported(p token.Pos, what string, stack []ast.Node) {
+	r.note(p, what, true)
+	s := anchor(stack)
+	if s == nil || r.trapped[s] {
+		return
+	}
+	r.trapped[s] = true
+	site := fmt.Sprintf("%s:%d", r.base, r.pos(p).Line)
+	r.needRT = true
+	off := r.off(s.Pos())
+	r.edits = append(r.edits, edit{off, off, fmt.Sprintf("%s.Unsupported(%s, %s); ", rtName, strconv.Quote(site), strconv.Quote(what))})
+}
+
+// anchor returns the innermost statement of stack that sits directly in
+// a statement list (a block's, or a case's body), or nil.
+func anchor(stack []ast.Node) ast.Stmt {
+	for i := len(stack) - 1; i > 0; i-- {
+		s, ok := stack[i].(ast.Stmt)
+		if !ok {
+			continue
+		}
+		switch parent := stack[i-1].(type) {
+		case *ast.BlockStmt:
+			switch s.(type) {
+			case *ast.CaseClause, *ast.CommClause:
+				// A switch's or select's clause: not a statement
+				// one can put another before.
+			default:
+				return s
+			}
+		case *ast.CaseClause:
+			return s
+		case *ast.CommClause:
+			if ast.Node(parent.Comm) != s {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// blankUnused turns an import of sync, time or runtime whose every use
+// went to a twin into a blank import, so the file still compiles.
+func (r *rewriter) blankUnused() {
+	for _, spec := range r.f.Imports {
+		path, err := strconv.Unquote(spec.Path.Value)
+		if err != nil {
+			continue
+		}
+		name := path
+		if spec.Name != nil {
+			name = spec.Name.Name
+		}
+		if r.imports[name] != path || r.twinned[name] == 0 || r.uses[name] > 0 {
+			continue
+		}
+		start := spec.Path.Pos()
+		if spec.Name != nil {
+			start = spec.Name.Pos()
+		}
+		r.edits = append(r.edits, edit{r.off(start), r.off(spec.Path.End()), "_ " + spec.Path.Value})
+	}
+}
+
+// addImports imports the twins the edits use, on the package clause's
+// line.
+func (r *rewriter) addImports() {
+	var specs []string
+	if r.needSync {
+		specs = append(specs, syncName+" "+strconv.Quote(syncTwin))
+	}
+	if r.needRT {
+		specs = append(specs, rtName+" "+strconv.Quote(rtTwin))
+	}
+	if len(specs) == 0 {
+		return
+	}
+	off := r.off(r.f.Name.End())
+	r.edits = append(r.edits, edit{off, off, "; import (" + strings.Join(specs, "; ") + ")"})
+}
+
+// apply makes edits to src. Insertions at an offset go before a
+// replacement starting there, in the order they were made.
+func apply(src []byte, edits []edit) ([]byte, error) {
+	sort.SliceStable(edits, func(i, j int) bool {
+		a, b := edits[i], edits[j]
+		if a.off != b.off {
+			return a.off < b.off
+		}
+		return a.off == a.end && b.off != b.end
+	})
+	var out bytes.Buffer
+	at := 0
+	for _, e := range edits {
+		if e.off < at {
+			return nil, fmt.Errorf("rewrite: overlapping edits at offset %d", e.off)
+		}
+		out.Write(src[at:e.off])
+		out.WriteString(e.text)
+		at = e.end
+	}
+	out.Write(src[at:])
+	return out.Bytes(), nil
+}
+
+// check makes sure the rewritten text parses, has the lines of the
+// original, and starts with its package clause on the same line.
+func check(filename string, src, out []byte, pkgLine int) error {
+	if bytes.Count(src, []byte("\n")) != bytes.Count(out, []byte("\n")) {
+		return fmt.Errorf("rewrite %s: the line count changed", filename)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filename, out, parser.ParseComments)
+	if err != nil {
+		return fmt.Errorf("rewrite %s: the rewritten file does not parse: %v", filename, err)
+	}
+	if line := fset.Position(f.Package).Line; line != pkgLine {
+		return fmt.Errorf("rewrite %s: the package clause moved from line %d to %d", filename, pkgLine, line)
+	}
+	return nil
+}
