@@ -47,8 +47,8 @@ type Ops struct {
 
 // opsProgram runs an Ops.
 type opsProgram struct {
-	o    *Ops
-	at   [][][2]int64
+	o   *Ops
+	at  [][][2]int64
 	dir string
 }
 
