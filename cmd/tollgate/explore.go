@@ -44,6 +44,8 @@ type exploreConfig struct {
 	failfast  bool
 	// pkg: explore -pkg, the tests of a package of the user's.
 	pkg *pkgConfig
+	// targets: explore -targets, the campaign over code written elsewhere.
+	targets *targetsConfig
 }
 
 func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
@@ -68,8 +70,17 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	pkg := fs.String("pkg", "", "explore your own code: run the tests of this package (a go list pattern, in the current module) with it and every package it imports rewritten for exploration (no source changes; see explore/doc.go); -run, -strategy, -bound, -seed, -budget, -replay and -v apply")
 	run := fs.String("run", "", "with -pkg: run only the tests matching this regexp (go test -run)")
 	tags := fs.String("tags", "", "with -pkg: build tags")
+	targetList := fs.String("targets", "", "run the campaign over code nobody here wrote (internal/targets): all, or names, comma-separated (xtime, uber, hashtriemap, xsync)")
+	versions := fs.String("versions", "all", "with -targets: all, latest, or versions, comma-separated (one target)")
+	teeth := fs.Bool("teeth", false, "with -targets: also run every tooth (a hand-written concurrency bug in a copy of the target), which the scenarios must find")
+	out := fs.String("out", "", "with -targets: write targets.md and targets.json to this directory (default: print the table)")
+	keep := fs.Bool("keep", false, "with -targets: keep each scenarios' module (to replay in it)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if *targetList != "" {
+		tc, err := parseTargets(*targetList, *versions, *teeth, *run, *out, *keep)
+		return exploreConfig{targets: tc}, err
 	}
 	if *pkg != "" {
 		return parsePkg(fs, pkgConfig{pkg: *pkg, run: *run, tags: *tags, replay: *replay, strategy: *strategy,
@@ -199,6 +210,8 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case c.pkg != nil:
 		return runExplorePkg(*c.pkg, stdout, stderr)
+	case c.targets != nil:
+		return runTargets(c.targets, stdout, stderr)
 	case c.coverage:
 		return exploreCoverage(c, stdout, stderr)
 	case c.replay != "":

@@ -71,17 +71,16 @@ func runExplorePkg(c pkgConfig, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  %s: %s: %s\n", n.Pos, kind, n.What)
 		}
 	}
-	args := []string{"test", "-overlay", res.Overlay, "-count=1"}
+	var flags, args []string
 	if c.tags != "" {
-		args = append(args, "-tags", c.tags)
+		flags = append(flags, "-tags", c.tags)
 	}
 	if c.run != "" {
-		args = append(args, "-run", c.run)
+		flags = append(flags, "-run", c.run)
 	}
 	if c.verbose || c.replay != "" {
-		args = append(args, "-v")
+		flags = append(flags, "-v")
 	}
-	args = append(args, pattern, "-args")
 	if c.replay != "" {
 		args = append(args, "-explore.replay="+c.replay)
 	}
@@ -100,11 +99,8 @@ func runExplorePkg(c pkgConfig, stdout, stderr io.Writer) int {
 	if c.budget.Time > 0 {
 		args = append(args, "-explore.time="+c.budget.Time.String())
 	}
-	fmt.Fprintf(stdout, "go %s   (in %s)\n", quoteArgs(args), wd)
-	cmd := exec.Command("go", args...)
-	cmd.Dir = wd
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Run(); err != nil {
+	fmt.Fprintf(stdout, "go test %s %s -args %s   (in %s, with the overlay)\n", quoteArgs(flags), pattern, quoteArgs(args), wd)
+	if err := rewrite.Test(res, wd, pattern, flags, args, nil, stdout, stderr); err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
 			return min(ee.ExitCode(), exploreUsage)
 		}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/tollgate/tollgate/internal/targets"
+)
+
+// targetsConfig is explore -targets: the campaign over code nobody here
+// wrote (internal/targets).
+type targetsConfig struct {
+	names    []string
+	versions string // all, latest, or a comma-separated list
+	teeth    bool
+	run      string
+	out      string
+	keep     bool
+}
+
+func parseTargets(list, versions string, teeth bool, run, out string, keep bool) (*targetsConfig, error) {
+	c := &targetsConfig{versions: versions, teeth: teeth, run: run, out: out, keep: keep}
+	if list == "all" {
+		for _, t := range targets.All {
+			c.names = append(c.names, t.Name)
+		}
+	} else {
+		for _, n := range strings.Split(list, ",") {
+			if _, err := targets.Lookup(n); err != nil {
+				return nil, fmt.Errorf("explore: -targets: %w", err)
+			}
+			c.names = append(c.names, n)
+		}
+	}
+	switch versions {
+	case "all", "latest":
+	default:
+		if len(c.names) != 1 {
+			return nil, fmt.Errorf("explore: -versions %s: a list of versions needs exactly one target", versions)
+		}
+	}
+	return c, nil
+}
+
+// runTargets runs the campaign and writes targets.md and targets.json to
+// -out when it is set.
+func runTargets(c *targetsConfig, stdout, stderr io.Writer) int {
+	root, err := moduleRoot()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exploreUsage
+	}
+	var runs []targets.Run
+	failed := false
+	for _, name := range c.names {
+		t, _ := targets.Lookup(name)
+		versions := t.Versions
+		switch c.versions {
+		case "all":
+		case "latest":
+			versions = versions[len(versions)-1:]
+		default:
+			versions = strings.Split(c.versions, ",")
+		}
+		for _, v := range versions {
+			runs = append(runs, oneTarget(t, v, "", c, root, stdout, &failed))
+		}
+		if c.teeth {
+			for _, tooth := range t.Teeth() {
+				v := t.Versions[len(t.Versions)-1]
+				runs = append(runs, oneTarget(t, v, tooth, c, root, stdout, &failed))
+			}
+		}
+	}
+	if c.out != "" {
+		if err := writeTargets(c.out, runs, c.command()); err != nil {
+			fmt.Fprintln(stderr, err)
+			return exploreUsage
+		}
+		fmt.Fprintf(stdout, "wrote %s and %s\n", filepath.Join(c.out, "targets.md"), filepath.Join(c.out, "targets.json"))
+	} else {
+		targets.Markdown(stdout, runs, c.command())
+	}
+	if failed {
+		return exploreViolation
+	}
+	return explorePass
+}
+
+// oneTarget runs one target at one version, prints a line per verdict,
+// and marks failed when the run could not give verdicts or a tooth went
+// unfound.
+func oneTarget(t targets.Target, version, tooth string, c *targetsConfig, root string, stdout io.Writer, failed *bool) targets.Run {
+	label := t.Name + "@" + version
+	if tooth != "" {
+		label += " tooth " + tooth
+	}
+	r := targets.RunOne(t, version, tooth, targets.Options{Root: root, Run: c.run, Keep: c.keep})
+	if r.Err != "" {
+		*failed = true
+		fmt.Fprintf(stdout, "%s: error: %s\n%s\n", label, r.Err, r.Log)
+		return r
+	}
+	found := false
+	for _, v := range r.Verdicts {
+		seed := ""
+		if v.Strategy != "dfs" {
+			seed = fmt.Sprintf(" seed %d", v.Seed)
+		}
+		line := fmt.Sprintf("%s: %s %s%s: %s", label, v.Scenario, v.Strategy, seed, v.Verdict)
+		if v.Verdict == "VIOLATED" {
+			found = true
+			line += fmt.Sprintf(" (%s, %d preemptions, schedule %s)", v.Kind, v.Preemptions, v.Schedule)
+		}
+		if v.Verdict == "no verdict" {
+			*failed = true
+			line += ": " + v.Detail
+		}
+		fmt.Fprintf(stdout, "%s  [%d schedules, %.2fs]\n", line, v.Schedules, v.Seconds)
+	}
+	fmt.Fprintf(stdout, "%s: rewrite %.2fs, build and run %.2fs\n", label, r.Rewrite, r.Test)
+	if tooth != "" && !found {
+		*failed = true
+		fmt.Fprintf(stdout, "%s: NOT FOUND by any scenario\n", label)
+	}
+	return r
+}
+
+// command is the command line that runs c.
+func (c *targetsConfig) command() string {
+	s := "tollgate explore -targets " + strings.Join(c.names, ",")
+	if c.versions != "all" {
+		s += " -versions " + c.versions
+	}
+	if c.teeth {
+		s += " -teeth"
+	}
+	if c.run != "" {
+		s += " -run " + c.run
+	}
+	if c.out != "" {
+		s += " -out " + c.out
+	}
+	return s
+}
+
+func writeTargets(dir string, runs []targets.Run, command string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "targets.md"))
+	if err != nil {
+		return err
+	}
+	targets.Markdown(f, runs, command)
+	if err := f.Close(); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(runs, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "targets.json"), append(b, '\n'), 0o644)
+}
+
+// moduleRoot is tollgate's checkout, which the scenarios' modules require.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/tollgate/tollgate").Output()
+	if err != nil {
+		return "", fmt.Errorf("explore -targets runs in tollgate's checkout (go list -m github.com/tollgate/tollgate: %v)", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}

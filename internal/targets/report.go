@@ -1,0 +1,160 @@
+package targets
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Markdown writes the runs as the results file: per target, a row per
+// version and scenario with DFS's verdict (the fewest preemptions that
+// reach a violation, and its schedule) and PCT's for seeds 1–5; then the
+// teeth, each with the scenario that found it.
+func Markdown(w io.Writer, runs []Run, command string) {
+	fmt.Fprintf(w, "# The explorer on code nobody here wrote\n\n")
+	fmt.Fprintf(w, "Written by `%s`. Each target is built unchanged, rewritten through an overlay (explore/rewrite), and explored on the virtual clock: DFS over every schedule within 2 preemptions (the first violation has the fewest), then PCT with seeds 1–5 (2,000 schedules each, depth 3). Replay a schedule with `go test -run '^TestX$' -args -explore.replay=SCHEDULE` in the scenarios' module (`tollgate explore -targets NAME -keep` keeps it), or `tollgate explore -pkg DIR -run TestX -replay SCHEDULE`.\n\n", command)
+	byTarget := map[string][]Run{}
+	var order []string
+	for _, r := range runs {
+		if _, ok := byTarget[r.Target]; !ok {
+			order = append(order, r.Target)
+		}
+		byTarget[r.Target] = append(byTarget[r.Target], r)
+	}
+	for _, name := range order {
+		t, _ := Lookup(name)
+		fmt.Fprintf(w, "## %s\n\n", t.Title)
+		fmt.Fprintln(w, "| version | scenario | DFS, bound 2 | preemptions | schedule | PCT seeds 1–5 | schedules/s (DFS) |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+		var teeth []Run
+		for _, r := range byTarget[name] {
+			if r.Tooth != "" {
+				teeth = append(teeth, r)
+				continue
+			}
+			if r.Err != "" {
+				fmt.Fprintf(w, "| %s | — | **error**: %s | | | | |\n", r.Version, oneLine(r.Err))
+				continue
+			}
+			for _, s := range scenarios(r) {
+				dfs, pct := split(r, s)
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Version, s, verdictCell(dfs), preemptions(dfs),
+					scheduleCell(dfs), pctCell(pct), rate(dfs))
+			}
+		}
+		if len(teeth) > 0 {
+			fmt.Fprintf(w, "\nTeeth (a hand-written concurrency bug in a copy of the target, testdata/%s/teeth):\n\n", name)
+			fmt.Fprintln(w, "| tooth | version | found by | strategy | preemptions | schedule |")
+			fmt.Fprintln(w, "|---|---|---|---|---|---|")
+			for _, r := range teeth {
+				found := false
+				for _, v := range r.Verdicts {
+					if v.Verdict == "VIOLATED" && v.Strategy == "dfs" {
+						fmt.Fprintf(w, "| %s | %s | %s (%s) | dfs | %d | `%s` |\n", r.Tooth, r.Version, v.Scenario, v.Kind, v.Preemptions, v.Schedule)
+						found = true
+					}
+				}
+				if !found {
+					why := "no scenario"
+					if r.Err != "" {
+						why = "error: " + oneLine(r.Err)
+					}
+					fmt.Fprintf(w, "| %s | %s | **not found** (%s) | | | |\n", r.Tooth, r.Version, why)
+				}
+			}
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func scenarios(r Run) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range r.Verdicts {
+		if !seen[v.Scenario] {
+			seen[v.Scenario] = true
+			out = append(out, v.Scenario)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func split(r Run, scenario string) (dfs *Verdict, pct []Verdict) {
+	for i, v := range r.Verdicts {
+		if v.Scenario != scenario {
+			continue
+		}
+		if v.Strategy == "dfs" {
+			dfs = &r.Verdicts[i]
+		} else {
+			pct = append(pct, v)
+		}
+	}
+	return dfs, pct
+}
+
+func verdictCell(v *Verdict) string {
+	switch {
+	case v == nil:
+		return "—"
+	case v.Verdict == "VIOLATED":
+		return fmt.Sprintf("**VIOLATED** (%s)", v.Kind)
+	case v.Verdict == "holds" && v.Exhaustive:
+		return fmt.Sprintf("holds, exhaustive (%d schedules)", v.Schedules)
+	case v.Verdict == "holds":
+		return fmt.Sprintf("holds (%d schedules)", v.Schedules)
+	}
+	return "no verdict: " + oneLine(v.Detail)
+}
+
+func preemptions(v *Verdict) string {
+	if v == nil || v.Verdict != "VIOLATED" {
+		return ""
+	}
+	return fmt.Sprint(v.Preemptions)
+}
+
+func scheduleCell(v *Verdict) string {
+	if v == nil || v.Schedule == "" {
+		return ""
+	}
+	return "`" + v.Schedule + "`"
+}
+
+// pctCell says whether the seeds agree: "VIOLATED ×5", "holds ×5", or
+// each seed's verdict.
+func pctCell(vs []Verdict) string {
+	if len(vs) == 0 {
+		return "—"
+	}
+	same := true
+	for _, v := range vs[1:] {
+		same = same && v.Verdict == vs[0].Verdict
+	}
+	if same {
+		return fmt.Sprintf("%s ×%d", vs[0].Verdict, len(vs))
+	}
+	var parts []string
+	for _, v := range vs {
+		parts = append(parts, fmt.Sprintf("%d: %s", v.Seed, v.Verdict))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func rate(v *Verdict) string {
+	if v == nil || v.Seconds <= 0 || v.Schedules < 100 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f", float64(v.Schedules)/v.Seconds)
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	s = strings.ReplaceAll(s, "|", "\\|")
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return s
+}
