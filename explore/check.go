@@ -71,6 +71,12 @@ func Check[T, In, Out, S any](t testing.TB, spec Spec[T, In, Out, S], opts ...Op
 	return r
 }
 
+// Replaying reports whether the test binary was asked to replay a
+// schedule (-explore.replay, as tollgate explore -replay passes it). A test
+// that explores with Explore, to assert on what it finds, calls Check
+// instead while replaying, so that the schedule's trace is printed.
+func Replaying() bool { return *flagReplay != "" }
+
 func withFlags(o Options) Options {
 	if *flagStrategy != "" {
 		o.Strategy = Strategy(*flagStrategy)

@@ -99,7 +99,11 @@ func runExplorePkg(c pkgConfig, stdout, stderr io.Writer) int {
 	if c.budget.Time > 0 {
 		args = append(args, "-explore.time="+c.budget.Time.String())
 	}
-	fmt.Fprintf(stdout, "go test %s %s -args %s   (in %s, with the overlay)\n", quoteArgs(flags), pattern, quoteArgs(args), wd)
+	line := append(append([]string{"go", "test"}, flags...), pattern)
+	if len(args) > 0 {
+		line = append(append(line, "-args"), args...)
+	}
+	fmt.Fprintf(stdout, "%s   (in %s, through the overlay)\n", quoteArgs(line), wd)
 	if err := rewrite.Test(res, wd, pattern, flags, args, nil, stdout, stderr); err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
 			return min(ee.ExitCode(), exploreUsage)

@@ -2,7 +2,6 @@ package target
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"testing"
 
@@ -34,7 +33,7 @@ type verdict struct {
 // explore.Check, and prints its trace.
 func explorations[T, In, Out, S any](t *testing.T, name string, spec explore.Spec[T, In, Out, S]) {
 	spec.Name = name
-	if f := flag.Lookup("explore.replay"); f != nil && f.Value.String() != "" {
+	if explore.Replaying() {
 		explore.Check(t, spec)
 		return
 	}
