@@ -20,7 +20,7 @@ func Classify(r Result) string {
 	case "golang.org/x/time tiny-rate L2", "golang.org/x/time zero-time L2", "golang.org/x/time before-zero L2":
 		return "library bug against its doc (\"initially full\"): NewLimiter started empty and was filled by the time since time.Time{} (saturating at 292 years), too little at a tiny rate or at readings near year 1; v0.7.0 starts it full"
 	case "golang.org/x/time contended L1", "golang.org/x/time contended-allow L1", "golang.org/x/time contended-lin L1":
-		return "the stale-time mechanism on the real clock: the reading is taken before the lock, an older reading commits after a newer one and moves the time back (golang/go#71360)"
+		return "the stale-time mechanism on the real clock: the reading is taken before the lock, an older reading commits after a newer one and moves the time back (golang/go#71360). A second opinion whose verdict changes from run to run; the deterministic verdict is the explorer's (explore/results/targets.md, allow-stale and reserve-stale: every version, at 1 preemption, every seed)"
 	case "go.uber.org/ratelimit idle-burst L3", "go.uber.org/ratelimit idle-just-past-slack L3", "go.uber.org/ratelimit contended-idle-burst L3",
 		"go.uber.org/ratelimit contended L3":
 		return "library bug: after an idle period longer than the slack every Take returns at once (uber-go/ratelimit #119/#106, fixed by #124 in v0.3.1)"
