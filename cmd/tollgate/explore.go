@@ -79,7 +79,13 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 		return c, err
 	}
 	if *targetList != "" {
-		tc, err := parseTargets(*targetList, *versions, *teeth, *run, *out, *keep)
+		b := 0
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "bound" {
+				b = max(*bound, 1)
+			}
+		})
+		tc, err := parseTargets(*targetList, *versions, *teeth, *run, *out, *keep, b)
 		return exploreConfig{targets: tc}, err
 	}
 	if *pkg != "" {

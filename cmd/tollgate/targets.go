@@ -21,10 +21,11 @@ type targetsConfig struct {
 	run      string
 	out      string
 	keep     bool
+	bound    int
 }
 
-func parseTargets(list, versions string, teeth bool, run, out string, keep bool) (*targetsConfig, error) {
-	c := &targetsConfig{versions: versions, teeth: teeth, run: run, out: out, keep: keep}
+func parseTargets(list, versions string, teeth bool, run, out string, keep bool, bound int) (*targetsConfig, error) {
+	c := &targetsConfig{versions: versions, teeth: teeth, run: run, out: out, keep: keep, bound: bound}
 	if list == "all" {
 		for _, t := range targets.All {
 			c.names = append(c.names, t.Name)
@@ -100,7 +101,10 @@ func oneTarget(t targets.Target, version, tooth string, c *targetsConfig, root s
 	if tooth != "" {
 		label += " tooth " + tooth
 	}
-	r := targets.RunOne(t, version, tooth, targets.Options{Root: root, Run: c.run, Keep: c.keep})
+	r := targets.RunOne(t, version, tooth, targets.Options{Root: root, Run: c.run, Keep: c.keep, Bound: c.bound})
+	if r.Dir != "" {
+		fmt.Fprintf(stdout, "%s: the scenarios' module is kept in %s\n", label, r.Dir)
+	}
 	if r.Err != "" {
 		*failed = true
 		fmt.Fprintf(stdout, "%s: error: %s\n%s\n", label, r.Err, r.Log)
@@ -142,6 +146,9 @@ func (c *targetsConfig) command() string {
 	}
 	if c.run != "" {
 		s += " -run " + c.run
+	}
+	if c.bound > 0 {
+		s += fmt.Sprintf(" -bound %d", c.bound)
 	}
 	if c.out != "" {
 		s += " -out " + c.out

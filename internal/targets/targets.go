@@ -115,6 +115,8 @@ type Run struct {
 	// Unsupported counts the constructs the rewrite cannot control.
 	Unsupported int    `json:"unsupported"`
 	Err         string `json:"error,omitempty"`
+	// Dir is the scenarios' module, when kept.
+	Dir string `json:"-"`
 	// Log is the test's output when it failed to run (not a violation).
 	Log string `json:"-"`
 }
@@ -127,6 +129,8 @@ type Options struct {
 	Run string
 	// Keep keeps the temporary module (its path is in the error or log).
 	Keep bool
+	// Bound is DFS's preemption bound (0: the scenarios' own, 2).
+	Bound int
 }
 
 // RunOne runs t's scenarios at version, on a copy with tooth applied
@@ -190,7 +194,15 @@ func runOne(t Target, version, tooth string, opt Options, r *Run) error {
 	flags = append(flags, "-v", "-timeout", "20m")
 	var log bytes.Buffer
 	start = time.Now()
-	testErr := rewrite.Test(res, dir, ".", flags, nil, []string{"TOLLGATE_TARGET_RESULTS=" + results}, &log, &log)
+	env := []string{"TOLLGATE_TARGET_RESULTS=" + results}
+	if opt.Bound > 0 {
+		env = append(env, fmt.Sprintf("TOLLGATE_TARGET_BOUND=%d", opt.Bound))
+	}
+	if opt.Keep {
+		fmt.Fprintf(&log, "the scenarios' module is kept in %s\n", dir)
+		r.Dir = dir
+	}
+	testErr := rewrite.Test(res, dir, ".", flags, nil, env, &log, &log)
 	r.Test = time.Since(start).Seconds()
 	if r.Verdicts, err = readVerdicts(results); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err

@@ -3,6 +3,7 @@ package target
 import (
 	"encoding/json"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/tollgate/tollgate/explore"
@@ -24,7 +25,8 @@ type verdict struct {
 	Detail      string  `json:"detail,omitempty"`
 }
 
-// explorations runs spec with DFS at bound 2, then PCT with seeds 1–5,
+// explorations runs spec with DFS at bound 2 ($TOLLGATE_TARGET_BOUND when
+// set), then PCT with seeds 1–5,
 // and writes each verdict to $TOLLGATE_TARGET_RESULTS (one JSON object a
 // line). A failure is reported in the test's log; it does not fail the
 // test, since a violation is the campaign's finding, not an error.
@@ -37,7 +39,11 @@ func explorations[T, In, Out, S any](t *testing.T, name string, spec explore.Spe
 		explore.Check(t, spec)
 		return
 	}
-	opts := []explore.Options{{Strategy: explore.DFS, Bound: 2}}
+	bound := 2
+	if b, err := strconv.Atoi(os.Getenv("TOLLGATE_TARGET_BOUND")); err == nil && b > 0 {
+		bound = b
+	}
+	opts := []explore.Options{{Strategy: explore.DFS, Bound: bound}}
 	for seed := uint64(1); seed <= 5; seed++ {
 		opts = append(opts, explore.Options{Strategy: explore.PCT, Seed: seed, Schedules: 2000, Depth: 3})
 	}

@@ -2,11 +2,36 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package sync
+// This file is a copy of src/internal/sync/hashtriemap.go of Go 1.26.8
+// (go version go1.26.8 linux/amd64), made to build outside the standard
+// library.
+//
+// Changes from the original:
+//  1. package sync is package target.
+//  2. The imports of internal/abi and internal/goarch are gone; reflect
+//     and sync are imported.
+//  3. initMu and indirect.mu are sync.Mutex, not internal/sync's Mutex.
+//  4. keyHash is a func(key K, seed uintptr) uintptr, not the runtime's
+//     hasher over an unsafe.Pointer: the hashFunc type is gone, and every
+//     ht.keyHash(abi.NoEscape(unsafe.Pointer(&key)), ht.seed) is
+//     ht.keyHash(key, ht.seed) (in expand, of oldEntry.key).
+//  5. initSlow keeps a keyHash set by NewHashTrieMap and otherwise uses
+//     defaultHash (FNV-1a, the same in every process), instead of the map
+//     type's hasher; valEqual comes from valEqualOf, not the map type's
+//     element equal function.
+//  6. initSlow does not set seed from runtime.rand: it stays 0, so every
+//     run hashes alike. The go:linkname of runtime_rand is gone.
+//  7. goarch.PtrSize is ptrSize, a constant of the same value.
+//  8. abi.NoEscape(unsafe.Pointer(&x)) is unsafe.Pointer(&x) in
+//     lookupWithValue, compareAndSwap and compareAndDelete.
+//  9. Added at the end: ptrSize, NewHashTrieMap, defaultHash, le and
+//     valEqualOf.
+
+package target
 
 import (
-	"internal/abi"
-	"internal/goarch"
+	"reflect"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -20,9 +45,9 @@ import (
 // It must not be copied after first use.
 type HashTrieMap[K comparable, V any] struct {
 	inited   atomic.Uint32
-	initMu   Mutex
+	initMu   sync.Mutex
 	root     atomic.Pointer[indirect[K, V]]
-	keyHash  hashFunc
+	keyHash  func(key K, seed uintptr) uintptr
 	valEqual equalFunc
 	seed     uintptr
 }
@@ -45,17 +70,15 @@ func (ht *HashTrieMap[K, V]) initSlow() {
 
 	// Set up root node, derive the hash function for the key, and the
 	// equal function for the value, if any.
-	var m map[K]V
-	mapType := abi.TypeOf(m).MapType()
 	ht.root.Store(newIndirectNode[K, V](nil))
-	ht.keyHash = mapType.Hasher
-	ht.valEqual = mapType.Elem.Equal
-	ht.seed = uintptr(runtime_rand())
+	if ht.keyHash == nil {
+		ht.keyHash = defaultHash[K]
+	}
+	ht.valEqual = valEqualOf[V]()
 
 	ht.inited.Store(1)
 }
 
-type hashFunc func(unsafe.Pointer, uintptr) uintptr
 type equalFunc func(unsafe.Pointer, unsafe.Pointer) bool
 
 // Load returns the value stored in the map for a key, or nil if no
@@ -63,10 +86,10 @@ type equalFunc func(unsafe.Pointer, unsafe.Pointer) bool
 // The ok result indicates whether value was found in the map.
 func (ht *HashTrieMap[K, V]) Load(key K) (value V, ok bool) {
 	ht.init()
-	hash := ht.keyHash(abi.NoEscape(unsafe.Pointer(&key)), ht.seed)
+	hash := ht.keyHash(key, ht.seed)
 
 	i := ht.root.Load()
-	hashShift := 8 * goarch.PtrSize
+	hashShift := 8 * ptrSize
 	for hashShift != 0 {
 		hashShift -= nChildrenLog2
 
@@ -87,7 +110,7 @@ func (ht *HashTrieMap[K, V]) Load(key K) (value V, ok bool) {
 // The loaded result is true if the value was loaded, false if stored.
 func (ht *HashTrieMap[K, V]) LoadOrStore(key K, value V) (result V, loaded bool) {
 	ht.init()
-	hash := ht.keyHash(abi.NoEscape(unsafe.Pointer(&key)), ht.seed)
+	hash := ht.keyHash(key, ht.seed)
 	var i *indirect[K, V]
 	var hashShift uint
 	var slot *atomic.Pointer[node[K, V]]
@@ -95,7 +118,7 @@ func (ht *HashTrieMap[K, V]) LoadOrStore(key K, value V) (result V, loaded bool)
 	for {
 		// Find the key or a candidate location for insertion.
 		i = ht.root.Load()
-		hashShift = 8 * goarch.PtrSize
+		hashShift = 8 * ptrSize
 		haveInsertPoint := false
 		for hashShift != 0 {
 			hashShift -= nChildrenLog2
@@ -166,7 +189,7 @@ func (ht *HashTrieMap[K, V]) LoadOrStore(key K, value V) (result V, loaded bool)
 // produces a subtree of indirect nodes to hold the two new entries.
 func (ht *HashTrieMap[K, V]) expand(oldEntry, newEntry *entry[K, V], newHash uintptr, hashShift uint, parent *indirect[K, V]) *node[K, V] {
 	// Check for a hash collision.
-	oldHash := ht.keyHash(unsafe.Pointer(&oldEntry.key), ht.seed)
+	oldHash := ht.keyHash(oldEntry.key, ht.seed)
 	if oldHash == newHash {
 		// Store the old entry in the new entry's overflow list, then store
 		// the new entry.
@@ -204,7 +227,7 @@ func (ht *HashTrieMap[K, V]) Store(key K, new V) {
 // The loaded result reports whether the key was present.
 func (ht *HashTrieMap[K, V]) Swap(key K, new V) (previous V, loaded bool) {
 	ht.init()
-	hash := ht.keyHash(abi.NoEscape(unsafe.Pointer(&key)), ht.seed)
+	hash := ht.keyHash(key, ht.seed)
 	var i *indirect[K, V]
 	var hashShift uint
 	var slot *atomic.Pointer[node[K, V]]
@@ -212,7 +235,7 @@ func (ht *HashTrieMap[K, V]) Swap(key K, new V) (previous V, loaded bool) {
 	for {
 		// Find the key or a candidate location for insertion.
 		i = ht.root.Load()
-		hashShift = 8 * goarch.PtrSize
+		hashShift = 8 * ptrSize
 		haveInsertPoint := false
 		for hashShift != 0 {
 			hashShift -= nChildrenLog2
@@ -282,7 +305,7 @@ func (ht *HashTrieMap[K, V]) CompareAndSwap(key K, old, new V) (swapped bool) {
 	if ht.valEqual == nil {
 		panic("called CompareAndSwap when value is not of comparable type")
 	}
-	hash := ht.keyHash(abi.NoEscape(unsafe.Pointer(&key)), ht.seed)
+	hash := ht.keyHash(key, ht.seed)
 
 	// Find a node with the key and compare with it. n != nil if we found the node.
 	i, _, slot, n := ht.find(key, hash, ht.valEqual, old)
@@ -308,7 +331,7 @@ func (ht *HashTrieMap[K, V]) CompareAndSwap(key K, old, new V) (swapped bool) {
 // The loaded result reports whether the key was present.
 func (ht *HashTrieMap[K, V]) LoadAndDelete(key K) (value V, loaded bool) {
 	ht.init()
-	hash := ht.keyHash(abi.NoEscape(unsafe.Pointer(&key)), ht.seed)
+	hash := ht.keyHash(key, ht.seed)
 
 	// Find a node with the key and compare with it. n != nil if we found the node.
 	i, hashShift, slot, n := ht.find(key, hash, nil, *new(V))
@@ -338,7 +361,7 @@ func (ht *HashTrieMap[K, V]) LoadAndDelete(key K) (value V, loaded bool) {
 
 	// Check if the node is now empty (and isn't the root), and delete it if able.
 	for i.parent != nil && i.empty() {
-		if hashShift == 8*goarch.PtrSize {
+		if hashShift == 8*ptrSize {
 			panic("internal/sync.HashTrieMap: ran out of hash bits while iterating")
 		}
 		hashShift += nChildrenLog2
@@ -370,7 +393,7 @@ func (ht *HashTrieMap[K, V]) CompareAndDelete(key K, old V) (deleted bool) {
 	if ht.valEqual == nil {
 		panic("called CompareAndDelete when value is not of comparable type")
 	}
-	hash := ht.keyHash(abi.NoEscape(unsafe.Pointer(&key)), ht.seed)
+	hash := ht.keyHash(key, ht.seed)
 
 	// Find a node with the key. n != nil if we found the node.
 	i, hashShift, slot, n := ht.find(key, hash, nil, *new(V))
@@ -400,7 +423,7 @@ func (ht *HashTrieMap[K, V]) CompareAndDelete(key K, old V) (deleted bool) {
 
 	// Check if the node is now empty (and isn't the root), and delete it if able.
 	for i.parent != nil && i.empty() {
-		if hashShift == 8*goarch.PtrSize {
+		if hashShift == 8*ptrSize {
 			panic("internal/sync.HashTrieMap: ran out of hash bits while iterating")
 		}
 		hashShift += nChildrenLog2
@@ -427,7 +450,7 @@ func (ht *HashTrieMap[K, V]) find(key K, hash uintptr, valEqual equalFunc, value
 	for {
 		// Find the key or return if it's not there.
 		i = ht.root.Load()
-		hashShift = 8 * goarch.PtrSize
+		hashShift = 8 * ptrSize
 		found := false
 		for hashShift != 0 {
 			hashShift -= nChildrenLog2
@@ -541,7 +564,7 @@ const (
 type indirect[K comparable, V any] struct {
 	node[K, V]
 	dead     atomic.Bool
-	mu       Mutex // Protects mutation to children and any children that are entry nodes.
+	mu       sync.Mutex // Protects mutation to children and any children that are entry nodes.
 	parent   *indirect[K, V]
 	children [nChildren]atomic.Pointer[node[K, V]]
 }
@@ -588,7 +611,7 @@ func (e *entry[K, V]) lookup(key K) (V, bool) {
 
 func (e *entry[K, V]) lookupWithValue(key K, value V, valEqual equalFunc) (V, bool) {
 	for e != nil {
-		if e.key == key && (valEqual == nil || valEqual(unsafe.Pointer(&e.value), abi.NoEscape(unsafe.Pointer(&value)))) {
+		if e.key == key && (valEqual == nil || valEqual(unsafe.Pointer(&e.value), unsafe.Pointer(&value))) {
 			return e.value, true
 		}
 		e = e.overflow.Load()
@@ -630,7 +653,7 @@ func (head *entry[K, V]) swap(key K, new V) (*entry[K, V], V, bool) {
 //
 // compareAndSwap must be called under the mutex of the indirect node which e is a child of.
 func (head *entry[K, V]) compareAndSwap(key K, old, new V, valEqual equalFunc) (*entry[K, V], bool) {
-	if head.key == key && valEqual(unsafe.Pointer(&head.value), abi.NoEscape(unsafe.Pointer(&old))) {
+	if head.key == key && valEqual(unsafe.Pointer(&head.value), unsafe.Pointer(&old)) {
 		// Return the new head of the list.
 		e := newEntryNode(key, new)
 		if chain := head.overflow.Load(); chain != nil {
@@ -641,7 +664,7 @@ func (head *entry[K, V]) compareAndSwap(key K, old, new V, valEqual equalFunc) (
 	i := &head.overflow
 	e := i.Load()
 	for e != nil {
-		if e.key == key && valEqual(unsafe.Pointer(&e.value), abi.NoEscape(unsafe.Pointer(&old))) {
+		if e.key == key && valEqual(unsafe.Pointer(&e.value), unsafe.Pointer(&old)) {
 			eNew := newEntryNode(key, new)
 			eNew.overflow.Store(e.overflow.Load())
 			i.Store(eNew)
@@ -680,14 +703,14 @@ func (head *entry[K, V]) loadAndDelete(key K) (V, *entry[K, V], bool) {
 //
 // compareAndDelete must be called under the mutex of the indirect node which e is a child of.
 func (head *entry[K, V]) compareAndDelete(key K, value V, valEqual equalFunc) (*entry[K, V], bool) {
-	if head.key == key && valEqual(unsafe.Pointer(&head.value), abi.NoEscape(unsafe.Pointer(&value))) {
+	if head.key == key && valEqual(unsafe.Pointer(&head.value), unsafe.Pointer(&value)) {
 		// Drop the head of the list.
 		return head.overflow.Load(), true
 	}
 	i := &head.overflow
 	e := i.Load()
 	for e != nil {
-		if e.key == key && valEqual(unsafe.Pointer(&e.value), abi.NoEscape(unsafe.Pointer(&value))) {
+		if e.key == key && valEqual(unsafe.Pointer(&e.value), unsafe.Pointer(&value)) {
 			i.Store(e.overflow.Load())
 			return head, true
 		}
@@ -717,8 +740,62 @@ func (n *node[K, V]) indirect() *indirect[K, V] {
 	return (*indirect[K, V])(unsafe.Pointer(n))
 }
 
-// Pull in runtime.rand so that we don't need to take a dependency
-// on math/rand/v2.
-//
-//go:linkname runtime_rand runtime.rand
-func runtime_rand() uint64
+// ptrSize is goarch.PtrSize.
+const ptrSize = 4 << (^uintptr(0) >> 63)
+
+// NewHashTrieMap returns an empty HashTrieMap that hashes keys with hash
+// (nil: defaultHash). Like the zero HashTrieMap, it is initialized on
+// first use.
+func NewHashTrieMap[K comparable, V any](hash func(key K, seed uintptr) uintptr) *HashTrieMap[K, V] {
+	return &HashTrieMap[K, V]{keyHash: hash}
+}
+
+// defaultHash is FNV-1a (64-bit) over the key's bytes, mixed with seed:
+// the same in every process, unlike the runtime's hash. It takes string
+// and integer keys; other key types need a hash given to NewHashTrieMap.
+func defaultHash[K comparable](key K, seed uintptr) uintptr {
+	var b [8]byte
+	var p []byte
+	switch k := any(key).(type) {
+	case string:
+		p = []byte(k)
+	case int:
+		p = le(&b, uint64(k))
+	case int32:
+		p = le(&b, uint64(k))
+	case int64:
+		p = le(&b, uint64(k))
+	case uint:
+		p = le(&b, uint64(k))
+	case uint32:
+		p = le(&b, uint64(k))
+	case uint64:
+		p = le(&b, k)
+	case uintptr:
+		p = le(&b, uint64(k))
+	default:
+		panic("HashTrieMap: no default hash for this key type; give one to NewHashTrieMap")
+	}
+	h := uint64(14695981039346656037) ^ uint64(seed)
+	for _, c := range p {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return uintptr(h)
+}
+
+func le(b *[8]byte, x uint64) []byte {
+	for i := range b {
+		b[i] = byte(x >> (8 * i))
+	}
+	return b[:]
+}
+
+// valEqualOf is the equal function of V's values, nil when V is not
+// comparable (as the runtime's type descriptor gives it).
+func valEqualOf[V any]() equalFunc {
+	if !reflect.TypeFor[V]().Comparable() {
+		return nil
+	}
+	return func(a, b unsafe.Pointer) bool { return any(*(*V)(a)) == any(*(*V)(b)) }
+}
