@@ -177,15 +177,18 @@ func build[T, In, Out, S any](spec Spec[T, In, Out, S], replay string) (*run[T, 
 	r := &run[T, In, Out, S]{spec: spec, verdicts: map[string]bool{}}
 	r.model = spec.porcupine()
 	n := len(spec.Threads)
+	var names []string
 	if spec.Clock != nil && spec.Clock.Ticks > 0 {
 		n++
+		names = make([]string, n)
+		names[n-1] = "clock"
 	}
 	name := spec.Name
 	if name == "" {
 		name = "explore"
 	}
 	r.ops = &iexplore.Ops{Name: name, Threads: n, Begin: r.begin, End: r.end, Outcome: r.outcome,
-		Call: r.call, Ret: r.ret, Site: siteOf, Replay: replay}
+		Call: r.call, Ret: r.ret, Site: siteOf, Replay: replay, Names: names}
 	if spec.Invariant != nil {
 		r.ops.Check = func() string {
 			if err := spec.Invariant(r.obj); err != nil {

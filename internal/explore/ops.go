@@ -43,6 +43,8 @@ type Ops struct {
 	// Replay is the command that replays a schedule, with %s where the
 	// schedule goes (it is in every failure's report).
 	Replay string
+	// Names, when set, names threads in traces (an empty name: none).
+	Names []string
 }
 
 // opsProgram runs an Ops.
@@ -128,6 +130,12 @@ func (t opsTracer) ret(th, op int) string {
 	return t.p.o.Ret(th, op)
 }
 func (opsTracer) setup() []string { return nil }
+func (t opsTracer) threadName(th int) string {
+	if th < len(t.p.o.Names) {
+		return t.p.o.Names[th]
+	}
+	return ""
+}
 func (t opsTracer) site(a hooked.Access) string {
 	if a.Site == 0 || t.p.o.Site == nil {
 		return ""

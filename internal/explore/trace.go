@@ -129,7 +129,13 @@ func renderTrace(p program, tr tracer, r runResult) string {
 	type row [][]string // per column, its lines
 	head := row{{"step"}}
 	for t := 0; t < n; t++ {
-		head = append(head, []string{fmt.Sprintf("T%d", t)})
+		name := fmt.Sprintf("T%d", t)
+		if tn, ok := tr.(interface{ threadName(int) string }); ok {
+			if s := tn.threadName(t); s != "" {
+				name += " (" + s + ")"
+			}
+		}
+		head = append(head, []string{name})
 	}
 	head = append(head, []string{""})
 	rows := []row{head}
