@@ -12,12 +12,13 @@
 // the original source. The edits are:
 //
 //   - the import of "sync/atomic" imports explore/atomic instead;
-//   - sync.Mutex, sync.RWMutex, sync.Once, sync.WaitGroup, sync.OnceFunc,
-//     sync.OnceValue and sync.OnceValues become explore/sync's;
+//   - sync.Mutex, sync.RWMutex, sync.Once, sync.WaitGroup, sync.Cond,
+//     sync.NewCond, sync.OnceFunc, sync.OnceValue and sync.OnceValues
+//     become explore/sync's;
 //   - time.Now, time.Since, time.Until and time.Sleep become explore/rt's;
 //   - before a construct the explorer cannot control (a go statement, a
 //     select, a channel send or receive, close, make of a channel,
-//     sync.NewCond, time.After, time.AfterFunc, time.NewTimer,
+//     time.After, time.AfterFunc, time.NewTimer,
 //     time.NewTicker, time.Tick, runtime.Gosched, runtime.Goexit,
 //     runtime.LockOSThread) a call of rt.Unsupported naming it is put at
 //     the start of the statement that holds it, on the same line;
@@ -79,7 +80,7 @@ type Note struct {
 // The selectors of sync the twin replaces.
 var syncTwinned = map[string]bool{
 	"Mutex": true, "RWMutex": true, "Once": true, "WaitGroup": true,
-	"OnceFunc": true, "OnceValue": true, "OnceValues": true,
+	"OnceFunc": true, "OnceValue": true, "OnceValues": true, "Cond": true, "NewCond": true,
 }
 
 // The selectors of time explore/rt replaces.
@@ -287,10 +288,6 @@ func (r *rewriter) selector(n *ast.SelectorExpr, stack []ast.Node) {
 	}
 	r.uses[x.Name]++
 	switch {
-	case path == "sync" && sel == "Cond":
-		r.note(n.Pos(), "sync.Cond", true)
-	case path == "sync" && sel == "NewCond":
-		r.unsupported(n.Pos(), "sync.Cond", stack)
 	case path == "sync" && sel == "Map":
 		r.note(n.Pos(), "sync.Map runs each of its operations as one step (its internals are not explored)", false)
 	case path == "time" && timeTrapped[sel], path == "runtime" && runtimeTrapped[sel]:

@@ -165,22 +165,21 @@ func New() *T {
 	return t
 }
 `,
-		want: `package p; import (` + syncImport + `; ` + rtImport + `)
+		want: `package p; import (` + syncImport + `)
 
-import "sync"
+import _ "sync"
 
 type T struct {
 	mu tgsync_.Mutex
-	c  *sync.Cond
+	c  *tgsync_.Cond
 }
 
 func New() *T {
 	t := &T{}
-	tgrt_.Unsupported("x.go:12", "sync.Cond"); t.c = sync.NewCond(&t.mu)
+	t.c = tgsync_.NewCond(&t.mu)
 	return t
 }
 `,
-		notes: []string{"7:6 sync.Cond !", "12:8 sync.Cond !"},
 	},
 	{
 		name: "sync shadowed by a parameter and a local",

@@ -12,9 +12,9 @@
 // explorer and by free-running goroutines at the same time: it holds the
 // state of each apart.
 //
-// The rest of sync (Map, Pool, Locker, Cond) is not here: the rewrite
-// leaves Map, Pool and Locker as they are and reports Cond as a construct
-// it cannot control.
+// Cond is here too: Wait, Signal and Broadcast are switch points, and a
+// waiting thread is not runnable until it is signalled. The rest of sync
+// (Map, Pool, Locker) is not: the rewrite leaves it as it is.
 package sync
 
 import (
@@ -37,11 +37,20 @@ func wait(s hooked.Scheduler, w unsafe.Pointer, op hooked.Op, ready func() bool)
 }
 
 // Mutex is sync.Mutex whose Lock, TryLock and Unlock are switch points.
-// Its zero value is an unlocked mutex. It must not be copied after first
-// use.
-type Mutex struct {
-	mu   sync.Mutex // with no explorer
-	held bool       // under the explorer
+// It is a sync.Mutex and nothing else, so it has its size (code that pads
+// a structure around a mutex with unsafe.Sizeof builds unchanged): under
+// the explorer only one thread runs at a time, so the mutex's own state,
+// probed with TryLock, tells whether another thread holds it. Its zero
+// value is an unlocked mutex. It must not be copied after first use.
+type Mutex struct{ mu sync.Mutex }
+
+// free reports whether m is unlocked, leaving it as it is.
+func (m *Mutex) free() bool {
+	if m.mu.TryLock() {
+		m.mu.Unlock()
+		return true
+	}
+	return false
 }
 
 // Lock locks m; under the explorer the thread waits while another holds
@@ -53,8 +62,8 @@ func (m *Mutex) Lock() {
 		return
 	}
 	w := unsafe.Pointer(m)
-	wait(s, w, hooked.Lock, func() bool { return !m.held })
-	m.held = true
+	wait(s, w, hooked.Lock, m.free)
+	m.mu.Lock() // free: it does not block
 	s.After(hooked.Access{Word: w, Op: hooked.Lock, OK: true, Site: hooked.Site(1)})
 }
 
@@ -66,8 +75,7 @@ func (m *Mutex) TryLock() bool {
 	}
 	w := unsafe.Pointer(m)
 	s.Before(w, hooked.Lock)
-	ok := !m.held
-	m.held = true
+	ok := m.mu.TryLock()
 	s.After(hooked.Access{Word: w, Op: hooked.Lock, OK: ok, Site: hooked.Site(1)})
 	return ok
 }
@@ -82,23 +90,36 @@ func (m *Mutex) Unlock() {
 	}
 	w := unsafe.Pointer(m)
 	s.Before(w, hooked.Unlock)
-	if !m.held {
+	if m.free() {
 		panic("sync: unlock of unlocked mutex")
 	}
-	m.held = false
+	m.mu.Unlock()
 	s.After(hooked.Access{Word: w, Op: hooked.Unlock, OK: true, Site: hooked.Site(1)})
 }
 
-// RWMutex is sync.RWMutex whose operations are switch points. As with
-// sync.RWMutex, a writer waiting in Lock keeps new readers out, so a
-// reader that locks twice while a writer waits deadlocks (and the explorer
-// says so). Its zero value is unlocked.
-type RWMutex struct {
-	mu sync.RWMutex // with no explorer
-	// under the explorer
-	writer  bool // a writer holds it
-	readers int  // readers holding it
-	pending int  // writers waiting in Lock
+// RWMutex is sync.RWMutex whose operations are switch points; like Mutex
+// it is the standard type alone, and has its size. Under the explorer a
+// writer's Lock waits while a writer or a reader holds it, and RLock while
+// a writer holds it. Unlike sync.RWMutex, a writer waiting in Lock does not
+// keep new readers out (the explorer sees no waiting writer in the
+// mutex's state), so a reader that locks twice while a writer waits is not
+// reported as a deadlock. Its zero value is unlocked.
+type RWMutex struct{ mu sync.RWMutex }
+
+func (rw *RWMutex) writable() bool {
+	if rw.mu.TryLock() {
+		rw.mu.Unlock()
+		return true
+	}
+	return false
+}
+
+func (rw *RWMutex) readable() bool {
+	if rw.mu.TryRLock() {
+		rw.mu.RUnlock()
+		return true
+	}
+	return false
 }
 
 // Lock locks rw for writing.
@@ -109,10 +130,8 @@ func (rw *RWMutex) Lock() {
 		return
 	}
 	w := unsafe.Pointer(rw)
-	rw.pending++
-	wait(s, w, hooked.Lock, func() bool { return !rw.writer && rw.readers == 0 })
-	rw.pending--
-	rw.writer = true
+	wait(s, w, hooked.Lock, rw.writable)
+	rw.mu.Lock()
 	s.After(hooked.Access{Word: w, Op: hooked.Lock, OK: true, Site: hooked.Site(1)})
 }
 
@@ -124,10 +143,7 @@ func (rw *RWMutex) TryLock() bool {
 	}
 	w := unsafe.Pointer(rw)
 	s.Before(w, hooked.Lock)
-	ok := !rw.writer && rw.readers == 0
-	if ok {
-		rw.writer = true
-	}
+	ok := rw.mu.TryLock()
 	s.After(hooked.Access{Word: w, Op: hooked.Lock, OK: ok, Site: hooked.Site(1)})
 	return ok
 }
@@ -141,10 +157,10 @@ func (rw *RWMutex) Unlock() {
 	}
 	w := unsafe.Pointer(rw)
 	s.Before(w, hooked.Unlock)
-	if !rw.writer {
+	if rw.readable() {
 		panic("sync: Unlock of unlocked RWMutex")
 	}
-	rw.writer = false
+	rw.mu.Unlock()
 	s.After(hooked.Access{Word: w, Op: hooked.Unlock, OK: true, Site: hooked.Site(1)})
 }
 
@@ -156,8 +172,8 @@ func (rw *RWMutex) RLock() {
 		return
 	}
 	w := unsafe.Pointer(rw)
-	wait(s, w, hooked.RLock, func() bool { return !rw.writer && rw.pending == 0 })
-	rw.readers++
+	wait(s, w, hooked.RLock, rw.readable)
+	rw.mu.RLock()
 	s.After(hooked.Access{Word: w, Op: hooked.RLock, OK: true, Site: hooked.Site(1)})
 }
 
@@ -170,10 +186,7 @@ func (rw *RWMutex) TryRLock() bool {
 	}
 	w := unsafe.Pointer(rw)
 	s.Before(w, hooked.RLock)
-	ok := !rw.writer && rw.pending == 0
-	if ok {
-		rw.readers++
-	}
+	ok := rw.mu.TryRLock()
 	s.After(hooked.Access{Word: w, Op: hooked.RLock, OK: ok, Site: hooked.Site(1)})
 	return ok
 }
@@ -187,10 +200,10 @@ func (rw *RWMutex) RUnlock() {
 	}
 	w := unsafe.Pointer(rw)
 	s.Before(w, hooked.RUnlock)
-	if rw.readers == 0 {
+	if rw.writable() {
 		panic("sync: RUnlock of unlocked RWMutex")
 	}
-	rw.readers--
+	rw.mu.RUnlock()
 	s.After(hooked.Access{Word: w, Op: hooked.RUnlock, OK: true, Site: hooked.Site(1)})
 }
 

@@ -241,7 +241,7 @@ func deadlock(c *controller, p program) *Failure {
 func guard(f func()) (fail *Failure) {
 	defer func() {
 		if r := recover(); r != nil {
-			fail = &Failure{Kind: KindPanic, Thread: -1, Detail: fmt.Sprint(r), Stack: string(debug.Stack())}
+			fail = &Failure{Kind: KindPanic, Thread: -1, Detail: fmt.Sprint(r), Stack: string(debug.Stack()), Panic: r}
 		}
 	}()
 	f()

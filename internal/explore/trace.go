@@ -162,6 +162,11 @@ func renderTrace(p program, tr tracer, r runResult) string {
 			lines = append(lines, "⇒ "+tr.ret(s.thread, s.op))
 		}
 		if s.doneAfter {
+			if len(lines) == 0 {
+				// The step ended the thread before its operation
+				// reported anything: it panicked.
+				lines = append(lines, short(opName)+": ends")
+			}
 			lines[len(lines)-1] += " (done)"
 		}
 		rw[1+s.thread] = lines

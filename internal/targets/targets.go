@@ -121,6 +121,17 @@ type Run struct {
 	Log string `json:"-"`
 }
 
+// Violated is the set of r's scenarios that some strategy found violated.
+func (r Run) Violated() map[string]bool {
+	out := map[string]bool{}
+	for _, v := range r.Verdicts {
+		if v.Verdict == "VIOLATED" {
+			out[v.Scenario] = true
+		}
+	}
+	return out
+}
+
 // Options configure a run.
 type Options struct {
 	// Root is tollgate's checkout (the module the scenarios require).

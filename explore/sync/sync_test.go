@@ -1,0 +1,157 @@
+package sync_test
+
+import (
+	"strings"
+	stdsync "sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/tollgate/tollgate/explore"
+	tsync "github.com/tollgate/tollgate/explore/sync"
+)
+
+// TestSizes: a twin has its standard type's size, so code that pads a
+// structure around a mutex with unsafe.Sizeof builds rewritten (xsync's
+// Map does).
+func TestSizes(t *testing.T) {
+	if a, b := unsafe.Sizeof(tsync.Mutex{}), unsafe.Sizeof(stdsync.Mutex{}); a != b {
+		t.Errorf("Mutex is %d bytes, sync.Mutex %d", a, b)
+	}
+	if a, b := unsafe.Sizeof(tsync.RWMutex{}), unsafe.Sizeof(stdsync.RWMutex{}); a != b {
+		t.Errorf("RWMutex is %d bytes, sync.RWMutex %d", a, b)
+	}
+	if a, b := unsafe.Sizeof(tsync.Once{}), unsafe.Sizeof(stdsync.Once{}); a != b {
+		t.Errorf("Once is %d bytes, sync.Once %d", a, b)
+	}
+}
+
+// mailbox hands one value from a producer to a consumer under a Cond;
+// with lost set, the producer signals before it publishes, outside the
+// lock's protection of the condition, so a consumer can wait forever.
+type mailbox struct {
+	mu   tsync.Mutex
+	cond *tsync.Cond
+	full bool
+	v    int
+	lost bool
+}
+
+func (m *mailbox) put(v int) int {
+	if m.lost {
+		m.cond.Signal()
+	}
+	m.mu.Lock()
+	m.v, m.full = v, true
+	m.mu.Unlock()
+	if !m.lost {
+		m.cond.Signal()
+	}
+	return v
+}
+
+func (m *mailbox) get() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for !m.full {
+		m.cond.Wait()
+	}
+	return m.v
+}
+
+func mailboxSpec(lost bool) explore.Spec[*mailbox, string, int, int] {
+	return explore.Spec[*mailbox, string, int, int]{
+		New: func() *mailbox {
+			m := &mailbox{lost: lost}
+			m.cond = tsync.NewCond(&m.mu)
+			return m
+		},
+		Threads: [][]string{{"put"}, {"get"}},
+		Call: func(m *mailbox, op string) int {
+			if op == "put" {
+				return m.put(7)
+			}
+			return m.get()
+		},
+		Step:  func(s int, _ time.Time, op string) (int, int) { return 7, 7 },
+		Twins: true,
+	}
+}
+
+// TestCond: a mailbox under a Cond passes every schedule; one that
+// signals before publishing is a lost wake-up, reported as a deadlock.
+func TestCond(t *testing.T) {
+	if r := explore.Explore(mailboxSpec(false), explore.Options{}, ""); r.Failure != nil || !r.Exhaustive {
+		t.Fatalf("the mailbox fails: %s\n%v", r.Summary(), r.Failure)
+	}
+	r := explore.Explore(mailboxSpec(true), explore.Options{}, "")
+	if r.Failure == nil || r.Failure.Kind != "deadlock" || !strings.Contains(r.Failure.Detail, "T1 waits to wait") {
+		t.Fatalf("want the lost wake-up as a deadlock of T1, got %s", r.Summary())
+	}
+}
+
+// TestUnlockOfUnlocked: as for sync.Mutex, unlocking a free twin is a
+// failure, reported as a panic of the thread.
+func TestUnlockOfUnlocked(t *testing.T) {
+	spec := explore.Spec[*tsync.Mutex, string, bool, struct{}]{
+		New:     func() *tsync.Mutex { return new(tsync.Mutex) },
+		Threads: [][]string{{"unlock"}},
+		Call:    func(m *tsync.Mutex, _ string) bool { m.Unlock(); return true },
+		Step:    func(s struct{}, _ time.Time, _ string) (struct{}, bool) { return s, true },
+		Twins:   true,
+	}
+	r := explore.Explore(spec, explore.Options{}, "")
+	if r.Failure == nil || !strings.Contains(r.Failure.Detail, "unlock of unlocked mutex") {
+		t.Fatalf("want the unlock of a free mutex reported, got %s", r.Summary())
+	}
+}
+
+// TestRWMutex: readers share, a writer excludes them; a read-modify-write
+// under RLock loses an update.
+func TestRWMutex(t *testing.T) {
+	type box struct {
+		mu   tsync.RWMutex
+		n    int
+		weak bool
+	}
+	spec := func(weak bool) explore.Spec[*box, string, int, int] {
+		return explore.Spec[*box, string, int, int]{
+			New:     func() *box { return &box{weak: weak} },
+			Threads: [][]string{{"inc", "read"}, {"inc"}},
+			After:   []string{"read"},
+			Call: func(b *box, op string) int {
+				if op == "read" {
+					b.mu.RLock()
+					defer b.mu.RUnlock()
+					return b.n
+				}
+				if b.weak {
+					b.mu.RLock()
+					v := b.n
+					b.mu.RUnlock()
+					b.mu.Lock()
+					b.n = v + 1
+					b.mu.Unlock()
+					return v + 1
+				}
+				b.mu.Lock()
+				defer b.mu.Unlock()
+				b.n++
+				return b.n
+			},
+			Step: func(n int, _ time.Time, op string) (int, int) {
+				if op == "read" {
+					return n, n
+				}
+				return n + 1, n + 1
+			},
+			Twins: true,
+		}
+	}
+	if r := explore.Explore(spec(false), explore.Options{}, ""); r.Failure != nil || !r.Exhaustive {
+		t.Fatalf("the RWMutex counter fails: %s", r.Summary())
+	}
+	if r := explore.Explore(spec(true), explore.Options{}, ""); r.Failure == nil {
+		t.Fatalf("the read-then-write counter passed: %s", r.Summary())
+	}
+}

@@ -1,0 +1,94 @@
+package targets
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestMarkdown: the verdict table says when PCT's seeds disagree, gives
+// DFS's schedule and preemptions, and marks a tooth no scenario found.
+func TestMarkdown(t *testing.T) {
+	runs := []Run{
+		{Target: "xtime", Version: "v0.16.0", Verdicts: []Verdict{
+			{Scenario: "allow-stale", Strategy: "dfs", Verdict: "VIOLATED", Kind: "linearizability", Preemptions: 1, Schedule: "0x2.1x4", Schedules: 51},
+			{Scenario: "allow-stale", Strategy: "pct", Seed: 1, Verdict: "VIOLATED"},
+			{Scenario: "allow-stale", Strategy: "pct", Seed: 2, Verdict: "holds"},
+			{Scenario: "allow-frozen", Strategy: "dfs", Verdict: "holds", Exhaustive: true, Schedules: 78, Seconds: 0.001},
+			{Scenario: "allow-frozen", Strategy: "pct", Seed: 1, Verdict: "holds"},
+			{Scenario: "allow-frozen", Strategy: "pct", Seed: 2, Verdict: "holds"},
+		}},
+		{Target: "xtime", Version: "v0.16.0", Tooth: "unlock-early", Verdicts: []Verdict{
+			{Scenario: "allow-frozen", Strategy: "dfs", Verdict: "holds"},
+		}},
+	}
+	var b bytes.Buffer
+	Markdown(&b, runs, "tollgate explore -targets xtime")
+	md := b.String()
+	for _, want := range []string{
+		"| v0.16.0 | allow-stale | **VIOLATED** (linearizability) | 1 | `0x2.1x4` | 1: VIOLATED, 2: holds |",
+		"| v0.16.0 | allow-frozen | holds, exhaustive (78 schedules) |  |  | holds ×2 |",
+		"| unlock-early | v0.16.0 | **not found** (no scenario) |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the table lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// TestEveryTargetHasScenarios: each target's scenarios are embedded, and
+// every target's teeth name a patch.
+func TestEveryTargetHasScenarios(t *testing.T) {
+	for _, tg := range All {
+		entries, err := files.ReadDir("testdata/" + tg.Name)
+		if err != nil {
+			t.Errorf("%s: no scenarios: %v", tg.Name, err)
+			continue
+		}
+		tests := 0
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), "_test.go") {
+				tests++
+			}
+		}
+		if tests == 0 {
+			t.Errorf("%s: testdata/%s has no _test.go file", tg.Name, tg.Name)
+		}
+		if len(tg.Teeth()) == 0 {
+			t.Errorf("%s: no teeth (testdata/%s/teeth/*.patch)", tg.Name, tg.Name)
+		}
+	}
+}
+
+// TestTeethApply: every tooth of a module target applies to the newest
+// version (patch --dry-run on the module as the proxy serves it).
+func TestTeethApply(t *testing.T) {
+	if _, err := exec.LookPath("patch"); err != nil {
+		t.Skip("patch is not installed (apt-get install patch)")
+	}
+	for _, tg := range All {
+		if tg.Module == "" {
+			continue
+		}
+		v := tg.Versions[len(tg.Versions)-1]
+		out, err := exec.Command("go", "mod", "download", "-json", tg.Module+"@"+v).Output()
+		if err != nil {
+			t.Errorf("go mod download %s@%s: %v", tg.Module, v, err)
+			continue
+		}
+		var info struct{ Dir string }
+		if err := json.Unmarshal(out, &info); err != nil {
+			t.Fatal(err)
+		}
+		for _, tooth := range tg.Teeth() {
+			patch, _ := files.ReadFile("testdata/" + tg.Name + "/teeth/" + tooth + ".patch")
+			cmd := exec.Command("patch", "-p1", "--dry-run", "-d", info.Dir)
+			cmd.Stdin = bytes.NewReader(patch)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("%s tooth %s does not apply to %s: %v\n%s", tg.Name, tooth, v, err, out)
+			}
+		}
+	}
+}
