@@ -1,8 +1,11 @@
 package counter
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,4 +107,20 @@ func TestLimiterStaleReading(t *testing.T) {
 		t.Fatalf("want the stale reading found at one preemption: %s", r.Summary())
 	}
 	t.Logf("found, at one preemption:\n%s", r.Failure.Report)
+}
+
+// TestLimiterWaitIsNotExplored: Wait blocks on a timer and a select,
+// which the explorer cannot control. The rewrite listed them before the
+// run; the run that reaches one ends with it named, and no verdict.
+func TestLimiterWaitIsNotExplored(t *testing.T) {
+	spec := limiterSpec([][]call{{"allow"}, {"allow"}})
+	spec.Call = func(l *rate.Limiter, _ call) answer {
+		return answer{OK: l.Wait(context.Background()) == nil}
+	}
+	r := explore.Explore(spec, explore.Options{}, "")
+	var u *rt.UnsupportedError
+	if !errors.As(r.Err, &u) || !strings.HasPrefix(u.Site, "rate.go:") || !strings.Contains(u.What, "select") {
+		t.Fatalf("want no verdict naming Wait's select in rate.go, got %s", r.Summary())
+	}
+	t.Logf("%s", r.Summary())
 }
