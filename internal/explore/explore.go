@@ -377,15 +377,54 @@ func (x *explorer) random() {
 		} else {
 			ch = &walk{rng: rng}
 		}
-		r := execute(x.c, x.p, ch, x.runOpts())
+		opt := x.runOpts()
+		check := i%replayCheckEvery == 0
+		var first []access
+		if check {
+			opt.observer = func(_ *controller, s *stepRec) { first = append(first, s.acc) }
+		}
+		r := execute(x.c, x.p, ch, opt)
 		estimate = max(estimate, len(r.schedule))
 		x.res.Schedules++
 		if r.failure != nil {
 			x.fail(r, 0)
 			return
 		}
+		if check && r.status == complete {
+			if err := x.sameOnReplay(r.schedule, first); err != nil {
+				x.res.Err = err
+				return
+			}
+		}
 		x.progress()
 	}
+}
+
+// replayCheckEvery: the random strategies run every so many schedules
+// (the first included) a second time and compare the two runs step by
+// step, so that code which is not deterministic is reported as it is by
+// DFS, instead of passing unnoticed (its failures could not be replayed).
+// It costs one run in 32.
+const replayCheckEvery = 32
+
+// sameOnReplay runs sched again and reports an error when a step differs
+// from the one first recorded (its thread's word, kind or history stamps;
+// addresses change from run to run and are not compared).
+func (x *explorer) sameOnReplay(sched []int8, first []access) error {
+	sched = slices.Clone(sched) // execute reuses the storage
+	var again []access
+	opt := x.runOpts()
+	opt.observer = func(_ *controller, s *stepRec) { again = append(again, s.acc) }
+	execute(x.c, x.p, &follow{s: sched}, opt)
+	for k := range min(len(first), len(again)) {
+		if !first[k].same(again[k]) {
+			return fmt.Errorf("explore: schedule %s ran differently the second time, at step %d: the code under test is not deterministic (a random seed, a map's order, the machine's clock?)", encodeSchedule(sched), k+1)
+		}
+	}
+	if len(first) != len(again) {
+		return fmt.Errorf("explore: schedule %s took %d steps, then %d: the code under test is not deterministic", encodeSchedule(sched), len(first), len(again))
+	}
+	return nil
 }
 
 // fail completes a failure: shrinks a random one, replays it with tracing

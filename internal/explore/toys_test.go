@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"testing"
 
 	"github.com/tollgate/tollgate/internal/seam/hooked"
 )
@@ -225,4 +226,32 @@ func sweepToy(hookedFlag bool) *toy {
 			return "reserved"
 		}
 	}}
+}
+
+// TestRandomStrategiesSeeNondeterminism: a toy whose second thread takes
+// one step or two, alternately from run to run (as code that draws a
+// random seed would), is reported as not deterministic by PCT and the
+// random walk (DFS sees it when a replayed prefix diverges).
+func TestRandomStrategiesSeeNondeterminism(t *testing.T) {
+	var flip atomic.Uint32
+	p := &toy{name: "coin", n: 2, build: func(c *controller, r *toyRun) {
+		x := new(hooked.Uint64)
+		r.bodies = []func(){
+			func() { c.operation(liveNone, func() { x.Add(1) }) },
+			func() {
+				c.operation(liveNone, func() {
+					if flip.Add(1)%2 == 0 {
+						x.Load()
+					}
+					x.Add(1)
+				})
+			},
+		}
+	}}
+	for _, s := range []Strategy{PCT, Random} {
+		r := exploreProgram(p, "coin", Options{Strategy: s, Bound: 1, Budget: Budget{Schedules: 100}})
+		if r.Err == nil || !strings.Contains(r.Err.Error(), "not deterministic") {
+			t.Errorf("%s: want the code reported as not deterministic, got %s", s, r.Summary())
+		}
+	}
 }
