@@ -35,8 +35,10 @@
 // not runnable; a state where no thread can run is reported as a
 // deadlock. Time is virtual: it starts at Clock.Start and moves only when
 // the clock thread ticks (Clock.Ticks steps of Clock.Tick, interleaved
-// like any thread) or a thread sleeps. Plain (non-atomic) memory is not a
-// switch point: a data race is the race detector's to find.
+// like any thread) or a thread sleeps. A plain store to memory another
+// thread may reach (a field, an element, a package-level variable) is a
+// switch point too; a plain load is not, and a data race between them is
+// the race detector's to find.
 //
 // What the explorer cannot control — a go statement, a channel operation,
 // a select, time.NewTimer, sync.Cond, runtime.Gosched, assembly or cgo — is

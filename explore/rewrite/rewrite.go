@@ -13,8 +13,11 @@
 //
 //   - the import of "sync/atomic" imports explore/atomic instead;
 //   - sync.Mutex, sync.RWMutex, sync.Once, sync.WaitGroup, sync.Cond,
-//     sync.NewCond, sync.OnceFunc, sync.OnceValue and sync.OnceValues
-//     become explore/sync's;
+//     sync.NewCond, sync.Pool, sync.OnceFunc, sync.OnceValue and
+//     sync.OnceValues become explore/sync's;
+//   - a plain store that may write memory another thread can reach (to a
+//     field, an element, a pointer's target or a package-level variable)
+//     gets a switch point, rt.PlainStore, in front of its statement;
 //   - time.Now, time.Since, time.Until and time.Sleep become explore/rt's;
 //   - before a construct the explorer cannot control (a go statement, a
 //     select, a channel send or receive, close, make of a channel,
@@ -81,6 +84,7 @@ type Note struct {
 var syncTwinned = map[string]bool{
 	"Mutex": true, "RWMutex": true, "Once": true, "WaitGroup": true,
 	"OnceFunc": true, "OnceValue": true, "OnceValues": true, "Cond": true, "NewCond": true,
+	"Pool": true,
 }
 
 // The selectors of time explore/rt replaces.
@@ -110,6 +114,14 @@ func File(filename string, src []byte) (out []byte, notes []Note, changed bool, 
 		uses:    map[string]int{},
 		twinned: map[string]int{},
 		trapped: map[ast.Stmt]bool{},
+		pkgVars: map[any]bool{},
+	}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
+			for _, s := range g.Specs {
+				r.pkgVars[s] = true
+			}
+		}
 	}
 	r.scanImports()
 	r.walk()
@@ -157,6 +169,8 @@ type rewriter struct {
 	uses, twinned map[string]int
 	// trapped holds the statements a trap is put before.
 	trapped map[ast.Stmt]bool
+	// pkgVars holds the specs of the file's package-level variables.
+	pkgVars map[any]bool
 
 	needSync, needRT bool
 	edits            []edit
@@ -259,7 +273,50 @@ func (r *rewriter) visit(n ast.Node, stack []ast.Node) {
 		}
 	case *ast.SelectorExpr:
 		r.selector(n, stack)
+	case *ast.AssignStmt:
+		if n.Tok != token.DEFINE && r.sharedStore(n.Lhs...) {
+			r.plainStore(n, stack)
+		}
+	case *ast.IncDecStmt:
+		if r.sharedStore(n.X) {
+			r.plainStore(n, stack)
+		}
 	}
+}
+
+// sharedStore reports whether a store to one of lhs may write memory
+// another thread can reach: a field, an element, a pointer's target, or a
+// package-level variable (declared in this file or, unresolved, in
+// another). A store to a local variable may not.
+func (r *rewriter) sharedStore(lhs ...ast.Expr) bool {
+	for _, e := range lhs {
+		switch e := ast.Unparen(e).(type) {
+		case *ast.SelectorExpr, *ast.IndexExpr, *ast.IndexListExpr, *ast.StarExpr:
+			return true
+		case *ast.Ident:
+			if e.Name == "_" {
+				continue
+			}
+			if e.Obj == nil || r.pkgVars[e.Obj.Decl] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// plainStore puts a switch point (rt.PlainStore) before the statement s,
+// which stores to memory another thread may reach, when s sits directly
+// in a statement list (a store in an if's or a for's header is left
+// alone, and noted).
+func (r *rewriter) plainStore(s ast.Stmt, stack []ast.Node) {
+	if anchor(stack) != s {
+		r.note(s.Pos(), "a store in a statement's header is not a switch point", false)
+		return
+	}
+	r.needRT = true
+	off := r.off(s.Pos())
+	r.edits = append(r.edits, edit{off, off, rtName + ".PlainStore(); "})
 }
 
 // selector handles X.Sel where X names the file's import of sync, time or

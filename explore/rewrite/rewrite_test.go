@@ -127,7 +127,7 @@ var mu tgsync_.Mutex
 `,
 	},
 	{
-		name: "sync kept for Map, Pool and Locker",
+		name: "sync kept for Map and Locker, Pool twinned",
 		src: `package p
 
 import "sync"
@@ -143,7 +143,7 @@ import "sync"
 
 var mu tgsync_.Mutex
 var m sync.Map
-var pool sync.Pool
+var pool tgsync_.Pool
 var l sync.Locker = &mu
 `,
 		notes: []string{"6:7 sync.Map runs each of its operations as one step (its internals are not explored)"},
@@ -165,7 +165,7 @@ func New() *T {
 	return t
 }
 `,
-		want: `package p; import (` + syncImport + `)
+		want: `package p; import (` + syncImport + `; ` + rtImport + `)
 
 import _ "sync"
 
@@ -176,7 +176,7 @@ type T struct {
 
 func New() *T {
 	t := &T{}
-	t.c = tgsync_.NewCond(&t.mu)
+	tgrt_.PlainStore(); t.c = tgsync_.NewCond(&t.mu)
 	return t
 }
 `,
@@ -513,10 +513,62 @@ import (
 func F(ch chan int) {
 	close := func(chan int) {}
 	close(ch)
-	var p sync.Pool
-	fmt.Println(p.Get())
+	var l sync.Locker
+	fmt.Println(l)
 }
 `,
+	},
+	{
+		name: "plain stores that may reach shared memory",
+		src: `package p
+
+var hits int
+
+type T struct {
+	n    int
+	xs   []int
+	done bool
+}
+
+func (t *T) F(p *int, i int) {
+	local := 0
+	local = 1
+	t.n = local
+	t.xs[i] = 2
+	*p = 3
+	hits++
+	t.n += 4
+	_ = i
+	if t.done = true; t.done {
+		return
+	}
+}
+`,
+		want: `package p; import (` + rtImport + `)
+
+var hits int
+
+type T struct {
+	n    int
+	xs   []int
+	done bool
+}
+
+func (t *T) F(p *int, i int) {
+	local := 0
+	local = 1
+	tgrt_.PlainStore(); t.n = local
+	tgrt_.PlainStore(); t.xs[i] = 2
+	tgrt_.PlainStore(); *p = 3
+	tgrt_.PlainStore(); hits++
+	tgrt_.PlainStore(); t.n += 4
+	_ = i
+	if t.done = true; t.done {
+		return
+	}
+}
+`,
+		notes: []string{"20:5 a store in a statement's header is not a switch point"},
 	},
 	{
 		name: "dot import of sync",
@@ -576,7 +628,7 @@ func checkLines(t *testing.T, src string, out []byte) {
 	if a, b := strings.Count(src, "\n"), bytes.Count(out, []byte("\n")); a != b {
 		t.Errorf("%d lines, want %d", b, a)
 	}
-	skip := map[string]bool{"sync": true, "time": true, "s": true, "clock": true, syncName: true, rtName: true, "Unsupported": true}
+	skip := map[string]bool{"sync": true, "time": true, "s": true, "clock": true, syncName: true, rtName: true, "Unsupported": true, "PlainStore": true}
 	before := identLines(t, []byte(src), skip)
 	after := identLines(t, out, skip)
 	if !slices.Equal(before, after) {

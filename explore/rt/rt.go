@@ -16,6 +16,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tollgate/tollgate/explore/internal/vclock"
 	"github.com/tollgate/tollgate/internal/seam/hooked"
@@ -137,4 +138,26 @@ func Packages() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// plainWord is the word every plain store reports: a plain store is
+// dependent on every step of every other thread (plain loads are no
+// switch points), so which word it writes does not matter to the
+// explorer, and the trace names the line.
+var plainWord byte
+
+// PlainStore is the switch point the rewrite puts before every plain
+// (non-atomic) store that may write memory another thread can reach: a
+// field, an element, a pointer's target, a package-level variable. So
+// another thread may run between an atomic operation or an unlock and a
+// later plain store (a flag set before the value it announces, say).
+// Under the explorer it pauses the thread; otherwise it does nothing.
+func PlainStore() {
+	s := hooked.Current()
+	if s == nil {
+		return
+	}
+	w := unsafe.Pointer(&plainWord)
+	s.Before(w, hooked.Plain)
+	s.After(hooked.Access{Word: w, Op: hooked.Plain, OK: true, Site: hooked.Site(1)})
 }
