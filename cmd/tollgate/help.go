@@ -47,6 +47,7 @@ var helpTails = map[string]struct {
 			"go run ./cmd/tollgate mutants -layer explore -mutant cr-box-filled-late",
 			"go run ./cmd/tollgate mutants --list -readme README.md",
 			"go run ./cmd/tollgate mutants --auto -h              # the generated-mutant campaign and its flags",
+			"go run ./cmd/tollgate mutants --patch my.patch       # a draft mutant judged through an -overlay, nothing generated",
 		},
 		exits: []exitDoc{{0, "every mutant killed by every layer expected to see it"}, {1, "a survivor, or a layer that fails the real code"}, {2, "a bad flag"}},
 	},
@@ -57,6 +58,13 @@ var helpTails = map[string]struct {
 			"go run ./cmd/tollgate mutants --auto -q -shard 2/4",
 		},
 		exits: []exitDoc{{0, "every non-equivalent mutant killed"}, {1, "a survivor not listed as equivalent"}, {2, "a bad flag"}},
+	},
+	"mutants --patch": {
+		examples: []string{
+			"go run ./cmd/tollgate mutants --patch internal/mutants/patches/tb-no-clamp.patch",
+			"go run ./cmd/tollgate mutants --patch -q draft.patch",
+		},
+		exits: []exitDoc{{0, "every patch killed by some layer"}, {1, "a patch no layer kills, or one that does not apply"}, {2, "a bad flag or no patch named"}},
 	},
 	"conform": {
 		examples: []string{

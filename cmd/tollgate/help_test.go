@@ -45,12 +45,12 @@ func TestHelpConvention(t *testing.T) {
 		run  string   // the registered command
 		pre  []string // arguments before the flag
 	}
-	cmds := []cmd{{name: "mutants --auto", run: "mutants", pre: []string{"--auto"}}}
+	cmds := []cmd{{name: "mutants --auto", run: "mutants", pre: []string{"--auto"}}, {name: "mutants --patch", run: "mutants", pre: []string{"--patch"}}}
 	for name := range commands {
 		cmds = append(cmds, cmd{name: name, run: name})
 	}
 	if len(cmds) != len(helpTails) {
-		t.Errorf("%d commands (with mutants --auto), %d help tails: each command has one tail, each tail a command", len(cmds), len(helpTails))
+		t.Errorf("%d commands (with mutants --auto and --patch), %d help tails: each command has one tail, each tail a command", len(cmds), len(helpTails))
 	}
 	code := regexp.MustCompile(`(?m)^exit codes:\n(  \d  \S.*\n)+`)
 	for _, c := range cmds {

@@ -30,6 +30,9 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && (args[0] == "--auto" || args[0] == "-auto") {
 		return runAutomut(args[1:], stdout, stderr) // automut.go
 	}
+	if len(args) > 0 && (args[0] == "--patch" || args[0] == "-patch") {
+		return runPatchMut(args[1:], stdout, stderr) // patchmut.go
+	}
 	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	list := fs.Bool("list", false, "write the README's mutant tables (each mutant, its bug, the layers expected to kill it and their measured kills) from the patches' headers, and exit")

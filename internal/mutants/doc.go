@@ -27,6 +27,10 @@
 //  2. End the comment with its fields (internal/generate.Header): the
 //     fault's constant and the next free value, its doc line, its bug as the
 //     README's table says it, and the layers that must kill it.
+//     Before generating anything, go run ./cmd/tollgate mutants --patch
+//     FILE judges the draft through a go -overlay (auto.JudgePatch): every
+//     layer's fast form runs on the patched code and the layers that kill
+//     it are named, so the Caught-by line can be written from them.
 //  3. Run go generate ./internal/mutants, which also writes the constant,
 //     its name and the matrix into internal/fault, and commit the generated
 //     files; go run ./cmd/tollgate mutants --list -readme README.md puts the

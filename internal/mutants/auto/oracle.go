@@ -320,8 +320,9 @@ func writeOverlay(path string, replace map[string]string) error {
 	return os.WriteFile(path, data, 0o644)
 }
 
-// buildLayers builds one test binary per layer with the overlay: the unit
-// layers once per mutated package, every other layer once.
+// buildLayers builds one test binary per layer with the overlay (none when
+// overlay is ""), in dir: the unit layers once per mutated package, every
+// other layer once.
 func buildLayers(cfg Config, units []string, dir, overlay string, logf func(string, ...any)) ([]built, error) {
 	oracle := cfg.Layers
 	if oracle == nil {
@@ -338,7 +339,11 @@ func buildLayers(cfg Config, units []string, dir, overlay string, logf func(stri
 		}
 		for _, pkg := range pkgs {
 			bin := filepath.Join(dir, l.Name+"_"+strings.ReplaceAll(strings.TrimPrefix(pkg, "./"), "/", "_")+".test")
-			cmd := exec.Command("go", "test", "-c", "-vet=off", "-overlay", overlay, "-o", bin, pkg)
+			args := []string{"test", "-c", "-vet=off", "-o", bin, pkg}
+			if overlay != "" {
+				args = append(args[:3], append([]string{"-overlay", overlay}, args[3:]...)...)
+			}
+			cmd := exec.Command("go", args...)
 			cmd.Dir = cfg.Root
 			if b, err := cmd.CombinedOutput(); err != nil {
 				return nil, fmt.Errorf("building the %s layer (%s) with the schema build: %v\n%s", l.Name, pkg, err, tail(string(b), 40))
@@ -398,35 +403,13 @@ func judge(cfg Config, o *Outcome, layers []built, dir string) {
 	}
 	var notes []string
 	for _, l := range layers {
-		ok, out, _, timedOut := runLayer(l, o.Num, l.timeout)
-		if m := failLine.FindStringSubmatch(out); timedOut && m != nil {
-			// A test failed before the time-out (go test reports both): the
-			// failure is the verdict, whatever hung after it. Examples, for
-			// one, still run after -test.failfast saw a test fail.
-			o.Status, o.Layer, o.Test = "killed", l.layer.Name, m[1]
+		v := judgeLayer(l, o.Num, []string{o.Mutant.File})
+		if v.Killed {
+			o.Status, o.Layer, o.Test, o.Hang = "killed", l.layer.Name, v.Test, v.Hang
 			return
 		}
-		if timedOut {
-			ok2, out2, _, timedOut2 := runLayer(l, o.Num, 3*l.timeout)
-			if !timedOut2 {
-				if !ok2 {
-					o.Status, o.Layer, o.Test = "killed", l.layer.Name, firstFail(out2)
-					return
-				}
-				notes = append(notes, l.layer.Name+": slow, not hung")
-				continue
-			}
-			if frame := frameIn(out2, o.Mutant.File); frame != "" {
-				o.Status, o.Layer, o.Hang = "killed", l.layer.Name, true
-				o.Test = "hang: " + runningTest(out2) + " in " + frame
-				return
-			}
-			notes = append(notes, l.layer.Name+": timed out with no goroutine in the mutated file")
-			continue
-		}
-		if !ok {
-			o.Status, o.Layer, o.Test = "killed", l.layer.Name, firstFail(out)
-			return
+		if v.Note != "" {
+			notes = append(notes, l.layer.Name+": "+v.Note)
 		}
 	}
 	if o.Mutant.Op == "conversion" && (strings.HasPrefix(o.Mutant.File, "model/") || strings.HasPrefix(o.Mutant.File, "impl/tokenbucket/")) {
@@ -438,6 +421,57 @@ func judge(cfg Config, o *Outcome, layers []built, dir string) {
 		}
 	}
 	o.Test = strings.Join(notes, "; ")
+}
+
+// A LayerVerdict is what one layer of the oracle made of one mutant.
+type LayerVerdict struct {
+	Layer  string
+	Killed bool
+	Test   string // the first failing test, or the hang's detail
+	Hang   bool   // killed by a confirmed hang, not a failure
+	Note   string // why a layer that timed out did not kill
+	Time   time.Duration
+}
+
+// judgeLayer runs one layer on mutant num (0: whatever the binary holds)
+// and judges it by judge's rules; files are the mutated files, where a
+// confirmed hang must have a goroutine.
+func judgeLayer(l built, num int, files []string) (v LayerVerdict) {
+	t0 := time.Now()
+	v.Layer = l.layer.Name
+	defer func() { v.Time = time.Since(t0) }()
+	ok, out, _, timedOut := runLayer(l, num, l.timeout)
+	if m := failLine.FindStringSubmatch(out); timedOut && m != nil {
+		// A test failed before the time-out (go test reports both): the
+		// failure is the verdict, whatever hung after it. Examples, for
+		// one, still run after -test.failfast saw a test fail.
+		v.Killed, v.Test = true, m[1]
+		return v
+	}
+	if timedOut {
+		ok2, out2, _, timedOut2 := runLayer(l, num, 3*l.timeout)
+		if !timedOut2 {
+			if !ok2 {
+				v.Killed, v.Test = true, firstFail(out2)
+				return v
+			}
+			v.Note = "slow, not hung"
+			return v
+		}
+		for _, f := range files {
+			if frame := frameIn(out2, f); frame != "" {
+				v.Killed, v.Hang = true, true
+				v.Test = "hang: " + runningTest(out2) + " in " + frame
+				return v
+			}
+		}
+		v.Note = "timed out with no goroutine in the mutated file"
+		return v
+	}
+	if !ok {
+		v.Killed, v.Test = true, firstFail(out)
+	}
+	return v
 }
 
 func firstFail(out string) string {
