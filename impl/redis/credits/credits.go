@@ -18,8 +18,11 @@
 // table, which the holder renews (RenewAt: the lease runs until nowMs +
 // ttlMs on the callers' clock) and drops when it exits (Exit). SweepAt(nowMs)
 // frees the reserved rows whose holder holds no lease running past nowMs:
-// the Redis stand-in for "the holder's process has exited" (C10). A holder's
-// id is 128 bits from crypto/rand; Enqueue and Release compare it, so a
+// the Redis stand-in for "the holder's process has exited" (C10). The
+// server's clock bounds the callers': a sweep or a renewal whose nowMs runs
+// more than MaxClockAheadMs ahead of it is refused (ErrClockAhead), so no
+// caller frees a reservation whose lease runs further than that past the
+// server's clock. A holder's id is 128 bits from crypto/rand; Enqueue and Release compare it, so a
 // client cannot enqueue into or release another's reservation without that
 // id.
 //
@@ -102,6 +105,21 @@ var (
 // ErrDestroyed is wrapped by the error of New and NewFromClient on a name
 // whose table Destroy ended (C11: a name, once destroyed, is dead for good).
 var ErrDestroyed = errors.New("the table was destroyed")
+
+// MaxClockAheadMs is how far, in milliseconds, the clock a sweep or a
+// renewal is given may run ahead of the server's (Redis TIME): the library
+// refuses a call beyond it, writing nothing, with an error that wraps
+// ErrClockAhead. Leases are judged on the callers' clock (so a checker
+// replays a sweep exactly), and this bound is what keeps that clock honest:
+// a caller whose clock runs far ahead, by mistake or not, cannot sweep a
+// reservation whose lease runs more than MaxClockAheadMs past the server's
+// clock, nor set a lease that no sweep reaches.
+const MaxClockAheadMs = 10_000
+
+// ErrClockAhead is wrapped by the error of SweepAt and RenewAt when their
+// nowMs runs more than MaxClockAheadMs ahead of the server's clock. The
+// call ran and wrote nothing.
+var ErrClockAhead = errors.New("now_ms runs ahead of the server's clock by more than MaxClockAheadMs")
 
 //go:embed credits.lua
 var librarySource string
@@ -306,6 +324,16 @@ func (t *Table) call(ctx context.Context, readOnly bool, fn string, args ...any)
 	return v, nil
 }
 
+// clockAhead wraps ErrClockAhead around the library's refusal of a clock
+// too far ahead of the server's; any other error is returned as it is.
+func clockAhead(err error) error {
+	var reply goredis.Error
+	if errors.As(err, &reply) && strings.Contains(reply.Error(), "runs ahead of the server's clock") {
+		return fmt.Errorf("%w: %w", ErrClockAhead, err)
+	}
+	return err
+}
+
 // malformed is the error for a reply the library never gives (a library of
 // another version, or keys written by something else). The call was sent
 // and ran, so what it did is unknown to the caller.
@@ -339,7 +367,9 @@ func intsOf(fn string, v any, n int) ([]int64, error) {
 // callers' clock (milliseconds; the clock SweepAt is given), replacing its
 // expiry (so a renewal with an earlier clock shortens it). ttlMs must be
 // positive and nowMs + ttlMs must not overflow, or RenewAt returns an
-// *ArgError. It returns NoTable, writing nothing, after Close.
+// *ArgError. A nowMs more than MaxClockAheadMs ahead of the server's
+// clock is refused with an error wrapping ErrClockAhead, writing nothing.
+// It returns NoTable, writing nothing, after Close.
 func (t *Table) RenewAt(ctx context.Context, nowMs int64, h *Holder, ttlMs int64) (Result, error) {
 	checkHolder(h)
 	if ttlMs <= 0 {
@@ -348,9 +378,9 @@ func (t *Table) RenewAt(ctx context.Context, nowMs int64, h *Holder, ttlMs int64
 	if nowMs > 0 && ttlMs > 1<<63-1-nowMs {
 		return 0, &ArgError{Field: "ttl_ms", Value: ttlMs, Rule: fmt.Sprintf("now_ms %d + ttl_ms overflows int64", nowMs)}
 	}
-	v, err := t.call(ctx, false, t.fn.renew, h.ID(), strconv.FormatInt(nowMs+ttlMs, 10))
+	v, err := t.call(ctx, false, t.fn.renew, h.ID(), strconv.FormatInt(nowMs+ttlMs, 10), strconv.FormatInt(nowMs, 10))
 	if err != nil {
-		return 0, err
+		return 0, clockAhead(err)
 	}
 	return resultOf(t.fn.renew, v)
 }
@@ -477,12 +507,14 @@ func (t *Table) Release(ctx context.Context, h *Holder, tok Token) (bool, error)
 // nowMs (never renewed, expired at or before nowMs, or dropped by Exit),
 // forgets every expired lease, and returns how many rows it freed (C10).
 // Enqueued and processing rows are never swept. Unlike impl/credits's Sweep
-// it is one atomic step. After Close it frees nothing and returns 0. Its
-// cost grows with the number of leases held.
+// it is one atomic step. A nowMs more than MaxClockAheadMs ahead of the
+// server's clock is refused with an error wrapping ErrClockAhead, freeing
+// nothing. After Close it frees nothing and returns 0. Its cost grows with
+// the number of leases held.
 func (t *Table) SweepAt(ctx context.Context, nowMs int64) (int, error) {
 	v, err := t.call(ctx, false, t.fn.sweep, strconv.FormatInt(nowMs, 10))
 	if err != nil {
-		return 0, err
+		return 0, clockAhead(err)
 	}
 	n, ok := v.(int64)
 	if !ok || n < 0 || n > Slots {

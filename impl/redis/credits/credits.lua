@@ -1,5 +1,5 @@
 #!lua name=tollgate_cr
--- tollgate library version 1
+-- tollgate library version 2
 -- (Raise it with every change to this file: rconn.Load refuses to replace a
 -- newer version, and to load another text under the same version.)
 
@@ -98,6 +98,32 @@ local function icmp(a, b)
     r = -r
   end
   return r
+end
+
+-- MAX_AHEAD_MS is how far the clock a sweep or a renewal is given may run
+-- ahead of the server's (credits.MaxClockAheadMs). Leases are judged on
+-- the callers' clock, so that a checker replays a sweep exactly; this bound
+-- keeps that clock honest: a caller whose clock runs far ahead cannot free
+-- a reservation whose lease runs more than MAX_AHEAD_MS past the server's
+-- clock, nor set a lease no sweep reaches.
+local MAX_AHEAD_MS = 10000
+
+-- ahead refuses now, a canonical decimal int64 in milliseconds, when it
+-- runs more than MAX_AHEAD_MS ahead of the server's clock: an error reply
+-- naming now_ms, or nil. TIME is allowed in a function: Redis 7 replicates
+-- a function's writes, not the call, so replicas never read their own
+-- clock here.
+local function ahead(now)
+  local t = redis.call('TIME')
+  -- Seconds and microseconds; milliseconds since 1970 stay far below 2^53,
+  -- so the sum is exact and %d prints it whole.
+  local server = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local limit = string.format('%d', server + MAX_AHEAD_MS)
+  if icmp(now, limit) > 0 then
+    return redis.error_reply('ERR tollgate_cr: now_ms ' .. now .. ' runs ahead of the server\'s clock (' ..
+      string.format('%d', server) .. ' ms) by more than ' .. MAX_AHEAD_MS .. ' ms')
+  end
+  return nil
 end
 
 -- is_int64 reports whether s is a canonical decimal int64.
@@ -284,6 +310,10 @@ local function sweep(keys, args)
   if not is_int64(now) then
     return argerr('now_ms', 'must be a decimal int64')
   end
+  local refused = ahead(now)
+  if refused then
+    return refused
+  end
   if is_closed(rows) then
     return 0
   end
@@ -320,16 +350,23 @@ local function sweep(keys, args)
   return #free
 end
 
--- tollgate_cr_renew(rows, leases; holder, expiry_ms) -> result
+-- tollgate_cr_renew(rows, leases; holder, expiry_ms, now_ms) -> result
 -- The holder's lease runs until expiry_ms (exclusive) on the callers'
--- clock. NoTable, writing nothing, on a closed table.
+-- clock, which reads now_ms. NoTable, writing nothing, on a closed table.
 local function renew(keys, args)
-  local rows, leases, h, exp = keys[1], keys[2], args[1], args[2]
+  local rows, leases, h, exp, now = keys[1], keys[2], args[1], args[2], args[3]
   if not is_holder(h) then
     return argerr('holder', 'must be 32 lower-case hex digits')
   end
   if not is_int64(exp) then
     return argerr('expiry_ms', 'must be a decimal int64')
+  end
+  if not is_int64(now) then
+    return argerr('now_ms', 'must be a decimal int64')
+  end
+  local refused = ahead(now)
+  if refused then
+    return refused
   end
   if is_closed(rows) then
     return NOTABLE

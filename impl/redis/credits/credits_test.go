@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -287,7 +288,7 @@ func TestTransitions(t *testing.T) {
 		if must(tab.Finish(ctx, enq)) || must(tab.Release(ctx, h, res)) {
 			t.Fatal("finish or release on a closed table")
 		}
-		if n := must(tab.SweepAt(ctx, 1<<62)); n != 0 {
+		if n := must(tab.SweepAt(ctx, 1<<40)); n != 0 {
 			t.Fatal("sweep on a closed table")
 		}
 		if r := must(tab.RenewAt(ctx, 0, h, 1)); r != NoTable {
@@ -486,14 +487,15 @@ func TestLeaseExpiry(t *testing.T) {
 	if !must(tab.Release(ctx, h, c2)) {
 		t.Fatal("release by the renewed holder")
 	}
-	// Expiries beyond 2^53 compare exactly.
-	must(tab.RenewAt(ctx, 1<<62, h, 1))
+	// Expiries beyond 2^53 in magnitude compare exactly (below zero: a
+	// clock ahead of the server's by more than MaxClockAheadMs is refused).
+	must(tab.RenewAt(ctx, -1<<62, h, 1))
 	reserve(t, tab, h, General)
-	if n := must(tab.SweepAt(ctx, 1<<62)); n != 0 {
-		t.Fatalf("sweep at 2^62 freed a lease that runs until 2^62+1: %d", n)
+	if n := must(tab.SweepAt(ctx, -1<<62)); n != 0 {
+		t.Fatalf("sweep at -2^62 freed a lease that runs until -2^62+1: %d", n)
 	}
-	if n := must(tab.SweepAt(ctx, 1<<62+1)); n != 1 {
-		t.Fatalf("sweep at 2^62+1 freed %d", n)
+	if n := must(tab.SweepAt(ctx, -1<<62+1)); n != 1 {
+		t.Fatalf("sweep at -2^62+1 freed %d", n)
 	}
 }
 
@@ -630,5 +632,59 @@ func TestNewAndReload(t *testing.T) {
 	defer again.Close()
 	if s := snap(t, again); s.Internal.Enqueued != 1 || must(again.Destroyed(ctx)) {
 		t.Fatalf("the table after Close: %+v", s)
+	}
+}
+
+// serverMs is the server's clock (TIME) in milliseconds.
+func serverMs(t *testing.T, c *goredis.Client) int64 {
+	t.Helper()
+	now, err := c.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return now.UnixMilli()
+}
+
+// TestClockAheadIsRefused: a sweep or a renewal whose clock runs more than
+// MaxClockAheadMs ahead of the server's frees nothing and writes nothing,
+// and says so with ErrClockAhead: no client can free another holder's
+// live reservation, without its id, by sweeping from far in the future
+// (SweepAt(math.MaxInt64) did, and the victim's enqueue answered lost), nor
+// strand its own rows under a lease far past any sweep. A clock within the
+// bound is judged as before.
+func TestClockAheadIsRefused(t *testing.T) {
+	c := server(t)
+	tab := open(t, c)
+	victim := NewHolder()
+	now := serverMs(t, c)
+	must(tab.RenewAt(ctx, now, victim, 60_000))
+	tok := reserve(t, tab, victim, General)
+	before := dump(t, c, tab.Name())
+	for _, at := range []int64{math.MaxInt64, now + 3_600_000, now + 2*MaxClockAheadMs} {
+		n, err := tab.SweepAt(ctx, at)
+		if !errors.Is(err, ErrClockAhead) || n != 0 {
+			t.Fatalf("SweepAt(%d), the server at %d: %d, %v; want 0 and ErrClockAhead", at, now, n, err)
+		}
+		if !strings.Contains(err.Error(), "now_ms") {
+			t.Errorf("the refusal does not name now_ms: %v", err)
+		}
+		r, err := tab.RenewAt(ctx, at-1, NewHolder(), 1)
+		if !errors.Is(err, ErrClockAhead) || r != 0 {
+			t.Fatalf("RenewAt(%d), the server at %d: %v, %v; want ErrClockAhead", at-1, now, r, err)
+		}
+	}
+	if after := dump(t, c, tab.Name()); !reflect.DeepEqual(after, before) {
+		t.Fatalf("a refused call wrote: before %v, after %v", before, after)
+	}
+	if r := must(tab.EnqueueAt(ctx, now, victim, tok, "mine")); r != OK {
+		t.Fatalf("the victim's enqueue after the refused sweeps: %v, want OK", r)
+	}
+	// Within the bound the caller's clock still rules: a sweep a little
+	// ahead frees a lease that expired on its clock.
+	h := NewHolder()
+	must(tab.RenewAt(ctx, now, h, 10))
+	reserve(t, tab, h, Internal)
+	if n := must(tab.SweepAt(ctx, now+MaxClockAheadMs/2)); n != 1 {
+		t.Fatalf("a sweep %d ms ahead, inside the bound, freed %d, want 1", MaxClockAheadMs/2, n)
 	}
 }

@@ -115,7 +115,8 @@ func TestHostileArguments(t *testing.T) {
 		expect("generation", call("tollgate_cr_enqueue", h.ID(), slot, x, "1", "p"))
 		expect("marked_ms", call("tollgate_cr_enqueue", h.ID(), slot, gen, x, "p"))
 		expect("now_ms", call("tollgate_cr_sweep", x))
-		expect("expiry_ms", call("tollgate_cr_renew", h.ID(), x))
+		expect("expiry_ms", call("tollgate_cr_renew", h.ID(), x, "1"))
+		expect("now_ms", call("tollgate_cr_renew", h.ID(), "1", x))
 	}
 	for _, x := range []string{"0", "33", "-1", "01", "1.0", "100"} {
 		expect("slot", call("tollgate_cr_take", x, gen))
