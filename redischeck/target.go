@@ -12,14 +12,19 @@
 package redischeck
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -55,6 +60,103 @@ type Target struct {
 	prefix string
 	tables atomic.Int64
 	fences sync.Map // address → *goredis.Client dialing only that address
+
+	// The backends' connections, each with the run_id of the server
+	// process it reached, so that a fence can tell whether the server it
+	// reached is the one that answered (fenced). mu guards them; seq counts
+	// calls begun and connections closed, to order the two.
+	mu     sync.Mutex
+	seq    uint64
+	live   map[*conn]struct{}
+	closed []closedConn
+}
+
+// conn is a backend connection and the server process it reached.
+type conn struct {
+	net.Conn
+	t           *Target
+	addr, runID string
+	once        sync.Once
+}
+
+// SyscallConn is the TCP connection's: go-redis's pool peeks through it at
+// an idle connection before reusing it, and drops one the server closed
+// (a crashed server's), so that a call is not sent on a dead connection
+// and left unknown for nothing.
+func (c *conn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.New("redischeck: not a syscall.Conn")
+	}
+	return sc.SyscallConn()
+}
+
+// Close closes the connection and records when, for fenced.
+func (c *conn) Close() error {
+	c.once.Do(func() { c.t.forget(c) })
+	return c.Conn.Close()
+}
+
+// closedConn is a closed connection, kept until no call that began while
+// it was open can still be fenced.
+type closedConn struct {
+	runID string
+	seq   uint64
+	at    time.Time
+}
+
+// A call is what the fence needs to know of a call: the address it was
+// sent to and when it began.
+type call struct {
+	addr string
+	seq  uint64
+}
+
+// begin marks a call's start.
+func (t *Target) begin() call {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.seq++
+	return call{addr: t.Addr(), seq: t.seq}
+}
+
+// forget records c's close.
+func (t *Target) forget(c *conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.live, c)
+	t.seq++
+	now := time.Now()
+	// A call and its fence end within 30 timeouts (Do's deadline, the
+	// call's context, the fence's); a connection closed longer ago than
+	// that cannot have answered a call still being fenced.
+	keep := max(40*t.Timeout, 10*time.Second)
+	i := 0
+	for i < len(t.closed) && now.Sub(t.closed[i].at) > keep {
+		i++
+	}
+	t.closed = append(t.closed[i:], closedConn{runID: c.runID, seq: t.seq, at: now})
+}
+
+// fenced reports a server other than the one with run_id id that a call
+// begun at c may have been answered by: the run_id of a backend connection
+// open at any time since c began that reached another process, or "". The
+// connection that answers a call is the pool's to choose, so every
+// connection that could have is checked.
+func (t *Target) fenced(c call, id string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k := range t.live {
+		if k.runID != id {
+			return k.runID
+		}
+	}
+	for _, k := range t.closed {
+		if k.seq > c.seq && k.runID != id {
+			return k.runID
+		}
+	}
+	return ""
 }
 
 // NewTarget returns a target at addr whose calls wait at most timeout.
@@ -68,7 +170,23 @@ func NewTarget(addr string, timeout time.Duration) *Target {
 
 // SetAddr moves the target: connections made from now on go to addr.
 // Connections already open stay where they are until they fail.
-func (t *Target) SetAddr(addr string) { t.addr.Store(&addr) }
+// The backends' connections to any other address are closed, so no call
+// is answered by the old server after the move: a call in flight on one is
+// left unknown.
+func (t *Target) SetAddr(addr string) {
+	t.mu.Lock()
+	t.addr.Store(&addr)
+	var old []*conn
+	for c := range t.live {
+		if c.addr != addr {
+			old = append(old, c)
+		}
+	}
+	t.mu.Unlock()
+	for _, c := range old {
+		_ = c.Close()
+	}
+}
 
 // Addr is the current address.
 func (t *Target) Addr() string { return *t.addr.Load() }
@@ -77,14 +195,87 @@ func (t *Target) Addr() string { return *t.addr.Load() }
 // follows SetAddr, it never retries, and it waits at most Timeout.
 func (t *Target) Options() *goredis.Options {
 	return &goredis.Options{
-		Addr: "tollgate-target",
-		Dialer: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			d := net.Dialer{Timeout: t.Timeout}
-			return d.DialContext(ctx, "tcp", t.Addr())
-		},
+		Addr:        "tollgate-target",
+		Dialer:      t.dial,
 		DialTimeout: t.Timeout, ReadTimeout: t.Timeout, WriteTimeout: t.Timeout,
 		ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 64,
 	}
+}
+
+// dial connects to the current address and asks the server its run_id
+// (INFO server) before go-redis's own handshake: the connection is tracked
+// with it until it closes. A connection that cannot learn it is a dial
+// that failed, so nothing of the call was sent.
+func (t *Target) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	addr := t.Addr()
+	d := net.Dialer{Timeout: t.Timeout}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	id, err := runID(nc, t.Timeout)
+	if err != nil {
+		_ = nc.Close()
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("INFO server: %w", err)}
+	}
+	c := &conn{Conn: nc, t: t, addr: addr, runID: id}
+	t.mu.Lock()
+	if t.Addr() != addr {
+		t.mu.Unlock()
+		_ = nc.Close()
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("the target moved from %s while dialing it", addr)}
+	}
+	if t.live == nil {
+		t.live = map[*conn]struct{}{}
+	}
+	t.live[c] = struct{}{}
+	t.mu.Unlock()
+	return c, nil
+}
+
+// runID sends INFO server on nc, reads its reply (a RESP bulk string) and
+// returns the run_id it holds.
+func runID(nc net.Conn, timeout time.Duration) (string, error) {
+	if err := nc.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return "", err
+	}
+	if _, err := io.WriteString(nc, "*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n"); err != nil {
+		return "", err
+	}
+	r := bufio.NewReader(nc)
+	head, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasPrefix(head, "$") {
+		return "", fmt.Errorf("reply %q", strings.TrimSpace(head))
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(head[1:]))
+	if err != nil || n < 0 {
+		return "", fmt.Errorf("reply %q", strings.TrimSpace(head))
+	}
+	body := make([]byte, n+2)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return "", err
+	}
+	if r.Buffered() > 0 {
+		return "", errors.New("the server sent more than one reply")
+	}
+	id := infoField(string(body), "run_id")
+	if id == "" {
+		return "", errors.New("no run_id in its reply")
+	}
+	return id, nc.SetDeadline(time.Time{})
+}
+
+// infoField is field's value in an INFO reply, or "".
+func infoField(info, field string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // fence returns the client that dials addr only.
@@ -176,10 +367,10 @@ func (r *retrying[In, Out]) Do(client int, in In) (Out, error) {
 	b := redissut.Remote(r.apply, 5*r.t.Timeout)
 	deadline := time.Now().Add(20 * r.t.Timeout)
 	for {
-		addr := r.t.Addr()
+		c := r.t.begin()
 		out, err := b.Do(client, in)
 		if err == nil && r.t.Wait > 0 {
-			err = r.wait(addr)
+			err = r.wait(c)
 		}
 		if !errors.Is(err, linearizability.ErrNotRun) || time.Now().After(deadline) {
 			return out, err
@@ -191,28 +382,39 @@ func (r *retrying[In, Out]) Do(client int, in In) (Out, error) {
 // fenceKey is the key the WAIT fence writes: one per process is enough.
 const fenceKey = "tollgate-check-fence"
 
-// wait makes sure the replicas of the server at addr hold every write it
-// acknowledged so far: a write on one connection to that server (INCR of
-// the fence key) then WAIT on the same connection, pipelined. WAIT waits
-// for the writes of its own connection, and the fence was sent after the
-// call's reply came, so it follows the call in that server's replication
-// stream. The fence must reach the server that answered the call: addr is
-// the target's address when the call was made, and a call made after a
-// failover moved the target is fenced on the new address (its connections
-// to the old primary are dead by then: the scenarios kill it first).
-// Fewer replicas than Target.Wait within Timeout, a target that moved
-// during the call, or any failure, leaves the call's durability unknown.
-func (r *retrying[In, Out]) wait(addr string) error {
-	if now := r.t.Addr(); now != addr {
-		return fmt.Errorf("%w: the target moved from %s to %s during the call", linearizability.ErrUnknown, addr, now)
+// wait makes sure the replicas of the server that answered call c hold
+// every write it acknowledged so far: a write on one connection to that
+// server (INCR of the fence key), then WAIT and INFO server on the same
+// connection, pipelined. WAIT waits for the writes of its own connection,
+// and the fence was sent after the call's reply came, so it follows the
+// call in that server's replication stream. The fence must reach the
+// server that answered: it dials the address the call was sent to, and
+// INFO names the process it reached; every backend connection open since
+// the call began must have reached that same process (Target.fenced),
+// since a crashed server's successor on the same port, or an old primary
+// after a failover, would otherwise acknowledge what it never held. Fewer
+// replicas than Target.Wait within Timeout, a target that moved during the
+// call, another server, or any failure, leaves the call's durability
+// unknown.
+func (r *retrying[In, Out]) wait(c call) error {
+	if now := r.t.Addr(); now != c.addr {
+		return fmt.Errorf("%w: the target moved from %s to %s during the call", linearizability.ErrUnknown, c.addr, now)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*r.t.Timeout)
 	defer cancel()
-	pipe := r.t.fence(addr).Pipeline()
+	pipe := r.t.fence(c.addr).Pipeline()
 	pipe.Incr(ctx, fenceKey)
 	n := pipe.Do(ctx, "WAIT", r.t.Wait, r.t.Timeout.Milliseconds())
+	info := pipe.Info(ctx, "server")
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("%w: WAIT %d: %v", linearizability.ErrUnknown, r.t.Wait, err)
+	}
+	id := infoField(info.Val(), "run_id")
+	if id == "" {
+		return fmt.Errorf("%w: the fence's INFO server named no run_id", linearizability.ErrUnknown)
+	}
+	if other := r.t.fenced(c, id); other != "" {
+		return fmt.Errorf("%w: the call may have been answered by server %s, the fence reached server %s", linearizability.ErrUnknown, other, id)
 	}
 	got, err := n.Int64()
 	if err != nil {
