@@ -26,6 +26,11 @@ import (
 //   - one wrapping ErrUnknown: the call was made but its outcome cannot be
 //     known (a timeout, a lost reply); it is recorded as unknown, never as
 //     failed;
+//     When it also wraps ErrSettled, the backend made sure the call can no
+//     longer take effect after Do returns (its connection's server dropped
+//     it, or the server died): the operation then took effect between its
+//     call and Do's return, or never, and is recorded with that interval
+//     instead of one open to the end of the history;
 //   - one wrapping ErrNotRun: the backend did not make the call at all (it
 //     could not be expressed); nothing is recorded;
 //   - any other: the backend broke; the recording stops and returns it.
@@ -44,6 +49,8 @@ type CrBackend = Backend[model.CrInput[Payload], model.CrOutput[Payload]]
 var (
 	ErrUnknown = errors.New("linearizability: the call's outcome cannot be known")
 	ErrNotRun  = errors.New("linearizability: the backend did not make the call")
+	// ErrSettled is wrapped beside ErrUnknown (see Backend).
+	ErrSettled = errors.New("linearizability: the call can no longer take effect")
 )
 
 // ErrPanicked is wrapped, with the panic's value and stack, by the error a

@@ -44,6 +44,10 @@ type Report struct {
 	Result     Result // Ok, Illegal or Unknown
 	Ops        int    // operations in the history
 	UnknownOps int    // operations among them whose outcome is unknown
+	// SettledOps counts the unknown operations held to their interval
+	// (Op.Settled; credit histories only: the token-bucket checker keeps
+	// every unknown operation open, which is sound and checks fast).
+	SettledOps int
 	Partitions int    // porcupine partitions (keys for the token bucket)
 	// Overlapping is the number of operations whose interval overlaps
 	// another operation's: the ones whose order the checker had to find.
@@ -148,6 +152,9 @@ func checkCredits(h CrHistory, opt Options, m porcupine.Model) (Report, error) {
 	for _, op := range h.Ops {
 		if op.Unknown {
 			rep.UnknownOps++
+			if op.Settled {
+				rep.SettledOps++
+			}
 		}
 	}
 	start := time.Now()

@@ -78,6 +78,9 @@ type CrInput struct {
 type CrOutcome struct {
 	Output  model.CrOutput[Payload]
 	Unknown bool
+	// Settled marks an unknown operation that took effect within its
+	// interval or never (Op.Settled): the model offers both.
+	Settled bool
 }
 
 // CrMeta is the Metadata of a porcupine credit-table operation: the index of
@@ -97,7 +100,7 @@ func (h CrHistory) Validate() error {
 		if op.Client < 0 {
 			return bad("client", "must be >= 0", op.Client)
 		}
-		if !op.Unknown && op.Return < op.Call {
+		if (!op.Unknown || op.Settled) && op.Return < op.Call {
 			return bad("return", fmt.Sprintf("must not be before call %d", op.Call), op.Return)
 		}
 		switch in.Kind {
@@ -134,14 +137,14 @@ func (h CrHistory) operations(owed func(i int) []model.Token) []porcupine.Operat
 	ops := make([]porcupine.Operation, 0, len(h.Ops))
 	for i, op := range h.Ops {
 		ret := op.Return
-		if op.Unknown {
+		if op.Unknown && !op.Settled {
 			ret = math.MaxInt64
 		}
 		add := func(in CrInput) {
 			in.index = i
 			ops = append(ops, porcupine.Operation{
 				ClientId: op.Client, Input: in, Call: op.Call, Return: ret,
-				Output:   CrOutcome{Output: op.Output, Unknown: op.Unknown},
+				Output:   CrOutcome{Output: op.Output, Unknown: op.Unknown, Settled: op.Unknown && op.Settled},
 				Metadata: CrMeta{Index: i},
 			})
 		}
@@ -356,6 +359,10 @@ func creditsStep(x crState, in CrInput, o CrOutcome) []crState {
 	}
 	s2, out := s.Step(in.Op)
 	switch {
+	case o.Unknown && o.Settled:
+		// It ran here or never: its interval is closed, so porcupine
+		// cannot place it last.
+		return []crState{{s: s2, unseen: x.unseen}, x}
 	case o.Unknown:
 		// It ran here; porcupine places it later, or last (never), if it
 		// did not. (Offering "it never ran" here as well doubles the set of

@@ -10,8 +10,12 @@ import (
 
 // Op is one recorded operation of any backend: what client asked, what it
 // got back, and when, on the recording's Stamps. Unknown marks a call whose
-// answer was never received (Output is then the zero value, Return is
-// ignored and set to math.MaxInt64 for porcupine). TBOp and CrOp are its
+// outcome cannot be known (Output is then the zero value). Its Return is
+// ignored and set to math.MaxInt64 for porcupine, unless Settled: the
+// backend established that the call could no longer take effect once it
+// returned (ErrSettled), so it took effect between Call and Return or not
+// at all; the credit-table checker uses that bound, the others do not need
+// it. TBOp and CrOp are its
 // token-bucket and credit-table instances; a backend with its own
 // vocabulary (a third-party limiter) records Ops of its own In and Out.
 type Op[In, Out any] struct {
@@ -19,6 +23,7 @@ type Op[In, Out any] struct {
 	Input   In    `json:"input"`
 	Output  Out   `json:"output"`
 	Unknown bool  `json:"unknown,omitempty"`
+	Settled bool  `json:"settled,omitempty"`
 	Call    int64 `json:"call"`
 	Return  int64 `json:"return"`
 }

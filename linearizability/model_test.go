@@ -103,6 +103,51 @@ func TestCreditsModelHandHistories(t *testing.T) {
 	}
 }
 
+// TestSettledUnknownIsBounded: an unknown operation the backend settled
+// (ErrSettled) took effect within its interval or never, and the checker
+// holds it to that; an unsettled one may take effect at any later point. An
+// enqueue of unknown outcome at [3, 4], a take of its token at [5, 6] that
+// finds nothing and one at [7, 8] that finds the payload: legal only if the
+// enqueue took effect after 6, which a settled enqueue cannot.
+func TestSettledUnknownIsBounded(t *testing.T) {
+	ri, ro := reserve(1, 1, 1)
+	tok := ro.Token
+	enq := model.CrInput[Payload]{Kind: model.CrEnqueue, Holder: 1, Token: tok, Payload: "p", NowMs: 1}
+	take := model.CrInput[Payload]{Kind: model.CrTake, Token: tok}
+	history := func(settled bool) CrHistory {
+		e := cr(0, enq, model.CrOutput[Payload]{}, 3, 4)
+		e.Unknown, e.Settled = true, settled
+		return CrHistory{Ops: []CrOp{cr(0, ri, ro, 1, 2), e,
+			cr(1, take, model.CrOutput[Payload]{}, 5, 6),
+			cr(1, take, model.CrOutput[Payload]{OK: true, Payload: "p"}, 7, 8)}}
+	}
+	for _, c := range []struct {
+		settled bool
+		want    Result
+	}{{false, Ok}, {true, Illegal}} {
+		rep, err := CheckCredits(history(c.settled), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Result != c.want {
+			t.Errorf("settled %v: %s (%s), want %s", c.settled, rep.Result, rep.Detail, c.want)
+		}
+	}
+	// Settled, it may still never have run: a take that finds nothing
+	// after it is legal.
+	h := history(true)
+	h.Ops = h.Ops[:3]
+	if rep, err := CheckCredits(h, Options{}); err != nil || rep.Result != Ok {
+		t.Errorf("a settled unknown enqueue that never ran: %v, %v; want Ok", rep.Result, err)
+	}
+	// A settled operation's interval must be one.
+	bad := history(true)
+	bad.Ops[1].Return = 2
+	if _, err := CheckCredits(bad, Options{}); err == nil || !strings.Contains(err.Error(), "return") {
+		t.Errorf("a settled operation returning before its call: %v, want an error naming return", err)
+	}
+}
+
 // TestIllegalWritesFiles checks that an Illegal verdict writes the
 // visualization and the raw history, and that the history loads back.
 func TestIllegalWritesFiles(t *testing.T) {

@@ -225,7 +225,8 @@ type recording[In, Out any] struct {
 // returns the operation to record; ok is false when there is nothing to
 // record: the backend did not make the call (ErrNotRun), or it broke and the
 // recording is stopping (r.broke holds why). An operation whose outcome
-// cannot be known comes back Unknown, with the zero Output and Return 0.
+// cannot be known comes back Unknown, with the zero Output and Return 0,
+// or its Return stamp kept when the backend settled it (ErrSettled).
 func (r *recording[In, Out]) call(client int, in In) (op Op[In, Out], ok bool) {
 	op = Op[In, Out]{Client: client, Input: in}
 	op.Call = r.ts.Stamp()
@@ -238,7 +239,10 @@ func (r *recording[In, Out]) call(client int, in In) (op Op[In, Out], ok bool) {
 	if !r.broke.unknown(err) {
 		return op, false
 	}
-	op.Return, op.Unknown = 0, true
+	op.Unknown = true
+	if op.Settled = errors.Is(err, ErrSettled); !op.Settled {
+		op.Return = 0
+	}
 	return op, true
 }
 

@@ -156,7 +156,7 @@ func (r *crRecorder) made(client int, in model.CrInput[Payload], drop bool) (out
 	out, known = op.Output, !op.Unknown
 	if drop && known {
 		var zero model.CrOutput[Payload]
-		op.Output, op.Unknown, op.Return = zero, true, 0
+		op.Output, op.Unknown, op.Settled, op.Return = zero, true, false, 0
 	}
 	r.record(op)
 	return out, known

@@ -182,6 +182,7 @@ func CrWorkload() linearizability.CrWorkload {
 type Row struct {
 	Scenario, Primitive string
 	Ops, UnknownOps     int
+	SettledOps          int // unknown operations held to their interval (credits)
 	Result              linearizability.Result // porcupine's verdict
 	Invariant           string
 	// Acked is the acknowledged writes the durability check followed
@@ -351,7 +352,7 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 			return row, err
 		}
 	}
-	row.Ops, row.UnknownOps = row.Report.Ops, row.Report.UnknownOps
+	row.Ops, row.UnknownOps, row.SettledOps = row.Report.Ops, row.Report.UnknownOps, row.Report.SettledOps
 	row.Result, row.Invariant = row.Report.Result, row.Report.Invariant
 	row.Elapsed = time.Since(start)
 	return row, nil

@@ -12,15 +12,12 @@
 package redischeck
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,10 +62,11 @@ type Target struct {
 	// process it reached, so that a fence can tell whether the server it
 	// reached is the one that answered (fenced). mu guards them; seq counts
 	// calls begun and connections closed, to order the two.
-	mu     sync.Mutex
-	seq    uint64
-	live   map[*conn]struct{}
-	closed []closedConn
+	mu      sync.Mutex
+	seq     uint64
+	live    map[*conn]struct{}
+	closed  []closedConn
+	suspect []suspect // tainted connections, oldest first (taint)
 }
 
 // conn is a backend connection and the server process it reached.
@@ -76,7 +74,27 @@ type conn struct {
 	net.Conn
 	t           *Target
 	addr, runID string
+	clientID    int64 // the server's CLIENT ID of this connection
 	once        sync.Once
+	tainted     atomic.Bool // a read or a write on it failed (taint)
+}
+
+// Read is the connection's; a failure taints it (taint).
+func (c *conn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil {
+		c.t.taint(c)
+	}
+	return n, err
+}
+
+// Write is the connection's; a failure taints it (taint).
+func (c *conn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err != nil {
+		c.t.taint(c)
+	}
+	return n, err
 }
 
 // SyscallConn is the TCP connection's: go-redis's pool peeks through it at
@@ -203,8 +221,8 @@ func (t *Target) Options() *goredis.Options {
 }
 
 // dial connects to the current address and asks the server its run_id
-// (INFO server) before go-redis's own handshake: the connection is tracked
-// with it until it closes. A connection that cannot learn it is a dial
+// and the connection's client id (INFO server, CLIENT ID) before go-redis's
+// own handshake: the connection is tracked with them until it closes. A connection that cannot learn it is a dial
 // that failed, so nothing of the call was sent.
 func (t *Target) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 	addr := t.Addr()
@@ -213,12 +231,12 @@ func (t *Target) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, err := runID(nc, t.Timeout)
+	id, client, err := handshake(nc, t.Timeout)
 	if err != nil {
 		_ = nc.Close()
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("INFO server: %w", err)}
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: err}
 	}
-	c := &conn{Conn: nc, t: t, addr: addr, runID: id}
+	c := &conn{Conn: nc, t: t, addr: addr, runID: id, clientID: client}
 	t.mu.Lock()
 	if t.Addr() != addr {
 		t.mu.Unlock()
@@ -231,41 +249,6 @@ func (t *Target) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 	t.live[c] = struct{}{}
 	t.mu.Unlock()
 	return c, nil
-}
-
-// runID sends INFO server on nc, reads its reply (a RESP bulk string) and
-// returns the run_id it holds.
-func runID(nc net.Conn, timeout time.Duration) (string, error) {
-	if err := nc.SetDeadline(time.Now().Add(timeout)); err != nil {
-		return "", err
-	}
-	if _, err := io.WriteString(nc, "*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n"); err != nil {
-		return "", err
-	}
-	r := bufio.NewReader(nc)
-	head, err := r.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	if !strings.HasPrefix(head, "$") {
-		return "", fmt.Errorf("reply %q", strings.TrimSpace(head))
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(head[1:]))
-	if err != nil || n < 0 {
-		return "", fmt.Errorf("reply %q", strings.TrimSpace(head))
-	}
-	body := make([]byte, n+2)
-	if _, err := io.ReadFull(r, body); err != nil {
-		return "", err
-	}
-	if r.Buffered() > 0 {
-		return "", errors.New("the server sent more than one reply")
-	}
-	id := infoField(string(body), "run_id")
-	if id == "" {
-		return "", errors.New("no run_id in its reply")
-	}
-	return id, nc.SetDeadline(time.Time{})
 }
 
 // infoField is field's value in an INFO reply, or "".
@@ -369,8 +352,20 @@ func (r *retrying[In, Out]) Do(client int, in In) (Out, error) {
 	for {
 		c := r.t.begin()
 		out, err := b.Do(client, in)
-		if err == nil && r.t.Wait > 0 {
-			err = r.wait(c)
+		switch {
+		case errors.Is(err, linearizability.ErrUnknown):
+			// No reply: settled once no connection that may have carried
+			// the call can still run it.
+			if r.t.settle(c, deadline) {
+				err = fmt.Errorf("%w: %w", linearizability.ErrSettled, err)
+			}
+		case err == nil && r.t.Wait > 0:
+			// The reply came, so the call ran before it did: if its
+			// durability is unknown, it took effect then or (lost in a
+			// failover) never.
+			if err = r.wait(c); err != nil {
+				err = fmt.Errorf("%w: %w", linearizability.ErrSettled, err)
+			}
 		}
 		if !errors.Is(err, linearizability.ErrNotRun) || time.Now().After(deadline) {
 			return out, err

@@ -225,7 +225,11 @@ func faultWorkloads(c Config, prims []string, f fault.Fault, w io.Writer) ([]row
 			}
 			rows = append(rows, row{primitive: r.Primitive, check: "fault " + r.Scenario, histories: 1, ops: r.Ops, unknown: r.UnknownOps,
 				overlapping: r.Report.Overlapping, result: res, invariant: r.Invariant, checkTime: r.Report.CheckTime, durability: r.Detail})
-			fmt.Fprintf(w, "  fault %-14s %-11s operations %5d  unknown %4d  %s; %s (%v)\n", r.Scenario, r.Primitive, r.Ops, r.UnknownOps, res, r.Detail, r.Elapsed.Round(time.Millisecond))
+			settled := ""
+			if r.SettledOps > 0 {
+				settled = fmt.Sprintf(" (%d settled)", r.SettledOps)
+			}
+			fmt.Fprintf(w, "  fault %-14s %-11s operations %5d  unknown %4d%s  %s; %s (%v)\n", r.Scenario, r.Primitive, r.Ops, r.UnknownOps, settled, res, r.Detail, r.Elapsed.Round(time.Millisecond))
 			switch {
 			case r.Pass():
 			case r.Result == linearizability.Unknown && r.Lost == 0:
