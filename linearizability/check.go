@@ -48,7 +48,7 @@ type Report struct {
 	// (Op.Settled; credit histories only: the token-bucket checker keeps
 	// every unknown operation open, which is sound and checks fast).
 	SettledOps int
-	Partitions int    // porcupine partitions (keys for the token bucket)
+	Partitions int // porcupine partitions (keys for the token bucket)
 	// Overlapping is the number of operations whose interval overlaps
 	// another operation's: the ones whose order the checker had to find.
 	Overlapping int

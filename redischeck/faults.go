@@ -182,7 +182,7 @@ func CrWorkload() linearizability.CrWorkload {
 type Row struct {
 	Scenario, Primitive string
 	Ops, UnknownOps     int
-	SettledOps          int // unknown operations held to their interval (credits)
+	SettledOps          int                    // unknown operations held to their interval (credits)
 	Result              linearizability.Result // porcupine's verdict
 	Invariant           string
 	// Acked is the acknowledged writes the durability check followed
