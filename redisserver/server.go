@@ -54,6 +54,9 @@ type Option func(*config)
 type config struct {
 	aof       bool
 	replicaOf string
+	// cluster mode: the cluster bus port and the node timeout (0: off)
+	busPort     int
+	nodeTimeout time.Duration
 }
 
 // WithAOF turns on the append-only file with appendfsync always: Redis
@@ -156,6 +159,10 @@ func (s *Server) args() []string {
 	if cfg.replicaOf != "" {
 		host, port, _ := net.SplitHostPort(cfg.replicaOf)
 		a = append(a, "--replicaof", host, port)
+	}
+	if cfg.busPort != 0 {
+		a = append(a, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-port", fmt.Sprint(cfg.busPort), "--cluster-node-timeout", fmt.Sprint(cfg.nodeTimeout.Milliseconds()))
 	}
 	return a
 }
@@ -470,6 +477,47 @@ func (s *Server) Query(args ...string) (string, error) {
 			out = string(buf[:n])
 		default:
 			return fmt.Errorf("redisserver: Query does not read %q replies", line[:1])
+		}
+		return nil
+	})
+	return out, err
+}
+
+// QueryList sends one command whose reply is an array of bulk strings
+// (CLUSTER GETKEYSINSLOT, say) and returns it; an error reply is an error.
+func (s *Server) QueryList(args ...string) ([]string, error) {
+	var out []string
+	err := s.roundTrip(args, func(rd *bufio.Reader) error {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			return err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if strings.HasPrefix(line, "-") {
+			return fmt.Errorf("redisserver: %s: %s", args[0], line[1:])
+		}
+		if !strings.HasPrefix(line, "*") {
+			return fmt.Errorf("redisserver: %s: want an array, got %q", args[0], line)
+		}
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return fmt.Errorf("redisserver: bad array length %q", line)
+		}
+		for range n {
+			head, err := rd.ReadString('\n')
+			if err != nil {
+				return err
+			}
+			head = strings.TrimRight(head, "\r\n")
+			m, err := strconv.Atoi(strings.TrimPrefix(head, "$"))
+			if !strings.HasPrefix(head, "$") || err != nil || m < 0 {
+				return fmt.Errorf("redisserver: %s: want bulk strings, got %q", args[0], head)
+			}
+			buf := make([]byte, m+2)
+			if _, err := io.ReadFull(rd, buf); err != nil {
+				return err
+			}
+			out = append(out, string(buf[:m]))
 		}
 		return nil
 	})

@@ -165,7 +165,7 @@ func (e *ArgError) Error() string {
 // number of goroutines and processes that open the same name on the same
 // server.
 type Table struct {
-	c    *goredis.Client
+	c    goredis.UniversalClient
 	own  bool // New made c, and Close closes it
 	name string
 	keys []string // rows, leases: one hash tag, so one cluster slot
@@ -203,10 +203,32 @@ func New(ctx context.Context, opts *goredis.Options, name string) (*Table, error
 	return t, nil
 }
 
+// NewCluster is New on a Redis Cluster: opts are go-redis's cluster
+// options, and the client built from them never sends a call twice on its
+// own (rconn.NewClusterClient: no retries, no redirects followed by
+// go-redis; the table follows MOVED and ASK itself, which a node answers
+// only when it ran nothing). The library is loaded on every primary. Both
+// keys of a table share one hash tag, its name, so a table lives in one
+// slot and every transition is one function on one node; tables spread
+// over the cluster by name. Close closes the client.
+func NewCluster(ctx context.Context, opts *goredis.ClusterOptions, name string) (*Table, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	c := rconn.NewClusterClient(opts)
+	t, err := newTable(ctx, c, name)
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	t.own = true
+	return t, nil
+}
+
 // NewFromClient is New on a client the caller owns and keeps (Close does
-// not close it). It refuses a client that would retry a call on its
+// not close it): a *goredis.Client or a *goredis.ClusterClient. It refuses a client that would retry a call on its
 // own (rconn.CheckClient): build it with rconn.NewClient, or Options.MaxRetries = -1.
-func NewFromClient(ctx context.Context, c *goredis.Client, name string) (*Table, error) {
+func NewFromClient(ctx context.Context, c goredis.UniversalClient, name string) (*Table, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
@@ -223,7 +245,7 @@ func checkName(name string) error {
 	return nil
 }
 
-func newTable(ctx context.Context, c *goredis.Client, name string) (*Table, error) {
+func newTable(ctx context.Context, c goredis.UniversalClient, name string) (*Table, error) {
 	f := func(op string) string { return library + "_" + op }
 	t := &Table{c: c, name: name, keys: Keys(name), fn: functions{
 		reserve: f("reserve"), enqueue: f("enqueue"), take: f("take"), finish: f("finish"),
@@ -298,28 +320,14 @@ func tokenArgs(tok Token) (slot, gen string) {
 
 func epochOf(slot int, gen uint64) uint64 { return gen<<slotBits | uint64(slot-1) }
 
-// call runs one function of the library with the table's keys (FCALL_RO
-// for one flagged no-writes, which a replica may serve). A server that lost
-// the library (FUNCTION FLUSH, a fresh server behind the same address)
-// answers "Function not found" without running anything; then the library
-// is loaded again and the call sent once more. No other failure is retried.
+// call runs one function of the library on the table's keys (rconn.Call:
+// FCALL_RO for one flagged no-writes, which a replica may serve; the
+// library loaded again after "Function not found", MOVED, ASK and TRYAGAIN
+// followed on a cluster; nothing else sent twice).
 func (t *Table) call(ctx context.Context, readOnly bool, fn string, args ...any) (any, error) {
-	send := func() (any, error) {
-		if readOnly {
-			return t.c.FCallRO(ctx, fn, t.keys, args...).Result()
-		}
-		return t.c.FCall(ctx, fn, t.keys, args...).Result()
-	}
-	v, err := send()
-	var reply goredis.Error
-	if errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "ERR Function not found") {
-		if err := rconn.Load(ctx, t.c, library, source()); err != nil {
-			return nil, err
-		}
-		v, err = send()
-	}
+	v, err := rconn.Call(ctx, t.c, library, source(), readOnly, fn, t.keys, args...)
 	if err != nil {
-		return nil, fmt.Errorf("credits: %s: %w", fn, rconn.Classify(err))
+		return nil, fmt.Errorf("credits: %s: %w", fn, err)
 	}
 	return v, nil
 }

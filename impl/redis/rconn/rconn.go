@@ -34,6 +34,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -56,13 +59,184 @@ func NewClient(opts *goredis.Options) *goredis.Client {
 	return goredis.NewClient(&o)
 }
 
-// CheckClient reports an error when c would retry a command on its own.
-// (go-redis normalizes MaxRetries: -1 becomes 0, and 0 becomes 3.)
-func CheckClient(c *goredis.Client) error {
-	if n := c.Options().MaxRetries; n != 0 {
-		return fmt.Errorf("redis: the client retries a failed command up to %d times: build it with Options.MaxRetries = -1, or a take that committed before a time-out would be applied twice", n)
+// NewClusterClient returns a go-redis cluster client for opts (unchanged
+// but for two settings) that never sends a command twice on its own:
+// MaxRetries is forced to -1, and MaxRedirects to -1, since go-redis's
+// cluster client also sends a command again, on its redirect budget, after
+// a connection reset or a time-out, when the first copy may have run. The
+// tables follow MOVED and ASK themselves (Call), which is safe: a node that
+// redirects a command has not run it. opts is not modified.
+func NewClusterClient(opts *goredis.ClusterOptions) *goredis.ClusterClient {
+	o := *opts
+	o.MaxRetries = -1
+	o.MaxRedirects = -1
+	return goredis.NewClusterClient(&o)
+}
+
+// CheckClient reports an error when c would send a command again on its
+// own: a *goredis.Client with retries, or a *goredis.ClusterClient with
+// retries or redirects (see NewClusterClient). (go-redis normalizes
+// MaxRetries: -1 becomes 0, and 0 becomes 3 for a client; MaxRedirects -1
+// becomes 0, and 0 becomes 3.)
+func CheckClient(c goredis.UniversalClient) error {
+	switch c := c.(type) {
+	case *goredis.Client:
+		if n := c.Options().MaxRetries; n != 0 {
+			return fmt.Errorf("redis: the client retries a failed command up to %d times: build it with Options.MaxRetries = -1, or a take that committed before a time-out would be applied twice", n)
+		}
+	case *goredis.ClusterClient:
+		o := c.Options()
+		if o.MaxRedirects != 0 {
+			return fmt.Errorf("redis: the cluster client sends a command again up to %d times, after a time-out or a reset too: build it with rconn.NewClusterClient or ClusterOptions.MaxRedirects = -1 (the tables follow MOVED and ASK themselves)", o.MaxRedirects)
+		}
+		if o.MaxRetries > 0 {
+			return fmt.Errorf("redis: the cluster client's nodes retry a failed command up to %d times: build it with ClusterOptions.MaxRetries = -1", o.MaxRetries)
+		}
+	default:
+		return fmt.Errorf("redis: a %T is not supported: use a *goredis.Client or a *goredis.ClusterClient", c)
 	}
 	return nil
+}
+
+// Redirects counts, for the whole process, the MOVED, ASK and TRYAGAIN
+// replies Call has followed: how often the tables met a cluster moving
+// their slots.
+func Redirects() (moved, ask, tryAgain int64) {
+	return redirects.moved.Load(), redirects.ask.Load(), redirects.tryAgain.Load()
+}
+
+var redirects struct{ moved, ask, tryAgain atomic.Int64 }
+
+// maxRedirects bounds how often Call follows MOVED, ASK and TRYAGAIN for
+// one call: a slot moves once per resharding step, so a few suffice, and a
+// cluster that keeps redirecting is reported rather than followed for ever.
+const maxRedirects = 16
+
+// Call runs the function fn of the library called name (whose source is
+// src) on keys with args: FCALL, or FCALL_RO when readOnly (a replica may
+// serve it). It sends a call again only when the server answered that it
+// ran nothing:
+//
+//   - "Function not found" (FUNCTION FLUSH, a fresh server behind the same
+//     address, a node new to the cluster): the library is loaded (Load) and
+//     the call sent once more;
+//   - on a cluster, MOVED (the slot has moved: the client reloads its slot
+//     map and the call goes to the new owner), ASK (the slot is migrating
+//     and the keys are on the importing node: ASKING and the call go there,
+//     pipelined on one connection) and TRYAGAIN (the keys are split across
+//     the two nodes for a moment), up to 16 times.
+//
+// Every other failure is returned: a reply error as it is, a transport
+// failure classified (Classify). goredis.Nil is returned as it is.
+func Call(ctx context.Context, c goredis.UniversalClient, name, src string, readOnly bool, fn string, keys []string, args ...any) (any, error) {
+	cmd := "FCALL"
+	if readOnly {
+		cmd = "FCALL_RO"
+	}
+	full := append([]any{cmd, fn, len(keys)}, anys(keys)...)
+	full = append(full, args...)
+	var node *goredis.Client // the node an ASK named, for the next attempt
+	loaded := false
+	for attempt := 0; ; attempt++ {
+		var v any
+		var err error
+		if node != nil {
+			pipe := node.Pipeline()
+			pipe.Do(ctx, "ASKING")
+			res := pipe.Do(ctx, full...)
+			_, _ = pipe.Exec(ctx)
+			v, err = res.Result()
+			node = nil
+		} else {
+			v, err = c.Do(ctx, full...).Result()
+		}
+		var reply goredis.Error
+		if !errors.As(err, &reply) {
+			if err != nil && !errors.Is(err, goredis.Nil) {
+				err = Classify(err)
+			}
+			return v, err
+		}
+		msg := reply.Error()
+		switch {
+		case strings.HasPrefix(msg, "ERR Function not found") && !loaded:
+			if err := Load(ctx, c, name, src); err != nil {
+				return nil, err
+			}
+			loaded = true
+			continue
+		case attempt >= maxRedirects:
+		case strings.HasPrefix(msg, "MOVED "), strings.HasPrefix(msg, "TRYAGAIN"):
+			if msg[0] == 'M' {
+				redirects.moved.Add(1)
+			} else {
+				redirects.tryAgain.Add(1)
+			}
+			if err := pause(ctx, attempt); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrNotSent, err)
+			}
+			continue
+		case strings.HasPrefix(msg, "ASK "):
+			cc, ok := c.(*goredis.ClusterClient)
+			if !ok {
+				break
+			}
+			f := strings.Fields(msg) // ASK <slot> <addr>
+			if len(f) != 3 {
+				break
+			}
+			n, err := master(ctx, cc, f[2])
+			if err != nil {
+				return nil, fmt.Errorf("%w: following %q: %w", ErrNotSent, msg, err)
+			}
+			node = n
+			redirects.ask.Add(1)
+			continue
+		}
+		return v, err
+	}
+}
+
+// pause waits a little before a call goes out again after a redirect
+// (the cluster client reloads its slot map in the background).
+func pause(ctx context.Context, attempt int) error {
+	t := time.NewTimer(time.Duration(attempt+1) * 5 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// master is the client of cc's primary at addr.
+func master(ctx context.Context, cc *goredis.ClusterClient, addr string) (*goredis.Client, error) {
+	var mu sync.Mutex
+	var found *goredis.Client
+	err := cc.ForEachMaster(ctx, func(_ context.Context, m *goredis.Client) error {
+		if m.Options().Addr == addr {
+			mu.Lock()
+			found = m
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if found == nil {
+		return nil, fmt.Errorf("no primary at %s in the client's view of the cluster", addr)
+	}
+	return found, nil
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // Classify returns err, wrapped in ErrNotSent or ErrUnknown as the package
@@ -134,7 +308,18 @@ func LibraryVersion(src string) int {
 //   - a newer version, or the same version with other code: an error
 //     wrapping ErrLibraryVersion, which names both, and the server's
 //     library stays.
-func Load(ctx context.Context, c *goredis.Client, name, src string) error {
+func Load(ctx context.Context, c goredis.UniversalClient, name, src string) error {
+	// Functions live on each node: on a cluster every primary loads the
+	// library (its replicas get it by replication).
+	if cc, ok := c.(*goredis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error {
+			return loadOne(ctx, m, name, src)
+		})
+	}
+	return loadOne(ctx, c, name, src)
+}
+
+func loadOne(ctx context.Context, c goredis.Cmdable, name, src string) error {
 	want := LibraryVersion(src)
 	for range 3 {
 		libs, err := c.FunctionList(ctx, goredis.FunctionListQuery{LibraryNamePattern: name, WithCode: true}).Result()

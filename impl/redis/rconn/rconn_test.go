@@ -31,6 +31,32 @@ func TestNewClientNeverRetries(t *testing.T) {
 	}
 }
 
+// TestNewClusterClientNeverSendsTwice: go-redis's cluster client sends a
+// command again on its redirect budget after a reset or a time-out, so a
+// cluster client must follow no redirects and retry nothing (the tables
+// follow MOVED and ASK themselves); CheckClient refuses the defaults.
+func TestNewClusterClientNeverSendsTwice(t *testing.T) {
+	opts := &goredis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}, MaxRetries: 5, MaxRedirects: 8}
+	c := NewClusterClient(opts)
+	defer c.Close()
+	if err := CheckClient(c); err != nil {
+		t.Fatal(err)
+	}
+	if opts.MaxRetries != 5 || opts.MaxRedirects != 8 {
+		t.Fatalf("NewClusterClient changed the caller's options: %+v", opts)
+	}
+	d := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
+	defer d.Close()
+	if err := CheckClient(d); err == nil || !strings.Contains(err.Error(), "MaxRedirects") {
+		t.Fatalf("CheckClient accepted a cluster client with go-redis's default of 3 redirects: %v", err)
+	}
+	r := goredis.NewRing(&goredis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}})
+	defer r.Close()
+	if err := CheckClient(r); err == nil {
+		t.Fatal("CheckClient accepted a ring client")
+	}
+}
+
 // TestClassify: a refused dial was not sent, a reply that never came is
 // unknown, a server error reply is returned as it is.
 func TestClassify(t *testing.T) {

@@ -66,7 +66,7 @@ func source() string { return strings.ReplaceAll(librarySource, baseLibrary, lib
 // (ErrNotSent: nothing; ErrUnknown: the operation either happened once or
 // not at all).
 type Table struct {
-	c     *goredis.Client
+	c     goredis.UniversalClient
 	own   bool     // New built c; Close closes it
 	keys  []string // KEYS of every call: the buckets hash and the floor
 	clock func() int64
@@ -118,10 +118,32 @@ func New(ctx context.Context, opts *goredis.Options, name string, options ...Opt
 	return t, nil
 }
 
+// NewCluster is New on a Redis Cluster: opts are go-redis's cluster
+// options, and the client built from them never sends a call twice on its
+// own (rconn.NewClusterClient: no retries, no redirects followed by
+// go-redis; the table follows MOVED and ASK itself, which a node answers
+// only when it ran nothing). The library is loaded on every primary. The
+// table's keys share one hash tag, its name, so a table lives in one slot
+// and every call is one function on one node; tables spread over the
+// cluster by name. Close closes the client.
+func NewCluster(ctx context.Context, opts *goredis.ClusterOptions, name string, options ...Option) (*Table, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	c := rconn.NewClusterClient(opts)
+	t, err := newTable(ctx, c, name, options)
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	t.own = true
+	return t, nil
+}
+
 // NewFromClient is New on a client the caller owns and keeps (Close does not
-// close it). It refuses a client that would retry a call on its own
+// close it): a *goredis.Client or a *goredis.ClusterClient. It refuses a client that would retry a call on its own
 // (rconn.CheckClient): build it with Options.MaxRetries = -1.
-func NewFromClient(ctx context.Context, c *goredis.Client, name string, options ...Option) (*Table, error) {
+func NewFromClient(ctx context.Context, c goredis.UniversalClient, name string, options ...Option) (*Table, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
@@ -131,7 +153,7 @@ func NewFromClient(ctx context.Context, c *goredis.Client, name string, options 
 	return newTable(ctx, c, name, options)
 }
 
-func newTable(ctx context.Context, c *goredis.Client, name string, options []Option) (*Table, error) {
+func newTable(ctx context.Context, c goredis.UniversalClient, name string, options []Option) (*Table, error) {
 	cfg := config{clock: UnixMs}
 	for _, o := range options {
 		o(&cfg)
@@ -169,30 +191,17 @@ func (t *Table) Close() error {
 	return t.c.Close()
 }
 
-// call runs one function of the library. A server that lost the library
-// (FUNCTION FLUSH, a fresh server behind the same address) answers
-// "Function not found" without running anything; then the library is
-// loaded again and the call sent once more. No other failure is retried.
+// call runs one function of the library on the table's keys (rconn.Call:
+// the library loaded again after "Function not found", MOVED, ASK and
+// TRYAGAIN followed on a cluster; nothing else sent twice). A nil reply is
+// nil.
 func (t *Table) call(ctx context.Context, readOnly bool, fn string, args ...any) (any, error) {
-	send := func() (any, error) {
-		if readOnly {
-			return t.c.FCallRO(ctx, fn, t.keys, args...).Result()
-		}
-		return t.c.FCall(ctx, fn, t.keys, args...).Result()
-	}
-	res, err := send()
-	var reply goredis.Error
-	if errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "ERR Function not found") {
-		if err := rconn.Load(ctx, t.c, library, source()); err != nil {
-			return nil, err
-		}
-		res, err = send()
-	}
+	res, err := rconn.Call(ctx, t.c, library, source(), readOnly, fn, t.keys, args...)
 	if errors.Is(err, goredis.Nil) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("tokenbucket: %s: %w", fn, rconn.Classify(err))
+		return nil, fmt.Errorf("tokenbucket: %s: %w", fn, err)
 	}
 	return res, nil
 }

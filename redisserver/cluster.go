@@ -1,0 +1,276 @@
+package redisserver
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Cluster is a running Redis Cluster on loopback: Primaries[i] serves the
+// i-th equal share of the 16384 hash slots, and Replicas[i] replicates it
+// (CLUSTER REPLICATE), so the cluster itself promotes Replicas[i] when
+// Primaries[i] fails for longer than the node timeout. Every node is a
+// Server, with the faults a Server has (Pause, Crash, Restart).
+type Cluster struct {
+	Primaries, Replicas []*Server
+	// NodeTimeout is cluster-node-timeout: how long a node may be
+	// unreachable before the others mark it failed.
+	NodeTimeout time.Duration
+}
+
+// StartCluster starts a cluster of primaries primaries (1 to 16), each with
+// one replica, in new temporary directories under parent, with the given
+// node timeout (at least 100 ms), and returns once every node sees the
+// whole cluster, the cluster's state is ok on every node, and every replica
+// holds its primary's writes. On error nothing is left running.
+func StartCluster(parent string, primaries int, nodeTimeout time.Duration) (*Cluster, error) {
+	if primaries < 1 || primaries > 16 {
+		return nil, fmt.Errorf("redisserver: StartCluster: primaries %d must be in 1..16", primaries)
+	}
+	if nodeTimeout < 100*time.Millisecond {
+		return nil, fmt.Errorf("redisserver: StartCluster: node timeout %v must be at least 100ms", nodeTimeout)
+	}
+	c := &Cluster{NodeTimeout: nodeTimeout}
+	ok := false
+	defer func() {
+		if !ok {
+			c.Stop()
+		}
+	}()
+	for i := 0; i < 2*primaries; i++ {
+		bus, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		s, err := start(parent, config{busPort: bus, nodeTimeout: nodeTimeout})
+		if err != nil {
+			return nil, err
+		}
+		if i < primaries {
+			c.Primaries = append(c.Primaries, s)
+		} else {
+			c.Replicas = append(c.Replicas, s)
+		}
+	}
+	for i, p := range c.Primaries {
+		lo, hi := i*16384/primaries, (i+1)*16384/primaries-1
+		if _, err := p.Query("CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
+			return nil, err
+		}
+	}
+	first := c.Primaries[0]
+	_, port, _ := strings.Cut(first.Addr, ":")
+	for _, s := range c.Nodes()[1:] {
+		if _, err := s.Query("CLUSTER", "MEET", "127.0.0.1", port, strconv.Itoa(first.cfg.busPort)); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.waitFor(10*time.Second, "every node to know every other", func(s *Server) (bool, string) {
+		nodes, err := s.Query("CLUSTER", "NODES")
+		if err != nil {
+			return false, err.Error()
+		}
+		lines := strings.Split(strings.TrimSpace(nodes), "\n")
+		return len(lines) == 2*primaries && !strings.Contains(nodes, "handshake") && !strings.Contains(nodes, "noaddr"), fmt.Sprintf("%d of %d nodes", len(lines), 2*primaries)
+	}); err != nil {
+		return nil, err
+	}
+	for i, r := range c.Replicas {
+		id, err := c.Primaries[i].NodeID()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := r.Query("CLUSTER", "REPLICATE", id); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.waitFor(20*time.Second, "cluster_state:ok with every slot served", func(s *Server) (bool, string) {
+		info, err := s.Query("CLUSTER", "INFO")
+		if err != nil {
+			return false, err.Error()
+		}
+		return strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_slots_ok:16384"), firstLine(info)
+	}); err != nil {
+		return nil, err
+	}
+	for i, r := range c.Replicas {
+		if err := r.WaitReplicated(c.Primaries[i], 10*time.Second); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return c, nil
+}
+
+// StartClusterT is StartCluster for a test: it skips t without
+// redis-server (fails it under CI=true) and stops the cluster when t ends.
+func StartClusterT(t testing.TB, primaries int, nodeTimeout time.Duration) *Cluster {
+	t.Helper()
+	c, err := StartCluster(t.TempDir(), primaries, nodeTimeout)
+	if errors.Is(err, ErrNotInstalled) {
+		forTest(t, nil, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// Nodes are every node, the primaries first.
+func (c *Cluster) Nodes() []*Server {
+	return append(append([]*Server(nil), c.Primaries...), c.Replicas...)
+}
+
+// Addrs are the nodes' addresses, for go-redis's ClusterOptions.Addrs.
+func (c *Cluster) Addrs() []string {
+	var out []string
+	for _, s := range c.Nodes() {
+		out = append(out, s.Addr)
+	}
+	return out
+}
+
+// Stop stops every node and removes their directories.
+func (c *Cluster) Stop() {
+	for _, s := range c.Nodes() {
+		s.Stop()
+	}
+}
+
+// NodeID is the node's cluster id (CLUSTER MYID).
+func (s *Server) NodeID() (string, error) { return s.Query("CLUSTER", "MYID") }
+
+// SlotOwner is the address of the primary that serves slot, as node s
+// sees it (CLUSTER SHARDS is not in Redis 7.0's every build, so CLUSTER
+// NODES is read).
+func (s *Server) SlotOwner(slot int) (addr, id string, err error) {
+	nodes, err := s.Query("CLUSTER", "NODES")
+	if err != nil {
+		return "", "", err
+	}
+	for _, line := range strings.Split(strings.TrimSpace(nodes), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 || !strings.Contains(f[2], "master") {
+			continue
+		}
+		for _, r := range f[8:] {
+			lo, hi, isRange := strings.Cut(r, "-")
+			if strings.HasPrefix(r, "[") {
+				continue // a slot being migrated or imported
+			}
+			a, err1 := strconv.Atoi(lo)
+			b := a
+			var err2 error
+			if isRange {
+				b, err2 = strconv.Atoi(hi)
+			}
+			if err1 == nil && err2 == nil && a <= slot && slot <= b {
+				addr, _, _ := strings.Cut(f[1], "@")
+				return addr, f[0], nil
+			}
+		}
+	}
+	return "", "", fmt.Errorf("redisserver: no primary serves slot %d in %s's view", slot, s.Addr)
+}
+
+// waitFor polls every node until done holds on each, or d passes.
+func (c *Cluster) waitFor(d time.Duration, what string, done func(*Server) (bool, string)) error {
+	deadline := time.Now().Add(d)
+	for {
+		all, last := true, ""
+		for _, s := range c.Nodes() {
+			if ok, detail := done(s); !ok {
+				all, last = false, s.Addr+": "+detail
+				break
+			}
+		}
+		if all {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redisserver: cluster: no %s within %v (%s)", what, d, last)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(line)
+}
+
+// MoveSlot migrates slot from the primary that serves it to the primary
+// to, as redis-cli --cluster reshard does: to imports it (CLUSTER SETSLOT …
+// IMPORTING), its owner migrates it (… MIGRATING), its keys move batch at a
+// time (MIGRATE … KEYS), with pause before each batch so that calls made
+// meanwhile meet ASK (the key has moved) and TRYAGAIN (a call's keys are
+// split across the two nodes), and then every primary is told the slot is
+// to's (… NODE). Calls made before a node hears of it meet MOVED.
+func (c *Cluster) MoveSlot(slot int, to *Server, batch int, pause time.Duration) error {
+	fromAddr, fromID, err := to.SlotOwner(slot)
+	if err != nil {
+		return err
+	}
+	from := c.node(fromAddr)
+	if from == nil {
+		return fmt.Errorf("redisserver: MoveSlot: %s serves slot %d and is not a node of this cluster", fromAddr, slot)
+	}
+	if from == to {
+		return nil
+	}
+	toID, err := to.NodeID()
+	if err != nil {
+		return err
+	}
+	s := strconv.Itoa(slot)
+	if _, err := to.Query("CLUSTER", "SETSLOT", s, "IMPORTING", fromID); err != nil {
+		return err
+	}
+	if _, err := from.Query("CLUSTER", "SETSLOT", s, "MIGRATING", toID); err != nil {
+		return err
+	}
+	host, port, _ := strings.Cut(to.Addr, ":")
+	for {
+		keys, err := from.QueryList("CLUSTER", "GETKEYSINSLOT", s, strconv.Itoa(batch))
+		if err != nil {
+			return err
+		}
+		if len(keys) == 0 {
+			break
+		}
+		time.Sleep(pause)
+		args := append([]string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}, keys...)
+		if _, err := from.Query(args...); err != nil {
+			return err
+		}
+	}
+	for _, p := range append([]*Server{to, from}, c.Primaries...) {
+		if _, err := p.Query("CLUSTER", "SETSLOT", s, "NODE", toID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// node is the node at addr, or nil.
+func (c *Cluster) node(addr string) *Server {
+	for _, s := range c.Nodes() {
+		if s.Addr == addr {
+			return s
+		}
+	}
+	return nil
+}
+
+// KeySlot is the hash slot of key (CLUSTER KEYSLOT).
+func (s *Server) KeySlot(key string) (int, error) {
+	v, err := s.Query("CLUSTER", "KEYSLOT", key)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(v)
+}
