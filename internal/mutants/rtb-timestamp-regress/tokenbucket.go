@@ -153,14 +153,20 @@ func NewFromClient(ctx context.Context, c goredis.UniversalClient, name string, 
 	return newTable(ctx, c, name, options)
 }
 
+// Keys returns the keys of the table called name: its buckets hash and its
+// floor, both under the hash tag name, so one cluster slot holds the table.
+func Keys(name string) []string {
+	base := "tollgate:tb:{" + name + "}"
+	return []string{base, base + ":floor"}
+}
+
 func newTable(ctx context.Context, c goredis.UniversalClient, name string, options []Option) (*Table, error) {
 	cfg := config{clock: UnixMs}
 	for _, o := range options {
 		o(&cfg)
 	}
-	base := "tollgate:tb:{" + name + "}"
 	t := &Table{
-		c: c, keys: []string{base, base + ":floor"}, clock: cfg.clock,
+		c: c, keys: Keys(name), clock: cfg.clock,
 		fn: functions{
 			take: library + "_take", admit: library + "_admit", peek: library + "_peek", state: library + "_state",
 			reset: library + "_reset", resetAll: library + "_reset_all", reclaim: library + "_reclaim",
