@@ -64,7 +64,7 @@ func runBench(args []string, stderr io.Writer) int {
 			return 1
 		}
 		defer srv.Stop()
-		stopOnSignal(srv)
+		stopOnSignal(srv, "redis-server "+srv.Addr)
 		c.RedisAddr = srv.Addr
 	}
 	if err := bench.Run(c, stderr); err != nil {

@@ -102,7 +102,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		defer srv.Stop()
-		stopOnSignal(srv)
+		stopOnSignal(srv, "redis-server "+srv.Addr)
 		c.RedisAddr = srv.Addr
 		fallthrough
 	default:

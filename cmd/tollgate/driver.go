@@ -4,11 +4,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tollgate/tollgate/conform"
+	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/redissut"
 	"github.com/tollgate/tollgate/redisserver"
@@ -25,8 +27,8 @@ func init() {
 func runDriver(args []string) int {
 	fs := flag.NewFlagSet("driver", flag.ContinueOnError)
 	mutant := fs.String("mutant", "", "serve a deliberately broken implementation (a fault name, see internal/fault)")
-	backend := fs.String("backend", "memory", "memory (impl/ in this process) or redis (impl/redis, on a redis-server)")
-	addr := fs.String("redis", "", "with -backend redis: the server's host:port (empty: start a throwaway redis-server and stop it on exit)")
+	backend := fs.String("backend", "memory", "memory (impl/ in this process), redis (impl/redis, on a redis-server) or redis-cluster (impl/redis on a Redis Cluster)")
+	addr := fs.String("redis", "", "with -backend redis: the server's host:port; with -backend redis-cluster: comma-separated addresses of cluster nodes (empty: start a throwaway server, or a cluster of 3 primaries with a replica each, and stop it on exit)")
 	timeout := fs.Duration("timeout", 2*time.Second, "with -backend redis: each call's budget; a call not answered in it is answered \"unknown\"")
 	fs.Usage = func() {
 		fmt.Fprint(os.Stderr, `usage: tollgate driver [flags]
@@ -65,26 +67,20 @@ flags:
 			return 2
 		}
 		tables = conform.InProcess(faults)
-	case "redis":
+	case "redis", "redis-cluster":
 		if faults != fault.None && !faults.Redis() {
 			fmt.Fprintf(os.Stderr, "tollgate driver: -mutant %s is not a mutant of the Redis backend\n", faults)
 			return 2
 		}
-		if *addr == "" {
-			srv, err := redisserver.Start(os.TempDir())
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "tollgate driver:", err)
-				return 1
-			}
-			defer srv.Stop()
-			stopOnSignal(srv)
-			*addr = srv.Addr
-			fmt.Fprintf(os.Stderr, "tollgate driver: started redis-server on %s\n", srv.Addr)
+		newClient, stop, err := redisClients(*backend, *addr, *timeout)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tollgate driver:", err)
+			return 1
 		}
-		opts := &goredis.Options{Addr: *addr, MaxRetries: -1, DialTimeout: *timeout, ReadTimeout: *timeout, WriteTimeout: *timeout, ContextTimeoutEnabled: true, PoolSize: 128}
-		tables = redissut.DriverTables(opts, faults, *timeout)
+		defer stop()
+		tables = redissut.DriverTables(newClient, faults, *timeout)
 	default:
-		fmt.Fprintf(os.Stderr, "tollgate driver: -backend %q must be memory or redis\n", *backend)
+		fmt.Fprintf(os.Stderr, "tollgate driver: -backend %q must be memory, redis or redis-cluster\n", *backend)
 		return 2
 	}
 	if err := conform.Serve(os.Stdin, os.Stdout, os.Stderr, tables); err != nil {
@@ -92,4 +88,37 @@ flags:
 		return 1
 	}
 	return 0
+}
+
+// redisClients is how the driver reaches Redis: a maker of clients of the
+// server (backend redis) or of the cluster (redis-cluster) at addr, having
+// started a throwaway one when addr is empty, and what stops it. Each
+// client waits at most timeout and never sends a call twice on its own.
+func redisClients(backend, addr string, timeout time.Duration) (func() goredis.UniversalClient, func(), error) {
+	stop := func() {}
+	if backend == "redis-cluster" {
+		addrs := strings.Split(addr, ",")
+		if addr == "" {
+			c, err := redisserver.StartCluster(os.TempDir(), 3, time.Second)
+			if err != nil {
+				return nil, nil, err
+			}
+			stopOnSignal(c, "the Redis Cluster")
+			stop, addrs = c.Stop, c.Addrs()
+			fmt.Fprintf(os.Stderr, "tollgate driver: started a Redis Cluster of 3 primaries with a replica each (%s)\n", strings.Join(addrs, ","))
+		}
+		opts := &goredis.ClusterOptions{Addrs: addrs, DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, ContextTimeoutEnabled: true, PoolSize: 128}
+		return func() goredis.UniversalClient { return rconn.NewClusterClient(opts) }, stop, nil
+	}
+	if addr == "" {
+		srv, err := redisserver.Start(os.TempDir())
+		if err != nil {
+			return nil, nil, err
+		}
+		stopOnSignal(srv, "redis-server "+srv.Addr)
+		stop, addr = srv.Stop, srv.Addr
+		fmt.Fprintf(os.Stderr, "tollgate driver: started redis-server on %s\n", srv.Addr)
+	}
+	opts := &goredis.Options{Addr: addr, MaxRetries: -1, DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, ContextTimeoutEnabled: true, PoolSize: 128}
+	return func() goredis.UniversalClient { return goredis.NewClient(opts) }, stop, nil
 }

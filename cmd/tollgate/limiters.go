@@ -99,7 +99,7 @@ func runLimiters(args []string, stdout, stderr io.Writer) int {
 			return limiters.ExitFailed
 		}
 		defer srv.Stop()
-		stopOnSignal(srv)
+		stopOnSignal(srv, "redis-server "+srv.Addr)
 		c.RedisAddr = srv.Addr
 	}
 	o, err := limiters.Run(c, stdout, stderr)

@@ -72,12 +72,22 @@ type redisHolder struct {
 // otherwise a fault of impl/redis/credits). The table is built by its
 // package's New from a copy of c's options, so it has a client of its own,
 // made the way that package makes it; c itself is not used for calls.
-// Close closes the table's client; the table stays on the server.
-func NewCredits(f fault.Fault, c *goredis.Client, name string) (*Credits, error) {
+// Close closes the table's client; the table stays on the server. c may be
+// a *goredis.ClusterClient: the table is then built by NewCluster.
+func NewCredits(f fault.Fault, c goredis.UniversalClient, name string) (*Credits, error) {
 	if f != fault.None && (!f.Redis() || !f.Credits()) {
 		return nil, fmt.Errorf("redissut: %v is not a fault of the Redis credit table", f)
 	}
-	t, err := newRedisCredits(context.Background(), f, optionsOf(c), name)
+	var t redisCreditsTable
+	var err error
+	switch c := c.(type) {
+	case *goredis.Client:
+		t, err = newRedisCredits(context.Background(), f, optionsOf(c), name)
+	case *goredis.ClusterClient:
+		t, err = newRedisCreditsCluster(context.Background(), f, clusterOptionsOf(c), name)
+	default:
+		return nil, fmt.Errorf("redissut: a %T is not supported", c)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -27,14 +27,18 @@ import (
 // apart, is answered "unknown" (the error is made by
 // conform.OutcomeUnknown); any other error of the server is a bad_request
 // naming it.
-func DriverTables(opts *goredis.Options, f fault.Fault, timeout time.Duration) conform.Tables {
+//
+// newClient makes a client of the server (a *goredis.Client) or of a Redis
+// Cluster (a *goredis.ClusterClient, whose tables are built by NewCluster);
+// each table gets a client of its own, made from a copy of its options.
+func DriverTables(newClient func() goredis.UniversalClient, f fault.Fault, timeout time.Duration) conform.Tables {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return &redisTables{opts: opts, f: f, timeout: timeout, prefix: "tollgate-driver-" + hex.EncodeToString(b[:]) + "-"}
+	return &redisTables{newClient: newClient, f: f, timeout: timeout, prefix: "tollgate-driver-" + hex.EncodeToString(b[:]) + "-"}
 }
 
 type redisTables struct {
-	opts    *goredis.Options
+	newClient func() goredis.UniversalClient
 	f       fault.Fault
 	timeout time.Duration
 	prefix  string
@@ -48,7 +52,7 @@ func (r *redisTables) fault(credits bool) fault.Fault {
 }
 
 func (r *redisTables) TB(name string) (conform.TBTable, error) {
-	c := goredis.NewClient(r.opts)
+	c := r.newClient()
 	defer c.Close()
 	t, err := NewTokenBucket(r.fault(false), c, r.prefix+"tb-"+name)
 	if err != nil {
@@ -58,7 +62,7 @@ func (r *redisTables) TB(name string) (conform.TBTable, error) {
 }
 
 func (r *redisTables) Cr(name string) (conform.CrTable, error) {
-	c := goredis.NewClient(r.opts)
+	c := r.newClient()
 	defer c.Close()
 	t, err := NewCredits(r.fault(true), c, r.prefix+"cr-"+name)
 	if err != nil {

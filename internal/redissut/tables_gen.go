@@ -31,6 +31,18 @@ func newRedisCredits(ctx context.Context, f fault.Fault, opts *goredis.Options, 
 	panic(fmt.Sprintf("redissut: %v is not a mutant of impl/redis/credits (defect)", f))
 }
 
+// newRedisCreditsCluster is newRedisCredits on a Redis Cluster, built by the
+// package's NewCluster.
+func newRedisCreditsCluster(ctx context.Context, f fault.Fault, opts *goredis.ClusterOptions, name string) (redisCreditsTable, error) {
+	switch f {
+	case fault.None:
+		return rediscredits.NewCluster(ctx, opts, name)
+	case fault.RCRNoEpochPin:
+		return rcrnoepochpin.NewCluster(ctx, opts, name)
+	}
+	panic(fmt.Sprintf("redissut: %v is not a mutant of impl/redis/credits (defect)", f))
+}
+
 // newRedisTokenbucket returns a new table of f's package, built by its New:
 // impl/redis/tokenbucket for fault.None, else the mutant package generated
 // from f's patch. f must be None or a fault of impl/redis/tokenbucket.
@@ -46,6 +58,24 @@ func newRedisTokenbucket(ctx context.Context, f fault.Fault, opts *goredis.Optio
 		return rtbretryontimeout.New(ctx, opts, name)
 	case fault.RTBTimestampRegress:
 		return rtbtimestampregress.New(ctx, opts, name)
+	}
+	panic(fmt.Sprintf("redissut: %v is not a mutant of impl/redis/tokenbucket (defect)", f))
+}
+
+// newRedisTokenbucketCluster is newRedisTokenbucket on a Redis Cluster, built by the
+// package's NewCluster.
+func newRedisTokenbucketCluster(ctx context.Context, f fault.Fault, opts *goredis.ClusterOptions, name string) (redisTokenbucketTable, error) {
+	switch f {
+	case fault.None:
+		return redistokenbucket.NewCluster(ctx, opts, name)
+	case fault.RTBTwoTrips:
+		return rtbtwotrips.NewCluster(ctx, opts, name)
+	case fault.RTBToString:
+		return rtbtostring.NewCluster(ctx, opts, name)
+	case fault.RTBRetryOnTimeout:
+		return rtbretryontimeout.NewCluster(ctx, opts, name)
+	case fault.RTBTimestampRegress:
+		return rtbtimestampregress.NewCluster(ctx, opts, name)
 	}
 	panic(fmt.Sprintf("redissut: %v is not a mutant of impl/redis/tokenbucket (defect)", f))
 }

@@ -40,12 +40,22 @@ type TokenBucket struct {
 // from a copy of c's options, so it has a client of its own, made the way
 // that package makes it: a mutant of how the client is built
 // (rtb-retry-on-timeout) gets its bug. c itself is not used for calls. Close
-// closes the table's client; the buckets stay on the server.
-func NewTokenBucket(f fault.Fault, c *goredis.Client, name string) (*TokenBucket, error) {
+// closes the table's client; the buckets stay on the server. c may be a
+// *goredis.ClusterClient: the table is then built by NewCluster.
+func NewTokenBucket(f fault.Fault, c goredis.UniversalClient, name string) (*TokenBucket, error) {
 	if f != fault.None && (!f.Redis() || f.Credits()) {
 		return nil, fmt.Errorf("redissut: %v is not a fault of the Redis token bucket", f)
 	}
-	t, err := newRedisTokenbucket(context.Background(), f, optionsOf(c), name)
+	var t redisTokenbucketTable
+	var err error
+	switch c := c.(type) {
+	case *goredis.Client:
+		t, err = newRedisTokenbucket(context.Background(), f, optionsOf(c), name)
+	case *goredis.ClusterClient:
+		t, err = newRedisTokenbucketCluster(context.Background(), f, clusterOptionsOf(c), name)
+	default:
+		return nil, fmt.Errorf("redissut: a %T is not supported", c)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -104,5 +114,11 @@ func (s *TokenBucket) Apply(ctx context.Context, in model.TBInput[string]) (mode
 func optionsOf(c *goredis.Client) *goredis.Options {
 	opts := *c.Options()
 	opts.PushNotificationProcessor = nil
+	return &opts
+}
+
+// clusterOptionsOf is optionsOf for a cluster client.
+func clusterOptionsOf(c *goredis.ClusterClient) *goredis.ClusterOptions {
+	opts := *c.Options()
 	return &opts
 }
