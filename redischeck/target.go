@@ -53,10 +53,11 @@ type Target struct {
 	// then loses.
 	Wait int
 
-	addr   atomic.Pointer[string]
-	prefix string
-	tables atomic.Int64
-	fences sync.Map // address → *goredis.Client dialing only that address
+	addr    atomic.Pointer[string]
+	cluster []string // a Redis Cluster's node addresses (NewClusterTarget)
+	prefix  string
+	tables  atomic.Int64
+	fences  sync.Map // address → *goredis.Client dialing only that address
 
 	// The backends' connections, each with the run_id of the server
 	// process it reached, so that a fence can tell whether the server it
@@ -186,6 +187,16 @@ func NewTarget(addr string, timeout time.Duration) *Target {
 	return t
 }
 
+// NewClusterTarget returns a target on the Redis Cluster whose nodes (some
+// or all) are at addrs: its backends' tables are built by NewCluster, and
+// their calls go to whichever node serves their slot. Wait is not
+// supported on a cluster, nor SetAddr.
+func NewClusterTarget(addrs []string, timeout time.Duration) *Target {
+	t := NewTarget(addrs[0], timeout)
+	t.cluster = addrs
+	return t
+}
+
 // SetAddr moves the target: connections made from now on go to addr.
 // Connections already open stay where they are until they fail.
 // The backends' connections to any other address are closed, so no call
@@ -224,8 +235,11 @@ func (t *Target) Options() *goredis.Options {
 // and the connection's client id (INFO server, CLIENT ID) before go-redis's
 // own handshake: the connection is tracked with them until it closes. A connection that cannot learn it is a dial
 // that failed, so nothing of the call was sent.
-func (t *Target) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+func (t *Target) dial(ctx context.Context, _, node string) (net.Conn, error) {
 	addr := t.Addr()
+	if t.cluster != nil {
+		addr = node // the node the cluster client chose
+	}
 	d := net.Dialer{Timeout: t.Timeout}
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -238,7 +252,7 @@ func (t *Target) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 	}
 	c := &conn{Conn: nc, t: t, addr: addr, runID: id, clientID: client}
 	t.mu.Lock()
-	if t.Addr() != addr {
+	if t.cluster == nil && t.Addr() != addr {
 		t.mu.Unlock()
 		_ = nc.Close()
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("the target moved from %s while dialing it", addr)}
@@ -283,6 +297,21 @@ func (t *Target) Close() {
 	})
 }
 
+// client is a new client of the target: of its server, or of its cluster
+// (never sending a call twice on its own, rconn.NewClusterClient), dialling
+// through the target's tracked connections either way.
+func (t *Target) client() goredis.UniversalClient {
+	if t.cluster == nil {
+		return goredis.NewClient(t.Options())
+	}
+	o := t.Options()
+	return rconn.NewClusterClient(&goredis.ClusterOptions{
+		Addrs: t.cluster, Dialer: o.Dialer,
+		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+		ContextTimeoutEnabled: true, PoolSize: o.PoolSize,
+	})
+}
+
 func (t *Target) name(kind string) string {
 	return fmt.Sprintf("%s%s%d", t.prefix, kind, t.tables.Add(1))
 }
@@ -290,7 +319,7 @@ func (t *Target) name(kind string) string {
 // TB returns a backend over a fresh Redis token bucket of f's package
 // (fault.None: impl/redis/tokenbucket), and what closes it.
 func (t *Target) TB(f fault.Fault) (linearizability.TBBackend, func(), error) {
-	c := goredis.NewClient(t.Options())
+	c := t.client()
 	defer c.Close()
 	name := t.name("tb")
 	s, err := opening(func() (*redissut.TokenBucket, error) { return redissut.NewTokenBucket(f, c, name) })
@@ -304,7 +333,7 @@ func (t *Target) TB(f fault.Fault) (linearizability.TBBackend, func(), error) {
 // Cr returns a backend over a fresh Redis credit table of f's package
 // (fault.None: impl/redis/credits), and what closes it.
 func (t *Target) Cr(f fault.Fault) (linearizability.CrBackend, func(), error) {
-	c := goredis.NewClient(t.Options())
+	c := t.client()
 	defer c.Close()
 	name := t.name("cr")
 	s, err := opening(func() (*redissut.Credits, error) { return redissut.NewCredits(f, c, name) })

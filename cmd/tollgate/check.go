@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/tollgate/tollgate/internal/mainjob"
 	"github.com/tollgate/tollgate/redisserver"
@@ -66,8 +68,8 @@ flags:
 	fs.StringVar(&replay, "replay", "", "check a history file written by an earlier run instead of recording")
 	fs.Float64Var(&c.SeqShare, "seq-share", c.SeqShare, "share of each primitive's budget spent on the sequential differential check (0 to skip it)")
 	fs.DurationVar(&c.Progress, "progress", c.Progress, "interval between progress lines (0: none)")
-	fs.StringVar(&c.Backend, "backend", c.Backend, "memory (the tables of impl/ in this process) or redis (impl/redis on a redis-server)")
-	fs.StringVar(&c.RedisAddr, "redis", "", "with -backend redis: the server for the workloads (empty: a throwaway redis-server); the fault workloads always start their own on loopback")
+	fs.StringVar(&c.Backend, "backend", c.Backend, "memory (the tables of impl/ in this process), redis (impl/redis on a redis-server) or redis-cluster (impl/redis on a Redis Cluster; no fault workloads)")
+	fs.StringVar(&c.RedisAddr, "redis", "", "with -backend redis: the server for the workloads (empty: a throwaway redis-server); with redis-cluster: node addresses, comma-separated (empty: a throwaway cluster of 3 primaries with a replica each); the fault workloads always start their own on loopback")
 	fs.StringVar(&c.Faults, "faults", c.Faults, "with -backend redis: the fault workloads to run after the others, comma-separated, or all, or none")
 	fs.DurationVar(&c.CallTimeout, "call-timeout", c.CallTimeout, "with -backend redis: each call's budget; a call not answered in it has an unknown outcome")
 	if err := fs.Parse(args); err != nil {
@@ -92,20 +94,18 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	var v mainjob.Verdict
-	switch {
-	case replay != "":
+	if replay != "" {
 		v, err = mainjob.Replay(replay, c.Timeout, stdout)
-	case c.Backend == "redis" && c.RedisAddr == "":
-		srv, serr := redisserver.Start(os.TempDir())
-		if serr != nil {
-			fmt.Fprintln(stderr, "check:", serr)
-			return exitUsage
+	} else {
+		if c.RedisAddr == "" && (c.Backend == "redis" || c.Backend == "redis-cluster") {
+			stop, addr, serr := throwawayRedis(c.Backend == "redis-cluster")
+			if serr != nil {
+				fmt.Fprintln(stderr, "check:", serr)
+				return exitUsage
+			}
+			defer stop()
+			c.RedisAddr = addr
 		}
-		defer srv.Stop()
-		stopOnSignal(srv, "redis-server "+srv.Addr)
-		c.RedisAddr = srv.Addr
-		fallthrough
-	default:
 		v, err = mainjob.Run(c, stdout)
 	}
 	if err != nil {
@@ -113,4 +113,24 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return exitCode[v]
+}
+
+// throwawayRedis starts a redis-server, or a Redis Cluster of 3 primaries
+// with a replica each, stopped by stop (and on a signal), and returns its
+// address (the nodes' addresses, comma-separated).
+func throwawayRedis(cluster bool) (stop func(), addr string, err error) {
+	if cluster {
+		cl, err := redisserver.StartCluster(os.TempDir(), 3, time.Second)
+		if err != nil {
+			return nil, "", err
+		}
+		stopOnSignal(cl, "the Redis Cluster")
+		return cl.Stop, strings.Join(cl.Addrs(), ","), nil
+	}
+	srv, err := redisserver.Start(os.TempDir())
+	if err != nil {
+		return nil, "", err
+	}
+	stopOnSignal(srv, "redis-server "+srv.Addr)
+	return srv.Stop, srv.Addr, nil
 }

@@ -29,6 +29,7 @@ var helpTails = map[string]struct {
 			"go run ./cmd/tollgate check                          # both primitives, in process, 20 s",
 			"go run ./cmd/tollgate check -duration 5m -primitive tokenbucket",
 			"go run ./cmd/tollgate check -backend redis           # on a throwaway redis-server",
+			"go run ./cmd/tollgate check -backend redis-cluster   # on a throwaway Redis Cluster (3 primaries, a replica each)",
 		},
 		exits: []exitDoc{{0, "every history checked Ok"}, {1, "a violation (the history and a replay command are printed)"}, {2, "a bad flag"}, {3, "a checker timed out (Unknown): not a pass"}},
 	},
@@ -78,6 +79,7 @@ var helpTails = map[string]struct {
 		examples: []string{
 			"go run ./cmd/tollgate conform -- go run ./cmd/tollgate driver",
 			"go run ./cmd/tollgate conform -- go run ./cmd/tollgate driver -backend redis",
+			"go run ./cmd/tollgate conform -- go run ./cmd/tollgate driver -backend redis-cluster",
 			"go run ./cmd/tollgate conform -- go run ./cmd/tollgate driver -mutant tb-no-clamp   # conform must fail",
 		},
 		exits: []exitDoc{{0, "stdin ended"}, {1, "the driver could not serve (a server that did not start, a broken pipe)"}, {2, "a bad flag"}},

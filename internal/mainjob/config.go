@@ -39,11 +39,14 @@ type Config struct {
 	SeqShare float64
 	// Progress is the interval between progress lines (0: none).
 	Progress time.Duration
-	// Backend is memory (impl/ in this process) or redis (impl/redis).
+	// Backend is memory (impl/ in this process), redis (impl/redis) or
+	// redis-cluster (impl/redis on a Redis Cluster).
 	Backend string
-	// RedisAddr is the server of the Redis workloads; Run needs one when
-	// Backend is redis (the command starts a throwaway server when the
-	// user names none). The fault workloads start servers of their own.
+	// RedisAddr is the server of the Redis workloads, or with redis-cluster
+	// the cluster's node addresses separated by commas; Run needs it when
+	// Backend is redis or redis-cluster (the command starts a throwaway
+	// server or cluster when the user names none). The fault workloads
+	// start servers of their own, and run on the redis backend only.
 	RedisAddr string
 	// Faults are the fault workloads run after the others on the Redis
 	// backend: all, none, or names separated by commas.
@@ -72,11 +75,19 @@ func (c Config) Resolve() (Config, error) {
 	if err := c.checkRanges(); err != nil {
 		return in, err
 	}
-	if c.Backend == "redis" {
+	if c.redis() {
 		c.SeqShare = 0
 		if err := c.checkFaults(); err != nil {
 			return in, err
 		}
+	}
+	if c.Backend == "redis-cluster" {
+		// The fault workloads start single servers of their own: on a
+		// cluster the default (all) means none, and naming one is an error.
+		if c.Faults != "all" && c.Faults != "none" {
+			return in, fmt.Errorf("check: -faults %s: the fault workloads run on -backend redis only, not redis-cluster", c.Faults)
+		}
+		c.Faults = "none"
 	}
 	if c.Mutant != "" {
 		p, err := c.mutantPrimitive()
@@ -104,8 +115,8 @@ func (c Config) checkRanges() error {
 		return fmt.Errorf("check: -seq-share %v must be in [0, 1)", c.SeqShare)
 	case c.Timeout < 0:
 		return fmt.Errorf("check: -timeout %v must be >= 0", c.Timeout)
-	case c.Backend != "memory" && c.Backend != "redis":
-		return fmt.Errorf("check: -backend %q must be memory or redis", c.Backend)
+	case c.Backend != "memory" && !c.redis():
+		return fmt.Errorf("check: -backend %q must be memory, redis or redis-cluster", c.Backend)
 	}
 	return nil
 }
@@ -130,7 +141,7 @@ func (c Config) mutantPrimitive() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("check: -mutant: %w", err)
 	}
-	if f.Redis() != (c.Backend == "redis") {
+	if f.Redis() != c.redis() {
 		return "", fmt.Errorf("check: -mutant %s is a mutant of the %s tables: it needs -backend %s", f, map[bool]string{true: "Redis", false: "in-process"}[f.Redis()], map[bool]string{true: "redis", false: "memory"}[f.Redis()])
 	}
 	own := linearizability.PrimitiveTokenBucket
@@ -177,3 +188,7 @@ func scenarioNames() string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// redis reports whether c checks the Redis backend, on a server or a
+// cluster.
+func (c Config) redis() bool { return c.Backend == "redis" || c.Backend == "redis-cluster" }

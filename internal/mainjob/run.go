@@ -26,15 +26,18 @@ func Run(c Config, w io.Writer) (Verdict, error) {
 	if err != nil {
 		return Illegal, err
 	}
-	if c.Backend == "redis" && c.RedisAddr == "" {
-		return Illegal, fmt.Errorf("check: -backend redis needs a server address")
+	if c.redis() && c.RedisAddr == "" {
+		return Illegal, fmt.Errorf("check: -backend %s needs a server address", c.Backend)
 	}
 	f := c.fault()
 	var redis *redischeck.Target
-	if c.Backend == "redis" {
-		// The workloads' calls get a generous budget (a loaded machine can
-		// take 100 ms to answer); the fault workloads use CallTimeout.
-		redis = redischeck.NewTarget(c.RedisAddr, max(c.CallTimeout, 2*time.Second))
+	// The workloads' calls get a generous budget (a loaded machine can
+	// take 100 ms to answer); the fault workloads use CallTimeout.
+	switch budget := max(c.CallTimeout, 2*time.Second); c.Backend {
+	case "redis":
+		redis = redischeck.NewTarget(c.RedisAddr, budget)
+	case "redis-cluster":
+		redis = redischeck.NewClusterTarget(strings.Split(c.RedisAddr, ","), budget)
 	}
 	fmt.Fprintf(w, "tollgate check: %s, %s budget, seed %d, porcupine timeout %v per history\n", c.target(), c.Duration, c.Seed, c.Timeout)
 	prims := c.primitives()
@@ -84,8 +87,11 @@ func (c Config) target() string {
 	if c.Mutant != "" {
 		t = "mutant " + c.Mutant
 	}
-	if c.Backend == "redis" {
+	switch c.Backend {
+	case "redis":
 		t += " on Redis (" + c.RedisAddr + ")"
+	case "redis-cluster":
+		t += " on a Redis Cluster (" + c.RedisAddr + "; the fault workloads need -backend redis)"
 	}
 	return t
 }

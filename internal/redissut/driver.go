@@ -39,9 +39,9 @@ func DriverTables(newClient func() goredis.UniversalClient, f fault.Fault, timeo
 
 type redisTables struct {
 	newClient func() goredis.UniversalClient
-	f       fault.Fault
-	timeout time.Duration
-	prefix  string
+	f         fault.Fault
+	timeout   time.Duration
+	prefix    string
 }
 
 func (r *redisTables) fault(credits bool) fault.Fault {
