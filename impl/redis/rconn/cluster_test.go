@@ -2,7 +2,9 @@ package rconn_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -153,4 +155,107 @@ func TestTablesFollowAReshard(t *testing.T) {
 	if m-m0 == 0 || a-a0+y-y0 == 0 {
 		t.Errorf("the reshard met the calls with MOVED %d, ASK %d, TRYAGAIN %d: want MOVED and ASK or TRYAGAIN", m-m0, a-a0, y-y0)
 	}
+}
+
+// TestTablesFollowAFailover: the primary serving both tables' slots is
+// killed (kill -9), and the cluster promotes its replica once the others
+// have missed it for the node timeout. The tables must answer again soon
+// after: a call that finds its node dead (not sent, or unknown) makes the
+// client reload its slot map, or it would keep dialing the dead address
+// until go-redis's periodic reload (ClusterStateReloadInterval, 60 s by
+// default). Meanwhile every failure must be one that says what it is
+// (ErrNotSent, ErrUnknown, or the cluster's CLUSTERDOWN reply), never a
+// refusal.
+func TestTablesFollowAFailover(t *testing.T) {
+	c := redisserver.StartClusterT(t, 3, 500*time.Millisecond)
+	ctx := context.Background()
+	opts := &goredis.ClusterOptions{Addrs: c.Addrs(), DialTimeout: 200 * time.Millisecond, ReadTimeout: 250 * time.Millisecond, WriteTimeout: 250 * time.Millisecond}
+	// The primary of the bucket's slot is killed; the credit table may
+	// live there too (the log says), and must answer either way.
+	tb, err := tokenbucket.NewCluster(ctx, opts, "failover-tb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	cr, err := credits.NewCluster(ctx, opts, "failover-cr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cr.Close()
+	lim := tokenbucket.Limits{Capacity: 1e6, RefillPerSecond: 1}
+	const now = 1000
+	if _, _, err := tb.TakeAt(ctx, now, "k", lim, 1); err != nil {
+		t.Fatal(err)
+	}
+	victim := slotPrimary(t, c, tokenbucket.Keys("failover-tb")[0])
+	crOnVictim := slotPrimary(t, c, credits.Keys("failover-cr")[0]) == victim
+	if _, err := victim.Query("WAIT", "1", "2000"); err != nil {
+		t.Fatal(err)
+	}
+	if err := victim.Crash(); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	deadline := killed.Add(20 * time.Second)
+	var tbBack, crBack time.Duration
+	var failures []error
+	for (tbBack == 0 || crBack == 0) && time.Now().Before(deadline) {
+		if tbBack == 0 {
+			_, ok, err := tb.TakeAt(ctx, now, "k", lim, 1)
+			switch {
+			case err == nil && ok:
+				tbBack = time.Since(killed)
+			case err == nil:
+				t.Fatalf("a take on a bucket of 1e6 tokens refused during the failover")
+			default:
+				failures = append(failures, err)
+			}
+		}
+		if crBack == 0 {
+			h := credits.NewHolder()
+			tok, r, err := cr.Reserve(ctx, h, credits.General)
+			switch {
+			case err == nil && r == credits.OK:
+				if _, err := cr.Release(ctx, h, tok); err != nil {
+					failures = append(failures, err)
+				}
+				crBack = time.Since(killed)
+			case err == nil:
+				t.Fatalf("a reserve on a table with free slots answered %v during the failover", r)
+			default:
+				failures = append(failures, err)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, err := range failures {
+		var reply goredis.Error
+		if !errors.Is(err, rconn.ErrNotSent) && !errors.Is(err, rconn.ErrUnknown) && !(errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "CLUSTERDOWN")) {
+			t.Errorf("a call during the failover failed with %v: want ErrNotSent, ErrUnknown or CLUSTERDOWN", err)
+		}
+	}
+	t.Logf("node timeout %v; the bucket answered again %v after the kill, the credit table (on the killed primary: %v) %v; %d calls failed meanwhile", c.NodeTimeout, tbBack, crOnVictim, crBack, len(failures))
+	if tbBack == 0 || crBack == 0 {
+		t.Fatalf("20 s after its primary was killed a table still did not answer (bucket back after %v, credits after %v; 0 = never): the client keeps the dead node in its slot map", tbBack, crBack)
+	}
+}
+
+// slotPrimary is the primary of c that serves key's slot.
+func slotPrimary(t *testing.T, c *redisserver.Cluster, key string) *redisserver.Server {
+	t.Helper()
+	slot, err := c.Primaries[0].KeySlot(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _, err := c.Primaries[0].SlotOwner(slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range c.Primaries {
+		if p.Addr == owner {
+			return p
+		}
+	}
+	t.Fatalf("slot %d is served by %s, not a primary of the cluster", slot, owner)
+	return nil
 }

@@ -127,7 +127,9 @@ const maxRedirects = 16
 //     the two nodes for a moment), up to 16 times.
 //
 // Every other failure is returned: a reply error as it is, a transport
-// failure classified (Classify). goredis.Nil is returned as it is.
+// failure classified (Classify), after which a cluster client reloads its
+// slot map in the background (the node that failed may be dead, its slots
+// served by a promoted replica). goredis.Nil is returned as it is.
 func Call(ctx context.Context, c goredis.UniversalClient, name, src string, readOnly bool, fn string, keys []string, args ...any) (any, error) {
 	cmd := "FCALL"
 	if readOnly {
@@ -154,6 +156,14 @@ func Call(ctx context.Context, c goredis.UniversalClient, name, src string, read
 		if !errors.As(err, &reply) {
 			if err != nil && !errors.Is(err, goredis.Nil) {
 				err = Classify(err)
+				if cc, ok := c.(*goredis.ClusterClient); ok {
+					// The node may be dead and its replica promoted: go-redis
+					// reloads its slot map on MOVED, or every 60 s, so a
+					// dead primary would be dialed for a minute. The call
+					// is not sent again; the next one goes where the
+					// reloaded map says.
+					cc.ReloadState(ctx)
+				}
 			}
 			return v, err
 		}
