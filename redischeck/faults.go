@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/linearizability"
 	"github.com/tollgate/tollgate/model"
@@ -33,9 +34,27 @@ type Scenario struct {
 	// Lossy marks the scenarios where acknowledged writes may be lost by
 	// design (asynchronous replication): their losses are measured and
 	// reported, not failed.
-	Lossy  bool
-	inject func(e *env) error
+	Lossy bool
+	// Cluster runs the scenario on a Redis Cluster of 3 primaries with a
+	// replica each (node timeout ClusterNodeTimeout) instead of one server;
+	// the fault lands on the primary serving the table's slot. Such a
+	// scenario also requires the table to answer again after the fault:
+	// some call begun after it must be acknowledged.
+	Cluster bool
+	inject  func(e *env) error
 }
+
+// ClusterRecovery bounds how long after a cluster scenario's fault (its
+// replica promoted, its slot moved) the table may take to acknowledge a
+// call again: 10 node timeouts, far below the 60 s after which go-redis
+// would reload a stale slot map on its own.
+const ClusterRecovery = 10 * ClusterNodeTimeout
+
+// ClusterNodeTimeout is the cluster scenarios' cluster-node-timeout: how
+// long a primary may be unreachable before the cluster promotes its
+// replica. Long enough that a loaded machine does not fail a node over on
+// its own.
+const ClusterNodeTimeout = time.Second
 
 // env is a scenario's servers while it runs.
 type env struct {
@@ -46,6 +65,15 @@ type env struct {
 	total            int64 // the calls the recording is expected to make
 	timeout          time.Duration
 	stop             chan struct{}
+
+	cluster *redisserver.Cluster
+	owner   int // the index of the primary (and its replica) serving the table's slot
+	slot    int // the table's slot
+	// after counts the calls begun once the fault was injected, and
+	// afterOK those of them acknowledged.
+	injected       atomic.Int64 // when the fault was injected, in Unix nanoseconds (0: not yet)
+	after, afterOK atomic.Int64
+	firstOK        atomic.Int64 // when the first call begun after the fault was acknowledged
 }
 
 // at waits until share of the expected calls are made; false if the
@@ -100,7 +128,66 @@ func Scenarios() []Scenario {
 			inject: failover},
 		{Name: "failover-wait", What: "as failover, every write followed by WAIT 1 (a write not acknowledged by the replica is unknown)", Replica: true, Wait: 1,
 			inject: failover},
+		{Name: "cluster-reshard", What: "on a Redis Cluster: the table's slot moved to another primary at 30% of the calls (MIGRATE key by key, ASK and TRYAGAIN meanwhile) and back at 60%", Cluster: true,
+			inject: clusterReshard},
+		{Name: "cluster-failover", What: "on a Redis Cluster: CLUSTER FAILOVER on the replica of the table's primary at 30% of the calls (the primary stops writes until the replica has caught up, then they swap)", Cluster: true,
+			inject: clusterFailover},
+		{Name: "cluster-kill", What: "on a Redis Cluster: kill -9 of the table's primary at 30% of the calls; the cluster promotes its replica after the node timeout", Cluster: true, Lossy: true,
+			inject: clusterKill},
+		{Name: "cluster-pause", What: "on a Redis Cluster: SIGSTOP of the table's primary at 30% of the calls until the cluster has promoted its replica, then SIGCONT: the old primary rejoins as a replica", Cluster: true, Lossy: true,
+			inject: clusterPause},
 	}
+}
+
+func clusterReshard(e *env) error {
+	if !e.at(0.3) {
+		return nil
+	}
+	from := e.cluster.Primaries[e.owner]
+	to := e.cluster.Primaries[(e.owner+1)%len(e.cluster.Primaries)]
+	if err := e.cluster.MoveSlot(e.slot, to, 1, 20*time.Millisecond); err != nil {
+		return err
+	}
+	if !e.at(0.6) {
+		return nil
+	}
+	return e.cluster.MoveSlot(e.slot, from, 1, 20*time.Millisecond)
+}
+
+func clusterFailover(e *env) error {
+	if !e.at(0.3) {
+		return nil
+	}
+	r := e.cluster.Replicas[e.owner]
+	if _, err := r.Query("CLUSTER", "FAILOVER"); err != nil {
+		return err
+	}
+	return e.cluster.WaitPrimary(r, 10*time.Second)
+}
+
+func clusterKill(e *env) error {
+	if !e.at(0.3) {
+		return nil
+	}
+	if err := e.cluster.Primaries[e.owner].Crash(); err != nil {
+		return err
+	}
+	return e.cluster.WaitPrimary(e.cluster.Replicas[e.owner], 10*e.cluster.NodeTimeout)
+}
+
+func clusterPause(e *env) error {
+	if !e.at(0.3) {
+		return nil
+	}
+	p := e.cluster.Primaries[e.owner]
+	if err := p.Pause(); err != nil {
+		return err
+	}
+	err := e.cluster.WaitPrimary(e.cluster.Replicas[e.owner], 10*e.cluster.NodeTimeout)
+	if rerr := p.Resume(); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 func failoverCrash(e *env) error {
@@ -191,17 +278,27 @@ type Row struct {
 	Acked, Lost int
 	// Extra counts the tokens gone that no take accounts for, counting
 	// every take of unknown outcome as applied once: a take applied twice.
-	Extra   int
-	Detail  string // the durability check's finding
-	Lossy   bool   // losses are the scenario's documented limit
-	Report  linearizability.Report
-	Elapsed time.Duration
+	Extra  int
+	Detail string // the durability check's finding
+	Lossy  bool   // losses are the scenario's documented limit
+	// After counts the calls begun once the fault was injected, AfterOK
+	// those of them acknowledged; Recovery is the time from the fault's end
+	// to the first such acknowledgement (0: none came).
+	After, AfterOK int
+	Recovery       time.Duration
+	mustRecover    bool // a cluster scenario: a call after the fault must be acknowledged within ClusterRecovery
+	Report         linearizability.Report
+	Elapsed        time.Duration
 }
 
 // Pass reports whether the row is what the backend promises: a
 // linearizable history and no acknowledged write lost, except in a lossy
-// scenario, where only the measurement is reported.
+// scenario, where only the measurement is reported; and on a cluster, a
+// table that answers again within ClusterRecovery of the fault's end.
 func (r Row) Pass() bool {
+	if r.mustRecover && (r.AfterOK == 0 || r.Recovery > ClusterRecovery) {
+		return false
+	}
 	return r.Lossy || (r.Result == linearizability.Ok && r.Lost == 0 && r.Extra == 0)
 }
 
@@ -255,33 +352,52 @@ func Run(s Scenario, prims []string, o Options) ([]Row, error) {
 func runOne(s Scenario, prim string, o Options) (Row, error) {
 	start := time.Now()
 	row := Row{Scenario: s.Name, Primitive: prim, Lossy: s.Lossy}
-	var opts []redisserver.Option
-	if s.AOF {
-		opts = append(opts, redisserver.WithAOF())
-	}
-	primary, err := redisserver.Start(o.Parent, opts...)
-	if err != nil {
-		return row, err
-	}
-	defer primary.Stop()
-	e := &env{primary: primary, timeout: o.Timeout, calls: new(atomic.Int64), stop: make(chan struct{})}
-	if s.Replica {
-		if e.replica, err = primary.StartReplica(); err != nil {
+	e := &env{timeout: o.Timeout, calls: new(atomic.Int64), stop: make(chan struct{})}
+	if s.Cluster {
+		cl, err := redisserver.StartCluster(o.Parent, 3, ClusterNodeTimeout)
+		if err != nil {
 			return row, err
 		}
-		defer e.replica.Stop()
+		defer cl.Stop()
+		e.cluster = cl
+		e.target = NewClusterTarget(cl.Addrs(), o.Timeout)
+	} else {
+		var opts []redisserver.Option
+		if s.AOF {
+			opts = append(opts, redisserver.WithAOF())
+		}
+		primary, err := redisserver.Start(o.Parent, opts...)
+		if err != nil {
+			return row, err
+		}
+		defer primary.Stop()
+		e.primary = primary
+		if s.Replica {
+			if e.replica, err = primary.StartReplica(); err != nil {
+				return row, err
+			}
+			defer e.replica.Stop()
+		}
+		e.target = NewTarget(primary.Addr, o.Timeout)
+		e.target.Wait = s.Wait
 	}
-	e.target = NewTarget(primary.Addr, o.Timeout)
-	e.target.Wait = s.Wait
 	defer e.target.Close()
 
 	var injected error
 	var wg sync.WaitGroup
+	m0, a0, t0 := rconn.Redirects()
 	inject := func() {
+		if e.cluster != nil {
+			if err := e.findTable(); err != nil {
+				injected = err // reported once the recording ends
+				return
+			}
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			injected = s.inject(e)
+			e.injected.Store(time.Now().UnixNano())
 		}()
 	}
 	name := fmt.Sprintf("redis-%s-%s-seed%d", s.Name, prim, o.Seed)
@@ -299,7 +415,7 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 		defer done()
 		warm(b, model.TBInput[string]{Kind: model.TBPeek, Key: "warm", Limits: w.Limits})
 		inject()
-		h, err := linearizability.RecordTokenBucket(w, counted[model.TBInput[string], model.TBOutput]{b, e.calls}, o.Seed)
+		h, err := linearizability.RecordTokenBucket(w, counted[model.TBInput[string], model.TBOutput]{b, e}, o.Seed)
 		close(e.stop)
 		wg.Wait()
 		if e.spare != nil {
@@ -330,7 +446,7 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 		defer done()
 		warm(b, model.CrInput[string]{Kind: model.CrSnapshot})
 		inject()
-		h, err := linearizability.RecordCredits(w, counted[model.CrInput[string], model.CrOutput[string]]{b, e.calls}, o.Seed)
+		h, err := linearizability.RecordCredits(w, counted[model.CrInput[string], model.CrOutput[string]]{b, e}, o.Seed)
 		close(e.stop)
 		wg.Wait()
 		if e.spare != nil {
@@ -352,6 +468,15 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 			return row, err
 		}
 	}
+	row.After, row.AfterOK = int(e.after.Load()), int(e.afterOK.Load())
+	if ok := e.firstOK.Load(); ok != 0 {
+		row.Recovery = time.Duration(ok - e.injected.Load())
+	}
+	if s.Cluster {
+		m, a, t := rconn.Redirects()
+		row.Detail += fmt.Sprintf("; after the fault %d of %d calls answered, the first in %v; MOVED %d, ASK %d, TRYAGAIN %d followed", row.AfterOK, row.After, row.Recovery.Round(time.Millisecond), m-m0, a-a0, t-t0)
+		row.mustRecover = true
+	}
 	row.Ops, row.UnknownOps, row.SettledOps = row.Report.Ops, row.Report.UnknownOps, row.Report.SettledOps
 	row.Result, row.Invariant = row.Report.Result, row.Report.Invariant
 	row.Elapsed = time.Since(start)
@@ -371,18 +496,48 @@ func mutantName(f fault.Fault) string {
 // client; on loopback a call takes some 50–150 µs).
 const pace = time.Millisecond
 
-// counted counts the calls made through a backend and paces them.
+// counted counts the calls made through a backend, and those begun after
+// the fault and acknowledged, and paces them.
 type counted[In, Out any] struct {
-	b     linearizability.Backend[In, Out]
-	calls *atomic.Int64
+	b linearizability.Backend[In, Out]
+	e *env
 }
 
 func (c counted[In, Out]) Do(client int, in In) (Out, error) {
 	start := time.Now()
-	c.calls.Add(1)
+	c.e.calls.Add(1)
+	after := c.e.injected.Load() != 0
 	out, err := c.b.Do(client, in)
+	if after {
+		c.e.after.Add(1)
+		if err == nil {
+			c.e.afterOK.Add(1)
+			c.e.firstOK.CompareAndSwap(0, time.Now().UnixNano())
+		}
+	}
 	time.Sleep(pace - time.Since(start))
 	return out, err
+}
+
+// findTable sets the cluster scenario's slot and owner: the slot of the
+// table the target made last, and the primary serving it.
+func (e *env) findTable() error {
+	name := e.target.lastTable()
+	slot, err := e.cluster.Primaries[0].KeySlot("{" + name + "}")
+	if err != nil {
+		return err
+	}
+	owner, _, err := e.cluster.Primaries[0].SlotOwner(slot)
+	if err != nil {
+		return err
+	}
+	for i, p := range e.cluster.Primaries {
+		if p.Addr == owner {
+			e.slot, e.owner = slot, i
+			return nil
+		}
+	}
+	return fmt.Errorf("table %q: slot %d is served by %s, not a primary of the cluster", name, slot, owner)
 }
 
 // warm opens connections before the recording: 4 calls on each of 8

@@ -1,6 +1,7 @@
 package redischeck
 
 import (
+	"flag"
 	"os/exec"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"github.com/tollgate/tollgate/linearizability"
 	"github.com/tollgate/tollgate/redisserver"
 )
+
+var long = flag.Bool("long", false, "run every cluster scenario on both tables (TestClusterScenarios)")
 
 func needServer(t *testing.T) {
 	t.Helper()
@@ -125,4 +128,37 @@ func TestRetryOnTimeoutKilledByPause(t *testing.T) {
 		}
 	}
 	t.Fatal("rtb-retry-on-timeout survived the pause in 3 runs")
+}
+
+// TestClusterScenarios: both tables on a Redis Cluster through a reshard
+// under load and a coordinated failover (CLUSTER FAILOVER): linearizable,
+// no acknowledged write lost or applied twice, and the table answering
+// again once the fault is over; and through a primary killed or stopped
+// until the cluster promotes its replica, where asynchronous replication
+// may lose writes (measured), the table must answer again too.
+//
+// Without -long only cluster-kill runs, on the token bucket (about 6 s):
+// the scenario that caught tables dialing a dead primary for a minute
+// (README, bugs). CI runs every one (tollgate check --backend redis-cluster).
+func TestClusterScenarios(t *testing.T) {
+	needServer(t)
+	for _, s := range Scenarios() {
+		if !s.Cluster || (!*long && s.Name != "cluster-kill") {
+			continue
+		}
+		var prims []string
+		if !*long {
+			prims = []string{linearizability.PrimitiveTokenBucket}
+		}
+		rows, err := Run(s, prims, Options{Seed: 1, Parent: t.TempDir(), CheckTimeout: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			logRow(t, r)
+			if !r.Pass() {
+				t.Errorf("%s %s: %s, %s", r.Scenario, r.Primitive, r.Result, r.Detail)
+			}
+		}
+	}
 }

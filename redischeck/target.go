@@ -57,7 +57,8 @@ type Target struct {
 	cluster []string // a Redis Cluster's node addresses (NewClusterTarget)
 	prefix  string
 	tables  atomic.Int64
-	fences  sync.Map // address → *goredis.Client dialing only that address
+	last    atomic.Pointer[string] // the name of the table made last
+	fences  sync.Map               // address → *goredis.Client dialing only that address
 
 	// The backends' connections, each with the run_id of the server
 	// process it reached, so that a fence can tell whether the server it
@@ -313,7 +314,17 @@ func (t *Target) client() goredis.UniversalClient {
 }
 
 func (t *Target) name(kind string) string {
-	return fmt.Sprintf("%s%s%d", t.prefix, kind, t.tables.Add(1))
+	n := fmt.Sprintf("%s%s%d", t.prefix, kind, t.tables.Add(1))
+	t.last.Store(&n)
+	return n
+}
+
+// lastTable is the name of the table made last ("" before any).
+func (t *Target) lastTable() string {
+	if n := t.last.Load(); n != nil {
+		return *n
+	}
+	return ""
 }
 
 // TB returns a backend over a fresh Redis token bucket of f's package

@@ -274,3 +274,30 @@ func (s *Server) KeySlot(key string) (int, error) {
 	}
 	return strconv.Atoi(v)
 }
+
+// WaitPrimary waits until node s is a primary (a replica promoted by the
+// cluster after its primary failed, or by CLUSTER FAILOVER) and its view of
+// the cluster is whole again (cluster_state:ok, every slot served), or d
+// passes.
+func (c *Cluster) WaitPrimary(s *Server, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	last := ""
+	for time.Now().Before(deadline) {
+		repl, err := s.Info("replication")
+		info, ierr := s.Query("CLUSTER", "INFO")
+		switch {
+		case err != nil:
+			last = err.Error()
+		case ierr != nil:
+			last = ierr.Error()
+		case repl["role"] != "master":
+			last = "role:" + repl["role"]
+		case !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_slots_ok:16384"):
+			last = firstLine(info)
+		default:
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("redisserver: cluster: %s not a primary of a whole cluster within %v (%s)", s.Addr, d, last)
+}

@@ -3,7 +3,8 @@
 # tollgate check --backend redis with every fault, once per seed, each run's
 # load average written beside its output. With HOG=n, n busy loops run
 # beside the checks (HOG=4 on 2 cores: load average about 4), to measure the
-# checker's cost on a loaded machine.
+# checker's cost on a loaded machine. With BACKEND=redis-cluster, the
+# cluster-* faults on a Redis Cluster instead, into cluster-seed-N.txt.
 #
 #   bash scripts/redis-faults.sh [seeds] [outdir]    (default: 1 2 3 4 5, redischeck/results)
 set -euo pipefail
@@ -21,15 +22,18 @@ for _ in $(seq 1 "${HOG:-0}"); do
   pids+=($!)
 done
 tag=${HOG:+-load$HOG}
+backend=${BACKEND:-redis}
+pre=
+[ "$backend" = redis-cluster ] && pre=cluster-
 for s in $seeds; do
-  f="$out/seed-$s$tag.txt"
+  f="$out/${pre}seed-$s$tag.txt"
   {
-    echo "# tollgate check --backend redis -duration 10s -seed $s -progress 0 -timeout 60s"
+    echo "# tollgate check --backend $backend -duration 10s -seed $s -progress 0 -timeout 60s"
     echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(redis-server --version | cut -d' ' -f1-3), busy loops beside it: ${HOG:-0}"
     echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   } >"$f"
   rc=0
-  "$tg" check --backend redis -duration 10s -seed "$s" -progress 0 -timeout 60s >>"$f" 2>&1 || rc=$?
+  "$tg" check --backend "$backend" -duration 10s -seed "$s" -progress 0 -timeout 60s >>"$f" 2>&1 || rc=$?
   {
     echo "# exit $rc"
     echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -2,6 +2,7 @@ package mainjob
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,10 +47,11 @@ type Config struct {
 	// the cluster's node addresses separated by commas; Run needs it when
 	// Backend is redis or redis-cluster (the command starts a throwaway
 	// server or cluster when the user names none). The fault workloads
-	// start servers of their own, and run on the redis backend only.
+	// start servers, or clusters, of their own.
 	RedisAddr string
 	// Faults are the fault workloads run after the others on the Redis
-	// backend: all, none, or names separated by commas.
+	// backend: all, none, or names separated by commas; the cluster-*
+	// workloads are redis-cluster's, the others redis's.
 	Faults string
 	// CallTimeout is each fault-workload call's budget; a call not
 	// answered in it has an unknown outcome.
@@ -80,14 +82,6 @@ func (c Config) Resolve() (Config, error) {
 		if err := c.checkFaults(); err != nil {
 			return in, err
 		}
-	}
-	if c.Backend == "redis-cluster" {
-		// The fault workloads start single servers of their own: on a
-		// cluster the default (all) means none, and naming one is an error.
-		if c.Faults != "all" && c.Faults != "none" {
-			return in, fmt.Errorf("check: -faults %s: the fault workloads run on -backend redis only, not redis-cluster", c.Faults)
-		}
-		c.Faults = "none"
 	}
 	if c.Mutant != "" {
 		p, err := c.mutantPrimitive()
@@ -121,17 +115,31 @@ func (c Config) checkRanges() error {
 	return nil
 }
 
-// checkFaults checks that Faults names fault workloads that exist.
+// checkFaults checks that Faults names fault workloads that exist, each
+// of the backend checked: the cluster-* workloads run with -backend
+// redis-cluster, the others with -backend redis.
 func (c Config) checkFaults() error {
 	if c.Faults == "all" || c.Faults == "none" {
 		return nil
 	}
 	for _, name := range strings.Split(c.Faults, ",") {
-		if _, ok := scenario(name); !ok {
+		s, ok := scenario(name)
+		if !ok {
 			return fmt.Errorf("check: -faults: no fault workload %q (known: %s)", name, scenarioNames())
+		}
+		if s.Cluster != (c.Backend == "redis-cluster") {
+			return fmt.Errorf("check: -faults %s: that fault workload runs with -backend %s, not %s", name, map[bool]string{true: "redis-cluster", false: "redis"}[s.Cluster], c.Backend)
 		}
 	}
 	return nil
+}
+
+// ranFault reports whether c runs the fault workload s.
+func (c Config) ranFault(s redischeck.Scenario) bool {
+	if !c.redis() || c.Faults == "none" || s.Cluster != (c.Backend == "redis-cluster") {
+		return false
+	}
+	return c.Faults == "all" || slices.Contains(strings.Split(c.Faults, ","), s.Name)
 }
 
 // mutantPrimitive checks Mutant against Backend and Primitive and returns

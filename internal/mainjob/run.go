@@ -61,7 +61,7 @@ func Run(c Config, w io.Writer) (Verdict, error) {
 		rows = append(rows, r)
 		v = v.Merge(lv)
 	}
-	if c.Backend == "redis" && c.Faults != "none" && c.Workload == "" {
+	if c.redis() && c.Faults != "none" && c.Workload == "" {
 		frows, fv, err := faultWorkloads(c, prims, f, w)
 		if err != nil {
 			return v, err
@@ -91,7 +91,7 @@ func (c Config) target() string {
 	case "redis":
 		t += " on Redis (" + c.RedisAddr + ")"
 	case "redis-cluster":
-		t += " on a Redis Cluster (" + c.RedisAddr + "; the fault workloads need -backend redis)"
+		t += " on a Redis Cluster (" + c.RedisAddr + ")"
 	}
 	return t
 }
@@ -217,7 +217,7 @@ func faultWorkloads(c Config, prims []string, f fault.Fault, w io.Writer) ([]row
 	var rows []row
 	v := Ok
 	for _, s := range redischeck.Scenarios() {
-		if c.Faults != "all" && !slices.Contains(strings.Split(c.Faults, ","), s.Name) {
+		if !c.ranFault(s) {
 			continue
 		}
 		got, err := redischeck.Run(s, prims, redischeck.Options{Timeout: c.CallTimeout, CheckTimeout: c.Timeout, Seed: c.Seed, Fault: f, Dir: c.Out})

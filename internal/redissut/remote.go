@@ -24,8 +24,9 @@ import (
 //   - one wrapping rconn.ErrNotSent (nothing reached the server), or a
 //     server's refusal to run anything yet (LOADING while it loads its data
 //     after a restart, READONLY from a replica not yet promoted,
-//     MASTERDOWN), wraps linearizability.ErrNotRun: nothing ran, nothing
-//     is recorded;
+//     MASTERDOWN; on a cluster CLUSTERDOWN, and MOVED, ASK or TRYAGAIN
+//     once rconn.Call has stopped following them), wraps
+//     linearizability.ErrNotRun: nothing ran, nothing is recorded;
 //   - any other error is returned as it is and stops the recording.
 //
 // apply is the adapter's Apply (TokenBucket's or Credits'). The backend is
@@ -63,14 +64,15 @@ func remoteError(err error) error {
 
 // notRunReply reports a server error reply that says the server ran
 // nothing because it is not ready to (redis.io: LOADING, READONLY,
-// MASTERDOWN).
+// MASTERDOWN, CLUSTERDOWN) or is not the node to run it (MOVED, ASK,
+// TRYAGAIN).
 func notRunReply(err error) bool {
 	var reply goredis.Error
 	if !errors.As(err, &reply) {
 		return false
 	}
 	msg := reply.Error()
-	for _, p := range []string{"LOADING ", "READONLY ", "MASTERDOWN "} {
+	for _, p := range []string{"LOADING ", "READONLY ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "MOVED ", "ASK "} {
 		if strings.HasPrefix(msg, p) {
 			return true
 		}
