@@ -7,7 +7,7 @@ import (
 )
 
 // Config is the whole input of `tollgate bench`. Start from Defaults. Each
-// field but RedisAddr is one flag of the command.
+// field but the servers' addresses is one flag of the command.
 type Config struct {
 	// Full runs the complete matrix (goroutines 1, 2, 4, 8, 16, 64; keys
 	// 1, 16, 10000; every workload), not the quick set.
@@ -36,6 +36,14 @@ type Config struct {
 	// RedisAddr is the redis-server of Redis; Run needs one then (the
 	// command starts a throwaway one).
 	RedisAddr string
+	// RedisCluster also measures how takes scale with a Redis Cluster's
+	// primaries: three tables on the cluster at RedisClusterOne (1 primary)
+	// and at RedisClusterThree (3 primaries), RedisClusterSuite.
+	RedisCluster bool
+	// RedisClusterOne and RedisClusterThree are the node addresses of the
+	// two clusters of RedisCluster; Run needs them then (the command
+	// starts throwaway ones).
+	RedisClusterOne, RedisClusterThree []string
 }
 
 // Defaults is the configuration of a bare `tollgate bench`.

@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func TestResolveRejects(t *testing.T) {
 			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 				t.Fatalf("Resolve(%+v) error %v, want %q", in, err, c.want)
 			}
-			if got != in {
+			if !reflect.DeepEqual(got, in) {
 				t.Errorf("Resolve changed the rejected configuration:\n got %+v\nwant %+v", got, in)
 			}
 		})
@@ -53,7 +54,7 @@ func TestResolveCompletes(t *testing.T) {
 		if err != nil || r.Benchtime != c.benchtime || r.Rounds != c.rounds {
 			t.Errorf("Resolve(%+v) = %+v, %v; want benchtime %v, rounds %d", c.in, r, err, c.benchtime, c.rounds)
 		}
-		if again, err := r.Resolve(); err != nil || again != r {
+		if again, err := r.Resolve(); err != nil || !reflect.DeepEqual(again, r) {
 			t.Errorf("Resolve is not idempotent: %+v, %v", again, err)
 		}
 	}

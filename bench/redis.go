@@ -138,3 +138,102 @@ func RedisServerTimes(addr string) (map[string]float64, error) {
 	}
 	return out, nil
 }
+
+// RedisClusterGroup is the group of the Redis Cluster scaling cases.
+const RedisClusterGroup = "REDIS-CLUSTER/work=admit/tables=3"
+
+// OnePrimary is the design of the scaling cases whose three tables share a
+// cluster's one primary; Tollgate is the same three tables on a cluster of
+// three primaries, one table on each.
+const OnePrimary = "one-primary"
+
+// RedisClusterGoroutines are the goroutine counts of the scaling cases.
+var RedisClusterGoroutines = []int{16, 64}
+
+// RedisClusterSuite lists the scaling cases: takes on three token-bucket
+// tables, worker w on table w%3 and a key of its own, on the cluster whose
+// nodes are at three (3 primaries, the tables named so that each lands on
+// another primary) and on the cluster at one (1 primary, the same names).
+// The ratio tollgate ÷ one-primary is the time per take with the tables
+// spread over 3 primaries against all on one: how throughput scales with
+// the primaries. Each client has a pool of 64 connections per node, so
+// neither cluster waits for a connection.
+func RedisClusterSuite(one, three []string) []Case {
+	var cs []Case
+	for _, g := range RedisClusterGoroutines {
+		for _, d := range []struct {
+			name  string
+			addrs []string
+		}{{OnePrimary, one}, {Tollgate, three}} {
+			cs = append(cs, Case{
+				Name: fmt.Sprintf("%s/g=%d/design=%s", RedisClusterGroup, g, d.name), Group: RedisClusterGroup, Design: d.name, G: g,
+				Run: func(b B) { runRedisCluster(b, d.addrs, three, g) },
+			})
+		}
+	}
+	return cs
+}
+
+// runRedisCluster runs g goroutines of takes on three tables on the
+// cluster at addrs, named for the cluster at spread (SpreadTableNames).
+func runRedisCluster(b B, addrs, spread []string, g int) {
+	ctx := context.Background()
+	names, err := SpreadTableNames(ctx, spread, 3)
+	if err != nil {
+		fail(b, "%v", err)
+		return
+	}
+	c := rconn.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs, PoolSize: 64})
+	defer c.Close()
+	var tables []*redistokenbucket.Table
+	for _, n := range names {
+		tb, err := redistokenbucket.NewFromClient(ctx, c, n)
+		if err != nil {
+			fail(b, "%v", err)
+			return
+		}
+		tables = append(tables, tb)
+	}
+	now := time.Now().UnixMilli()
+	st := parallel(b, g, func(w int) opFunc {
+		tb, key := tables[w%len(tables)], fmt.Sprintf("k%d", w)
+		return func(int) bool {
+			_, ok, err := tb.TakeAt(ctx, now, key, redisAdmitAll, 1)
+			return ok && err == nil
+		}
+	})
+	if st.admitted != b.N() {
+		fail(b, "cluster %v, g=%d: %d of %d takes failed or were refused", addrs, g, b.N()-st.admitted, b.N())
+	}
+}
+
+// SpreadTableNames returns n table names whose slots are served by n
+// different primaries of the cluster at addrs (it must have n or more):
+// the first of bench-0, bench-1, … to land on each primary.
+func SpreadTableNames(ctx context.Context, addrs []string, n int) ([]string, error) {
+	c := rconn.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs})
+	defer c.Close()
+	slots, err := c.ClusterSlots(ctx).Result()
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	var names []string
+	for i := 0; i < 10_000 && len(names) < n; i++ {
+		name := fmt.Sprintf("bench-%d", i)
+		slot, err := c.ClusterKeySlot(ctx, "{"+name+"}").Result()
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range slots {
+			if int64(s.Start) <= slot && slot <= int64(s.End) && len(s.Nodes) > 0 && !used[s.Nodes[0].Addr] {
+				used[s.Nodes[0].Addr] = true
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) < n {
+		return nil, fmt.Errorf("bench: the cluster at %v has %d primaries serving slots, want %d", addrs, len(used), n)
+	}
+	return names, nil
+}

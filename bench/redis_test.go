@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tollgate/tollgate/redisserver"
 )
@@ -37,5 +39,45 @@ func TestRedisDesignsAdmit(t *testing.T) {
 		if st := summarize(ws); st.admitted != 200 {
 			t.Errorf("%s: %d of 200 admitted", d.Name, st.admitted)
 		}
+	}
+}
+
+// BenchmarkRedisClusterScaling measures takes on three tables with 1 and 3
+// primaries (two clusters, each primary with a replica), in the same run:
+//
+//	go test -run '^$' -bench RedisClusterScaling ./bench
+func BenchmarkRedisClusterScaling(b *testing.B) {
+	one := redisserver.StartClusterT(b, 1, time.Second)
+	three := redisserver.StartClusterT(b, 3, time.Second)
+	for _, c := range RedisClusterSuite(one.Addrs(), three.Addrs()) {
+		b.Run(strings.TrimPrefix(c.Name, RedisClusterGroup+"/"), underTest(c.Run))
+	}
+}
+
+// TestSpreadTableNames: the scaling cases' three tables land on three
+// primaries of a three-primary cluster, so the ratio measures the spread.
+func TestSpreadTableNames(t *testing.T) {
+	c := redisserver.StartClusterT(t, 3, time.Second)
+	names, err := SpreadTableNames(context.Background(), c.Addrs(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owners := map[string]bool{}
+	for _, n := range names {
+		slot, err := c.Primaries[0].KeySlot("{" + n + "}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr, _, err := c.Primaries[0].SlotOwner(slot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		owners[addr] = true
+	}
+	if len(owners) != 3 {
+		t.Errorf("tables %v are served by %d primaries, want 3", names, len(owners))
+	}
+	if _, err := SpreadTableNames(context.Background(), c.Addrs(), 4); err == nil {
+		t.Error("SpreadTableNames found 4 primaries in a cluster of 3")
 	}
 }

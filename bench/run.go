@@ -31,6 +31,9 @@ func Run(c Config, progress io.Writer) error {
 	if c.Redis && c.RedisAddr == "" {
 		return fmt.Errorf("tollgate bench: -redis needs a redis-server address")
 	}
+	if c.RedisCluster && (len(c.RedisClusterOne) == 0 || len(c.RedisClusterThree) == 0) {
+		return fmt.Errorf("tollgate bench: -redis-cluster needs the addresses of a 1-primary and a 3-primary cluster")
+	}
 	re := regexp.MustCompile(c.Run)
 	if n := selected(c, re); n == 0 {
 		return fmt.Errorf("%w: -run %q matches no case (the case names are printed as they run; bench/doc.go lists the suite)", ErrNothingSelected, c.Run)
@@ -64,6 +67,11 @@ func Run(c Config, progress io.Writer) error {
 			fmt.Fprintf(progress, "tollgate bench: -redis: reading the server's command times: %v\n", err)
 		}
 		failed = append(failed, redisFailed...)
+	}
+	if c.RedisCluster {
+		rs, clusterFailed := rn.Run(RedisClusterSuite(c.RedisClusterOne, c.RedisClusterThree))
+		redisResults = append(redisResults, rs...)
+		failed = append(failed, clusterFailed...)
 	}
 	rawPath := filepath.Join(c.Out, "raw.txt")
 	if err := os.WriteFile(rawPath, raw.Bytes(), 0o644); err != nil {
@@ -100,6 +108,9 @@ func selected(c Config, re *regexp.Regexp) int {
 	cases := Suite(c.Full)
 	if c.Redis {
 		cases = append(cases, RedisSuite(c.RedisAddr)...)
+	}
+	if c.RedisCluster {
+		cases = append(cases, RedisClusterSuite(c.RedisClusterOne, c.RedisClusterThree)...)
 	}
 	for _, k := range cases {
 		if re.MatchString(k.Name) {
@@ -181,7 +192,13 @@ func writeRedis(md io.Writer, rs []Result, serverUs map[string]float64) {
 	if len(rs) == 0 {
 		return
 	}
-	fmt.Fprintf(md, "\n## Redis\n\nA take from impl/redis/tokenbucket (one FCALL of its library) against go-redis/redis_rate v10 (one EVALSHA) and PING (the floor: a round trip that does nothing), on one local redis-server, each design with its own client of go-redis's default options and retries off, every take admitted. The server shares the machine's cores with the benchmark.\n")
+	fmt.Fprintf(md, "\n## Redis\n")
+	if hasGroup(rs, RedisGroup) {
+		fmt.Fprintf(md, "\nA take from impl/redis/tokenbucket (one FCALL of its library) against go-redis/redis_rate v10 (one EVALSHA) and PING (the floor: a round trip that does nothing), on one local redis-server, each design with its own client of go-redis's default options and retries off, every take admitted. The server shares the machine's cores with the benchmark.\n")
+	}
+	if hasGroup(rs, RedisClusterGroup) {
+		fmt.Fprintf(md, "\nOn a Redis Cluster (%s): takes on three tables, worker w on table w%%3, on a cluster of 3 primaries with each table on its own primary (tollgate) and on a cluster of 1 primary holding all three (%s); every primary has a replica. tollgate ÷ %s below 1 is the speed-up the two extra primaries bring; every node shares the machine's cores with the benchmark.\n", RedisClusterGroup, OnePrimary, OnePrimary)
+	}
 	if n := Noise(rs); n == n {
 		fmt.Fprintf(md, "\nNoise: the median Redis case's ns/op varied by %.0f%% between rounds.\n", 100*n)
 	}
@@ -190,4 +207,14 @@ func writeRedis(md io.Writer, rs []Result, serverUs map[string]float64) {
 		fmt.Fprintf(md, "\nServer time per call over the whole run (INFO commandstats): FCALL (tollgate) %.2f µs, EVALSHA (redis_rate) %.2f µs, PING %.2f µs.\n",
 			serverUs["fcall"], serverUs["evalsha"], serverUs["ping"])
 	}
+}
+
+// hasGroup reports whether rs holds a result of group.
+func hasGroup(rs []Result, group string) bool {
+	for _, r := range rs {
+		if r.Group == group {
+			return true
+		}
+	}
+	return false
 }

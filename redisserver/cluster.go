@@ -206,10 +206,11 @@ func firstLine(s string) string {
 // MoveSlot migrates slot from the primary that serves it to the primary
 // to, as redis-cli --cluster reshard does: to imports it (CLUSTER SETSLOT …
 // IMPORTING), its owner migrates it (… MIGRATING), its keys move batch at a
-// time (MIGRATE … KEYS), with pause before each batch so that calls made
-// meanwhile meet ASK (the key has moved) and TRYAGAIN (a call's keys are
-// split across the two nodes), and then every primary is told the slot is
-// to's (… NODE). Calls made before a node hears of it meet MOVED.
+// time (MIGRATE … KEYS), with pause after each batch so that calls made
+// meanwhile meet ASK (the keys they name have moved) and TRYAGAIN (a
+// call's keys are split across the two nodes), and then every primary is
+// told the slot is to's (… NODE). Calls made before a node hears of it
+// meet MOVED.
 func (c *Cluster) MoveSlot(slot int, to *Server, batch int, pause time.Duration) error {
 	fromAddr, fromID, err := to.SlotOwner(slot)
 	if err != nil {
@@ -242,11 +243,11 @@ func (c *Cluster) MoveSlot(slot int, to *Server, batch int, pause time.Duration)
 		if len(keys) == 0 {
 			break
 		}
-		time.Sleep(pause)
 		args := append([]string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}, keys...)
 		if _, err := from.Query(args...); err != nil {
 			return err
 		}
+		time.Sleep(pause)
 	}
 	for _, p := range append([]*Server{to, from}, c.Primaries...) {
 		if _, err := p.Query("CLUSTER", "SETSLOT", s, "NODE", toID); err != nil {

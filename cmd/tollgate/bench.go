@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/tollgate/tollgate/bench"
 	"github.com/tollgate/tollgate/redisserver"
@@ -32,6 +33,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (bench.Config, error) {
 	fs.StringVar(&c.Run, "run", "", "only cases whose name matches this regular expression")
 	fs.IntVar(&c.MemKeys, "memkeys", c.MemKeys, "keys for the memory-per-idle-key measurement (0 skips it)")
 	fs.BoolVar(&c.Redis, "redis", false, "also measure the Redis-backed take (impl/redis/tokenbucket) against go-redis/redis_rate v10 and PING on one throwaway redis-server (needs redis-server on PATH)")
+	fs.BoolVar(&c.RedisCluster, "redis-cluster", false, "also measure how takes on three Redis tables scale from 1 to 3 primaries, on two throwaway Redis Clusters (needs redis-server on PATH)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: tollgate bench [flags]\n\nRuns tollgate's contention benchmarks in process and writes, to -out:\n  raw.txt      every round's results in the format benchstat reads\n  RESULTS.md   machine, targets, and tollgate-vs-peer ratio tables\n  *.png *.svg  throughput and p99 latency against goroutines, per design\n\nflags:")
 		fs.PrintDefaults()
@@ -66,6 +68,22 @@ func runBench(args []string, stderr io.Writer) int {
 		defer srv.Stop()
 		stopOnSignal(srv, "redis-server "+srv.Addr)
 		c.RedisAddr = srv.Addr
+	}
+	if c.RedisCluster {
+		for _, n := range []int{1, 3} {
+			cl, err := redisserver.StartCluster(os.TempDir(), n, time.Second)
+			if err != nil {
+				fmt.Fprintln(stderr, "tollgate bench: -redis-cluster:", err)
+				return 1
+			}
+			defer cl.Stop()
+			stopOnSignal(cl, fmt.Sprintf("the %d-primary Redis Cluster", n))
+			if n == 1 {
+				c.RedisClusterOne = cl.Addrs()
+			} else {
+				c.RedisClusterThree = cl.Addrs()
+			}
+		}
 	}
 	if err := bench.Run(c, stderr); err != nil {
 		fmt.Fprintln(stderr, err)

@@ -89,6 +89,7 @@ var helpTails = map[string]struct {
 			"go run ./cmd/tollgate bench                          # quick suite, into a new directory it prints",
 			"go run ./cmd/tollgate bench -full -out bench/results # refresh the committed results",
 			"go run ./cmd/tollgate bench -run 'TB/work=admit/keys=1/' -rounds 5",
+			"go run ./cmd/tollgate bench -redis-cluster -run REDIS-CLUSTER -rounds 5 -memkeys 0",
 		},
 		exits: []exitDoc{{0, "every selected case measured"}, {1, "a case failed its check or could not run"}, {2, "a bad flag, or a -run that selects nothing"}},
 	},
