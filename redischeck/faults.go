@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,6 +75,25 @@ type env struct {
 	injected       atomic.Int64 // when the fault was injected, in Unix nanoseconds (0: not yet)
 	after, afterOK atomic.Int64
 	firstOK        atomic.Int64 // when the first call begun after the fault was acknowledged
+	note           string       // what the fault found, for the row's detail (lag)
+}
+
+// lag notes how far the replica r trailed its primary p just before a
+// fault: r's offset read first, then p's, so the gap is an upper bound.
+func (e *env) lag(p, r *redisserver.Server) {
+	ri, err := r.Info("replication")
+	if err != nil {
+		e.note = "replica offset unknown: " + err.Error()
+		return
+	}
+	pi, err := p.Info("replication")
+	if err != nil {
+		e.note = "primary offset unknown: " + err.Error()
+		return
+	}
+	ro, _ := strconv.ParseInt(ri["slave_repl_offset"], 10, 64)
+	po, _ := strconv.ParseInt(pi["master_repl_offset"], 10, 64)
+	e.note = fmt.Sprintf("at the fault the replica was at most %d bytes behind (offsets %d of %d)", po-ro, ro, po)
 }
 
 // at waits until share of the expected calls are made; false if the
@@ -169,6 +189,7 @@ func clusterKill(e *env) error {
 	if !e.at(0.3) {
 		return nil
 	}
+	e.lag(e.cluster.Primaries[e.owner], e.cluster.Replicas[e.owner])
 	if err := e.cluster.Primaries[e.owner].Crash(); err != nil {
 		return err
 	}
@@ -180,6 +201,7 @@ func clusterPause(e *env) error {
 		return nil
 	}
 	p := e.cluster.Primaries[e.owner]
+	e.lag(p, e.cluster.Replicas[e.owner])
 	if err := p.Pause(); err != nil {
 		return err
 	}
@@ -471,6 +493,9 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 	row.After, row.AfterOK = int(e.after.Load()), int(e.afterOK.Load())
 	if ok := e.firstOK.Load(); ok != 0 {
 		row.Recovery = time.Duration(ok - e.injected.Load())
+	}
+	if e.note != "" {
+		row.Detail += "; " + e.note
 	}
 	if s.Cluster {
 		m, a, t := rconn.Redirects()

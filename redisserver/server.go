@@ -59,6 +59,9 @@ type config struct {
 	nodeTimeout time.Duration
 }
 
+// cluster reports whether the server runs in cluster mode.
+func (c config) cluster() bool { return c.busPort != 0 }
+
 // WithAOF turns on the append-only file with appendfsync always: Redis
 // writes and fsyncs every write command to the AOF before it sends the
 // reply, so a write a client saw acknowledged survives a crash of the
@@ -399,8 +402,8 @@ func (s *Server) Info(section string) (map[string]string, error) {
 // ACK, and ignores one that arrives before the primary has reaped its RDB
 // child, so streaming can wait a second for the next one. A fresh primary's
 // offset is 0, which any replica "reaches". So once the link is up the
-// primary publishes a message on a channel no one reads (replicated, stored
-// nowhere), and the wait ends when the replica's offset has passed it.
+// primary makes a write that leaves nothing behind (mark), and the wait
+// ends when the replica's offset has passed it.
 func (s *Server) WaitReplicated(primary *Server, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	var target int64 = -1
@@ -412,7 +415,7 @@ func (s *Server) WaitReplicated(primary *Server, d time.Duration) error {
 			up := r["master_link_status"] == "up"
 			last = fmt.Sprintf("link %s, offset %d of %d", r["master_link_status"], off, target)
 			if up && target < 0 {
-				if _, err := primary.Query("PUBLISH", "__tollgate_redisserver_sync", s.Addr); err == nil {
+				if err := primary.mark(s.Addr); err == nil {
 					if p, err := primary.Info("replication"); err == nil {
 						target, _ = strconv.ParseInt(p["master_repl_offset"], 10, 64)
 					}
@@ -425,6 +428,30 @@ func (s *Server) WaitReplicated(primary *Server, d time.Duration) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return fmt.Errorf("redisserver: replica %s not in sync with %s within %v (%s)", s.Addr, primary.Addr, d, last)
+}
+
+// mark makes a write on s that its replicas receive and that leaves
+// nothing behind, so that their offsets pass s's: PUBLISH on a channel no
+// one reads, or on a cluster node (where PUBLISH travels over the cluster
+// bus, not the replication stream) SET and DEL of a key of a slot s
+// serves, found by trying keys until one is not MOVED elsewhere.
+func (s *Server) mark(value string) error {
+	if !s.cfg.cluster() {
+		_, err := s.Query("PUBLISH", "__tollgate_redisserver_sync", value)
+		return err
+	}
+	for i := 0; i < 1000; i++ {
+		k := fmt.Sprintf("__tollgate_redisserver_sync:%d", i)
+		if _, err := s.Query("SET", k, value); err != nil {
+			if strings.Contains(err.Error(), "MOVED ") {
+				continue
+			}
+			return err
+		}
+		_, err := s.Query("DEL", k)
+		return err
+	}
+	return fmt.Errorf("redisserver: %s serves none of the slots of 1000 keys tried", s.Addr)
 }
 
 func (s *Server) log() string {
