@@ -62,7 +62,7 @@ const (
 // replacement, so takes, appends and kills go on undisturbed. Memory thus
 // follows the keys in use.
 type trie[K comparable] struct {
-	// hash is the keys' 64-bit hash: maphash's, under a seed drawn for this
+	// hash is the keys' 64-bit hash (keyHash), under a seed drawn for this
 	// trie.
 	hash func(K) uint64
 	root *tnode[K] // an inner node
@@ -115,8 +115,7 @@ type tnode[K comparable] struct {
 func (c *tnode[K]) dead() bool { return c.state.LoadLo() == deadLo }
 
 func newTrie[K comparable]() *trie[K] {
-	seed := maphash.MakeSeed()
-	return &trie[K]{hash: func(key K) uint64 { return maphash.Comparable(seed, key) },
+	return &trie[K]{hash: keyHash[K](maphash.MakeSeed()),
 		root: newInner[K](), sealed: &tnode[K]{}, frozenKids: new([fanout]seam.Pointer[tnode[K]])}
 }
 

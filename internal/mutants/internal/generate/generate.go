@@ -52,7 +52,7 @@ var primitives = map[bool]primitive{
 	},
 	false: {
 		name:   "tokenbucket",
-		tables: []string{"stats_off.go", "stats_on.go", "tokenbucket.go", "trie.go", "wait.go"},
+		tables: []string{"hash.go", "stats_off.go", "stats_on.go", "tokenbucket.go", "trie.go", "wait.go"},
 		values: []string{"types.go"},
 		unused: []string{"bound.go"}, // a view over Table's methods: no shared memory of its own
 	},
