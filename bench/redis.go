@@ -208,12 +208,12 @@ func runRedisCluster(b B, addrs, spread []string, g int) {
 }
 
 // SpreadTableNames returns n table names whose slots are served by n
-// different primaries of the cluster at addrs (it must have n or more):
-// the first of bench-0, bench-1, … to land on each primary.
+// different shards (primaries) of the cluster at addrs (it must have n or
+// more): the first of bench-0, bench-1, … to land on each shard.
 func SpreadTableNames(ctx context.Context, addrs []string, n int) ([]string, error) {
 	c := rconn.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs})
 	defer c.Close()
-	slots, err := c.ClusterSlots(ctx).Result()
+	shards, err := c.ClusterShards(ctx).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -225,15 +225,17 @@ func SpreadTableNames(ctx context.Context, addrs []string, n int) ([]string, err
 		if err != nil {
 			return nil, err
 		}
-		for _, s := range slots {
-			if int64(s.Start) <= slot && slot <= int64(s.End) && len(s.Nodes) > 0 && !used[s.Nodes[0].Addr] {
-				used[s.Nodes[0].Addr] = true
-				names = append(names, name)
+		for i, sh := range shards {
+			for _, r := range sh.Slots {
+				if r.Start <= slot && slot <= r.End && !used[fmt.Sprint(i)] {
+					used[fmt.Sprint(i)] = true
+					names = append(names, name)
+				}
 			}
 		}
 	}
 	if len(names) < n {
-		return nil, fmt.Errorf("bench: the cluster at %v has %d primaries serving slots, want %d", addrs, len(used), n)
+		return nil, fmt.Errorf("bench: the cluster at %v has %d shards serving slots, want %d", addrs, len(used), n)
 	}
 	return names, nil
 }
