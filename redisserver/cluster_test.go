@@ -6,13 +6,15 @@ import (
 	"time"
 )
 
-// TestCluster: three primaries with a replica each serve every slot, and
-// MoveSlot moves a slot with its keys to another primary.
+// TestCluster: three primaries with a replica each serve every slot, every
+// replica streams when StartCluster returns (replicasStream), and MoveSlot
+// moves a slot with its keys to another primary.
 func TestCluster(t *testing.T) {
 	c := StartClusterT(t, 3, time.Second)
 	if len(c.Primaries) != 3 || len(c.Replicas) != 3 {
 		t.Fatalf("%d primaries, %d replicas", len(c.Primaries), len(c.Replicas))
 	}
+	t.Run("ReplicasStream", func(t *testing.T) { replicasStream(t, c) })
 	slot, err := c.Primaries[0].KeySlot("{x}k")
 	if err != nil {
 		t.Fatal(err)
@@ -42,15 +44,14 @@ func TestCluster(t *testing.T) {
 	}
 }
 
-// TestClusterReplicasStream: StartCluster returns once every replica has
+// replicasStream: StartCluster returns once every replica has
 // processed a write its primary made after the link came up. In cluster
 // mode PUBLISH goes over the cluster bus, not the replication stream, so
 // the mark WaitReplicated used on one server moved no offset: a replica
 // still waiting for its first sync (wait_bgsave) passed, and a primary
 // killed then lost every write of the first second to its promoted
 // replica (296 of 959 acknowledged takes in one cluster-kill run).
-func TestClusterReplicasStream(t *testing.T) {
-	c := StartClusterT(t, 3, time.Second)
+func replicasStream(t *testing.T, c *Cluster) {
 	for i, r := range c.Replicas {
 		info, err := r.Info("replication")
 		if err != nil {

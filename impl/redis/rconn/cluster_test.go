@@ -17,7 +17,16 @@ import (
 	"github.com/tollgate/tollgate/redisserver"
 )
 
-// TestTablesFollowAReshard: both tables on a three-primary Redis Cluster,
+// TestTablesOnACluster: both tables on one three-primary Redis Cluster
+// (node timeout 500 ms), through a reshard and then the failover of a
+// primary, which leaves the cluster with one node fewer.
+func TestTablesOnACluster(t *testing.T) {
+	c := redisserver.StartClusterT(t, 3, 500*time.Millisecond)
+	t.Run("FollowAReshard", func(t *testing.T) { tablesFollowAReshard(t, c) })
+	t.Run("FollowAFailover", func(t *testing.T) { tablesFollowAFailover(t, c) })
+}
+
+// tablesFollowAReshard: both tables on a three-primary Redis Cluster,
 // their slots moved to another primary (MIGRATE, a pause before each
 // batch) while clients keep calling. Every call must succeed: a MOVED, ASK
 // or TRYAGAIN answer ran nothing and is followed (rconn.Call), and nothing
@@ -25,8 +34,7 @@ import (
 // no other, and every reserve → enqueue → take → finish cycle completes,
 // leaving every slot free. Redirects must have been met, or the test moved
 // nothing under the calls.
-func TestTablesFollowAReshard(t *testing.T) {
-	c := redisserver.StartClusterT(t, 3, time.Second)
+func tablesFollowAReshard(t *testing.T, c *redisserver.Cluster) {
 	ctx := context.Background()
 	opts := &goredis.ClusterOptions{Addrs: c.Addrs()}
 	tb, err := tokenbucket.NewCluster(ctx, opts, "reshard-tb")
@@ -157,7 +165,7 @@ func TestTablesFollowAReshard(t *testing.T) {
 	}
 }
 
-// TestTablesFollowAFailover: the primary serving both tables' slots is
+// tablesFollowAFailover: the primary serving both tables' slots is
 // killed (kill -9), and the cluster promotes its replica once the others
 // have missed it for the node timeout. The tables must answer again soon
 // after: a call that finds its node dead (not sent, or unknown) makes the
@@ -166,8 +174,7 @@ func TestTablesFollowAReshard(t *testing.T) {
 // default). Meanwhile every failure must be one that says what it is
 // (ErrNotSent, ErrUnknown, or the cluster's CLUSTERDOWN reply), never a
 // refusal.
-func TestTablesFollowAFailover(t *testing.T) {
-	c := redisserver.StartClusterT(t, 3, 500*time.Millisecond)
+func tablesFollowAFailover(t *testing.T, c *redisserver.Cluster) {
 	ctx := context.Background()
 	opts := &goredis.ClusterOptions{Addrs: c.Addrs(), DialTimeout: 200 * time.Millisecond, ReadTimeout: 250 * time.Millisecond, WriteTimeout: 250 * time.Millisecond}
 	// The primary of the bucket's slot is killed; the credit table may
