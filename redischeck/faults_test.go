@@ -29,6 +29,7 @@ func logRow(t *testing.T, r Row) {
 // both tables: linearizable, and no acknowledged write lost or applied
 // twice. (tollgate check --backend redis runs every scenario.)
 func TestScenarios(t *testing.T) {
+	t.Parallel() // each on servers of its own; they mostly wait out faults
 	needServer(t)
 	for _, s := range Scenarios() {
 		switch s.Name {
@@ -62,6 +63,7 @@ func TestScenarios(t *testing.T) {
 // lost and the history is linearizable (the token bucket, whose direct
 // check counts the tokens; spec/redis-faults.md §4).
 func TestFailoverLosesWhatWaitKeeps(t *testing.T) {
+	t.Parallel() // each on servers of its own; they mostly wait out faults
 	needServer(t)
 	for _, s := range Scenarios() {
 		if s.Name != "failover" && s.Name != "failover-wait" {
@@ -85,6 +87,7 @@ func TestFailoverLosesWhatWaitKeeps(t *testing.T) {
 // TestCrashWithoutAOFLosesWrites: the durability check fails a server that
 // forgets acknowledged writes in a crash (the negative control of crash).
 func TestCrashWithoutAOFLosesWrites(t *testing.T) {
+	t.Parallel() // each on servers of its own; they mostly wait out faults
 	needServer(t)
 	// porcupine's verdict does not matter here (proving a credit history
 	// with lost writes Illegal can take it a minute): the direct check must
@@ -108,6 +111,7 @@ func TestCrashWithoutAOFLosesWrites(t *testing.T) {
 // that does not linearize. The other Redis mutants are killed by conform
 // (see .ci/run).
 func TestRetryOnTimeoutKilledByPause(t *testing.T) {
+	t.Parallel() // each on servers of its own; they mostly wait out faults
 	needServer(t)
 	var pause Scenario
 	for _, s := range Scenarios() {

@@ -22,6 +22,7 @@ import (
 // says 1 replica all the same, so a fence keyed by address reported the
 // take done, and durable. It must be unknown.
 func TestFenceRefusesAnotherServer(t *testing.T) {
+	t.Parallel() // each on servers of its own; they mostly wait out faults
 	needServer(t)
 	p := redisserver.StartT(t) // no AOF: a restart starts empty
 	rep := redisserver.StartReplicaT(t, p)
@@ -68,6 +69,7 @@ func TestFenceRefusesAnotherServer(t *testing.T) {
 // stopped server cannot be settled: settle gives up at its deadline and
 // the call stays open.
 func TestSettleDropsAHeldCall(t *testing.T) {
+	t.Parallel() // each on servers of its own; they mostly wait out faults
 	needServer(t)
 	p := redisserver.StartT(t)
 	tg := NewTarget(p.Addr, 200*time.Millisecond)
