@@ -217,7 +217,7 @@ func SpreadTableNames(ctx context.Context, addrs []string, n int) ([]string, err
 	if err != nil {
 		return nil, err
 	}
-	used := map[string]bool{}
+	used := map[int]bool{} // the shards a name was found for
 	var names []string
 	for i := 0; i < 10_000 && len(names) < n; i++ {
 		name := fmt.Sprintf("bench-%d", i)
@@ -227,8 +227,8 @@ func SpreadTableNames(ctx context.Context, addrs []string, n int) ([]string, err
 		}
 		for i, sh := range shards {
 			for _, r := range sh.Slots {
-				if r.Start <= slot && slot <= r.End && !used[fmt.Sprint(i)] {
-					used[fmt.Sprint(i)] = true
+				if r.Start <= slot && slot <= r.End && !used[i] {
+					used[i] = true
 					names = append(names, name)
 				}
 			}

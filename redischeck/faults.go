@@ -67,12 +67,12 @@ type env struct {
 	timeout          time.Duration
 	stop             chan struct{}
 
-	cluster *redisserver.Cluster
-	owner   int // the index of the primary (and its replica) serving the table's slot
-	slot    int // the table's slot
+	cluster  *redisserver.Cluster
+	owner    int          // the index of the primary (and its replica) serving the table's slot
+	slot     int          // the table's slot
+	injected atomic.Int64 // when the fault was injected, in Unix nanoseconds (0: not yet)
 	// after counts the calls begun once the fault was injected, and
 	// afterOK those of them acknowledged.
-	injected       atomic.Int64 // when the fault was injected, in Unix nanoseconds (0: not yet)
 	after, afterOK atomic.Int64
 	firstOK        atomic.Int64 // when the first call begun after the fault was acknowledged
 	note           string       // what the fault found, for the row's detail (lag)
@@ -178,11 +178,16 @@ func clusterFailover(e *env) error {
 	if !e.at(0.3) {
 		return nil
 	}
-	r := e.cluster.Replicas[e.owner]
-	if _, err := r.Query("CLUSTER", "FAILOVER"); err != nil {
+	if _, err := e.cluster.Replicas[e.owner].Query("CLUSTER", "FAILOVER"); err != nil {
 		return err
 	}
-	return e.cluster.WaitPrimary(r, 10*time.Second)
+	return e.promoted()
+}
+
+// promoted waits until the replica of the table's primary is a primary of
+// a whole cluster again, for 10 node timeouts at most.
+func (e *env) promoted() error {
+	return e.cluster.WaitPrimary(e.cluster.Replicas[e.owner], 10*e.cluster.NodeTimeout)
 }
 
 func clusterKill(e *env) error {
@@ -193,7 +198,7 @@ func clusterKill(e *env) error {
 	if err := e.cluster.Primaries[e.owner].Crash(); err != nil {
 		return err
 	}
-	return e.cluster.WaitPrimary(e.cluster.Replicas[e.owner], 10*e.cluster.NodeTimeout)
+	return e.promoted()
 }
 
 func clusterPause(e *env) error {
@@ -205,7 +210,7 @@ func clusterPause(e *env) error {
 	if err := p.Pause(); err != nil {
 		return err
 	}
-	err := e.cluster.WaitPrimary(e.cluster.Replicas[e.owner], 10*e.cluster.NodeTimeout)
+	err := e.promoted()
 	if rerr := p.Resume(); err == nil {
 		err = rerr
 	}
