@@ -119,3 +119,38 @@ func TestRetryAfterOfIsRetryAfterAt(t *testing.T) {
 		t.Fatalf("only %d of the comparisons had a wait to compare", checked)
 	}
 }
+
+// TestRefillOfIsPeekAt: RefillOf, given a bucket's tokens and timestamp,
+// answers exactly what the table holding that bucket answers to PeekAt
+// (impl/etcd/tokenbucket decides its takes with it), at clocks behind, at
+// and past the timestamp, full and not.
+func TestRefillOfIsPeekAt(t *testing.T) {
+	lim := Limits{Capacity: 7, RefillPerSecond: 3}
+	tab := New[string]()
+	now := int64(1_000)
+	partial := 0
+	for i := 0; i < 400; i++ {
+		cost := min(float64(1+i%13)/2, lim.Capacity)
+		if _, _, err := tab.TakeAt(now, "k", lim, cost); err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := tab.load("k")
+		tokens, last := math.Float64frombits(lo&^present), int64(hi)
+		for _, at := range []int64{now - 700, now, now + 1, now + 333, now + 5_000} {
+			want, err := tab.PeekAt(at, "k", lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := RefillOf(tokens, last, lim, at); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("after take %d: RefillOf(%v, %d, at %d) = %v, the table answers %v", i, tokens, last, at, got, want)
+			}
+			if want < lim.Capacity && want > tokens {
+				partial++
+			}
+		}
+		now += int64(i % 450)
+	}
+	if partial < 100 {
+		t.Fatalf("only %d of the comparisons refilled part of the way", partial)
+	}
+}

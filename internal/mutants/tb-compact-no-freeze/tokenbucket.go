@@ -306,6 +306,17 @@ func RetryAfterOf(tokens float64, lastMs int64, lim Limits, cost float64, nowMs 
 	return retryAfter(lo, hi, lim, cost, nowMs)
 }
 
+// RefillOf is the T3 refill of a present bucket holding tokens, stamped
+// lastMs, at nowMs, for a table kept elsewhere: min(tokens + elapsed/1000 ×
+// rate, capacity), rounded at every step as this package rounds it
+// (impl/etcd/tokenbucket decides its takes with it, so the two agree bit for
+// bit). The limits must be valid
+// (CheckArgs).
+func RefillOf(tokens float64, lastMs int64, lim Limits, nowMs int64) float64 {
+	lo, hi := packState(tokens, lastMs)
+	return refill(lo, hi, lim, nowMs)
+}
+
 // retryAfter is RetryAfterAt's answer for the bucket word (lo, hi).
 func retryAfter(lo, hi uint64, lim Limits, cost float64, nowMs int64) int64 {
 	have := refill(lo, hi, lim, nowMs)

@@ -1,0 +1,511 @@
+// Package tokenbucket is impl/tokenbucket's keyed token bucket kept in an
+// etcd cluster, so that many processes on many machines take from the same
+// buckets and no acknowledged take is lost when a minority of the members
+// fails (spec/tokenbucket.md; spec/etcd.md for what the store changes).
+//
+// The model is impl/tokenbucket's: a bucket holds at most Capacity tokens
+// and regains RefillPerSecond tokens per second of clock time, the limits
+// are passed on every call (T8), and the stored timestamp never moves
+// backwards (T4). A take is the seed's compare-and-swap with retry, with
+// etcd's transaction as the compare-and-swap: it reads the bucket (and the
+// table's floor, T12) at one revision, decides with impl/tokenbucket's own
+// arithmetic (RefillOf: the answers are the model's bit for bit, T3), and
+// commits one Txn that puts the new bucket only if the bucket's key was not
+// written since that revision (its ModRevision compared; for an absent
+// bucket, the floor's too). A lost race reads again, in the same round trip,
+// and decides anew, without bound (T2: a lost race is never a refusal).
+//
+// Every method takes a context and can fail in transport as well as on its
+// arguments. An *ArgError (impl/tokenbucket's type and messages) is decided
+// before anything is sent. A transport failure wraps ErrNotSent (nothing
+// was written) or ErrUnknown (a Txn that writes was sent and no answer
+// came: it may have committed, and must not be treated as a refusal).
+// Nothing that writes is sent twice after an error (impl/etcd/econn).
+package tokenbucket
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/tollgate/tollgate/impl/etcd/econn"
+	"github.com/tollgate/tollgate/impl/tokenbucket"
+)
+
+// Limits are impl/tokenbucket's: Capacity and RefillPerSecond, both finite
+// and greater than zero, passed on every call and never stored (T8).
+type Limits = tokenbucket.Limits
+
+// ArgError is impl/tokenbucket's: an argument that breaks a rule of T9. A
+// call that returns one sent nothing and changed nothing.
+type ArgError = tokenbucket.ArgError
+
+// Never is what RetryAfter reports when no wait within the clock's range
+// refills the bucket enough (T7), as in impl/tokenbucket.
+const Never = tokenbucket.Never
+
+// The transport errors a call's error wraps (impl/etcd/econn).
+var (
+	// ErrUnknown: a write was sent and no answer came; it may have
+	// committed (a take may have taken).
+	ErrUnknown = econn.ErrUnknown
+	// ErrNotSent: nothing was written.
+	ErrNotSent = econn.ErrNotSent
+)
+
+// maxBatch is how many buckets one reclaim transaction forgets: each costs
+// a compare and a delete, and etcd refuses a transaction of more than 128
+// of either (its --max-txn-ops default); one more op is the floor's put.
+const maxBatch = 127
+
+// Table is a set of token buckets keyed by string, kept in etcd under the
+// table's name (Prefix): every process that makes a Table with the same
+// cluster and name shares its buckets. The zero value is not usable; create
+// one with New or NewFromClient. A Table is safe for concurrent use by many
+// goroutines.
+//
+// A take, a reset and a reset-all each linearize at one transaction; a
+// peek and a retry-after at one linearizable read; a reclaim per bucket
+// (and as one step when it forgets at most 126 buckets). What a failed call
+// leaves behind is what its error says.
+type Table struct {
+	c      *clientv3.Client
+	own    bool // New built c; Close closes it
+	prefix string
+	floor  string // the floor's key (T12)
+	clock  func() int64
+}
+
+// Option configures a Table.
+type Option func(*config)
+
+type config struct {
+	clock func() int64
+}
+
+// WithClock makes the shorthand methods (Take, Peek, RetryAfter, Reclaim)
+// read time from clock, in milliseconds. The default is UnixMs: the clients
+// of one table run on different machines, so they need a clock they share,
+// and T4 keeps a client whose clock runs behind from gaining by it.
+func WithClock(clock func() int64) Option {
+	return func(c *config) { c.clock = clock }
+}
+
+// UnixMs is the default clock: wall-clock milliseconds since the Unix epoch.
+func UnixMs() int64 { return time.Now().UnixMilli() }
+
+// New connects to the cluster cfg names (endpoints, TLS, credentials and
+// time-outs, as clientv3.Config; cfg is not modified) and returns the table
+// called name. Close closes the client. On error nothing is left open.
+func New(cfg clientv3.Config, name string, options ...Option) (*Table, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	c, err := econn.NewClient(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("tokenbucket: %w", err)
+	}
+	t := newTable(c, name, options)
+	t.own = true
+	return t, nil
+}
+
+// NewFromClient is New on a client the caller owns and keeps (Close does
+// not close it).
+func NewFromClient(c *clientv3.Client, name string, options ...Option) (*Table, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	return newTable(c, name, options), nil
+}
+
+// Prefix is the key prefix of the table called name: every key of the table
+// starts with it. Under it, "floor" holds the floor (T12, 8 bytes, a
+// big-endian int64 in milliseconds; absent when there is none) and "b/"
+// followed by the bucket's key holds a present bucket (16 bytes: the
+// tokens' float64 bits, then the timestamp, both big-endian). An absent
+// bucket is a key not there.
+func Prefix(name string) string { return "tollgate/tb/" + name + "/" }
+
+func newTable(c *clientv3.Client, name string, options []Option) *Table {
+	cfg := config{clock: UnixMs}
+	for _, o := range options {
+		o(&cfg)
+	}
+	p := Prefix(name)
+	return &Table{c: c, prefix: p, floor: p + "floor", clock: cfg.clock}
+}
+
+func checkName(name string) error {
+	if !econn.CheckName(name) {
+		shown := strconv.Quote(name)
+		if len(name) > 40 {
+			shown = fmt.Sprintf("%q… (%d bytes)", name[:40], len(name))
+		}
+		return fmt.Errorf("tokenbucket: table name %s %s", shown, econn.NameRule)
+	}
+	return nil
+}
+
+// Close closes the client if New made it. The buckets stay in the cluster.
+func (t *Table) Close() error {
+	if !t.own {
+		return nil
+	}
+	return t.c.Close()
+}
+
+// Now reads the table's clock (WithClock; UnixMs by default), in
+// milliseconds: the reading every shorthand method takes.
+func (t *Table) Now() int64 { return t.clock() }
+
+func (t *Table) key(k string) string { return t.prefix + "b/" + k }
+
+// bucket is one key's bucket as a read found it: absent, or present with
+// its tokens and timestamp; rev is its key's ModRevision (0 when absent).
+type bucket struct {
+	present bool
+	tokens  float64
+	lastMs  int64
+	rev     int64
+}
+
+func encodeBucket(tokens float64, lastMs int64) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], math.Float64bits(tokens))
+	binary.BigEndian.PutUint64(b[8:], uint64(lastMs))
+	return string(b[:])
+}
+
+func encodeMs(ms int64) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(ms))
+	return string(b[:])
+}
+
+// malformed is the error for a value the table never writes: the cluster
+// holds something else under the table's prefix.
+func malformed(key string, v []byte) error {
+	return fmt.Errorf("tokenbucket: %w: key %q holds %d bytes the table never writes", ErrUnknown, key, len(v))
+}
+
+func parseBucket(kvs []*mvccpb.KeyValue) (bucket, error) {
+	if len(kvs) == 0 {
+		return bucket{}, nil
+	}
+	kv := kvs[0]
+	if len(kv.Value) != 16 || math.Signbit(math.Float64frombits(binary.BigEndian.Uint64(kv.Value[:8]))) {
+		return bucket{}, malformed(string(kv.Key), kv.Value)
+	}
+	return bucket{
+		present: true,
+		tokens:  math.Float64frombits(binary.BigEndian.Uint64(kv.Value[:8])),
+		lastMs:  int64(binary.BigEndian.Uint64(kv.Value[8:])),
+		rev:     kv.ModRevision,
+	}, nil
+}
+
+// floorOf is the floor a read found (T12): math.MinInt64 when there is
+// none, and its key's ModRevision (0 when absent).
+func floorOf(kvs []*mvccpb.KeyValue) (ms, rev int64, err error) {
+	if len(kvs) == 0 {
+		return math.MinInt64, 0, nil
+	}
+	if len(kvs[0].Value) != 8 {
+		return 0, 0, malformed(string(kvs[0].Key), kvs[0].Value)
+	}
+	return int64(binary.BigEndian.Uint64(kvs[0].Value)), kvs[0].ModRevision, nil
+}
+
+// refill is the tokens b holds at nowMs (T3), by impl/tokenbucket's code.
+func (b bucket) refill(lim Limits, nowMs int64) float64 {
+	if !b.present {
+		return lim.Capacity
+	}
+	return tokenbucket.RefillOf(b.tokens, b.lastMs, lim, nowMs)
+}
+
+// readOnly runs a transaction that only reads: a failure wrote nothing.
+func (t *Table) readOnly(ctx context.Context, ops ...clientv3.Op) (*clientv3.TxnResponse, error) {
+	return econn.Read(ctx, func(ctx context.Context) (*clientv3.TxnResponse, error) {
+		return t.c.Txn(ctx).Then(ops...).Commit()
+	})
+}
+
+// Admit is AdmitAt with the table's clock.
+func (t *Table) Admit(ctx context.Context, key string, lim Limits, cost float64) (tokenbucket.Decision, error) {
+	return t.AdmitAt(ctx, t.clock(), key, lim, cost)
+}
+
+// AdmitAt is TakeAt that also answers a refusal's wait: the bucket the
+// refusal was decided on gives it, by impl/tokenbucket's own code
+// (RetryAfterOf), bit for bit what RetryAfterAt would answer at nowMs from
+// that bucket (T7). What an error leaves behind is TakeAt's.
+func (t *Table) AdmitAt(ctx context.Context, nowMs int64, key string, lim Limits, cost float64) (tokenbucket.Decision, error) {
+	if err := tokenbucket.CheckArgs(lim, cost, true); err != nil {
+		return tokenbucket.Decision{}, err
+	}
+	left, ok, b, err := t.take(ctx, nowMs, key, lim, cost)
+	switch {
+	case err != nil:
+		return tokenbucket.Decision{}, err
+	case ok:
+		return tokenbucket.Decision{OK: true, Remaining: left}, nil
+	}
+	return tokenbucket.Decision{RetryAfterMs: tokenbucket.RetryAfterOf(b.tokens, b.lastMs, lim, cost, nowMs)}, nil
+}
+
+// Wait blocks until key's bucket covers cost, then takes it and reports the
+// tokens remaining, as impl/tokenbucket's Wait does (tokenbucket.WaitLoop,
+// over AdmitAt). It fails having taken nothing with an *ArgError, ctx's
+// error, or an error wrapping tokenbucket.ErrWouldExceedDeadline or
+// tokenbucket.ErrNever; a transport error ends it as AdmitAt's would
+// (ErrUnknown: the last take happened once or not at all).
+func (t *Table) Wait(ctx context.Context, key string, lim Limits, cost float64) (remaining float64, err error) {
+	if err := tokenbucket.CheckArgs(lim, cost, true); err != nil {
+		return 0, err
+	}
+	admit := func(nowMs int64) (tokenbucket.Decision, error) { return t.AdmitAt(ctx, nowMs, key, lim, cost) }
+	return tokenbucket.WaitLoop(ctx, lim, cost, t.clock, admit, nil)
+}
+
+// Take is TakeAt with the table's clock.
+func (t *Table) Take(ctx context.Context, key string, lim Limits, cost float64) (remaining float64, ok bool, err error) {
+	return t.TakeAt(ctx, t.clock(), key, lim, cost)
+}
+
+// TakeAt takes cost tokens from key's bucket at nowMs (T1, T2), as
+// impl/tokenbucket's TakeAt does: the bucket is refilled for the
+// milliseconds since its timestamp (none when nowMs is older), and if it
+// covers cost, cost is removed and the tokens remaining are reported with ok
+// set; its timestamp becomes max(timestamp, nowMs) (T4), or for a key with
+// no bucket max(floor, nowMs) (T12). A refusal (ok false) changes nothing;
+// so does an *ArgError, sent nowhere. A transport error wraps ErrNotSent
+// (nothing taken) or ErrUnknown (taken once or not at all).
+//
+// A take linearizes at the transaction that commits it; a refusal at the
+// read it was decided on (one revision of the bucket and the floor).
+func (t *Table) TakeAt(ctx context.Context, nowMs int64, key string, lim Limits, cost float64) (remaining float64, ok bool, err error) {
+	if err := tokenbucket.CheckArgs(lim, cost, true); err != nil {
+		return 0, false, err
+	}
+	left, ok, _, err := t.take(ctx, nowMs, key, lim, cost)
+	return left, ok, err
+}
+
+// take is TakeAt's loop; on a refusal it also returns the bucket it was
+// decided on.
+func (t *Table) take(ctx context.Context, nowMs int64, key string, lim Limits, cost float64) (float64, bool, bucket, error) {
+	bk := t.key(key)
+	reads := []clientv3.Op{clientv3.OpGet(bk), clientv3.OpGet(t.floor)}
+	r, err := t.readOnly(ctx, reads...)
+	for {
+		if err != nil {
+			return 0, false, bucket{}, fmt.Errorf("tokenbucket: take: %w", err)
+		}
+		b, err := parseBucket(r.Responses[0].GetResponseRange().Kvs)
+		if err != nil {
+			return 0, false, bucket{}, err
+		}
+		floorMs, floorRev, err := floorOf(r.Responses[1].GetResponseRange().Kvs)
+		if err != nil {
+			return 0, false, bucket{}, err
+		}
+		have := b.refill(lim, nowMs)
+		if have < cost {
+			return 0, false, b, nil // T2: a refusal writes nothing
+		}
+		// present → present: the bucket refilled and taken from, stamped
+		// max(last, now) (T4); absent → present: a full bucket taken from,
+		// stamped max(floor, now) (T12). Either commits only if the bucket's
+		// key is as read (and, for an absent one, the floor: a reclaim that
+		// raised it since makes this take read again).
+		last := max(nowMs, b.lastMs)
+		cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(bk), "=", b.rev)}
+		if !b.present {
+			last = max(nowMs, floorMs)
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(t.floor), "=", floorRev))
+		}
+		left := have - cost
+		put := clientv3.OpPut(bk, encodeBucket(left, last))
+		r, err = econn.Do(ctx, func(ctx context.Context) (*clientv3.TxnResponse, error) {
+			return t.c.Txn(ctx).If(cmps...).Then(put).Else(reads...).Commit()
+		})
+		if err != nil {
+			return 0, false, bucket{}, fmt.Errorf("tokenbucket: take: %w", err)
+		}
+		if r.Succeeded {
+			return left, true, bucket{}, nil
+		}
+		// T2: a lost race is decided again on the reads the failed
+		// transaction returned, never refused for being lost.
+	}
+}
+
+// Peek is PeekAt with the table's clock.
+func (t *Table) Peek(ctx context.Context, key string, lim Limits) (float64, error) {
+	return t.PeekAt(ctx, t.clock(), key, lim)
+}
+
+// PeekAt reports the tokens key's bucket holds at nowMs, refilled for the
+// time elapsed but not consumed (T6); an unseen key holds Capacity. It
+// writes nothing, and linearizes at its one read.
+func (t *Table) PeekAt(ctx context.Context, nowMs int64, key string, lim Limits) (float64, error) {
+	if err := tokenbucket.CheckArgs(lim, 0, false); err != nil {
+		return 0, err
+	}
+	b, err := t.read(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	return b.refill(lim, nowMs), nil
+}
+
+func (t *Table) read(ctx context.Context, key string) (bucket, error) {
+	r, err := t.readOnly(ctx, clientv3.OpGet(t.key(key)))
+	if err != nil {
+		return bucket{}, fmt.Errorf("tokenbucket: read: %w", err)
+	}
+	return parseBucket(r.Responses[0].GetResponseRange().Kvs)
+}
+
+// RetryAfter is RetryAfterAt with the table's clock.
+func (t *Table) RetryAfter(ctx context.Context, key string, lim Limits, cost float64) (int64, error) {
+	return t.RetryAfterAt(ctx, t.clock(), key, lim, cost)
+}
+
+// RetryAfterAt reports how many milliseconds after nowMs a take of cost
+// would succeed if nobody else took from the bucket: 0 when it covers cost
+// now, otherwise the smallest whole w such that TakeAt(nowMs+w, …) succeeds
+// (T7), or Never. It reads the bucket once and answers with
+// impl/tokenbucket's own code (RetryAfterOf); it writes nothing.
+func (t *Table) RetryAfterAt(ctx context.Context, nowMs int64, key string, lim Limits, cost float64) (int64, error) {
+	if err := tokenbucket.CheckArgs(lim, cost, true); err != nil {
+		return 0, err
+	}
+	b, err := t.read(ctx, key)
+	if err != nil || !b.present { // absent: full, and a valid cost never exceeds capacity
+		return 0, err
+	}
+	return tokenbucket.RetryAfterOf(b.tokens, b.lastMs, lim, cost, nowMs), nil
+}
+
+// write runs one transaction that writes; its error is classified.
+func (t *Table) write(ctx context.Context, what string, txn func(clientv3.Txn) clientv3.Txn) (*clientv3.TxnResponse, error) {
+	r, err := econn.Do(ctx, func(ctx context.Context) (*clientv3.TxnResponse, error) {
+		return txn(t.c.Txn(ctx)).Commit()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tokenbucket: %s: %w", what, err)
+	}
+	return r, nil
+}
+
+// Reset forgets key's bucket (T10): its next take starts from a full one,
+// stamped no earlier than the floor (T12). It is one delete; the floor
+// stays. On a transport error the bucket is reset or untouched as the
+// error says.
+func (t *Table) Reset(ctx context.Context, key string) error {
+	_, err := t.write(ctx, "reset", func(x clientv3.Txn) clientv3.Txn {
+		return x.Then(clientv3.OpDelete(t.key(key)))
+	})
+	return err
+}
+
+// ResetAll forgets every bucket of the table and its floor (T10), in one
+// delete of the table's prefix: the table is as new.
+func (t *Table) ResetAll(ctx context.Context) error {
+	_, err := t.write(ctx, "reset-all", func(x clientv3.Txn) clientv3.Txn {
+		return x.Then(clientv3.OpDelete(t.prefix, clientv3.WithPrefix()))
+	})
+	return err
+}
+
+// Reclaim is ReclaimAt with the table's clock.
+func (t *Table) Reclaim(ctx context.Context, lim Limits) (int, error) {
+	return t.ReclaimAt(ctx, t.clock(), lim)
+}
+
+// ReclaimAt forgets every bucket that is full at nowMs by lim and whose
+// timestamp is not after nowMs, and raises the table's floor to nowMs, as
+// impl/tokenbucket's ReclaimAt does (T12); it returns how many buckets it
+// forgot. It reads the whole table at one revision, then commits
+// transactions of at most 127 buckets each, the first raising the floor
+// with them: each bucket is deleted only if it is as read (a take that
+// committed since keeps it, and the batch is read and decided again). A
+// reclaim that forgets at most 126 buckets is one transaction, one step for
+// every key; a larger one is linearizable per key, as impl/tokenbucket's
+// is. Invalid limits return an *ArgError and send nothing. On a transport
+// error some batches may have committed (ErrUnknown names the one in
+// doubt); the floor is raised before any bucket is forgotten.
+func (t *Table) ReclaimAt(ctx context.Context, nowMs int64, lim Limits) (int, error) {
+	if err := tokenbucket.CheckArgs(lim, 0, false); err != nil {
+		return 0, err
+	}
+	forgot, floorRaised := 0, false
+	for {
+		r, err := t.readOnly(ctx, clientv3.OpGet(t.prefix, clientv3.WithPrefix()))
+		if err != nil {
+			return forgot, fmt.Errorf("tokenbucket: reclaim: %w", err)
+		}
+		kvs := r.Responses[0].GetResponseRange().Kvs
+		var victims []*mvccpb.KeyValue
+		floorMs, floorRev := int64(math.MinInt64), int64(0)
+		for _, kv := range kvs {
+			if string(kv.Key) == t.floor {
+				if floorMs, floorRev, err = floorOf([]*mvccpb.KeyValue{kv}); err != nil {
+					return forgot, err
+				}
+				continue
+			}
+			b, err := parseBucket([]*mvccpb.KeyValue{kv})
+			if err != nil {
+				return forgot, err
+			}
+			if b.lastMs <= nowMs && b.refill(lim, nowMs) == lim.Capacity {
+				victims = append(victims, kv)
+			}
+		}
+		lost := false
+		for first := true; first || len(victims) > 0; first = false {
+			var cmps []clientv3.Cmp
+			var ops []clientv3.Op
+			if !floorRaised {
+				// the floor first (T12): a take that meets a forgotten
+				// bucket must stamp no earlier than this reclaim's clock.
+				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(t.floor), "=", floorRev))
+				ops = append(ops, clientv3.OpPut(t.floor, encodeMs(max(floorMs, nowMs))))
+			}
+			n := min(len(victims), maxBatch-len(ops))
+			for _, kv := range victims[:n] {
+				// present → absent: forgets a bucket full at nowMs, only if
+				// no take committed to it since the read.
+				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(string(kv.Key)), "=", kv.ModRevision))
+				ops = append(ops, clientv3.OpDelete(string(kv.Key)))
+			}
+			if len(ops) == 0 {
+				break
+			}
+			r, err := t.write(ctx, "reclaim", func(x clientv3.Txn) clientv3.Txn { return x.If(cmps...).Then(ops...) })
+			if err != nil {
+				return forgot, err
+			}
+			if !r.Succeeded {
+				lost = true
+				break
+			}
+			floorRaised = true
+			forgot += n
+			victims = victims[n:]
+		}
+		if !lost {
+			return forgot, nil
+		}
+	}
+}
