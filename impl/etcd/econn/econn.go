@@ -19,10 +19,14 @@
 //     proposed, and etcd may commit a proposal after its client stopped
 //     waiting (a timeout, a leader change, a lost connection, "request
 //     timed out"). Such an error wraps ErrUnknown, and a caller must not
-//     treat it as a refusal. The one exception is a server refusal that
+//     treat it as a refusal. The exceptions are the server refusals that
 //     etcd decides before it proposes anything (too many operations, a
-//     request too large, no space, too many requests): it is returned
-//     wrapped in ErrNotSent.
+//     request too large, no space, too many requests), and "no leader":
+//     every call is sent with clientv3.WithRequireLeader, so a member that
+//     knows of no leader (one cut off from the others) refuses it in its
+//     gRPC interceptor, before the request reaches the server, instead of
+//     holding it until a leader appears. They are returned wrapped in
+//     ErrNotSent.
 //
 // The client never sends a Txn that writes a second time on its own:
 // clientv3's retry interceptor resends a mutation only when no connection
@@ -73,6 +77,7 @@ func NewClient(cfg clientv3.Config) (*clientv3.Client, error) {
 var beforeProposal = []error{
 	rpctypes.ErrGRPCTooManyOps, rpctypes.ErrGRPCRequestTooLarge, rpctypes.ErrGRPCNoSpace,
 	rpctypes.ErrGRPCRequestTooManyRequests, rpctypes.ErrGRPCDuplicateKey,
+	rpctypes.ErrGRPCNoLeader,
 }
 
 // Classify returns err, wrapped in ErrNotSent or ErrUnknown as the package
@@ -98,14 +103,14 @@ func Classify(err error, sentMaybe bool) error {
 }
 
 // Do runs one call of a table against the cluster: it refuses to send
-// when ctx has already ended (ErrNotSent, nothing sent), and classifies the
-// call's error otherwise.
+// when ctx has already ended (ErrNotSent, nothing sent), sends it with
+// clientv3.WithRequireLeader, and classifies its error.
 func Do[T any](ctx context.Context, call func(context.Context) (T, error)) (T, error) {
 	if err := ctx.Err(); err != nil {
 		var zero T
 		return zero, Classify(err, false)
 	}
-	v, err := call(ctx)
+	v, err := call(clientv3.WithRequireLeader(ctx))
 	return v, Classify(err, true)
 }
 
@@ -116,7 +121,7 @@ func Read[T any](ctx context.Context, call func(context.Context) (T, error)) (T,
 		var zero T
 		return zero, Classify(err, false)
 	}
-	v, err := call(ctx)
+	v, err := call(clientv3.WithRequireLeader(ctx))
 	if err != nil {
 		err = fmt.Errorf("%w (the call only reads): %w", ErrNotSent, err)
 	}
