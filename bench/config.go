@@ -44,6 +44,11 @@ type Config struct {
 	// two clusters of RedisCluster; Run needs them then (the command
 	// starts throwaway ones).
 	RedisClusterOne, RedisClusterThree []string
+	// Etcd also measures the etcd-backed take (EtcdSuite) on the cluster at
+	// EtcdEndpoints against the Redis-backed take on the redis-server at
+	// RedisAddr; Run needs both then (the command starts throwaway ones).
+	Etcd          bool
+	EtcdEndpoints []string
 }
 
 // Defaults is the configuration of a bare `tollgate bench`.

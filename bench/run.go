@@ -31,6 +31,9 @@ func Run(c Config, progress io.Writer) error {
 	if c.Redis && c.RedisAddr == "" {
 		return fmt.Errorf("tollgate bench: -redis needs a redis-server address")
 	}
+	if c.Etcd && (len(c.EtcdEndpoints) == 0 || c.RedisAddr == "") {
+		return fmt.Errorf("tollgate bench: -etcd needs an etcd cluster's endpoints and a redis-server address")
+	}
 	if c.RedisCluster && (len(c.RedisClusterOne) == 0 || len(c.RedisClusterThree) == 0) {
 		return fmt.Errorf("tollgate bench: -redis-cluster needs the addresses of a 1-primary and a 3-primary cluster")
 	}
@@ -73,6 +76,11 @@ func Run(c Config, progress io.Writer) error {
 		redisResults = append(redisResults, rs...)
 		failed = append(failed, clusterFailed...)
 	}
+	if c.Etcd {
+		rs, etcdFailed := rn.Run(EtcdSuite(c.EtcdEndpoints, c.RedisAddr))
+		redisResults = append(redisResults, rs...)
+		failed = append(failed, etcdFailed...)
+	}
 	rawPath := filepath.Join(c.Out, "raw.txt")
 	if err := os.WriteFile(rawPath, raw.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("tollgate bench: %w", err)
@@ -111,6 +119,9 @@ func selected(c Config, re *regexp.Regexp) int {
 	}
 	if c.RedisCluster {
 		cases = append(cases, RedisClusterSuite(c.RedisClusterOne, c.RedisClusterThree)...)
+	}
+	if c.Etcd {
+		cases = append(cases, EtcdSuite(c.EtcdEndpoints, c.RedisAddr)...)
 	}
 	for _, k := range cases {
 		if re.MatchString(k.Name) {
@@ -198,6 +209,9 @@ func writeRedis(md io.Writer, rs []Result, serverUs map[string]float64) {
 	}
 	if hasGroup(rs, RedisClusterGroup) {
 		fmt.Fprintf(md, "\nOn a Redis Cluster (%s): takes on three tables, worker w on table w%%3, on a cluster of 3 primaries with each table on its own primary (tollgate) and on a cluster of 1 primary holding all three (%s); every primary has a replica. tollgate ÷ %s below 1 is the speed-up the two extra primaries bring; every node shares the machine's cores with the benchmark.\n", RedisClusterGroup, OnePrimary, OnePrimary)
+	}
+	if hasGroup(rs, EtcdGroup) {
+		fmt.Fprintf(md, "\nOn etcd (%s): a take from impl/etcd/tokenbucket (one linearizable read and one Txn compared on the bucket's ModRevision) on a cluster of 3 etcd members, against the same take from impl/redis/tokenbucket on one redis-server (%s) and one etcd Put (%s, the floor of a consensus write), every take admitted, each worker on a key of its own; every member and the redis-server share the machine's cores and disk with the benchmark.\n", EtcdGroup, RedisTake, EtcdPut)
 	}
 	if n := Noise(rs); n == n {
 		fmt.Fprintf(md, "\nNoise: the median Redis case's ns/op varied by %.0f%% between rounds.\n", 100*n)

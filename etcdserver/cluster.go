@@ -1,38 +1,70 @@
-// Package etcdserver starts a throwaway etcd cluster of separate etcd
-// processes on loopback, each in a data directory of its own, for the tests
-// and checks of the etcd backend (impl/etcd), and breaks it the ways a real
-// cluster breaks:
+// Package etcdserver starts a throwaway etcd cluster on loopback, for the
+// tests and checks of the etcd backend (impl/etcd, etcdcheck): n members,
+// each a separate etcd process with a client URL and a peer URL on free
+// ports, a data directory of its own and a log, all in a new directory
+// under the parent given (the test's temporary directory, in a test), and
+// heartbeat and election timeouts short enough for fast tests (50 ms and
+// 500 ms by default, WithTimeouts; ElectionTimeout says which). StartCluster
+// returns once the members have elected a leader and every one answers.
+// Endpoints are the client URLs, for a client of the whole cluster;
+// Endpoint, Member and Status are one member's URL, description and status
+// (asked of it alone); Leader and WaitLeader name the member leading now.
+// Stop kills every member and removes every directory, logs included.
 //
-//   - Kill sends a member SIGKILL and keeps its data directory; Restart
-//     starts it again from it, on the same ports.
-//   - Pause and Resume stop and continue a member (SIGSTOP, SIGCONT): a
-//     paused leader neither leads nor knows it was replaced until it runs
-//     again.
-//   - Isolate cuts every raft connection between a member and the others,
-//     both ways, and Heal restores them. Every member's peer traffic goes
-//     through a proxy of this package in front of its peer port (the member
-//     advertises the proxy's address): the proxy reads the first request of
-//     each connection to learn which member dialled it (rafthttp names the
-//     sender in the X-Server-From header of every stream and pipeline
-//     request), and refuses, or closes, the connections of a cut link. A
-//     member's messages to a peer go over streams the peer dialled and over
-//     pipeline requests the member sends, so cutting both directions of each
-//     connection by its dialler silences the link whichever way a message
-//     travels.
-//   - RemoveMember removes a member from the cluster and stops it;
-//     AddMember adds a new one, with a new data directory.
+// A Cluster can be broken the ways a real one breaks, member by member (a
+// member keeps its index for the cluster's life, and a removed member's
+// index is not reused):
 //
-// Members keep their index for the cluster's life (a removed member's
-// index is not reused). In a test, use StartClusterT, or SharedT for one
-// cluster that every test of a package shares: both skip the test when
-// etcd is not installed, with a message saying how to install it, except
-// under CI (CI=true), where a missing etcd fails the test.
+//   - Kill sends a member SIGKILL and waits for it to exit. Its data
+//     directory stays; its clients' connections are reset.
+//   - Restart starts a killed member again from its data directory, on the
+//     same ports (--initial-cluster-state existing), and waits until it
+//     answers: it rejoins the cluster and catches up with the leader.
+//   - Pause and Resume stop and continue a member (SIGSTOP, SIGCONT). A
+//     paused member keeps its connections and answers nothing; a paused
+//     leader is replaced after the election timeout, and learns it only
+//     once resumed.
+//   - Isolate cuts every link between a member and the others, both ways,
+//     and Partition every link between groups of members, until Heal; the
+//     members' clients still reach them. Peer traffic goes through a proxy
+//     of this package in front of each member's peer listener (the member
+//     advertises the proxy's address as its peer URL): the proxy learns
+//     which member dialled each connection, closes the connections of a
+//     link when it is cut, and refuses new ones until Heal. Raft messages
+//     travel both ways on a member's connections (a stream a member dials
+//     carries the peer's messages to it, a pipeline request it sends
+//     carries its own), so a link is cut by cutting the connections each
+//     end dialled to the other.
+//   - RemoveMember removes a member from the cluster (asking the others),
+//     kills it and deletes its data directory; AddMember adds a new member,
+//     with the next index, a new data directory and a proxy of its own.
+//
+// The proxy learns a connection's dialler from its first request: etcd's
+// peer transport (rafthttp) names the sending member, by its id in hex, in
+// the X-Server-From header of every stream, pipeline and snapshot request.
+// Some peer requests name no one: the prober's GET /raft/probing, sent on
+// the pipeline transport, whose idle connections pipeline requests then
+// reuse; GET /version and /members; lease renewals a follower forwards to
+// the leader (POST /leases). So for a connection whose first request has no
+// X-Server-From the proxy finds the member process that holds its other
+// end, in /proc (the package runs on Linux only). A connection whose
+// dialler is still unknown is refused, or closed, while any link of the
+// member it reaches is cut.
+//
+// The members run with --pre-vote (the default from etcd 3.5 on), so a
+// member cut off and healed does not depose the leader with its raised
+// term.
+//
+// In a test, use StartClusterT, or SharedT for one cluster that all the
+// tests of a binary share: both skip the test when etcd is not installed,
+// with a message saying how to install it, except under CI (CI=true),
+// where a missing etcd fails the test. StartClusterT prints the end of
+// every member's log when the test fails.
 //
 // A Cluster's methods are safe for concurrent use.
 package etcdserver
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -44,9 +76,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
 // Install is how to get etcd on Debian, as the messages say it.
@@ -55,11 +84,17 @@ const Install = "apt-get update && apt-get install -y etcd-server"
 // ErrNotInstalled reports that no etcd is on PATH.
 var ErrNotInstalled = errors.New("etcdserver: etcd is not on PATH (install it: " + Install + ")")
 
+// ErrNotRunning reports a call that needs a member's process while it is
+// not running (after Kill and before Restart, or after Stop).
+var ErrNotRunning = errors.New("etcdserver: the member is not running")
+
 // Option configures a cluster.
 type Option func(*config)
 
 type config struct {
 	heartbeat, election time.Duration
+	snapshotCount       int
+	dataParent          string
 }
 
 // WithTimeouts sets the members' heartbeat interval and election timeout
@@ -69,98 +104,168 @@ func WithTimeouts(heartbeat, election time.Duration) Option {
 	return func(c *config) { c.heartbeat, c.election = heartbeat, election }
 }
 
+// WithSnapshotCount makes each member snapshot its state after every n
+// applied entries (--snapshot-count; etcd's default is 100000), so a test
+// can make snapshots happen. etcd 3.4 keeps 5000 entries after a snapshot,
+// so a member that lags by fewer is still caught up from the log.
+func WithSnapshotCount(n int) Option { return func(c *config) { c.snapshotCount = n } }
+
+// WithDataIn puts the members' data directories in a new directory under
+// parent (instead of the cluster's directory), which Stop removes: under
+// /dev/shm, say, to spare the members' fsyncs a busy disk. A member killed
+// with SIGKILL loses nothing the kernel holds, on any file system, so the
+// faults here need no disk; but data directories in memory that a crashed
+// test binary leaves behind (Stop never ran) hold that memory until they
+// are removed, some 120 MB a member (etcd preallocates its log).
+func WithDataIn(parent string) Option { return func(c *config) { c.dataParent = parent } }
+
 // Cluster is a running etcd cluster.
 type Cluster struct {
-	parent string
-	data   string // where the members' data directories go (memory-backed when the machine has /dev/shm)
-	cfg    config
-	token  string
+	dir   string // the cluster's directory: the members' logs
+	data  string // where the members' data directories go
+	cfg   config
+	token string
+
+	reconf sync.Mutex // held by AddMember and RemoveMember
 
 	mu      sync.Mutex
 	members []*member
-	cut     map[int]bool // isolated members
+	cut     map[[2]int]bool // cut links, as (lower index, higher index)
+	stopped bool
 }
 
-// member is one etcd process and its proxy.
+// Member describes one member of a Cluster as the harness knows it.
+type Member struct {
+	Index int
+	Name  string
+	// ID is etcd's id of the member (0 until the harness has learnt it).
+	ID uint64
+	// ClientURL is where clients reach it; PeerURL, where its peers do
+	// (its proxy, which forwards to ListenPeerURL).
+	ClientURL, PeerURL, ListenPeerURL string
+	Dir                               string // its data directory
+	LogPath                           string // its stdout and stderr
+	Pid                               int    // 0 when it is not running
+	Removed                           bool   // RemoveMember removed it
+}
+
+// member is one etcd member: its process, while it runs, and its proxy.
 type member struct {
 	index     int
 	name      string
-	dir       string
+	id        uint64
 	clientURL string
 	peerAddr  string // where the process listens for peers
 	proxy     *proxy // in front of peerAddr; its address is advertised
-	id        uint64 // the cluster's id of the member (0 until known)
-	removed   bool
-	args      []string
-	proc      *exec.Cmd
-	exited    chan struct{}
+	dir       string
 	logPath   string
+	initial   string // --initial-cluster
+	removed   bool
+	proc      *process // nil when not running
 }
 
-// StartCluster starts n members in directories under parent (a new one
-// each), waits until they have elected a leader and every one answers, and
-// returns the cluster. On error nothing is left running.
+// process is one run of etcd.
+type process struct {
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once the process has exited
+}
+
+// StartCluster starts n members (3 when n is 0) in a new directory under
+// parent ("" for the system's default), waits until they have elected a
+// leader and every one answers, and returns the cluster. If another
+// process took a port between the harness finding it free and a member
+// listening on it, it starts again on new ports. On error nothing is left
+// running.
 func StartCluster(parent string, n int, opts ...Option) (*Cluster, error) {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		var c *Cluster
+		if c, err = startCluster(parent, n, opts); !errors.Is(err, errPortTaken) {
+			return c, err
+		}
+	}
+	return nil, err
+}
+
+// errPortTaken reports that a member could not listen on its ports: some
+// other process took one after freePort found it free.
+var errPortTaken = errors.New("etcdserver: a member's port was taken")
+
+func startCluster(parent string, n int, opts []Option) (*Cluster, error) {
 	if _, err := exec.LookPath("etcd"); err != nil {
 		return nil, ErrNotInstalled
+	}
+	if n == 0 {
+		n = 3
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("etcdserver: StartCluster: %d members", n)
 	}
 	cfg := config{heartbeat: 50 * time.Millisecond, election: 500 * time.Millisecond}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	dir, err := os.MkdirTemp(parent, "etcd-cluster-")
-	if err != nil {
-		return nil, err
+	if cfg.heartbeat <= 0 || cfg.election < 5*cfg.heartbeat {
+		return nil, fmt.Errorf("etcdserver: StartCluster: heartbeat %v, election timeout %v: etcd wants the election timeout at least 5 heartbeats", cfg.heartbeat, cfg.election)
 	}
-	c := &Cluster{parent: dir, data: filepath.Join(dir, "data"), cfg: cfg, token: filepath.Base(dir), cut: map[int]bool{}}
-	// Data directories in memory: etcd fsyncs its log on every commit, and
-	// three members syncing one shared disk make every write wait tens of
-	// milliseconds. A process killed with SIGKILL loses nothing the kernel
-	// holds, on any file system, so the faults here need no disk.
-	if shm, err := os.MkdirTemp("/dev/shm", "tollgate-etcd-"); err == nil {
-		c.data = shm
+	dir, err := os.MkdirTemp(parent, "etcdserver-")
+	if err != nil {
+		return nil, fmt.Errorf("etcdserver: %w", err)
+	}
+	c := &Cluster{dir: dir, data: filepath.Join(dir, "data"), cfg: cfg, token: filepath.Base(dir), cut: map[[2]int]bool{}}
+	ok := false
+	defer func() {
+		if !ok {
+			c.Stop()
+		}
+	}()
+	if cfg.dataParent != "" {
+		if c.data, err = os.MkdirTemp(cfg.dataParent, "etcdserver-"); err != nil {
+			return nil, fmt.Errorf("etcdserver: %w", err)
+		}
 	}
 	var initial []string
 	for i := 0; i < n; i++ {
 		m, err := c.newMember(i)
 		if err != nil {
-			c.Stop()
 			return nil, err
 		}
 		c.members = append(c.members, m)
 		initial = append(initial, m.name+"="+m.proxy.url())
 	}
 	for _, m := range c.members {
-		m.args = c.args(m, strings.Join(initial, ","), "new")
-		if err := m.start(); err != nil {
-			c.Stop()
+		m.initial = strings.Join(initial, ",")
+		if err := c.launch(m, "new"); err != nil {
 			return nil, err
 		}
 	}
 	for _, m := range c.members {
-		if err := c.waitAnswers(m, 30*time.Second); err != nil {
-			c.Stop()
+		if err := c.waitAnswers(m, 0, 30*time.Second); err != nil {
 			return nil, err
 		}
 	}
 	if err := c.learnIDs(); err != nil {
-		c.Stop()
 		return nil, err
 	}
 	if _, err := c.WaitLeader(30 * time.Second); err != nil {
-		c.Stop()
-		return nil, err
+		var b strings.Builder
+		for _, m := range c.members {
+			fmt.Fprintf(&b, "\nmember %d's log ends:\n%s", m.index, m.logTail(2<<10))
+		}
+		return nil, fmt.Errorf("%w%s", err, b.String())
 	}
+	ok = true
 	return c, nil
 }
 
-// StartClusterT is StartCluster for a test: in the test's temporary
-// directory, stopped when the test ends, skipped (failed under CI=true)
-// when etcd is missing; a member's log is printed when the test fails.
+// StartClusterT is StartCluster for a test, in the test's temporary
+// directory: it skips t without etcd (fails it under CI=true), fails it on
+// any other error, prints the end of every member's log if t fails, and
+// stops the cluster when t ends.
 func StartClusterT(t testing.TB, n int, opts ...Option) *Cluster {
 	t.Helper()
 	c, err := StartCluster(t.TempDir(), n, opts...)
-	c = forTest(t, c, err)
+	forTest(t, err)
 	t.Cleanup(func() {
 		if t.Failed() {
 			c.printLogs(t)
@@ -170,7 +275,7 @@ func StartClusterT(t testing.TB, n int, opts ...Option) *Cluster {
 	return c
 }
 
-func forTest(t testing.TB, c *Cluster, err error) *Cluster {
+func forTest(t testing.TB, err error) {
 	t.Helper()
 	if errors.Is(err, ErrNotInstalled) {
 		if os.Getenv("CI") == "true" {
@@ -181,7 +286,6 @@ func forTest(t testing.TB, c *Cluster, err error) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
 }
 
 var shared struct {
@@ -191,16 +295,18 @@ var shared struct {
 }
 
 // SharedT returns the one 3-member cluster of the test binary, started on
-// first use: tests that only read and write tables of their own names
-// share it. The package's TestMain stops it (StopShared) after m.Run.
+// first use: tests that only read and write keys of their own names share
+// it, and do no faults to it. It skips t without etcd (fails it under
+// CI=true). The package's TestMain stops it (StopShared) after m.Run.
 func SharedT(t testing.TB) *Cluster {
 	t.Helper()
 	shared.Lock()
 	defer shared.Unlock()
 	if shared.c == nil && shared.err == nil {
-		shared.c, shared.err = StartCluster(os.TempDir(), 3)
+		shared.c, shared.err = StartCluster("", 3)
 	}
-	return forTest(t, shared.c, shared.err)
+	forTest(t, shared.err)
+	return shared.c
 }
 
 // StopShared stops SharedT's cluster, if it was started.
@@ -213,15 +319,17 @@ func StopShared() {
 	}
 }
 
+// printLogs logs the end of every member's log.
 func (c *Cluster) printLogs(t testing.TB) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, m := range c.members {
-		t.Logf("member %d (%s) log tail:\n%s", m.index, m.name, m.logTail())
+	ms := append([]*member(nil), c.members...)
+	c.mu.Unlock()
+	for _, m := range ms {
+		t.Logf("etcdserver: member %d (%s, %s) log, last 8 KB:\n%s", m.index, m.name, m.clientURL, m.logTail(8<<10))
 	}
 }
 
-// newMember makes member i's directory, ports and proxy (not its process).
+// newMember makes member i's ports and proxy (not its process).
 func (c *Cluster) newMember(i int) (*member, error) {
 	cp, err := freePort()
 	if err != nil {
@@ -234,120 +342,146 @@ func (c *Cluster) newMember(i int) (*member, error) {
 	m := &member{index: i, name: fmt.Sprintf("m%d", i), clientURL: fmt.Sprintf("http://127.0.0.1:%d", cp),
 		peerAddr: fmt.Sprintf("127.0.0.1:%d", pp)}
 	m.dir = filepath.Join(c.data, m.name)
-	m.logPath = filepath.Join(c.parent, m.name+".log")
+	m.logPath = filepath.Join(c.dir, m.name+".log")
 	if m.proxy, err = newProxy(c, i, m.peerAddr); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-func (c *Cluster) args(m *member, initial, state string) []string {
-	return []string{
+// args is m's command line; state is "new" or "existing".
+func (c *Cluster) args(m *member, state string) []string {
+	a := []string{
 		"--name", m.name, "--data-dir", m.dir,
 		"--listen-client-urls", m.clientURL, "--advertise-client-urls", m.clientURL,
 		"--listen-peer-urls", "http://" + m.peerAddr, "--initial-advertise-peer-urls", m.proxy.url(),
-		"--initial-cluster", initial, "--initial-cluster-state", state, "--initial-cluster-token", c.token,
+		"--initial-cluster", m.initial, "--initial-cluster-state", state, "--initial-cluster-token", c.token,
 		"--heartbeat-interval", fmt.Sprint(c.cfg.heartbeat.Milliseconds()),
 		"--election-timeout", fmt.Sprint(c.cfg.election.Milliseconds()),
 		"--logger", "zap", "--log-outputs", "stderr",
 		// As etcd 3.5 and later do by default: a member that was cut off
-		// does not depose the leader with its raised term when it returns.
+		// does not depose the leader with a raised term when it returns.
 		"--pre-vote",
 	}
+	if c.cfg.snapshotCount > 0 {
+		a = append(a, "--snapshot-count", fmt.Sprint(c.cfg.snapshotCount))
+	}
+	return a
 }
 
-func (m *member) start() error {
+// launch starts m's process (not waiting for it to answer).
+func (c *Cluster) launch(m *member, state string) error {
 	logf, err := os.OpenFile(m.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return err
+		return fmt.Errorf("etcdserver: %w", err)
 	}
-	cmd := exec.Command("etcd", m.args...)
+	cmd := exec.Command("etcd", c.args(m, state)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Killed with the test binary, even when it dies without cleaning up.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return fmt.Errorf("etcdserver: starting %s: %w", m.name, err)
+		return fmt.Errorf("etcdserver: starting member %d: %w", m.index, err)
 	}
-	exited := make(chan struct{})
+	p := &process{cmd: cmd, exited: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		logf.Close()
-		close(exited)
+		close(p.exited)
 	}()
-	m.proc, m.exited = cmd, exited
+	c.mu.Lock()
+	m.proc = p
+	c.mu.Unlock()
 	return nil
 }
 
-func (m *member) running() bool {
-	if m.proc == nil {
-		return false
+// running is m's process while it runs, or nil.
+func (c *Cluster) running(m *member) *process {
+	c.mu.Lock()
+	p := m.proc
+	c.mu.Unlock()
+	if p == nil {
+		return nil
 	}
 	select {
-	case <-m.exited:
-		return false
+	case <-p.exited:
+		return nil
 	default:
-		return true
+		return p
 	}
 }
 
-func (m *member) logTail() string {
+// kill sends m SIGKILL (which ends a stopped process too) and waits for it
+// to exit.
+func (c *Cluster) kill(m *member) error {
+	c.mu.Lock()
+	p := m.proc
+	m.proc = nil
+	c.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	_ = p.cmd.Process.Kill()
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("etcdserver: member %d (pid %d) has not exited 10 s after SIGKILL", m.index, p.cmd.Process.Pid)
+	}
+}
+
+func (m *member) logTail(n int) string {
 	b, _ := os.ReadFile(m.logPath)
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
+	if len(b) > n {
+		b = b[len(b)-n:]
 	}
 	return string(b)
 }
 
-func quietClient(endpoints []string, timeout time.Duration) (*clientv3.Client, error) {
-	return clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: timeout, Logger: zap.NewNop()})
-}
-
-// status asks member m alone for its status.
-func (c *Cluster) status(m *member, timeout time.Duration) (*clientv3.StatusResponse, error) {
-	cl, err := quietClient([]string{m.clientURL}, timeout)
+// logSize is the size of m's log now.
+func (m *member) logSize() int64 {
+	fi, err := os.Stat(m.logPath)
 	if err != nil {
-		return nil, err
+		return 0
 	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	return cl.Status(ctx, m.clientURL)
+	return fi.Size()
 }
 
-// waitAnswers waits until m answers a status request.
-func (c *Cluster) waitAnswers(m *member, d time.Duration) error {
+// waitAnswers waits until m, started when its log was from bytes long,
+// answers a status request. If it exited saying it could not listen, the
+// error is errPortTaken.
+func (c *Cluster) waitAnswers(m *member, from int64, d time.Duration) error {
 	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if !m.running() {
-			return fmt.Errorf("etcdserver: %s exited:\n%s", m.name, m.logTail())
+	for {
+		if c.running(m) == nil {
+			b, _ := os.ReadFile(m.logPath)
+			if int64(len(b)) >= from && strings.Contains(string(b[from:]), "address already in use") {
+				return fmt.Errorf("%w: member %d: %s", errPortTaken, m.index, m.logTail(1<<10))
+			}
+			return fmt.Errorf("etcdserver: member %d exited; its log ends:\n%s", m.index, m.logTail(4<<10))
 		}
-		if _, err := c.status(m, 500*time.Millisecond); err == nil {
+		_, err := status(m.clientURL, 500*time.Millisecond)
+		if err == nil {
 			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("etcdserver: member %d did not answer within %v (%v); its log ends:\n%s", m.index, d, err, m.logTail(4<<10))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Errorf("etcdserver: %s did not answer within %v:\n%s", m.name, d, m.logTail())
 }
 
 // learnIDs reads the member list and sets each member's id by its name.
 func (c *Cluster) learnIDs() error {
-	cl, err := quietClient(c.Endpoints(), 2*time.Second)
+	r, err := memberList(c.Endpoints())
 	if err != nil {
 		return err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	r, err := cl.MemberList(ctx)
-	if err != nil {
-		return fmt.Errorf("etcdserver: member list: %w", err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, pm := range r.Members {
 		for _, m := range c.members {
-			if m.name == pm.Name || (pm.Name == "" && len(pm.PeerURLs) > 0 && pm.PeerURLs[0] == m.proxy.url()) {
+			if m.name == pm.Name || (len(pm.PeerURLs) == 1 && pm.PeerURLs[0] == m.proxy.url()) {
 				m.id = pm.ID
 			}
 		}
@@ -355,22 +489,48 @@ func (c *Cluster) learnIDs() error {
 	return nil
 }
 
-// indexOf is the index of the member whose id is id, or -1.
-func (c *Cluster) indexOf(id uint64) int {
+// indexOfID is the index of the member whose id is id, or −1.
+func (c *Cluster) indexOfID(id uint64) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range c.members {
-		if m.id == id && id != 0 {
+		if id != 0 && m.id == id {
 			return m.index
 		}
 	}
 	return -1
 }
 
+// indexOfPid is the index of the member whose running process is pid, or
+// −1.
+func (c *Cluster) indexOfPid(pid int) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.members {
+		if m.proc != nil && m.proc.cmd.Process.Pid == pid {
+			return m.index
+		}
+	}
+	return -1
+}
+
+// pids are the processes of the members, running or lately exited.
+func (c *Cluster) pids() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []int
+	for _, m := range c.members {
+		if m.proc != nil {
+			out = append(out, m.proc.cmd.Process.Pid)
+		}
+	}
+	return out
+}
+
 // ElectionTimeout is the members' election timeout.
 func (c *Cluster) ElectionTimeout() time.Duration { return c.cfg.election }
 
-// Size is the number of members ever started (removed ones included):
+// Size is the number of members ever started, removed ones included:
 // every index below it names one.
 func (c *Cluster) Size() int {
 	c.mu.Lock()
@@ -378,8 +538,8 @@ func (c *Cluster) Size() int {
 	return len(c.members)
 }
 
-// Endpoints are the client URLs of the members in the cluster (not
-// removed), running or not.
+// Endpoints are the client URLs of the cluster's members (all but the
+// removed ones), running or not, in the order of their indices.
 func (c *Cluster) Endpoints() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -392,64 +552,53 @@ func (c *Cluster) Endpoints() []string {
 	return out
 }
 
-// Endpoint is member i's client URL.
-func (c *Cluster) Endpoint(i int) string {
+// Endpoint is member i's client URL. It panics if no member has index i.
+func (c *Cluster) Endpoint(i int) string { return c.Member(i).ClientURL }
+
+// Members are the indices of the cluster's members (all but the removed
+// ones), running or not.
+func (c *Cluster) Members() []int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.members[i].clientURL
-}
-
-// Leader returns the index of the member a majority of the cluster's
-// members agree leads, asking each running member alone.
-func (c *Cluster) Leader() (int, error) {
-	c.mu.Lock()
-	ms := append([]*member(nil), c.members...)
-	c.mu.Unlock()
-	votes, in := map[uint64]int{}, 0
-	for _, m := range ms {
-		if m.removed {
-			continue
-		}
-		in++
-		if !m.running() {
-			continue
-		}
-		if st, err := c.status(m, 300*time.Millisecond); err == nil && st.Leader != 0 {
-			votes[st.Leader]++
+	var out []int
+	for _, m := range c.members {
+		if !m.removed {
+			out = append(out, m.index)
 		}
 	}
-	for id, n := range votes {
-		if n > in/2 {
-			if i := c.indexOf(id); i >= 0 {
-				return i, nil
-			}
-			if err := c.learnIDs(); err == nil {
-				if i := c.indexOf(id); i >= 0 {
-					return i, nil
-				}
-			}
-		}
-	}
-	return -1, fmt.Errorf("etcdserver: no leader agreed by a majority of %d members (votes %v)", in, votes)
+	return out
 }
 
-// WaitLeader waits up to d for a leader a majority agrees on.
-func (c *Cluster) WaitLeader(d time.Duration) (int, error) {
-	deadline := time.Now().Add(d)
-	for {
-		i, err := c.Leader()
-		if err == nil || time.Now().After(deadline) {
-			return i, err
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (c *Cluster) member(i int) (*member, error) {
+// Member describes member i (removed or not). It panics if no member has
+// index i, as indexing a slice does.
+func (c *Cluster) Member(i int) Member {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if i < 0 || i >= len(c.members) {
-		return nil, fmt.Errorf("etcdserver: no member %d", i)
+		panic(fmt.Sprintf("etcdserver: Member(%d) of a cluster of %d", i, len(c.members)))
+	}
+	m := c.members[i]
+	d := Member{Index: i, Name: m.name, ID: m.id, ClientURL: m.clientURL, PeerURL: m.proxy.url(),
+		ListenPeerURL: "http://" + m.peerAddr, Dir: m.dir, LogPath: m.logPath, Removed: m.removed}
+	if m.proc != nil {
+		select {
+		case <-m.proc.exited:
+		default:
+			d.Pid = m.proc.cmd.Process.Pid
+		}
+	}
+	return d
+}
+
+// member is member i, or an error if there is none or it was removed.
+func (c *Cluster) member(i int) (*member, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return nil, ErrNotRunning
+	}
+	if i < 0 || i >= len(c.members) {
+		return nil, fmt.Errorf("etcdserver: no member %d (the cluster has had %d)", i, len(c.members))
 	}
 	if c.members[i].removed {
 		return nil, fmt.Errorf("etcdserver: member %d was removed", i)
@@ -457,202 +606,110 @@ func (c *Cluster) member(i int) (*member, error) {
 	return c.members[i], nil
 }
 
-func (c *Cluster) signal(i int, sig syscall.Signal) error {
-	m, err := c.member(i)
-	if err != nil {
-		return err
-	}
-	if !m.running() {
-		return fmt.Errorf("etcdserver: member %d is not running", i)
-	}
-	return m.proc.Process.Signal(sig)
-}
-
-// Kill sends member i SIGKILL and waits for it to exit; its data
-// directory stays, for Restart.
-func (c *Cluster) Kill(i int) error {
-	if err := c.signal(i, syscall.SIGKILL); err != nil {
-		return err
-	}
-	m, _ := c.member(i)
-	<-m.exited
-	return nil
-}
-
-// Restart starts member i again from its data directory, on its ports, and
-// waits until it answers.
-func (c *Cluster) Restart(i int) error {
-	m, err := c.member(i)
-	if err != nil {
-		return err
-	}
-	if m.running() {
-		return fmt.Errorf("etcdserver: member %d is running", i)
-	}
-	if err := m.start(); err != nil {
-		return err
-	}
-	return c.waitAnswers(m, 30*time.Second)
-}
-
-// Pause stops member i (SIGSTOP): it keeps its connections and state, and
-// does nothing until Resume.
-func (c *Cluster) Pause(i int) error { return c.signal(i, syscall.SIGSTOP) }
-
-// Resume continues member i after Pause (SIGCONT).
-func (c *Cluster) Resume(i int) error { return c.signal(i, syscall.SIGCONT) }
-
-// Isolate cuts every peer connection between member i and the others,
-// both ways (open ones are closed, new ones refused), until Heal. Its
-// clients still reach it.
-func (c *Cluster) Isolate(i int) error {
-	if _, err := c.member(i); err != nil {
-		return err
-	}
+// Leader returns the index of the member that leads the cluster now,
+// asking every running member alone for its status (members that do not
+// answer within 300 ms count as unreachable). The leader must be agreed
+// by a majority of the members that answer, and by a quorum of the
+// cluster's members, and must answer itself as the leader; otherwise
+// Leader returns an error (during an election, say, or while the old
+// leader is paused and the others still follow it).
+func (c *Cluster) Leader() (int, error) {
 	c.mu.Lock()
-	c.cut[i] = true
-	ms := append([]*member(nil), c.members...)
-	c.mu.Unlock()
-	for _, m := range ms {
-		m.proxy.enforce()
-	}
-	return nil
-}
-
-// Heal restores every link Isolate cut; the members dial again on their
-// own.
-func (c *Cluster) Heal() error {
-	c.mu.Lock()
-	c.cut = map[int]bool{}
-	c.mu.Unlock()
-	return nil
-}
-
-// blocked reports whether the link between the members at from and to is
-// cut (from −1: a connection whose sender is unknown).
-func (c *Cluster) blocked(from, to int) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cut[to] {
-		return true // an isolated member takes no peer connection at all
-	}
-	return from >= 0 && c.cut[from]
-}
-
-// RemoveMember removes member i from the cluster (asking the others), then
-// stops it and deletes its data directory.
-func (c *Cluster) RemoveMember(i int) error {
-	m, err := c.member(i)
-	if err != nil {
-		return err
-	}
-	var others []string
-	for _, o := range c.Endpoints() {
-		if o != m.clientURL {
-			others = append(others, o)
+	var ms []*member
+	for _, m := range c.members {
+		if !m.removed {
+			ms = append(ms, m)
 		}
 	}
-	cl, err := quietClient(others, 2*time.Second)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	if err := retryUnhealthy(func(ctx context.Context) error {
-		_, err := cl.MemberRemove(ctx, m.id)
-		return err
-	}); err != nil {
-		return fmt.Errorf("etcdserver: removing member %d: %w", i, err)
-	}
-	c.mu.Lock()
-	m.removed = true
 	c.mu.Unlock()
-	if m.running() {
-		_ = m.proc.Process.Signal(syscall.SIGKILL)
-		<-m.exited
+	type answer struct {
+		self, leader uint64
+		ok           bool
 	}
-	m.proxy.close()
-	return os.RemoveAll(m.dir)
+	answers := make([]answer, len(ms))
+	var wg sync.WaitGroup
+	for k, m := range ms {
+		if c.running(m) == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if st, err := status(m.clientURL, 300*time.Millisecond); err == nil && st.Header != nil {
+				answers[k] = answer{self: st.Header.MemberId, leader: st.Leader, ok: true}
+			}
+		}()
+	}
+	wg.Wait()
+	votes, reachable, claims := map[uint64]int{}, 0, map[uint64]bool{}
+	for _, a := range answers {
+		if !a.ok {
+			continue
+		}
+		reachable++
+		if a.leader != 0 {
+			votes[a.leader]++
+		}
+		if a.leader == a.self {
+			claims[a.self] = true
+		}
+	}
+	for id, n := range votes {
+		if 2*n <= reachable || 2*n <= len(ms) || !claims[id] {
+			continue
+		}
+		i := c.indexOfID(id)
+		if i < 0 {
+			if err := c.learnIDs(); err == nil {
+				i = c.indexOfID(id)
+			}
+		}
+		if i >= 0 {
+			return i, nil
+		}
+	}
+	var claimed []string
+	for id := range claims {
+		claimed = append(claimed, fmt.Sprintf("%x", id))
+	}
+	return -1, fmt.Errorf("etcdserver: no leader agreed by a majority of %d members (%d answered; votes by member id %x; claimed by %v)", len(ms), reachable, votes, claimed)
 }
 
-// retryUnhealthy runs a reconfiguration until it takes, for up to 15 s:
-// etcd refuses one that would leave fewer members active than a quorum
-// ("unhealthy cluster"), as it is just after a member rejoined.
-func retryUnhealthy(reconfigure func(ctx context.Context) error) error {
-	deadline := time.Now().Add(15 * time.Second)
+// WaitLeader waits up to d for Leader to name one, and returns it.
+func (c *Cluster) WaitLeader(d time.Duration) (int, error) {
+	deadline := time.Now().Add(d)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := reconfigure(ctx)
-		cancel()
-		if err == nil || time.Now().After(deadline) || !strings.Contains(err.Error(), "unhealthy cluster") {
-			return err
+		i, err := c.Leader()
+		if err == nil {
+			return i, nil
 		}
-		time.Sleep(100 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return -1, fmt.Errorf("%w (waited %v)", err, d)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-// AddMember adds a new member to the cluster, with a new data directory,
-// starts it and waits until it answers; it returns the new member's index.
-func (c *Cluster) AddMember() (int, error) {
-	c.mu.Lock()
-	i := len(c.members)
-	c.mu.Unlock()
-	m, err := c.newMember(i)
-	if err != nil {
-		return -1, err
-	}
-	cl, err := quietClient(c.Endpoints(), 2*time.Second)
-	if err != nil {
-		return -1, err
-	}
-	defer cl.Close()
-	var r *clientv3.MemberAddResponse
-	if err := retryUnhealthy(func(ctx context.Context) (err error) {
-		r, err = cl.MemberAdd(ctx, []string{m.proxy.url()})
-		return err
-	}); err != nil {
-		m.proxy.close()
-		return -1, fmt.Errorf("etcdserver: adding a member: %w", err)
-	}
-	m.id = r.Member.ID
-	var initial []string
-	for _, pm := range r.Members {
-		name := pm.Name
-		if pm.ID == m.id {
-			name = m.name
-		}
-		for _, u := range pm.PeerURLs {
-			initial = append(initial, name+"="+u)
-		}
-	}
-	m.args = c.args(m, strings.Join(initial, ","), "existing")
-	c.mu.Lock()
-	c.members = append(c.members, m)
-	c.mu.Unlock()
-	if err := m.start(); err != nil {
-		return -1, err
-	}
-	return i, c.waitAnswers(m, 30*time.Second)
-}
-
-// Stop kills every member, closes every proxy and deletes the data
-// directories (the members' logs stay under parent). It may be called more
-// than once.
+// Stop kills every member, closes every proxy and deletes the cluster's
+// directories, logs included. Calls after the first do nothing.
 func (c *Cluster) Stop() {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return
+	}
+	c.stopped = true
 	ms := append([]*member(nil), c.members...)
 	c.mu.Unlock()
 	for _, m := range ms {
-		if m.running() {
-			_ = m.proc.Process.Signal(syscall.SIGCONT)
-			_ = m.proc.Process.Signal(syscall.SIGKILL)
-			<-m.exited
-		}
+		_ = c.kill(m) // best effort: the directories go either way
 		m.proxy.close()
 	}
 	_ = os.RemoveAll(c.data)
+	_ = os.RemoveAll(c.dir)
 }
 
 func freePort() (int, error) {

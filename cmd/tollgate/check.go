@@ -12,6 +12,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/tollgate/tollgate/etcdserver"
 	"github.com/tollgate/tollgate/internal/mainjob"
 	"github.com/tollgate/tollgate/redisserver"
 )
@@ -71,9 +72,10 @@ flags:
 	fs.StringVar(&replay, "replay", "", "check a history file written by an earlier run instead of recording")
 	fs.Float64Var(&c.SeqShare, "seq-share", c.SeqShare, "share of each primitive's budget spent on the sequential differential check (0 to skip it)")
 	fs.DurationVar(&c.Progress, "progress", c.Progress, "interval between progress lines (0: none)")
-	fs.StringVar(&c.Backend, "backend", c.Backend, "memory (the tables of impl/ in this process), redis (impl/redis on a redis-server) or redis-cluster (impl/redis on a Redis Cluster)")
+	fs.StringVar(&c.Backend, "backend", c.Backend, "memory (the tables of impl/ in this process), redis (impl/redis on a redis-server), redis-cluster (impl/redis on a Redis Cluster) or etcd (impl/etcd on an etcd cluster)")
 	fs.StringVar(&c.RedisAddr, "redis", "", "with -backend redis: the server for the workloads (empty: a throwaway redis-server); with redis-cluster: node addresses, comma-separated (empty: a throwaway cluster of 3 primaries with a replica each); the fault workloads always start their own on loopback")
-	fs.StringVar(&c.Faults, "faults", c.Faults, "with -backend redis or redis-cluster: the fault workloads to run after the others (the cluster-* ones are redis-cluster's), comma-separated, or all, or none")
+	fs.StringVar(&c.EtcdEndpoints, "etcd", "", "with -backend etcd: the cluster's client URLs, comma-separated (empty: a throwaway cluster of 3 members on loopback); the fault workloads always start their own")
+	fs.StringVar(&c.Faults, "faults", c.Faults, "with -backend redis, redis-cluster or etcd: the fault workloads to run after the others (the cluster-* ones are redis-cluster's), comma-separated, or all, or none")
 	fs.DurationVar(&c.CallTimeout, "call-timeout", c.CallTimeout, "with -backend redis or redis-cluster: each call's budget in the fault workloads; a call not answered in it has an unknown outcome")
 	if err := fs.Parse(args); err != nil {
 		return c, "", err
@@ -114,6 +116,16 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			}
 			defer stop()
 			c.RedisAddr = addr
+		}
+		if c.EtcdEndpoints == "" && c.Backend == "etcd" {
+			cl, serr := etcdserver.StartCluster(os.TempDir(), 3)
+			if serr != nil {
+				fmt.Fprintln(stderr, "check:", serr)
+				return exitUsage
+			}
+			stopOnSignal(cl, "the etcd cluster")
+			defer cl.Stop()
+			c.EtcdEndpoints = strings.Join(cl.Endpoints(), ",")
 		}
 		v, err = mainjob.Run(c, stdout)
 	}

@@ -8,9 +8,13 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/tollgate/tollgate/conform"
+	"github.com/tollgate/tollgate/etcdserver"
+	"github.com/tollgate/tollgate/impl/etcd/econn"
 	"github.com/tollgate/tollgate/impl/redis/rconn"
+	"github.com/tollgate/tollgate/internal/etcdsut"
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/redissut"
 	"github.com/tollgate/tollgate/redisserver"
@@ -27,9 +31,10 @@ func init() {
 func runDriver(args []string) int {
 	fs := flag.NewFlagSet("driver", flag.ContinueOnError)
 	mutant := fs.String("mutant", "", "serve a deliberately broken implementation (a fault name, see internal/fault)")
-	backend := fs.String("backend", "memory", "memory (impl/ in this process), redis (impl/redis, on a redis-server) or redis-cluster (impl/redis on a Redis Cluster)")
+	backend := fs.String("backend", "memory", "memory (impl/ in this process), redis (impl/redis, on a redis-server), redis-cluster (impl/redis on a Redis Cluster) or etcd (impl/etcd on an etcd cluster)")
+	etcdAddr := fs.String("etcd", "", "with -backend etcd: the cluster's client URLs, comma-separated (empty: start a throwaway cluster of 3 members on loopback, and stop it on exit)")
 	addr := fs.String("redis", "", "with -backend redis: the server's host:port; with -backend redis-cluster: comma-separated addresses of cluster nodes (empty: start a throwaway server, or a cluster of 3 primaries with a replica each, and stop it on exit)")
-	timeout := fs.Duration("timeout", 2*time.Second, "with -backend redis: each call's budget; a call not answered in it is answered \"unknown\"")
+	timeout := fs.Duration("timeout", 2*time.Second, "with a server backend: each call's budget; a call not answered in it is answered \"unknown\"")
 	fs.Usage = func() {
 		fmt.Fprint(os.Stderr, `usage: tollgate driver [flags]
 
@@ -62,8 +67,8 @@ flags:
 	var tables conform.Tables
 	switch *backend {
 	case "memory":
-		if faults.Redis() {
-			fmt.Fprintf(os.Stderr, "tollgate driver: -mutant %s is a mutant of the Redis backend: add -backend redis\n", faults)
+		if faults.Server() {
+			fmt.Fprintf(os.Stderr, "tollgate driver: -mutant %s is a mutant of a server backend: add -backend redis or -backend etcd\n", faults)
 			return 2
 		}
 		tables = conform.InProcess(faults)
@@ -79,8 +84,20 @@ flags:
 		}
 		defer stop()
 		tables = redissut.DriverTables(newClient, faults, *timeout)
+	case "etcd":
+		if faults != fault.None && !faults.Etcd() {
+			fmt.Fprintf(os.Stderr, "tollgate driver: -mutant %s is not a mutant of the etcd backend\n", faults)
+			return 2
+		}
+		c, stop, err := etcdClient(*etcdAddr, *timeout)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tollgate driver:", err)
+			return 1
+		}
+		defer stop()
+		tables = etcdsut.DriverTables(c, faults, *timeout)
 	default:
-		fmt.Fprintf(os.Stderr, "tollgate driver: -backend %q must be memory, redis or redis-cluster\n", *backend)
+		fmt.Fprintf(os.Stderr, "tollgate driver: -backend %q must be memory, redis, redis-cluster or etcd\n", *backend)
 		return 2
 	}
 	if err := conform.Serve(os.Stdin, os.Stdout, os.Stderr, tables); err != nil {
@@ -88,6 +105,30 @@ flags:
 		return 1
 	}
 	return 0
+}
+
+// etcdClient is how the driver reaches etcd: a client of the cluster at
+// endpoints (comma-separated), having started a throwaway cluster of 3
+// members when endpoints is empty, and what closes the client and stops
+// the cluster.
+func etcdClient(endpoints string, timeout time.Duration) (*clientv3.Client, func(), error) {
+	stop := func() {}
+	eps := strings.Split(endpoints, ",")
+	if endpoints == "" {
+		cl, err := etcdserver.StartCluster(os.TempDir(), 3)
+		if err != nil {
+			return nil, nil, err
+		}
+		stopOnSignal(cl, "the etcd cluster")
+		stop, eps = cl.Stop, cl.Endpoints()
+		fmt.Fprintf(os.Stderr, "tollgate driver: started an etcd cluster of 3 members (%s)\n", strings.Join(eps, ","))
+	}
+	c, err := econn.NewClient(clientv3.Config{Endpoints: eps, DialTimeout: timeout})
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return c, func() { _ = c.Close(); stop() }, nil
 }
 
 // redisClients is how the driver reaches Redis: a maker of clients of the

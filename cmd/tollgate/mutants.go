@@ -92,8 +92,9 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 }
 
 // listTables is --list: the README's mutant tables for faults with a
-// column per layer of layers (and the Redis mutants' table when redis is
-// set) written to stdout, or rewritten in the file readme.
+// column per layer of layers (and the table of the server-backed mutants,
+// Redis and etcd, when redis is set) written to stdout, or rewritten in
+// the file readme.
 func listTables(stdout, stderr io.Writer, readme string, faults []fault.Fault, layers []mutant.Layer, redis bool) int {
 	if readme != "" {
 		changed, err := mutant.RewriteReadme(readme)

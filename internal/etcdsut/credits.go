@@ -15,9 +15,95 @@ import (
 
 	"github.com/tollgate/tollgate/impl/credits"
 	ecredits "github.com/tollgate/tollgate/impl/etcd/credits"
+	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/sut"
 	"github.com/tollgate/tollgate/model"
 )
+
+// etcdCreditsTable is what Credits uses of a credit table of
+// impl/etcd/credits or of a mutant of it (tables_gen.go builds either),
+// with the holder erased to any: each mutant, a copy of the package, has a
+// Holder type of its own. Its value types are impl/credits's in both.
+type etcdCreditsTable interface {
+	NewHolder(ctx context.Context, ttl time.Duration) (any, error)
+	Renew(ctx context.Context, h any) error
+	Exit(ctx context.Context, h any) error
+	Reserve(ctx context.Context, h any, c credits.Class) (credits.Token, credits.Result, error)
+	EnqueueAt(ctx context.Context, nowMs int64, h any, tok credits.Token, payload string) (credits.Result, error)
+	Take(ctx context.Context, tok credits.Token) (string, bool, error)
+	Finish(ctx context.Context, tok credits.Token) (bool, error)
+	Release(ctx context.Context, h any, tok credits.Token) (bool, error)
+	Sweep(ctx context.Context) (int, error)
+	Enqueued(ctx context.Context) ([]ecredits.Entry, error)
+	Snapshot(ctx context.Context) (credits.Snapshot, error)
+	Destroy(ctx context.Context) error
+}
+
+// etcdCreditsOf is the method set of *impl/etcd/credits.Table, whose
+// holder is H; every mutant's table has it with its own *Holder.
+type etcdCreditsOf[H any] interface {
+	NewHolder(ctx context.Context, ttl time.Duration) (H, error)
+	Renew(ctx context.Context, h H) error
+	Exit(ctx context.Context, h H) error
+	Reserve(ctx context.Context, h H, c credits.Class) (credits.Token, credits.Result, error)
+	EnqueueAt(ctx context.Context, nowMs int64, h H, tok credits.Token, payload string) (credits.Result, error)
+	Take(ctx context.Context, tok credits.Token) (string, bool, error)
+	Finish(ctx context.Context, tok credits.Token) (bool, error)
+	Release(ctx context.Context, h H, tok credits.Token) (bool, error)
+	Sweep(ctx context.Context) (int, error)
+	Enqueued(ctx context.Context) ([]ecredits.Entry, error)
+	Snapshot(ctx context.Context) (credits.Snapshot, error)
+	Destroy(ctx context.Context) error
+}
+
+var _ etcdCreditsOf[*ecredits.Holder] = (*ecredits.Table)(nil)
+
+// etcdCredits erases the holder type of a table t: a holder it is given
+// must be one t made (a defect otherwise, which panics).
+type etcdCredits[H any] struct{ t etcdCreditsOf[H] }
+
+func (e etcdCredits[H]) NewHolder(ctx context.Context, ttl time.Duration) (any, error) {
+	h, err := e.t.NewHolder(ctx, ttl)
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func (e etcdCredits[H]) Renew(ctx context.Context, h any) error { return e.t.Renew(ctx, h.(H)) }
+func (e etcdCredits[H]) Exit(ctx context.Context, h any) error  { return e.t.Exit(ctx, h.(H)) }
+
+func (e etcdCredits[H]) Reserve(ctx context.Context, h any, c credits.Class) (credits.Token, credits.Result, error) {
+	return e.t.Reserve(ctx, h.(H), c)
+}
+
+func (e etcdCredits[H]) EnqueueAt(ctx context.Context, nowMs int64, h any, tok credits.Token, payload string) (credits.Result, error) {
+	return e.t.EnqueueAt(ctx, nowMs, h.(H), tok, payload)
+}
+
+func (e etcdCredits[H]) Take(ctx context.Context, tok credits.Token) (string, bool, error) {
+	return e.t.Take(ctx, tok)
+}
+
+func (e etcdCredits[H]) Finish(ctx context.Context, tok credits.Token) (bool, error) {
+	return e.t.Finish(ctx, tok)
+}
+
+func (e etcdCredits[H]) Release(ctx context.Context, h any, tok credits.Token) (bool, error) {
+	return e.t.Release(ctx, h.(H), tok)
+}
+
+func (e etcdCredits[H]) Sweep(ctx context.Context) (int, error) { return e.t.Sweep(ctx) }
+
+func (e etcdCredits[H]) Enqueued(ctx context.Context) ([]ecredits.Entry, error) {
+	return e.t.Enqueued(ctx)
+}
+
+func (e etcdCredits[H]) Snapshot(ctx context.Context) (credits.Snapshot, error) {
+	return e.t.Snapshot(ctx)
+}
+
+func (e etcdCredits[H]) Destroy(ctx context.Context) error { return e.t.Destroy(ctx) }
 
 // HolderTTL is the lease every model holder is granted: long enough that no
 // lease of a run expires by itself, so that, as in the model, only an exit
@@ -39,7 +125,7 @@ const HolderTTL = time.Hour
 // ecredits.ErrUnknown or ErrNotSent); the output is then meaningless.
 // Credits is safe for concurrent use.
 type Credits struct {
-	table *ecredits.Table
+	table etcdCreditsTable
 
 	mu      sync.Mutex
 	holders map[model.HolderID]*holder
@@ -48,22 +134,34 @@ type Credits struct {
 
 type holder struct {
 	mu     sync.Mutex
-	h      *ecredits.Holder
+	h      any // a holder of the table's package
 	exited bool
 }
 
 // NewCredits returns an adapter over the credit table called name, on c
-// (which stays the caller's). The table stays in the cluster.
-func NewCredits(ctx context.Context, c *clientv3.Client, name string) (*Credits, error) {
-	t, err := ecredits.NewFromClient(ctx, c, name)
+// (which stays the caller's), of f's package (fault.None: the real
+// implementation; otherwise a fault of impl/etcd/credits, whose mutant
+// package tables_gen.go builds). The table stays in the cluster.
+func NewCredits(ctx context.Context, f fault.Fault, c *clientv3.Client, name string) (*Credits, error) {
+	if f != fault.None && (!f.Etcd() || !f.Credits()) {
+		return nil, fmt.Errorf("etcdsut: %v is not a fault of the etcd credit table", f)
+	}
+	t, err := newEtcdCredits(ctx, f, c, name)
 	if err != nil {
 		return nil, err
 	}
 	return &Credits{table: t, holders: map[model.HolderID]*holder{}}, nil
 }
 
-// Table is the table the adapter drives.
-func (s *Credits) Table() *ecredits.Table { return s.table }
+// Table is the table the adapter drives when it is the real one (built
+// for fault.None), and nil when it is a mutant's.
+func (s *Credits) Table() *ecredits.Table {
+	if e, ok := s.table.(etcdCredits[*ecredits.Holder]); ok {
+		t, _ := e.t.(*ecredits.Table)
+		return t
+	}
+	return nil
+}
 
 func (s *Credits) slot(id model.HolderID) *holder {
 	if id == 0 {
@@ -80,7 +178,7 @@ func (s *Credits) slot(id model.HolderID) *holder {
 }
 
 // holder returns the holder standing for id, made on first use.
-func (s *Credits) holder(ctx context.Context, id model.HolderID) (*ecredits.Holder, error) {
+func (s *Credits) holder(ctx context.Context, id model.HolderID) (any, error) {
 	h := s.slot(id)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -120,7 +218,7 @@ func (s *Credits) Apply(ctx context.Context, in model.CrInput[string]) (model.Cr
 		tok = s.epochs.Token(in.Token)
 	}
 	var err error
-	var h *ecredits.Holder
+	var h any
 	switch in.Kind {
 	case model.CrReserve, model.CrEnqueue, model.CrRelease:
 		if h, err = s.holder(ctx, in.Holder); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tollgate/tollgate/conform"
 	"github.com/tollgate/tollgate/impl/etcd/econn"
+	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/model"
 )
 
@@ -20,23 +21,35 @@ import (
 // table's epochs through as issued) on c's cluster: the protocol's table
 // name N is the etcd table named by a prefix random to this driver and N,
 // so drivers sharing a cluster never meet, and each call waits at most
-// timeout for its answer. A call that got no answer (econn.ErrUnknown), or
+// timeout for its answer. A mutant of an etcd table (f) is served for its
+// primitive; the other primitive is real. A call that got no answer (econn.ErrUnknown), or
 // could not be sent in ten tries 50 ms apart, is answered "unknown" (the
 // error is made by conform.OutcomeUnknown).
-func DriverTables(c *clientv3.Client, timeout time.Duration) conform.Tables {
+func DriverTables(c *clientv3.Client, f fault.Fault, timeout time.Duration) conform.Tables {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return &tables{c: c, timeout: timeout, prefix: "driver-" + hex.EncodeToString(b[:]) + "-"}
+	return &tables{c: c, f: f, timeout: timeout, prefix: "driver-" + hex.EncodeToString(b[:]) + "-"}
 }
 
 type tables struct {
 	c       *clientv3.Client
+	f       fault.Fault
 	timeout time.Duration
 	prefix  string
 }
 
+// fault is the fault the tables of a primitive (credits, or the token
+// bucket) are built with: f when it is a fault of that etcd table, else
+// None.
+func (r *tables) fault(credits bool) fault.Fault {
+	if r.f != fault.None && r.f.Etcd() && r.f.Credits() == credits {
+		return r.f
+	}
+	return fault.None
+}
+
 func (r *tables) TB(name string) (conform.TBTable, error) {
-	t, err := NewTokenBucket(r.c, r.prefix+"tb-"+name)
+	t, err := NewTokenBucket(r.fault(false), r.c, r.prefix+"tb-"+name)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +57,9 @@ func (r *tables) TB(name string) (conform.TBTable, error) {
 }
 
 func (r *tables) Cr(name string) (conform.CrTable, error) {
-	t, err := send(r.timeout, func(ctx context.Context) (*Credits, error) { return NewCredits(ctx, r.c, r.prefix+"cr-"+name) })
+	t, err := send(r.timeout, func(ctx context.Context) (*Credits, error) {
+		return NewCredits(ctx, r.fault(true), r.c, r.prefix+"cr-"+name)
+	})
 	if err != nil {
 		return nil, err
 	}

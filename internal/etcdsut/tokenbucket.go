@@ -8,19 +8,40 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	etokenbucket "github.com/tollgate/tollgate/impl/etcd/tokenbucket"
+	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/model"
 )
 
-// TokenBucket applies model token-bucket inputs to an etcd-backed table, as
-// sut.TokenBucket does to an in-memory one. It is safe for concurrent use.
+// etcdTokenbucketTable is the method set of *etokenbucket.Table that
+// TokenBucket uses. Every mutant of impl/etcd/tokenbucket has it too (a
+// copy of the package, whose Limits and ArgError are impl/tokenbucket's).
+type etcdTokenbucketTable interface {
+	TakeAt(ctx context.Context, nowMs int64, key string, lim etokenbucket.Limits, cost float64) (float64, bool, error)
+	PeekAt(ctx context.Context, nowMs int64, key string, lim etokenbucket.Limits) (float64, error)
+	RetryAfterAt(ctx context.Context, nowMs int64, key string, lim etokenbucket.Limits, cost float64) (int64, error)
+	Reset(ctx context.Context, key string) error
+	ResetAll(ctx context.Context) error
+	ReclaimAt(ctx context.Context, nowMs int64, lim etokenbucket.Limits) (int, error)
+}
+
+var _ etcdTokenbucketTable = (*etokenbucket.Table)(nil)
+
+// TokenBucket applies model token-bucket inputs to an etcd-backed table
+// (impl/etcd/tokenbucket, or a mutant of it), as sut.TokenBucket does to an
+// in-memory one. It is safe for concurrent use.
 type TokenBucket struct {
-	table *etokenbucket.Table
+	table etcdTokenbucketTable
 }
 
 // NewTokenBucket returns an adapter over the table called name, on c (which
-// stays the caller's).
-func NewTokenBucket(c *clientv3.Client, name string) (*TokenBucket, error) {
-	t, err := etokenbucket.NewFromClient(c, name)
+// stays the caller's), of f's package (fault.None: the real implementation;
+// otherwise a fault of impl/etcd/tokenbucket, whose mutant package
+// tables_gen.go builds).
+func NewTokenBucket(f fault.Fault, c *clientv3.Client, name string) (*TokenBucket, error) {
+	if f != fault.None && (!f.Etcd() || f.Credits()) {
+		return nil, fmt.Errorf("etcdsut: %v is not a fault of the etcd token bucket", f)
+	}
+	t, err := newEtcdTokenbucket(f, c, name)
 	if err != nil {
 		return nil, err
 	}

@@ -123,7 +123,7 @@ func (o Options) Check() error {
 	if o.Bound < 0 || o.Depth < 1 {
 		return fmt.Errorf("explore: -bound must be >= 0 and -depth >= 1")
 	}
-	if o.Fault != fault.None && o.Fault.Redis() {
+	if o.Fault != fault.None && o.Fault.Server() {
 		return fmt.Errorf("explore: -mutant: %s is a mutant of %s; the explorer drives in-memory tables only", o.Fault, o.Fault.Package())
 	}
 	return nil

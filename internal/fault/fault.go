@@ -4,8 +4,8 @@
 // (internal/mutants/patches/<name>.patch); go generate turns each patch into
 // a mutant package, and internal/sut builds a table of the package a Fault
 // names. impl/ itself holds only the correct algorithm. The faults of the
-// Redis-backed tables (AllRedis) are kept apart from the in-memory ones
-// (All): their checks need a server.
+// Redis-backed tables (AllRedis) and of the etcd-backed ones (AllEtcd) are
+// kept apart from the in-memory ones (All): their checks need a server.
 //
 // None, the zero Fault, is the correct implementation.
 package fault
@@ -54,8 +54,9 @@ func (f Fault) String() string {
 
 // Package is the directory of the package of impl/ that f's patch changes,
 // by its name's prefix: "impl/credits" (cr-), "impl/tokenbucket" (tb-),
-// "impl/redis/tokenbucket" (rtb-), "impl/redis/credits" (rcr-); "" for
-// None and for a value that names no fault.
+// "impl/redis/tokenbucket" (rtb-), "impl/redis/credits" (rcr-),
+// "impl/etcd/tokenbucket" (etb-), "impl/etcd/credits" (ecr-); "" for None
+// and for a value that names no fault.
 func (f Fault) Package() string {
 	if f == None || f >= numFaults {
 		return ""
@@ -63,30 +64,46 @@ func (f Fault) Package() string {
 	return rows[f].pkg
 }
 
-// Credits reports whether f is a fault of a credit table, in memory or in
-// Redis (otherwise it is a token-bucket fault).
+// Credits reports whether f is a fault of a credit table, in memory or on
+// a server (otherwise it is a token-bucket fault).
 func (f Fault) Credits() bool { return path.Base(f.Package()) == "credits" }
 
 // Redis reports whether f is a fault of a Redis-backed table
 // (impl/redis/...), whose checks need a redis-server.
 func (f Fault) Redis() bool { return strings.HasPrefix(f.Package(), "impl/redis/") }
 
+// Etcd reports whether f is a fault of an etcd-backed table
+// (impl/etcd/...), whose checks need an etcd cluster.
+func (f Fault) Etcd() bool { return strings.HasPrefix(f.Package(), "impl/etcd/") }
+
+// Server reports whether f is a fault of a server-backed table (Redis or
+// etcd): the in-process layers cannot run it.
+func (f Fault) Server() bool { return f.Redis() || f.Etcd() }
+
 // All lists every fault of the in-memory tables (impl/credits,
 // impl/tokenbucket) in declaration order: the faults every in-process
 // checking layer runs against.
-func All() []Fault { return list(false) }
+func All() []Fault { return list(func(f Fault) bool { return !f.Server() }) }
 
 // AllRedis lists every fault of the Redis-backed tables in declaration
 // order.
-func AllRedis() []Fault { return list(true) }
+func AllRedis() []Fault { return list(Fault.Redis) }
 
-// Every lists All, then AllRedis.
-func Every() []Fault { return append(All(), AllRedis()...) }
+// AllEtcd lists every fault of the etcd-backed tables in declaration
+// order.
+func AllEtcd() []Fault { return list(Fault.Etcd) }
 
-func list(redis bool) []Fault {
+// AllServer lists AllRedis, then AllEtcd: the faults whose checks need a
+// server, each saying what kills it (KilledBy).
+func AllServer() []Fault { return append(AllRedis(), AllEtcd()...) }
+
+// Every lists All, then AllRedis, then AllEtcd.
+func Every() []Fault { return append(All(), AllServer()...) }
+
+func list(keep func(Fault) bool) []Fault {
 	var out []Fault
 	for f := Fault(1); f < numFaults; f++ {
-		if f.Redis() == redis {
+		if keep(f) {
 			out = append(out, f)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 func Layers() []string { return slices.Clone(layerNames) }
 
 // CaughtBy reports whether layer is expected to kill f: whether f's patch
-// names it on its Caught-by line. A fault of a Redis-backed table names
+// names it on its Caught-by line. A fault of a server-backed table names
 // none (the in-process layers cannot run it), nor does None. CaughtBy
 // panics if layer is not one of Layers, which is a defect of the caller.
 func (f Fault) CaughtBy(layer string) bool {
@@ -59,8 +59,8 @@ func (f Fault) Spin() string {
 	return rows[f].spin
 }
 
-// KilledBy says, for a fault of a Redis-backed table, what kills it (the
-// checks that need a server); "" for the others.
+// KilledBy says, for a fault of a server-backed table (Redis or etcd),
+// what kills it (the checks that need a server); "" for the others.
 func (f Fault) KilledBy() string {
 	if !f.known() {
 		return ""
@@ -110,9 +110,9 @@ func Table(w io.Writer, fs []Fault, layers []string) error {
 	return err
 }
 
-// RedisTable writes the README's table of the Redis mutants fs: the mutant,
-// its bug and what kills it.
-func RedisTable(w io.Writer, fs []Fault) error {
+// ServerTable writes the README's table of the server-backed mutants fs
+// (Redis and etcd): the mutant, its bug and what kills it.
+func ServerTable(w io.Writer, fs []Fault) error {
 	var b strings.Builder
 	writeHead(&b, []string{"mutant", "the bug", "killed by"})
 	for _, f := range fs {

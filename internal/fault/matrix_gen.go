@@ -131,10 +131,33 @@ const (
 	// CrExhaustedStateOnly: exhausted compares the states its two scans read,
 	// not the row words, so a row recycled between them looks unchanged
 	CrExhaustedStateOnly Fault = 35
+
+	// Faults of impl/etcd/tokenbucket: their checks need an etcd cluster, so All leaves
+	// them out and AllEtcd lists them.
+
+	// ETBTakeNoCompare: the etcd take commits its Txn without comparing the
+	// bucket's ModRevision, so concurrent takes from one bucket overwrite each
+	// other.
+	ETBTakeNoCompare Fault = 36
+	// ETBRetryOnUnknown: an etcd take whose Txn got no answer (ErrUnknown)
+	// reads and commits again, so a take that had committed is taken twice.
+	ETBRetryOnUnknown Fault = 37
+
+	// Faults of impl/etcd/credits: their checks need an etcd cluster, so All leaves
+	// them out and AllEtcd lists them.
+
+	// ECRReserveNoCompare: the etcd reserve commits without comparing the rows
+	// it read, so two reservers that read one free row both claim it under one
+	// epoch.
+	ECRReserveNoCompare Fault = 38
+	// ECRLeaseByCallerClock: the etcd Sweep frees a reservation when the lease
+	// end the holder stamped on its own clock has passed on the sweeper's,
+	// whatever the renewals the cluster saw.
+	ECRLeaseByCallerClock Fault = 39
 )
 
 // numFaults is one more than the largest fault.
-const numFaults Fault = 36
+const numFaults Fault = 40
 
 // layerNames are the layers a patch's Caught-by line may name, in the
 // order of the README's mutant table.
@@ -358,5 +381,25 @@ var rows = [...]row{
 		bug:      "reserve's exhaustion check compares row states, not generations: a row recycled between the scans looks unchanged",
 		caughtBy: []string{"explore"},
 		measured: []figure{{"explore", "C2 656 ms (directed)"}},
+	},
+	ETBTakeNoCompare: {
+		name: "etb-take-no-compare", pkg: "impl/etcd/tokenbucket",
+		bug:      "a put without its compare (read-modify-write, lost update)",
+		killedBy: "conform (T11, concurrent suite); `TestEtcdTakeComparesTheBucket` (8 takers admit more than the 100 tokens of a bucket that never refills)",
+	},
+	ETBRetryOnUnknown: {
+		name: "etb-retry-on-unknown", pkg: "impl/etcd/tokenbucket",
+		bug:      "a Txn retried after its outcome was unknown",
+		killedBy: "`TestEtcdLostAnswerIsUnknown` (a take whose answer is lost after it committed takes 2 tokens of cost 1)",
+	},
+	ECRReserveNoCompare: {
+		name: "ecr-reserve-no-compare", pkg: "impl/etcd/credits",
+		bug:      "a put without its compare (two reservers win one slot)",
+		killedBy: "conform (C3, concurrent suite: one epoch handed to two reservers)",
+	},
+	ECRLeaseByCallerClock: {
+		name: "ecr-lease-by-caller-clock", pkg: "impl/etcd/credits",
+		bug:      "the lease judged by the caller's clock, not the cluster",
+		killedBy: "`TestEtcdSweepSparesRenewedHolder` (a holder of ttl 2 s that renews every 500 ms has its reservation swept after 2.5 s)",
 	},
 }

@@ -6,8 +6,9 @@ import (
 )
 
 // TestMatrix: every in-memory fault is a mutant some layer must kill and
-// says what its bug is; every Redis fault says what kills it and names no
-// in-process layer; None is caught by nothing.
+// says what its bug is; every fault of a server-backed table (Redis or
+// etcd) says what kills it and names no in-process layer; None is caught
+// by nothing.
 func TestMatrix(t *testing.T) {
 	for _, f := range All() {
 		n := 0
@@ -20,10 +21,10 @@ func TestMatrix(t *testing.T) {
 			t.Errorf("%v: caught by %d layers, bug %q, killed-by %q", f, n, f.Bug(), f.KilledBy())
 		}
 	}
-	for _, f := range AllRedis() {
+	for _, f := range AllServer() {
 		for _, l := range Layers() {
 			if f.CaughtBy(l) || f.Measured(l) != "" {
-				t.Errorf("%v: a Redis fault caught by or measured on %s", f, l)
+				t.Errorf("%v: a server fault caught by or measured on %s", f, l)
 			}
 		}
 		if f.KilledBy() == "" || f.Bug() == "" {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tollgate/tollgate/etcdcheck"
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/linearizability"
 	"github.com/tollgate/tollgate/redischeck"
@@ -40,8 +41,8 @@ type Config struct {
 	SeqShare float64
 	// Progress is the interval between progress lines (0: none).
 	Progress time.Duration
-	// Backend is memory (impl/ in this process), redis (impl/redis) or
-	// redis-cluster (impl/redis on a Redis Cluster).
+	// Backend is memory (impl/ in this process), redis (impl/redis),
+	// redis-cluster (impl/redis on a Redis Cluster) or etcd (impl/etcd).
 	Backend string
 	// RedisAddr is the server of the Redis workloads, or with redis-cluster
 	// the cluster's node addresses separated by commas; Run needs it when
@@ -49,9 +50,15 @@ type Config struct {
 	// server or cluster when the user names none). The fault workloads
 	// start servers, or clusters, of their own.
 	RedisAddr string
-	// Faults are the fault workloads run after the others on the Redis
+	// EtcdEndpoints are the client URLs of the etcd cluster of the etcd
+	// workloads, separated by commas; Run needs them when Backend is etcd
+	// (the command starts a throwaway cluster when the user names none).
+	// The fault workloads start clusters of their own.
+	EtcdEndpoints string
+	// Faults are the fault workloads run after the others on a server
 	// backend: all, none, or names separated by commas; the cluster-*
-	// workloads are redis-cluster's, the others redis's.
+	// workloads are redis-cluster's, the others of redischeck redis's, and
+	// etcdcheck's etcd's.
 	Faults string
 	// CallTimeout is each fault-workload call's budget; a call not
 	// answered in it has an unknown outcome.
@@ -77,7 +84,7 @@ func (c Config) Resolve() (Config, error) {
 	if err := c.checkRanges(); err != nil {
 		return in, err
 	}
-	if c.redis() {
+	if c.remote() {
 		c.SeqShare = 0
 		if err := c.checkFaults(); err != nil {
 			return in, err
@@ -109,8 +116,8 @@ func (c Config) checkRanges() error {
 		return fmt.Errorf("check: -seq-share %v must be in [0, 1)", c.SeqShare)
 	case c.Timeout < 0:
 		return fmt.Errorf("check: -timeout %v must be >= 0", c.Timeout)
-	case c.Backend != "memory" && !c.redis():
-		return fmt.Errorf("check: -backend %q must be memory, redis or redis-cluster", c.Backend)
+	case c.Backend != "memory" && !c.redis() && c.Backend != "etcd":
+		return fmt.Errorf("check: -backend %q must be memory, redis, redis-cluster or etcd", c.Backend)
 	}
 	return nil
 }
@@ -123,6 +130,12 @@ func (c Config) checkFaults() error {
 		return nil
 	}
 	for _, name := range strings.Split(c.Faults, ",") {
+		if c.Backend == "etcd" {
+			if !slices.Contains(etcdScenarioNames(), name) {
+				return fmt.Errorf("check: -faults: no fault workload %q of -backend etcd (known: %s)", name, strings.Join(etcdScenarioNames(), ", "))
+			}
+			continue
+		}
 		s, ok := scenario(name)
 		if !ok {
 			return fmt.Errorf("check: -faults: no fault workload %q (known: %s)", name, scenarioNames())
@@ -142,12 +155,34 @@ func (c Config) ranFault(s redischeck.Scenario) bool {
 	return c.Faults == "all" || slices.Contains(strings.Split(c.Faults, ","), s.Name)
 }
 
+// ranEtcdFault reports whether c runs the etcd fault workload named name.
+func (c Config) ranEtcdFault(name string) bool {
+	if c.Backend != "etcd" || c.Faults == "none" {
+		return false
+	}
+	return c.Faults == "all" || slices.Contains(strings.Split(c.Faults, ","), name)
+}
+
+func etcdScenarioNames() []string {
+	var names []string
+	for _, s := range etcdcheck.Scenarios() {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
 // mutantPrimitive checks Mutant against Backend and Primitive and returns
 // the primitive to check: the mutant's own.
 func (c Config) mutantPrimitive() (string, error) {
 	f, err := fault.Parse(c.Mutant)
 	if err != nil {
 		return "", fmt.Errorf("check: -mutant: %w", err)
+	}
+	if c.Backend == "etcd" {
+		return "", fmt.Errorf("check: -mutant %s: the etcd backend has no mutants in check; its mutants are judged by conform (tollgate mutants)", f)
+	}
+	if f.Etcd() {
+		return "", fmt.Errorf("check: -mutant %s is a mutant of the etcd tables: conform judges it (tollgate conform -- tollgate driver --backend etcd --mutant %s), and the tests of internal/etcdsut", f, f)
 	}
 	if f.Redis() != c.redis() {
 		return "", fmt.Errorf("check: -mutant %s is a mutant of the %s tables: it needs -backend %s", f, map[bool]string{true: "Redis", false: "in-process"}[f.Redis()], map[bool]string{true: "redis", false: "memory"}[f.Redis()])
@@ -196,6 +231,9 @@ func scenarioNames() string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// remote reports whether c checks tables kept on servers (Redis or etcd).
+func (c Config) remote() bool { return c.redis() || c.Backend == "etcd" }
 
 // redis reports whether c checks the Redis backend, on a server or a
 // cluster.

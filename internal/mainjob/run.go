@@ -29,6 +29,9 @@ func Run(c Config, w io.Writer) (Verdict, error) {
 	if c.redis() && c.RedisAddr == "" {
 		return Illegal, fmt.Errorf("check: -backend %s needs a server address", c.Backend)
 	}
+	if c.Backend == "etcd" && c.EtcdEndpoints == "" {
+		return Illegal, fmt.Errorf("check: -backend etcd needs the cluster's endpoints")
+	}
 	f := c.fault()
 	var redis *redischeck.Target
 	// The workloads' calls get a generous budget (a loaded machine can
@@ -38,6 +41,13 @@ func Run(c Config, w io.Writer) (Verdict, error) {
 		redis = redischeck.NewTarget(c.RedisAddr, budget)
 	case "redis-cluster":
 		redis = redischeck.NewClusterTarget(strings.Split(c.RedisAddr, ","), budget)
+	}
+	var etcd *etcdTables
+	if c.Backend == "etcd" {
+		if etcd, err = newEtcdTables(strings.Split(c.EtcdEndpoints, ","), max(c.CallTimeout, 2*time.Second), c.Seed); err != nil {
+			return Illegal, fmt.Errorf("check: %w", err)
+		}
+		defer etcd.close()
 	}
 	fmt.Fprintf(w, "tollgate check: %s, %s budget, seed %d, porcupine timeout %v per history\n", c.target(), c.Duration, c.Seed, c.Timeout)
 	prims := c.primitives()
@@ -54,14 +64,14 @@ func Run(c Config, w io.Writer) (Verdict, error) {
 		if c.Workload != "" && !hasWorkload(prim, c.Workload) {
 			continue
 		}
-		r, lv, err := histories(c, prim, f, redis, per-seq, w)
+		r, lv, err := histories(c, prim, f, redis, etcd, per-seq, w)
 		if err != nil {
 			return v, err
 		}
 		rows = append(rows, r)
 		v = v.Merge(lv)
 	}
-	if c.redis() && c.Faults != "none" && c.Workload == "" {
+	if c.remote() && c.Faults != "none" && c.Workload == "" {
 		frows, fv, err := faultWorkloads(c, prims, f, w)
 		if err != nil {
 			return v, err
@@ -92,13 +102,15 @@ func (c Config) target() string {
 		t += " on Redis (" + c.RedisAddr + ")"
 	case "redis-cluster":
 		t += " on a Redis Cluster (" + c.RedisAddr + ")"
+	case "etcd":
+		t += " on etcd (" + c.EtcdEndpoints + ")"
 	}
 	return t
 }
 
 // histories records and checks prim's concurrent histories for budget
 // (linearizability.Run) and reports the first failure.
-func histories(c Config, prim string, f fault.Fault, redis *redischeck.Target, budget time.Duration, w io.Writer) (row, Verdict, error) {
+func histories(c Config, prim string, f fault.Fault, redis *redischeck.Target, etcd *etcdTables, budget time.Duration, w io.Writer) (row, Verdict, error) {
 	p := linearizability.Plan{
 		Primitive: prim, Duration: budget, Clients: c.Clients, Keys: c.Keys, Ops: c.Ops,
 		Seed: c.Seed, Fault: f, Mutant: c.Mutant, Timeout: c.Timeout, Dir: c.Out,
@@ -107,6 +119,9 @@ func histories(c Config, prim string, f fault.Fault, redis *redischeck.Target, b
 	if redis != nil {
 		p.TB = func() (linearizability.TBBackend, func(), error) { return redis.TB(f) }
 		p.Cr = func() (linearizability.CrBackend, func(), error) { return redis.Cr(f) }
+	}
+	if etcd != nil {
+		p.TB, p.Cr = etcd.tb, etcd.cr
 	}
 	last := time.Now()
 	t, err := linearizability.Run(p, func(t linearizability.Tally) {
@@ -214,6 +229,9 @@ func reportFailure(w io.Writer, c Config, t linearizability.Tally) {
 // documented limit (asynchronous replication), which are measured; a
 // history porcupine could not decide, with nothing lost, is Unknown.
 func faultWorkloads(c Config, prims []string, f fault.Fault, w io.Writer) ([]row, Verdict, error) {
+	if c.Backend == "etcd" {
+		return etcdFaultWorkloads(c, prims, w)
+	}
 	var rows []row
 	v := Ok
 	for _, s := range redischeck.Scenarios() {

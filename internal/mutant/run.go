@@ -159,7 +159,7 @@ func roundDuration(d time.Duration) time.Duration {
 
 // SelectFaults returns the in-memory faults named in names, a
 // comma-separated list; every one of fault.All when names is empty. A
-// fault of a Redis-backed table is refused: the in-process layers cannot
+// fault of a server-backed table is refused: the in-process layers cannot
 // run it.
 func SelectFaults(names string) ([]fault.Fault, error) {
 	if names == "" {
@@ -171,8 +171,8 @@ func SelectFaults(names string) ([]fault.Fault, error) {
 		if err != nil {
 			return nil, err
 		}
-		if f.Redis() {
-			return nil, fmt.Errorf("%s is a mutant of %s, which needs a redis-server: the in-process layers here cannot run it", f, f.Package())
+		if f.Server() {
+			return nil, fmt.Errorf("%s is a mutant of %s, which needs a server: the in-process layers here cannot run it", f, f.Package())
 		}
 		out = append(out, f)
 	}

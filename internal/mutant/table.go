@@ -20,8 +20,8 @@ const (
 
 // WriteTables writes the README's mutant tables from the patches' headers
 // (fault.Table): the in-memory faults fs with a column per layer of layers,
-// then, when redis is set, a blank line and the table of the Redis faults
-// (fault.RedisTable).
+// then, when redis is set, a blank line and the table of the server-backed
+// faults, Redis and etcd (fault.ServerTable).
 func WriteTables(w io.Writer, fs []fault.Fault, layers []string, redis bool) error {
 	if err := fault.Table(w, fs, layers); err != nil {
 		return err
@@ -32,7 +32,7 @@ func WriteTables(w io.Writer, fs []fault.Fault, layers []string, redis bool) err
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
-	return fault.RedisTable(w, fault.AllRedis())
+	return fault.ServerTable(w, fault.AllServer())
 }
 
 // Tables returns the README's two mutant tables, every fault and every
@@ -40,7 +40,7 @@ func WriteTables(w io.Writer, fs []fault.Fault, layers []string, redis bool) err
 func Tables() []string {
 	var mem, redis strings.Builder
 	_ = fault.Table(&mem, fault.All(), fault.Layers())
-	_ = fault.RedisTable(&redis, fault.AllRedis())
+	_ = fault.ServerTable(&redis, fault.AllServer())
 	return []string{mem.String(), redis.String()}
 }
 

@@ -51,6 +51,21 @@
 // Adding one is the same three steps: the patch (paths a/impl/redis/<pkg>/…),
 // its fields (a Killed-by line instead of Caught-by: fault.AllRedis lists
 // it, not fault.All, as its checks need a server), go generate.
+//
+// # Mutants of the etcd-backed tables
+//
+// A fault whose name starts etb- (impl/etcd/tokenbucket) or ecr-
+// (impl/etcd/credits) mutates a package of impl/etcd, and its mutant is,
+// as a Redis one, a copy of that whole package but the tests, with the
+// patch applied to any of its files, and mutant.go, the copy's package
+// doc; nothing is renamed (an etcd table keeps no code on the server).
+// internal/etcdsut/tables_gen.go gets, per package, newEtcd<Pkg>(…),
+// which calls NewFromClient of f's package (the real one for fault.None);
+// internal/etcdsut declares the interface etcd<Pkg>Table it returns, and
+// the generator (etcdConstructors in internal/mutants/internal/generate)
+// says how each package's table is built. Adding one is the same three
+// steps, with a Killed-by line: fault.AllEtcd lists it, and tollgate
+// driver --backend etcd --mutant serves it.
 package mutants
 
 //go:generate go run ./gen

@@ -402,7 +402,10 @@ func (t *Table) read(ctx context.Context, first, last int, more ...clientv3.Op) 
 	if err != nil {
 		return false, rows, nil, fmt.Errorf("credits: read: %w", err)
 	}
-	return len(r.Responses[0].GetResponseRange().Kvs) > 0, rows, r, t.decodeRows(r.Responses[1].GetResponseRange().Kvs, &rows)
+	if err := t.decodeRows(r.Responses[1].GetResponseRange().Kvs, &rows); err != nil {
+		return false, rows, nil, err
+	}
+	return len(r.Responses[0].GetResponseRange().Kvs) > 0, rows, r, nil
 }
 
 func (t *Table) decodeRows(kvs []*mvccpb.KeyValue, rows *[Slots + 1]row) error {

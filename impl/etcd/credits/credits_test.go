@@ -68,6 +68,7 @@ func mustPanic(t *testing.T, what string, f func()) {
 // holder of another table is one of them (its key lives under the other
 // table's prefix, so a sweep here would free its reservations at once).
 func TestDefectsPanic(t *testing.T) {
+	t.Parallel()
 	c := client(t)
 	ctx := context.Background()
 	tab, other := table(t, c, "a"), table(t, c, "b")
@@ -88,6 +89,7 @@ func TestDefectsPanic(t *testing.T) {
 // TestArgErrors: a bad name, payload or ttl is an *ArgError naming the
 // field, and nothing is written.
 func TestArgErrors(t *testing.T) {
+	t.Parallel()
 	c := client(t)
 	ctx := context.Background()
 	var arg *credits.ArgError
@@ -118,6 +120,7 @@ func TestArgErrors(t *testing.T) {
 // swept once the lease has run out, one whose holder renews is not, however
 // long past its first ttl, and an exit makes it sweepable at once.
 func TestSweepJudgedByTheCluster(t *testing.T) {
+	t.Parallel()
 	c := client(t)
 	ctx := context.Background()
 	tab := table(t, c, "t")
@@ -156,6 +159,7 @@ func TestSweepJudgedByTheCluster(t *testing.T) {
 // TestDestroyIsForGood: after Destroy every client of the name sees a dead
 // table (C11), and New on the name fails with ErrDestroyed.
 func TestDestroyIsForGood(t *testing.T) {
+	t.Parallel()
 	c := client(t)
 	ctx := context.Background()
 	tab := table(t, c, "t")

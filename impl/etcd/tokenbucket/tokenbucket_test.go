@@ -35,6 +35,7 @@ func table(t *testing.T, name string) *tokenbucket.Table {
 // TestArgErrors: bad limits and costs are impl/tokenbucket's *ArgError,
 // naming the field, and a bad table name is refused; nothing is sent.
 func TestArgErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tab := table(t, "t")
 	var arg *tokenbucket.ArgError
@@ -56,6 +57,7 @@ func TestArgErrors(t *testing.T) {
 // admitted, however many races were lost (T2: a lost race is read again,
 // never refused), and the bucket ends empty (T1).
 func TestStormAdmitsExactlyCapacity(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tab := table(t, "t")
 	lim := tokenbucket.Limits{Capacity: 100, RefillPerSecond: 1}
@@ -91,6 +93,7 @@ func TestStormAdmitsExactlyCapacity(t *testing.T) {
 // the rest, and raises the floor first: a forgotten key taken with an
 // older clock is stamped at the reclaim's (T12).
 func TestReclaimInBatches(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tab := table(t, "t")
 	lim := tokenbucket.Limits{Capacity: 10, RefillPerSecond: 10}

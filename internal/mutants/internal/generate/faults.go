@@ -31,6 +31,8 @@ var prefixes = []struct{ prefix, dir string }{
 	{"tb-", "impl/tokenbucket"},
 	{"rtb-", "impl/redis/tokenbucket"},
 	{"rcr-", "impl/redis/credits"},
+	{"etb-", "impl/etcd/tokenbucket"},
+	{"ecr-", "impl/etcd/credits"},
 }
 
 // Fault is one fault as its patch declares it, read before internal/fault
@@ -50,11 +52,18 @@ func (f Fault) String() string { return f.name }
 func (f Fault) Package() string { return f.pkg }
 
 // Credits reports whether the fault is one of a credit table, in memory or
-// in Redis.
+// on a server.
 func (f Fault) Credits() bool { return filepath.Base(f.pkg) == "credits" }
 
 // Redis reports whether the fault is one of a Redis-backed table.
 func (f Fault) Redis() bool { return strings.HasPrefix(f.pkg, "impl/redis/") }
+
+// Etcd reports whether the fault is one of an etcd-backed table.
+func (f Fault) Etcd() bool { return strings.HasPrefix(f.pkg, "impl/etcd/") }
+
+// Server reports whether the fault is one of a server-backed table (Redis
+// or etcd), which the in-process layers cannot run.
+func (f Fault) Server() bool { return f.Redis() || f.Etcd() }
 
 // Header is the machine-readable part of a patch's comment: its last
 // paragraph, one "Key: value" field a line, where a line that starts with a
@@ -66,11 +75,12 @@ func (f Fault) Redis() bool { return strings.HasPrefix(f.pkg, "impl/redis/") }
 //	Caught-by: rapid fuzz …      the layers that must kill the mutant (Layers)
 //	Measured: porcupine C16 7 ms a layer's measured kill, one line per layer
 //	Spin: C3                     what spin's model of the mutant breaks
-//	Killed-by: …                 a Redis mutant's README cell: what kills it
+//	Killed-by: …                 a server mutant's README cell: what kills it
 //
 // Fault, Doc and Bug are required. An in-memory mutant may not have
-// Killed-by, nor a Redis one Caught-by, Measured or Spin (the in-process
-// layers cannot run a Redis mutant; its checks need a server).
+// Killed-by, nor a mutant of a server-backed table (Redis or etcd)
+// Caught-by, Measured or Spin (the in-process layers cannot run it; its
+// checks need a server).
 type Header struct {
 	Ident    string
 	Value    int
@@ -195,10 +205,10 @@ func readFault(root, rel string) (Fault, error) {
 		return f, err
 	}
 	switch {
-	case f.Redis() && (len(f.CaughtBy) > 0 || len(f.Measured) > 0 || f.Spin != ""):
+	case f.Server() && (len(f.CaughtBy) > 0 || len(f.Measured) > 0 || f.Spin != ""):
 		return f, fmt.Errorf("%s: a mutant of %s has no Caught-by, Measured or Spin field (the in-process layers cannot run it); say what kills it on its Killed-by line", rel, f.pkg)
-	case !f.Redis() && f.KilledBy != "":
-		return f, fmt.Errorf("%s: Killed-by is for the Redis mutants; an in-memory one names its layers on its Caught-by line", rel)
+	case !f.Server() && f.KilledBy != "":
+		return f, fmt.Errorf("%s: Killed-by is for the mutants of the server-backed tables; an in-memory one names its layers on its Caught-by line", rel)
 	}
 	return f, nil
 }
@@ -215,8 +225,11 @@ func faultFile(fs []Fault) ([]byte, error) {
 				b.WriteString("\n")
 			}
 			fmt.Fprintf(&b, "\t// Faults of %s", f.pkg)
-			if f.Redis() {
+			switch {
+			case f.Redis():
 				b.WriteString(": their checks need a redis-server, so All leaves\n\t// them out and AllRedis lists them")
+			case f.Etcd():
+				b.WriteString(": their checks need an etcd cluster, so All leaves\n\t// them out and AllEtcd lists them")
 			}
 			b.WriteString(".\n\n")
 			group = f.pkg

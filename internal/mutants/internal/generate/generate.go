@@ -150,9 +150,11 @@ func Mutants(root string) ([]Mutant, error) {
 
 // Generate returns every file the generator owns, in a fixed order: each
 // mutant package of the in-memory tables, each of the Redis-backed tables
-// (redis.go), internal/sut/tables_gen.go, FaultFile (the faults and the
-// mutant matrix, from the patches' headers), then RedisTablesFile when some
-// fault is of a Redis-backed table.
+// (redis.go), each of the etcd-backed tables (etcd.go),
+// internal/sut/tables_gen.go, FaultFile (the faults and the mutant matrix,
+// from the patches' headers), then RedisTablesFile when some fault is of a
+// Redis-backed table, and EtcdTablesFile (the constructors of the
+// etcd-backed tables, real or mutant).
 func Generate(root string) ([]File, error) {
 	mod, err := modulePath(root)
 	if err != nil {
@@ -175,7 +177,7 @@ func Generate(root string) ([]File, error) {
 		}
 		out = append(out, fs...)
 	}
-	memory, redis := splitRedis(ms)
+	memory, redis, etcd := splitBackends(ms)
 	for _, m := range memory {
 		fs, err := mutantFiles(root, mod, m)
 		if err != nil {
@@ -185,6 +187,13 @@ func Generate(root string) ([]File, error) {
 	}
 	for _, m := range redis {
 		fs, err := redisMutantFiles(root, mod, m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs...)
+	}
+	for _, m := range etcd {
+		fs, err := etcdMutantFiles(root, mod, m)
 		if err != nil {
 			return nil, err
 		}
@@ -211,6 +220,11 @@ func Generate(root string) ([]File, error) {
 		}
 		out = append(out, File{Path: RedisTablesFile, Data: tables})
 	}
+	etcdTables, err := etcdTablesFile(mod, etcd)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, File{Path: EtcdTablesFile, Data: etcdTables})
 	return out, nil
 }
 
@@ -257,8 +271,8 @@ func modulePath(root string) (string, error) { return ModulePath(root) }
 
 // Owned lists the files on disk under root that the generator owns: every
 // file below a mutant directory of internal/mutants (any directory but the
-// reserved ones), internal/sut/tables_gen.go, FaultFile and
-// RedisTablesFile. A file owned but not generated is stale.
+// reserved ones), internal/sut/tables_gen.go, FaultFile, RedisTablesFile
+// and EtcdTablesFile. A file owned but not generated is stale.
 func Owned(root string) ([]string, error) {
 	var out []string
 	base := filepath.Join(root, filepath.FromSlash(MutantsDir))
@@ -285,7 +299,7 @@ func Owned(root string) ([]string, error) {
 			return nil, err
 		}
 	}
-	for _, f := range []string{TablesFile, FaultFile, RedisTablesFile} {
+	for _, f := range []string{TablesFile, FaultFile, RedisTablesFile, EtcdTablesFile} {
 		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(f))); err == nil {
 			out = append(out, f)
 		}

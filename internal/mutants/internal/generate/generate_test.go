@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,7 +72,7 @@ func fakeRoot(t *testing.T) (string, func(f fault.Fault) string) {
 		}
 	}
 	copyFile("go.mod")
-	for _, pkg := range []string{"credits", "tokenbucket", "redis/tokenbucket", "redis/credits"} {
+	for _, pkg := range []string{"credits", "tokenbucket", "redis/tokenbucket", "redis/credits", "etcd/tokenbucket", "etcd/credits"} {
 		names, _ := filepath.Glob(filepath.Join(real, "impl", pkg, "*"))
 		for _, n := range names {
 			if st, err := os.Stat(n); err == nil && st.Mode().IsRegular() && !strings.HasSuffix(n, "_test.go") {
@@ -81,14 +82,23 @@ func fakeRoot(t *testing.T) (string, func(f fault.Fault) string) {
 	}
 	text := func(f fault.Fault) string {
 		// In-memory mutants change the first line of the stats comment, the
-		// Redis ones the third line of the Lua library.
+		// Redis ones the third line of the Lua library, the etcd ones the
+		// first comment line after the package's imports.
 		rel, at := f.Package()+"/stats_off.go", 5
-		if f.Redis() {
+		switch {
+		case f.Redis():
 			rel, at = f.Package()+"/"+filepath.Base(f.Package())+".lua", 3
+		case f.Etcd():
+			rel = f.Package() + "/" + filepath.Base(f.Package()) + ".go"
 		}
 		data, err := os.ReadFile(filepath.Join(dir, rel))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if f.Etcd() {
+			lines := strings.Split(string(data), "\n")
+			imports := slices.Index(lines, "import (")
+			at = imports + slices.IndexFunc(lines[imports:], func(l string) bool { return strings.HasPrefix(l, "// ") }) + 1
 		}
 		line := strings.Split(string(data), "\n")[at-1]
 		orig, err := os.ReadFile(filepath.Join(real, generate.PatchesDir, f.String()+".patch"))
@@ -201,6 +211,24 @@ func TestGenerateFakeRoot(t *testing.T) {
 		!strings.Contains(r, "func newRedisTokenbucket(ctx context.Context, f fault.Fault, opts *goredis.Options, name string) (redisTokenbucketTable, error)") {
 		t.Errorf("%s:\n%s", generate.RedisTablesFile, r)
 	}
+	// An etcd mutant is the whole package too, with no library to rename;
+	// EtcdTablesFile builds it by its NewFromClient.
+	if m := got["internal/mutants/ecr-reserve-no-compare/mutant.go"]; strings.Contains(m, "library") ||
+		!strings.Contains(m, "// Package credits is the ecr-reserve-no-compare mutant of impl/etcd/credits") {
+		t.Errorf("ecr-reserve-no-compare/mutant.go:\n%s", m)
+	}
+	if body := got["internal/mutants/ecr-reserve-no-compare/credits.go"]; !strings.Contains(body, "(ecr-reserve-no-compare)\n") ||
+		strings.Contains(body, "// Package credits") {
+		t.Errorf("ecr-reserve-no-compare/credits.go:\n%.600s", body)
+	}
+	if _, ok := got["internal/mutants/etb-take-no-compare/tokenbucket_test.go"]; ok {
+		t.Error("a test file of impl/etcd/tokenbucket was copied")
+	}
+	if r := got[generate.EtcdTablesFile]; !strings.Contains(r, "case fault.ECRReserveNoCompare:\n\t\tt, err := ecrreservenocompare.NewFromClient(ctx, c, name)") ||
+		!strings.Contains(r, "return etcdCredits[*ecrreservenocompare.Holder]{t}, nil") ||
+		!strings.Contains(r, "func newEtcdTokenbucket(f fault.Fault, c *clientv3.Client, name string) (etcdTokenbucketTable, error)") {
+		t.Errorf("%s:\n%s", generate.EtcdTablesFile, r)
+	}
 }
 
 func TestGenerateRejects(t *testing.T) {
@@ -250,6 +278,9 @@ func TestGenerateRejects(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "impl/redis/tokenbucket declares no package-level var library"},
+		{"an etcd mutant outside its package", func(t *testing.T, root string, text func(fault.Fault) string) {
+			writePatch(t, root, "ecr-reserve-no-compare", strings.ReplaceAll(text(fault.ECRReserveNoCompare), "impl/etcd/credits/credits.go", "impl/etcd/econn/credits.go"))
+		}, "patches impl/etcd/econn/credits.go, but a mutant of impl/etcd/credits may patch only its files"},
 		{"a word renamed", func(t *testing.T, root string, _ func(fault.Fault) string) {
 			edit(t, root, "impl/credits/credits.go", "\tclosed seam.Bool\n", "\tshut   seam.Bool\n")
 		}, "the explorer names the words slots[].word, slots[].holder, slots[].box, closed of credits.Table, which holds slots[].word, slots[].holder, slots[].box, shut instead"},

@@ -69,6 +69,15 @@ func redisPackageFiles(root, dir string) ([]string, error) {
 // redisMutantFiles returns m's package: the files of m's Redis package with
 // the patch applied, and mutant.go.
 func redisMutantFiles(root, mod string, m Mutant) ([]File, error) {
+	return packageMutantFiles(root, mod, m, true)
+}
+
+// packageMutantFiles returns m's package: a copy of every file of m's
+// package (a Redis or an etcd one) but the tests, with the patch applied,
+// and mutant.go, the mutant's package doc. With library set (a Redis
+// package), the package must declare its Functions library's name, which
+// mutant.go renames.
+func packageMutantFiles(root, mod string, m Mutant, library bool) ([]File, error) {
 	dir := m.Fault.Package()
 	bases, err := redisPackageFiles(root, dir)
 	if err != nil {
@@ -126,16 +135,21 @@ func redisMutantFiles(root, mod string, m Mutant) ([]File, error) {
 	if pkg == "" {
 		return nil, fmt.Errorf("generate: %s has no Go files", dir)
 	}
-	if !hasLibrary {
+	if library && !hasLibrary {
 		return nil, fmt.Errorf("generate: %s declares no package-level var library (the name of its Functions library, which a mutant renames)", dir)
 	}
 	doc := fmt.Sprintf("Package %[1]s is the %[2]s mutant of %[3]s: a copy of the package with %[4]s applied. "+
-		"It is deliberately broken, for tollgate's checkers only. Its Functions library loads under its own name "+
-		"(the real one with the mutant's name appended), so it never replaces the real library on a shared server.",
-		pkg, m.Name(), dir, m.Patch)
+		"It is deliberately broken, for tollgate's checkers only.", pkg, m.Name(), dir, m.Patch)
+	if library {
+		doc += " Its Functions library loads under its own name " +
+			"(the real one with the mutant's name appended), so it never replaces the real library on a shared server."
+	}
 	var b bytes.Buffer
 	b.WriteString(header(m))
-	fmt.Fprintf(&b, "\n%spackage %s\n\nfunc init() { library += %q }\n", comment(doc), pkg, "_"+strings.ReplaceAll(m.Name(), "-", "_"))
+	fmt.Fprintf(&b, "\n%spackage %s\n", comment(doc), pkg)
+	if library {
+		fmt.Fprintf(&b, "\nfunc init() { library += %q }\n", "_"+strings.ReplaceAll(m.Name(), "-", "_"))
+	}
 	mutant, err := format.Source(b.Bytes())
 	if err != nil {
 		return nil, err
@@ -235,15 +249,18 @@ func newRedis%[1]sCluster(ctx context.Context, f fault.Fault, opts *goredis.Clus
 	return format.Source(b.Bytes())
 }
 
-// splitRedis separates the mutants of the in-memory tables from those of
-// the Redis-backed ones.
-func splitRedis(ms []Mutant) (memory, redis []Mutant) {
+// splitBackends separates the mutants of the in-memory tables from those
+// of the Redis-backed and the etcd-backed ones.
+func splitBackends(ms []Mutant) (memory, redis, etcd []Mutant) {
 	for _, m := range ms {
-		if m.Fault.Redis() {
+		switch {
+		case m.Fault.Redis():
 			redis = append(redis, m)
-		} else {
+		case m.Fault.Etcd():
+			etcd = append(etcd, m)
+		default:
 			memory = append(memory, m)
 		}
 	}
-	return memory, redis
+	return memory, redis, etcd
 }
