@@ -2,6 +2,7 @@ package tokenbucket
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -71,4 +72,26 @@ func TestInnerNodesPerKey(t *testing.T) {
 	} else {
 		t.Logf("inner nodes take %.1f B per key", perKey)
 	}
+}
+
+// TestNewInnerAllocates: an inner node allocates its child words and no
+// more, 16 at the wide levels and 4 below: a wide node where a narrow one
+// is due would cost 96 B that no walk uses.
+func TestNewInnerAllocates(t *testing.T) {
+	const n = 4096
+	word := unsafe.Sizeof(node[uint64]{})
+	keep := make([]*node[uint64], n)
+	for d := range uint(wideLevels + 2) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := range keep {
+			keep[i] = newInner[uint64](d)
+		}
+		runtime.ReadMemStats(&after)
+		got := float64(after.TotalAlloc-before.TotalAlloc) / n
+		if want := float64(uintptr(fanoutAt(d)) * word); got < want || got > want+float64(word) {
+			t.Errorf("level %d: a new inner node allocates %.1f B, want %.0f (%d child words)", d, got, want, fanoutAt(d))
+		}
+	}
+	runtime.KeepAlive(keep)
 }
