@@ -59,14 +59,15 @@ func TestKeyHashIntegersNeverCollide(t *testing.T) {
 func TestKeyHashSpreadsSequentialKeys(t *testing.T) {
 	h := keyHash[uint64](maphash.MakeSeed())
 	const n = 1 << 14
-	for shift := 0; shift < 64; shift += bitsPerLevel {
-		var count [fanout]int
+	for d := uint(0); shiftAt(d) < 64; d++ {
+		m := int(fanoutAt(d))
+		count := make([]int, m)
 		for i := range uint64(n) {
-			count[h(i)>>shift&levelMask]++
+			count[slot(h(i), d)]++
 		}
 		for c, got := range count {
-			if got < n/fanout*7/10 || got > n/fanout*13/10 {
-				t.Fatalf("bits %d–%d: child %d holds %d of %d sequential keys, want about %d", shift, shift+bitsPerLevel-1, c, got, n, n/fanout)
+			if got < n/m*7/10 || got > n/m*13/10 {
+				t.Fatalf("level %d (bits from %d): child %d holds %d of %d sequential keys, want about %d", d, shiftAt(d), c, got, n, n/m)
 			}
 		}
 	}
@@ -138,14 +139,14 @@ func TestKeyHashSpreadsHighBits(t *testing.T) {
 	h := keyHash[uint64](maphash.MakeSeed())
 	for _, shift := range []int{32, 40, 48} {
 		const n = 1 << 12 // about 256 a child, so half or twice that is 8 deviations off
-		for level := range 2 {
-			var count [fanout]int
+		for d := range uint(2) {
+			var count [wideFanout]int
 			for i := range n {
-				count[h(uint64(i)<<shift)>>(level*bitsPerLevel)&levelMask]++
+				count[slot(h(uint64(i)<<shift), d)]++
 			}
 			for c, got := range count {
-				if want := n / fanout; got < want/2 || got > want*2 {
-					t.Fatalf("keys i<<%d, level %d: child %d holds %d of %d keys, want about %d", shift, level, c, got, n, want)
+				if want := n / wideFanout; got < want/2 || got > want*2 {
+					t.Fatalf("keys i<<%d, level %d: child %d holds %d of %d keys, want about %d", shift, d, c, got, n, want)
 				}
 			}
 		}

@@ -36,24 +36,24 @@ func forcedTable(t *testing.T, hash func(int) uint64) *Table[string] {
 // root.
 func liveCells[K comparable](tb *Table[K]) (live, all, inner int) {
 	tr := tb.buckets.Load()
-	var walk func(n *tnode[K])
-	walk = func(n *tnode[K]) {
-		for i := range n.kids {
-			c := tr.thaw(n.kids[i].Load())
-			if c != nil && c.kids != nil {
+	var walk func(n *node[K], d uint)
+	walk = func(n *node[K], d uint) {
+		for i := range fanoutAt(d) {
+			c := tr.thaw(kid(n, i).Load())
+			if c != nil && cellOf(c) == nil {
 				inner++
-				walk(c)
+				walk(c, d+1)
 				continue
 			}
-			for ; c != nil && c != tr.sealed; c = c.next.Load() {
+			for ; c != nil && c != tr.sealed; c = asCell(c).next.Load() {
 				all++
-				if !c.dead() {
+				if !asCell(c).dead() {
 					live++
 				}
 			}
 		}
 	}
-	walk(tr.root)
+	walk(tr.root, 0)
 	return live, all, inner
 }
 

@@ -27,10 +27,10 @@ func TestTrieConcurrentInsert(t *testing.T) {
 				return hash(i)
 			}
 			const keys, workers = 256, 8
-			got := make([][]*tnode[string], workers)
+			got := make([][]*cell[string], workers)
 			var wg sync.WaitGroup
 			for w := range workers {
-				got[w] = make([]*tnode[string], keys)
+				got[w] = make([]*cell[string], keys)
 				wg.Go(func() {
 					for j := range keys {
 						i := (j + w*37) % keys // each worker in its own order
@@ -78,21 +78,21 @@ func TestCompactDropsDeadHeads(t *testing.T) {
 				tr.insert("b")
 			}
 			tr.insert("c")
-			holder := &tr.root.kids[1]
+			holder := kid(tr.root, 1)
 			node := holder.Load()
-			if node.kids == nil {
+			if node == nil || cellOf(node) != nil {
 				t.Fatal("a and c do not share an inner node")
 			}
 			// c's cell is gone (its sweep unlinked it); a dies afterwards,
 			// with nobody to unlink it before the compaction.
-			node.kids[5].Store(nil)
+			kid(node, 5).Store(nil)
 			a.state.Store(deadLo, 0)
-			tr.compact(holder, node)
+			tr.compact(holder, node, 1)
 			got := holder.Load()
 			switch {
 			case !tc.behind && got != nil:
 				t.Fatalf("the compaction left %+v, want nil: the dead head was kept", got)
-			case tc.behind && (got == nil || got.kids != nil || got.key != "b"):
+			case tc.behind && (cellOf(got) == nil || cellOf(got).key != "b"):
 				t.Fatalf("the compaction left %+v, want b's cell pulled up", got)
 			}
 			if a.next.Load() != tr.sealed && !tc.behind {

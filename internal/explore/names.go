@@ -159,9 +159,24 @@ func (w *words) thaw(c unsafe.Pointer) unsafe.Pointer {
 
 // isFrozen reports whether the node at p is a frozen wrapper.
 func (w *words) isFrozen(p unsafe.Pointer) bool {
-	k := w.trie.Kids(p)
+	f := w.trie.First(p)
 	for _, t := range w.tries {
-		if k != nil && w.trie.FrozenKids(t.p) == k {
+		if f != nil && w.trie.Frozen(t.p) == f {
+			return true
+		}
+	}
+	return false
+}
+
+// isInner reports whether the node at p, which is not a frozen wrapper, is
+// an inner node: a cell's first word holds the cell itself.
+func (w *words) isInner(p unsafe.Pointer) bool { return w.trie.First(p) != p }
+
+// isFrozenMarker reports whether p is the frozen marker of a trie of this
+// run (the value of a frozen wrapper's first word).
+func (w *words) isFrozenMarker(p unsafe.Pointer) bool {
+	for _, t := range w.tries {
+		if w.trie.Frozen(t.p) == p {
 			return true
 		}
 	}
@@ -195,9 +210,10 @@ func (w *words) walk() {
 	}
 }
 
+// walkInner names the words under node, an inner node at level len(path).
 func (w *words) walkInner(node unsafe.Pointer, trie string, path []int) {
 	s := w.trie
-	for j := range s.Fanout() {
+	for j := range s.Fanout(len(path)) {
 		addr, child := s.Child(node, j)
 		p := append(append([]int(nil), path...), j)
 		if _, ok := w.addr[addr]; !ok {
@@ -206,7 +222,7 @@ func (w *words) walkInner(node unsafe.Pointer, trie string, path []int) {
 		child = w.thaw(child)
 		switch {
 		case child == nil:
-		case s.Kids(child) != nil:
+		case w.isInner(child):
 			w.walkInner(child, trie, p)
 		default:
 			w.walkCell(child, trie)
@@ -217,6 +233,7 @@ func (w *words) walkInner(node unsafe.Pointer, trie string, path []int) {
 func (w *words) walkCell(c unsafe.Pointer, trie string) {
 	for c != nil && !w.isSealed(c) {
 		k := strconv.Quote(w.trie.Key(c))
+		w.register(c, trie+"/cell "+k+".first", trie+" cell "+k+".first")
 		w.register(w.trie.State(c), trie+"/cell "+k+".state", trie+" cell "+k+".state")
 		next, n := w.trie.Next(c)
 		w.register(next, trie+"/cell "+k+".next", trie+" cell "+k+".next")
@@ -243,7 +260,7 @@ func (w *words) pathLabel(p []int) string {
 			h := w.hash(k)
 			match := true
 			for l := 0; l <= level; l++ {
-				if int(h>>(4*uint(l)))&(w.trie.Fanout()-1) != p[l] {
+				if w.trie.Slot(h, l) != p[l] {
 					match = false
 					break
 				}
@@ -377,6 +394,8 @@ func (w *words) nodeValue(p unsafe.Pointer) string {
 	switch {
 	case w.isSealed(p):
 		return "sealed"
+	case w.isFrozenMarker(p):
+		return "frozen marker"
 	case w.isFrozen(p):
 		// A plain read of the wrapper's next: it is written once, before
 		// the wrapper is published, and a trace is rendered between steps,
@@ -385,7 +404,7 @@ func (w *words) nodeValue(p unsafe.Pointer) string {
 			return "frozen(" + w.nodeValue(inner) + ")"
 		}
 		return "frozen(nil)"
-	case w.trie.Kids(p) == nil:
+	case !w.isInner(p):
 		return fmt.Sprintf("cell %q", w.trie.Key(p))
 	}
 	return "inner node"

@@ -290,22 +290,23 @@ func (p *tbProgram) dump() string {
 	w.walk()
 	var cells []string
 	for _, t := range w.tries {
-		cells = append(cells, p.cellsOf(w.trie.Root(t.p), t.name)...)
+		cells = append(cells, p.cellsOf(w.trie.Root(t.p), 0, t.name)...)
 	}
 	sort.Strings(cells)
 	return strings.Join(cells, " ")
 }
 
-func (p *tbProgram) cellsOf(node unsafe.Pointer, trie string) []string {
+// cellsOf renders the cells under node, an inner node at level.
+func (p *tbProgram) cellsOf(node unsafe.Pointer, level int, trie string) []string {
 	s := p.words.trie
 	var out []string
-	for j := range s.Fanout() {
+	for j := range s.Fanout(level) {
 		_, child := s.Child(node, j)
 		child = p.words.thaw(child)
 		switch {
 		case child == nil:
-		case s.Kids(child) != nil:
-			out = append(out, p.cellsOf(child, trie)...)
+		case p.words.isInner(child):
+			out = append(out, p.cellsOf(child, level+1, trie)...)
 		default:
 			for c := child; c != nil && !p.words.isSealed(c); _, c = s.Next(c) {
 				lo, hi := s.LoadState(c)

@@ -104,7 +104,7 @@ type Field struct {
 
 // Tries reads the tries of a token-bucket table and pins their hash.
 // Tries and their nodes are passed by address, unsafe.Pointer values of
-// the copy's *trie and *tnode; every pointer word is read without a switch
+// the copy's *trie and *node; every pointer word is read without a switch
 // point.
 type Tries interface {
 	// Buckets is the address of the table's word that holds its trie.
@@ -117,17 +117,22 @@ type Tries interface {
 	// SetHash makes trie hash every key with hash (the explorer's keys are
 	// strings). It panics for a table whose keys are not strings.
 	SetHash(trie unsafe.Pointer, hash func(string) uint64)
-	// Root, Floor, Sealed and FrozenKids return the trie's root node, the
-	// address of its floor word, its sealed marker and the kids of its
-	// frozen wrappers.
+	// Root, Floor, Sealed and Frozen return the trie's root node, the
+	// address of its floor word, its sealed marker and its frozen marker
+	// (the first word of every frozen wrapper).
 	Root(trie unsafe.Pointer) unsafe.Pointer
 	Floor(trie unsafe.Pointer) unsafe.Pointer
 	Sealed(trie unsafe.Pointer) unsafe.Pointer
-	FrozenKids(trie unsafe.Pointer) unsafe.Pointer
-	// Fanout is the number of children of an inner node.
-	Fanout() int
-	// Kids returns a node's children, nil for a cell.
-	Kids(node unsafe.Pointer) unsafe.Pointer
+	Frozen(trie unsafe.Pointer) unsafe.Pointer
+	// Fanout is the number of children of an inner node at level (the
+	// root's is 0).
+	Fanout(level int) int
+	// Slot is the child of an inner node at level that hash h descends to.
+	Slot(h uint64, level int) int
+	// First returns the value of a node's first word: the node itself for
+	// a cell, the frozen marker for a frozen wrapper, child 0 for an inner
+	// node.
+	First(node unsafe.Pointer) unsafe.Pointer
 	// Child returns the address of child word j of an inner node and the
 	// node it holds.
 	Child(node unsafe.Pointer, j int) (word, child unsafe.Pointer)

@@ -452,7 +452,7 @@ func (t *Table[K]) ReclaimAt(nowMs int64, lim Limits) (int, error) {
 		return 0, err
 	}
 	tr := t.live()
-	n := tr.sweep(nil, tr.root, func(c *tnode[K]) bool {
+	n := tr.sweep(nil, tr.root, 0, func(c *cell[K]) bool {
 		for {
 			lo, hi := c.state.Load()
 			switch {

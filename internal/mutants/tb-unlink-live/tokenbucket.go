@@ -454,7 +454,7 @@ func (t *Table[K]) ReclaimAt(nowMs int64, lim Limits) (int, error) {
 	// Before any kill: a take that finds a killed cell reads the floor
 	// after, and must see this clock.
 	tr.raiseFloor(nowMs)
-	return tr.sweep(nil, tr.root, func(c *tnode[K]) bool {
+	return tr.sweep(nil, tr.root, 0, func(c *cell[K]) bool {
 		for {
 			lo, hi := c.state.Load()
 			switch {

@@ -66,46 +66,49 @@ func (*tableLayout[K]) Sealed(t unsafe.Pointer) unsafe.Pointer {
 	return unsafe.Pointer((*trie[K])(t).sealed)
 }
 
-// FrozenKids implements layout.Tries.
-func (*tableLayout[K]) FrozenKids(t unsafe.Pointer) unsafe.Pointer {
-	return unsafe.Pointer((*trie[K])(t).frozenKids)
+// Frozen implements layout.Tries.
+func (*tableLayout[K]) Frozen(t unsafe.Pointer) unsafe.Pointer {
+	return unsafe.Pointer((*trie[K])(t).frozen)
 }
 
 // Fanout implements layout.Tries.
-func (*tableLayout[K]) Fanout() int { return fanout }
+func (*tableLayout[K]) Fanout(level int) int { return int(fanoutAt(uint(level))) }
 
-// Kids implements layout.Tries.
-func (*tableLayout[K]) Kids(node unsafe.Pointer) unsafe.Pointer {
-	return unsafe.Pointer((*tnode[K])(node).kids)
+// Slot implements layout.Tries.
+func (*tableLayout[K]) Slot(h uint64, level int) int { return int(slot(h, uint(level))) }
+
+// First implements layout.Tries.
+func (*tableLayout[K]) First(n unsafe.Pointer) unsafe.Pointer {
+	return unsafe.Pointer(hooked.Peek(&(*node[K])(n).first))
 }
 
 // Child implements layout.Tries.
-func (*tableLayout[K]) Child(node unsafe.Pointer, j int) (word, child unsafe.Pointer) {
-	w := &(*tnode[K])(node).kids[j]
+func (*tableLayout[K]) Child(n unsafe.Pointer, j int) (word, child unsafe.Pointer) {
+	w := kid((*node[K])(n), uint64(j))
 	return unsafe.Pointer(w), unsafe.Pointer(hooked.Peek(w))
 }
 
 // IsNode implements layout.Tries.
 func (*tableLayout[K]) IsNode(v any) (unsafe.Pointer, bool) {
-	n, ok := v.(*tnode[K])
+	n, ok := v.(*node[K])
 	return unsafe.Pointer(n), ok
 }
 
 // Key implements layout.Tries.
-func (*tableLayout[K]) Key(cell unsafe.Pointer) string { return fmt.Sprint((*tnode[K])(cell).key) }
+func (*tableLayout[K]) Key(c unsafe.Pointer) string { return fmt.Sprint((*cell[K])(c).key) }
 
 // Next implements layout.Tries.
-func (*tableLayout[K]) Next(cell unsafe.Pointer) (word, next unsafe.Pointer) {
-	w := &(*tnode[K])(cell).next
+func (*tableLayout[K]) Next(c unsafe.Pointer) (word, next unsafe.Pointer) {
+	w := &(*cell[K])(c).next
 	return unsafe.Pointer(w), unsafe.Pointer(hooked.Peek(w))
 }
 
 // State implements layout.Tries.
-func (*tableLayout[K]) State(cell unsafe.Pointer) unsafe.Pointer {
-	return unsafe.Pointer(&(*tnode[K])(cell).state)
+func (*tableLayout[K]) State(c unsafe.Pointer) unsafe.Pointer {
+	return unsafe.Pointer(&(*cell[K])(c).state)
 }
 
 // LoadState implements layout.Tries.
-func (*tableLayout[K]) LoadState(cell unsafe.Pointer) (lo, hi uint64) {
-	return (*tnode[K])(cell).state.Load()
+func (*tableLayout[K]) LoadState(c unsafe.Pointer) (lo, hi uint64) {
+	return (*cell[K])(c).state.Load()
 }
