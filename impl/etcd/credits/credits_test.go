@@ -3,7 +3,9 @@ package credits_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,9 +29,13 @@ func client(t *testing.T) *clientv3.Client {
 	return c
 }
 
+// runs numbers the tables, so that a test run again (-count) on the shared
+// cluster starts from tables of its own.
+var runs atomic.Int64
+
 func table(t *testing.T, c *clientv3.Client, name string) *credits.Table {
 	t.Helper()
-	tab, err := credits.NewFromClient(context.Background(), c, t.Name()+"-"+name)
+	tab, err := credits.NewFromClient(context.Background(), c, fmt.Sprintf("%s-%s-%d", t.Name(), name, runs.Add(1)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,10 @@ import (
 	"github.com/tollgate/tollgate/impl/etcd/tokenbucket"
 )
 
+// runs numbers the tables, so that a test run again (-count) on the shared
+// cluster starts from tables of its own.
+var runs atomic.Int64
+
 func table(t *testing.T, name string) *tokenbucket.Table {
 	t.Helper()
 	cl := etcdserver.SharedT(t)
@@ -25,7 +29,7 @@ func table(t *testing.T, name string) *tokenbucket.Table {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	tab, err := tokenbucket.NewFromClient(c, t.Name()+"-"+name)
+	tab, err := tokenbucket.NewFromClient(c, fmt.Sprintf("%s-%s-%d", t.Name(), name, runs.Add(1)))
 	if err != nil {
 		t.Fatal(err)
 	}
