@@ -2,7 +2,6 @@ package etcdsut_test
 
 import (
 	"bytes"
-	"flag"
 	"io"
 	"testing"
 	"time"
@@ -20,8 +19,6 @@ import (
 // pass the conformance suites through the Go driver's tables: the golden
 // vectors (the model's answers, bit for bit), the random differential
 // sessions, and the concurrent sessions checked by porcupine.
-var long = flag.Bool("long", false, "also run the credit table's concurrent conformance suite (spec/etcd.md §6)")
-
 func TestConform(t *testing.T) {
 	t.Parallel()
 	cl := etcdserver.SharedT(t)
@@ -30,16 +27,10 @@ func TestConform(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	// The credit table's concurrent suite runs with -long only: a process
-	// that drives it concurrently sees its heap corrupted now and then
-	// (spec/etcd.md §6, open).
 	runs := []struct {
 		prim   string
 		suites []string
-	}{{conform.PrimTokenBucket, nil}, {conform.PrimCredits, []string{conform.SuiteVectors, conform.SuiteRandom}}}
-	if *long {
-		runs[1].suites = nil
-	}
+	}{{conform.PrimTokenBucket, nil}, {conform.PrimCredits, nil}}
 	for _, r := range runs {
 		rep := conform.Run(conform.Config{
 			Serve: func(in io.Reader, out io.Writer, logw io.Writer) error {

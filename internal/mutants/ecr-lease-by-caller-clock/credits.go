@@ -352,8 +352,17 @@ func decodeRow(kv *mvccpb.KeyValue) (row, error) {
 
 func (t *Table) rowKey(n int) string { return fmt.Sprintf("%srow/%02d", t.prefix, n) }
 
-// read reads the closed mark and rows first..last at one revision.
-func (t *Table) read(ctx context.Context, first, last int, more ...clientv3.Op) (closed bool, rows [Slots + 1]row, r *clientv3.TxnResponse, err error) {
+// read reads the closed mark and rows first..last at one revision; rows
+// is indexed by slot.
+//
+// The rows come back on the heap, never as an array value: Go 1.24 through
+// 1.27.3 on amd64 miscompile a local array of these rows that is indexed
+// again after a call (step's rows[n] after its commit). The compiler keeps
+// a pointer to the element across the call but takes the array for dead,
+// so the garbage collector frees the strings the row holds, and a take
+// answered freed memory as its payload (spec/etcd.md §6).
+func (t *Table) read(ctx context.Context, first, last int, more ...clientv3.Op) (closed bool, rows *[Slots + 1]row, r *clientv3.TxnResponse, err error) {
+	rows = new([Slots + 1]row)
 	ops := append([]clientv3.Op{clientv3.OpGet(t.closed), clientv3.OpGet(t.rowKey(first), clientv3.WithRange(t.rowKey(last+1)))}, more...)
 	r, err = econn.Read(ctx, func(ctx context.Context) (*clientv3.TxnResponse, error) {
 		return t.c.Txn(ctx).Then(ops...).Commit()
@@ -361,7 +370,7 @@ func (t *Table) read(ctx context.Context, first, last int, more ...clientv3.Op) 
 	if err != nil {
 		return false, rows, nil, fmt.Errorf("credits: read: %w", err)
 	}
-	if err := t.decodeRows(r.Responses[1].GetResponseRange().Kvs, &rows); err != nil {
+	if err := t.decodeRows(r.Responses[1].GetResponseRange().Kvs, rows); err != nil {
 		return false, rows, nil, err
 	}
 	return len(r.Responses[0].GetResponseRange().Kvs) > 0, rows, r, nil
