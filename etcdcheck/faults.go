@@ -52,7 +52,8 @@ type env struct {
 	calls    atomic.Int64
 	total    int64 // the calls the recording is expected to make
 	stop     chan struct{}
-	injected atomic.Int64 // when the fault ended, in Unix nanoseconds (0: not yet)
+	injected atomic.Int64  // when the fault ended, in Unix nanoseconds (0: not yet)
+	ended    chan struct{} // closed when the fault ended
 	// after counts the calls begun once the fault was injected, and
 	// afterOK those of them acknowledged.
 	after, afterOK atomic.Int64
@@ -232,7 +233,7 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 		return row, err
 	}
 	defer cl.Stop()
-	e := &env{cluster: cl, stop: make(chan struct{})}
+	e := &env{cluster: cl, stop: make(chan struct{}), ended: make(chan struct{})}
 	c, err := econn.NewClient(clientv3.Config{Endpoints: cl.Endpoints(), DialTimeout: o.Timeout})
 	if err != nil {
 		return row, err
@@ -247,6 +248,7 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 			defer wg.Done()
 			injected = s.inject(e)
 			e.injected.Store(time.Now().UnixNano())
+			close(e.ended)
 		}()
 	}
 	name := fmt.Sprintf("etcd-%s-%s-seed%d", s.Name, prim, o.Seed)
@@ -330,9 +332,17 @@ type counted[In, Out any] struct {
 	e *env
 }
 
+// endShare is the share of a recording's calls that may begin before the
+// fault has ended: the calls after it wait for the end, so that every
+// recording has calls begun after the fault (Row.After), however fast the
+// others went through it.
+const endShare = 0.6
+
 func (c counted[In, Out]) Do(client int, in In) (Out, error) {
+	if c.e.calls.Add(1) > int64(endShare*float64(c.e.total)) {
+		<-c.e.ended
+	}
 	start := time.Now()
-	c.e.calls.Add(1)
 	after := c.e.injected.Load() != 0
 	out, err := c.b.Do(client, in)
 	if after {

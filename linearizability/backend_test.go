@@ -247,3 +247,30 @@ func TestRecordingStopsOnPanic(t *testing.T) {
 		t.Errorf("credits: recording a panicking table returned %v, want ErrPanicked with the panic's value", err)
 	}
 }
+
+// TestTakeNotMadeLosesNothing: an owner's take the backend did not make
+// (ErrNotRun: an isolated etcd member refusing it with "no leader") leaves
+// the row enqueued for a later poll. Before, the owner went on to finish
+// the row as if the take's outcome were unknown, and the fault workloads'
+// durability check reported acknowledged enqueues that never reached an
+// owner (etcd's leader-partition, 1–2 per run).
+func TestTakeNotMadeLosesNothing(t *testing.T) {
+	w := FaultCrWorkload()
+	isTake := func(in model.CrInput[Payload]) bool { return in.Kind == model.CrTake }
+	b := &flaky[model.CrInput[Payload], model.CrOutput[Payload]]{b: InProcessCr(fault.None), notRunEvery: 3, only: isTake}
+	h, err := RecordCredits(w, b, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.notRuns.Load() == 0 {
+		t.Fatal("no take was refused: the test tests nothing")
+	}
+	acked, lost, detail, err := CrDurability(h, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lost != 0 || acked == 0 {
+		t.Fatalf("%d takes not made: %s", b.notRuns.Load(), detail)
+	}
+	t.Logf("%d takes not made; %s", b.notRuns.Load(), detail)
+}

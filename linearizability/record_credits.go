@@ -382,8 +382,16 @@ func (r *crRecorder) owner(w CrWorkload, c int, rng *rand.Rand, stop *atomic.Boo
 		}
 		for _, e := range entries {
 			tok := model.Token{Slot: e.Slot, Epoch: e.Epoch}
-			got, known := r.doKnown(c, model.CrInput[Payload]{Kind: model.CrTake, Token: tok})
-			if known && !got.OK {
+			op, made := r.call(c, model.CrInput[Payload]{Kind: model.CrTake, Token: tok})
+			if !made {
+				// The take was not made (the backend did not send it): the
+				// row is as it was, and a later poll takes it. Finishing it
+				// now would free an enqueued row no take answered, and its
+				// payload would never reach an owner.
+				continue
+			}
+			r.record(op)
+			if !op.Unknown && !op.Output.OK {
 				continue
 			}
 			// The row is processing, or after a take whose outcome is
