@@ -28,10 +28,15 @@
 //     holding it until a leader appears. They are returned wrapped in
 //     ErrNotSent.
 //
-// The client never sends a Txn that writes a second time on its own:
-// clientv3's retry interceptor resends a mutation only when no connection
-// was ever available to send it on (its "safe retry" rule for non-repeatable
-// calls), and the tables resend nothing after an error.
+// The tables resend nothing after an error. clientv3's retry interceptor
+// resends a mutation on its own in two cases: when no connection was
+// available to send it on (its "safe retry" rule for non-repeatable calls,
+// harmless: it was not sent), and, for any call, when the answer carries
+// the gRPC code DeadlineExceeded or Canceled while the caller's context is
+// still live. A member that answered a committed write with one of those
+// codes would see it twice; etcd's members answer a proposal that timed
+// out with Unavailable ("request timed out"), which is not resent, so the
+// tables do not take that path (spec/etcd.md §1).
 package econn
 
 import (
