@@ -190,6 +190,10 @@ type Options struct {
 	Seed         uint64
 	Dir          string // where failing histories are written
 	Parent       string // where the members' directories go
+	// Fault is the etcd mutant to run instead of the real tables
+	// (fault.None: the real ones); a primitive it is not a mutant of runs
+	// the real table.
+	Fault fault.Fault
 }
 
 func (o *Options) defaults() {
@@ -257,7 +261,11 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 	if prim == linearizability.PrimitiveTokenBucket {
 		w := linearizability.FaultTBWorkload()
 		e.total = int64(w.Clients * w.OpsPerClient)
-		t, err := etcdsut.NewTokenBucket(fault.None, c, table)
+		f := fault.None
+		if o.Fault.Etcd() && !o.Fault.Credits() {
+			f = o.Fault
+		}
+		t, err := etcdsut.NewTokenBucket(f, c, table)
 		if err != nil {
 			return row, err
 		}
@@ -282,7 +290,11 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 		w := linearizability.FaultCrWorkload()
 		e.total = int64(w.Holders * w.Rounds * 3)
 		ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
-		t, err := etcdsut.NewCredits(ctx, fault.None, c, table)
+		f := fault.None
+		if o.Fault.Etcd() && o.Fault.Credits() {
+			f = o.Fault
+		}
+		t, err := etcdsut.NewCredits(ctx, f, c, table)
 		cancel()
 		if err != nil {
 			return row, err

@@ -178,13 +178,13 @@ func (c Config) mutantPrimitive() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("check: -mutant: %w", err)
 	}
-	if c.Backend == "etcd" {
-		return "", fmt.Errorf("check: -mutant %s: the etcd backend has no mutants in check; its mutants are judged by conform (tollgate mutants)", f)
+	if f.Etcd() != (c.Backend == "etcd") {
+		if f.Etcd() {
+			return "", fmt.Errorf("check: -mutant %s is a mutant of the etcd tables: it needs -backend etcd", f)
+		}
+		return "", fmt.Errorf("check: -mutant %s is not a mutant of the etcd tables, which -backend etcd checks", f)
 	}
-	if f.Etcd() {
-		return "", fmt.Errorf("check: -mutant %s is a mutant of the etcd tables: conform judges it (tollgate conform -- tollgate driver --backend etcd --mutant %s), and the tests of internal/etcdsut", f, f)
-	}
-	if f.Redis() != c.redis() {
+	if !f.Etcd() && f.Redis() != c.redis() {
 		return "", fmt.Errorf("check: -mutant %s is a mutant of the %s tables: it needs -backend %s", f, map[bool]string{true: "Redis", false: "in-process"}[f.Redis()], map[bool]string{true: "redis", false: "memory"}[f.Redis()])
 	}
 	own := linearizability.PrimitiveTokenBucket

@@ -17,21 +17,23 @@ import (
 )
 
 // etcdTables makes the tables of the etcd workloads: a fresh table for
-// each history (named by the job's seed and a count), on one client of the
+// each history (named by the job's seed and a count), of f's package (the
+// real one for fault.None, else the etcd mutant f), on one client of the
 // cluster, each call given timeout.
 type etcdTables struct {
 	c       *clientv3.Client
+	f       fault.Fault
 	timeout time.Duration
 	prefix  string
 	n       atomic.Int64
 }
 
-func newEtcdTables(endpoints []string, timeout time.Duration, seed uint64) (*etcdTables, error) {
+func newEtcdTables(endpoints []string, f fault.Fault, timeout time.Duration, seed uint64) (*etcdTables, error) {
 	c, err := econn.NewClient(clientv3.Config{Endpoints: endpoints, DialTimeout: timeout})
 	if err != nil {
 		return nil, err
 	}
-	return &etcdTables{c: c, timeout: timeout, prefix: fmt.Sprintf("check-%d-", seed)}, nil
+	return &etcdTables{c: c, f: f, timeout: timeout, prefix: fmt.Sprintf("check-%d-", seed)}, nil
 }
 
 func (e *etcdTables) close() { _ = e.c.Close() }
@@ -39,7 +41,7 @@ func (e *etcdTables) close() { _ = e.c.Close() }
 func (e *etcdTables) name() string { return fmt.Sprintf("%s%d", e.prefix, e.n.Add(1)) }
 
 func (e *etcdTables) tb() (linearizability.TBBackend, func(), error) {
-	t, err := etcdsut.NewTokenBucket(fault.None, e.c, e.name())
+	t, err := etcdsut.NewTokenBucket(e.f, e.c, e.name())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -49,7 +51,7 @@ func (e *etcdTables) tb() (linearizability.TBBackend, func(), error) {
 func (e *etcdTables) cr() (linearizability.CrBackend, func(), error) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
 	defer cancel()
-	t, err := etcdsut.NewCredits(ctx, fault.None, e.c, e.name())
+	t, err := etcdsut.NewCredits(ctx, e.f, e.c, e.name())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,7 +71,7 @@ func etcdFaultWorkloads(c Config, prims []string, w io.Writer) ([]row, Verdict, 
 		if !c.ranEtcdFault(s.Name) {
 			continue
 		}
-		got, err := etcdcheck.Run(s, prims, etcdcheck.Options{CheckTimeout: c.Timeout, Seed: c.Seed, Dir: c.Out})
+		got, err := etcdcheck.Run(s, prims, etcdcheck.Options{CheckTimeout: c.Timeout, Seed: c.Seed, Dir: c.Out, Fault: c.fault()})
 		if err != nil {
 			return rows, v, fmt.Errorf("check: %w", err)
 		}

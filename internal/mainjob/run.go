@@ -44,7 +44,7 @@ func Run(c Config, w io.Writer) (Verdict, error) {
 	}
 	var etcd *etcdTables
 	if c.Backend == "etcd" {
-		if etcd, err = newEtcdTables(strings.Split(c.EtcdEndpoints, ","), max(c.CallTimeout, 2*time.Second), c.Seed); err != nil {
+		if etcd, err = newEtcdTables(strings.Split(c.EtcdEndpoints, ","), f, max(c.CallTimeout, 2*time.Second), c.Seed); err != nil {
 			return Illegal, fmt.Errorf("check: %w", err)
 		}
 		defer etcd.close()
@@ -216,6 +216,9 @@ func reportFailure(w io.Writer, c Config, t linearizability.Tally) {
 	}
 	rerun := []string{"go run ./cmd/tollgate check", "--primitive " + t.Primitive, "--workload " + t.FirstWorkload,
 		fmt.Sprintf("--seed %d", t.FirstSeed)}
+	if c.Backend != "memory" {
+		rerun = append(rerun, "--backend "+c.Backend)
+	}
 	if c.Mutant != "" {
 		rerun = append(rerun, "--mutant "+c.Mutant)
 	}
