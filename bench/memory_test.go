@@ -1,6 +1,10 @@
 package bench
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/tollgate/tollgate/internal/testlong"
+)
 
 // TestMemoryPerKeyTollgate: a tollgate table holding 1,000,000 idle keys
 // takes at most 80 B of live heap per key (issue 28; spec/tokenbucket.md
@@ -9,6 +13,7 @@ import "testing"
 // Heap figures after a full collection do not depend on the machine's
 // load; the test runs no other goroutine meanwhile (it is not parallel).
 func TestMemoryPerKeyTollgate(t *testing.T) {
+	testlong.Skip(t)
 	if testing.Short() || raceEnabled {
 		t.Skip("builds tables of 1,000,000 keys (165 s under the race detector)")
 	}

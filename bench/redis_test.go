@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/testlong"
 	"github.com/tollgate/tollgate/redisserver"
 )
 
@@ -57,6 +58,7 @@ func BenchmarkRedisClusterScaling(b *testing.B) {
 // TestSpreadTableNames: the scaling cases' three tables land on three
 // primaries of a three-primary cluster, so the ratio measures the spread.
 func TestSpreadTableNames(t *testing.T) {
+	testlong.Skip(t)
 	c := redisserver.StartClusterT(t, 3, time.Second)
 	names, err := SpreadTableNames(context.Background(), c.Addrs(), 3)
 	if err != nil {

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/tollgate/tollgate/internal/testlong"
 )
 
 func TestMain(m *testing.M) {
@@ -102,6 +104,7 @@ func newLeader(t *testing.T, c *Cluster, old int) int {
 // data directories WithDataIn placed elsewhere included), and may be
 // called again.
 func TestStartStop(t *testing.T) {
+	testlong.Skip(t)
 	t.Parallel()
 	data := t.TempDir()
 	c := StartClusterT(t, 0, WithDataIn(data))
@@ -166,6 +169,7 @@ func TestStartStop(t *testing.T) {
 // (by etcd's own count of peer bytes), acknowledges no write, and catches
 // up once healed; a partitioned follower misses writes until healed.
 func TestFaults(t *testing.T) {
+	testlong.Skip(t)
 	t.Parallel()
 	c := StartClusterT(t, 3)
 	if err := put(client(t, c.Endpoints()...), "k", "v0", 5*time.Second); err != nil {
@@ -391,6 +395,7 @@ func logProxies(t *testing.T, c *Cluster) {
 // the new member serves the data; meanwhile the members make snapshots
 // (WithSnapshotCount).
 func TestReplaceAFollower(t *testing.T) {
+	testlong.Skip(t)
 	t.Parallel()
 	c := StartClusterT(t, 3, WithSnapshotCount(100))
 	l, err := c.WaitLeader(5 * time.Second)

@@ -9,6 +9,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/testlong"
 	"github.com/tollgate/tollgate/linearizability"
 	"github.com/tollgate/tollgate/model"
 	"github.com/tollgate/tollgate/redisserver"
@@ -69,6 +70,7 @@ func TestFenceRefusesAnotherServer(t *testing.T) {
 // stopped server cannot be settled: settle gives up at its deadline and
 // the call stays open.
 func TestSettleDropsAHeldCall(t *testing.T) {
+	testlong.Skip(t)
 	t.Parallel() // each on servers of its own; they mostly wait out faults
 	needServer(t)
 	p := redisserver.StartT(t)

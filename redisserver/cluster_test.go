@@ -4,12 +4,15 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/testlong"
 )
 
 // TestCluster: three primaries with a replica each serve every slot, every
 // replica streams when StartCluster returns (replicasStream), and MoveSlot
 // moves a slot with its keys to another primary.
 func TestCluster(t *testing.T) {
+	testlong.Skip(t)
 	c := StartClusterT(t, 3, time.Second)
 	if len(c.Primaries) != 3 || len(c.Replicas) != 3 {
 		t.Fatalf("%d primaries, %d replicas", len(c.Primaries), len(c.Replicas))

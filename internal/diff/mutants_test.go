@@ -6,6 +6,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/mutant"
+	"github.com/tollgate/tollgate/internal/testlong"
 )
 
 // Budgets for the layer tests: every sequentially visible mutant must die
@@ -43,12 +44,14 @@ func testLayer(t *testing.T, name string, hunt func(fault.Fault, time.Duration, 
 // TestRapidLayerKillsSequentialMutants proves the rapid machines have
 // teeth: every mutant visible to one operation at a time dies.
 func TestRapidLayerKillsSequentialMutants(t *testing.T) {
+	testlong.Skip(t)
 	testLayer(t, "rapid", HuntRapid)
 }
 
 // TestFuzzLayerKillsSequentialMutants is the same for the fuzz decoders
 // (committed corpus first, then random inputs).
 func TestFuzzLayerKillsSequentialMutants(t *testing.T) {
+	testlong.Skip(t)
 	testLayer(t, "fuzz", HuntFuzz)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/tollgate/tollgate/impl/etcd/econn"
 	"github.com/tollgate/tollgate/internal/etcdsut"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/testlong"
 )
 
 // TestConform: both etcd-backed tables, on a cluster of three members,
@@ -20,6 +21,7 @@ import (
 // vectors (the model's answers, bit for bit), the random differential
 // sessions, and the concurrent sessions checked by porcupine.
 func TestConform(t *testing.T) {
+	testlong.Skip(t)
 	t.Parallel()
 	cl := etcdserver.SharedT(t)
 	c, err := econn.NewClient(clientv3.Config{Endpoints: cl.Endpoints(), DialTimeout: 5 * time.Second})

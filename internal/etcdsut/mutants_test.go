@@ -20,6 +20,7 @@ import (
 	"github.com/tollgate/tollgate/impl/etcd/econn"
 	etokenbucket "github.com/tollgate/tollgate/impl/etcd/tokenbucket"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/testlong"
 )
 
 // The tests of this file each run a check on the real etcd table, which
@@ -71,6 +72,7 @@ func killedBy(t *testing.T, f fault.Fault, check func(f fault.Fault) error) {
 // ecr-lease-by-caller-clock, whose sweep frees the renewing holder's
 // reservation once grant time + ttl has passed on the sweeper's clock.
 func TestEtcdSweepSparesRenewedHolder(t *testing.T) {
+	testlong.Skip(t)
 	t.Parallel()
 	c := etcdClient(t)
 	killedBy(t, fault.ECRLeaseByCallerClock, func(f fault.Fault) error {
@@ -196,6 +198,7 @@ func TestEtcdLostAnswerIsUnknown(t *testing.T) {
 // (T1; T2: a lost race is read again, never refused). Kills
 // etb-take-no-compare, whose takes overwrite each other.
 func TestEtcdTakeComparesTheBucket(t *testing.T) {
+	testlong.Skip(t)
 	t.Parallel()
 	c := etcdClient(t)
 	killedBy(t, fault.ETBTakeNoCompare, func(f fault.Fault) error {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/testlong"
 )
 
 // TestReductionLosesNothing: at the same bound, the sleep sets find every
@@ -15,6 +16,9 @@ import (
 // reach it where the old, name-based dependence took it for private
 // (cr-published-late, tb-frozen-next-late).
 func TestReductionLosesNothing(t *testing.T) {
+	if !*long {
+		testlong.Skip(t) // -long asks for it, and more
+	}
 	type tc struct {
 		name  string
 		p     func() program

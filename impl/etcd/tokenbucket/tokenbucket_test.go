@@ -15,6 +15,7 @@ import (
 	"github.com/tollgate/tollgate/etcdserver"
 	"github.com/tollgate/tollgate/impl/etcd/econn"
 	"github.com/tollgate/tollgate/impl/etcd/tokenbucket"
+	"github.com/tollgate/tollgate/internal/testlong"
 )
 
 // runs numbers the tables, so that a test run again (-count) on the shared
@@ -97,6 +98,7 @@ func TestStormAdmitsExactlyCapacity(t *testing.T) {
 // the rest, and raises the floor first: a forgotten key taken with an
 // older clock is stamped at the reclaim's (T12).
 func TestReclaimInBatches(t *testing.T) {
+	testlong.Skip(t)
 	t.Parallel()
 	ctx := context.Background()
 	tab := table(t, "t")

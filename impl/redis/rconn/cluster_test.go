@@ -14,6 +14,7 @@ import (
 	"github.com/tollgate/tollgate/impl/redis/credits"
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/impl/redis/tokenbucket"
+	"github.com/tollgate/tollgate/internal/testlong"
 	"github.com/tollgate/tollgate/redisserver"
 )
 
@@ -21,6 +22,7 @@ import (
 // (node timeout 500 ms), through a reshard and then the failover of a
 // primary, which leaves the cluster with one node fewer.
 func TestTablesOnACluster(t *testing.T) {
+	testlong.Skip(t)
 	c := redisserver.StartClusterT(t, 3, 500*time.Millisecond)
 	t.Run("FollowAReshard", func(t *testing.T) { tablesFollowAReshard(t, c) })
 	t.Run("FollowAFailover", func(t *testing.T) { tablesFollowAFailover(t, c) })

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/testlong"
 )
 
 func root(t *testing.T) string {
@@ -24,6 +26,7 @@ func root(t *testing.T) string {
 // failure, the rest fail a test. The verdict names the survivor until it is listed,
 // and a listed mutant that is not generated is stale.
 func TestCampaignOnFixture(t *testing.T) {
+	testlong.Skip(t)
 	r := root(t)
 	file := "internal/mutants/auto/testdata/fixture/fixture.go"
 	res, err := Campaign(Config{Root: r, Files: []string{file}, Workers: 2,
@@ -72,6 +75,7 @@ func TestCampaignOnFixture(t *testing.T) {
 // with every mutant compiled in, is Go that parses and type-checks, so the
 // campaign's builds do not fail on it.
 func TestSchemaTypeChecks(t *testing.T) {
+	testlong.Skip(t)
 	r := root(t)
 	mod, err := modulePath(r)
 	if err != nil {

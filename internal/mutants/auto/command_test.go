@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tollgate/tollgate/internal/shard"
+	"github.com/tollgate/tollgate/internal/testlong"
 )
 
 // TestShardsPartitionTheCampaign: over the real mutants of the default
@@ -13,6 +14,7 @@ import (
 // shards 1/n … n/n keep each mutant in exactly one shard: together they
 // are the whole campaign, and no mutant is judged twice.
 func TestShardsPartitionTheCampaign(t *testing.T) {
+	testlong.Skip(t)
 	root, err := Root()
 	if err != nil {
 		t.Fatal(err)

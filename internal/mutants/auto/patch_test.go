@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/testlong"
 )
 
 // fixturePatch is a unified diff of testdata/fixture/fixture.go: one hunk
@@ -35,6 +37,7 @@ func fixturePatch(t *testing.T, comment, start string, old, new []string) string
 // (an error naming the hunk). Hangs are judged by judgeLayer, as in a
 // campaign (TestCampaignOnFixture). The fixture's source is unchanged afterwards.
 func TestJudgePatchOnFixture(t *testing.T) {
+	testlong.Skip(t)
 	r := root(t)
 	src := filepath.Join(r, "internal/mutants/auto/testdata/fixture/fixture.go")
 	before, err := os.ReadFile(src)
