@@ -250,17 +250,13 @@ func (s *Credits) Apply(ctx context.Context, in model.CrInput[string]) (model.Cr
 	case model.CrEnqueued:
 		var es []ecredits.Entry
 		es, err = s.table.Enqueued(ctx)
-		for _, e := range es {
-			out.Entries = append(out.Entries, model.Entry[string]{Slot: e.Token.Slot, Epoch: s.epochs.Model(e.Token.Epoch, false), MarkedMs: e.MarkedMs, Payload: e.Payload})
-		}
-		out.OK = true
+		out.Entries, out.OK = sut.Entries(es, &s.epochs), true
 	case model.CrSnapshot:
 		var snap credits.Snapshot
 		snap, err = s.table.Snapshot(ctx)
 		out.Snap, out.OK = sut.Snapshot(snap), true
 	case model.CrBounds:
-		b := ecredits.TableBounds()
-		out.Bounds, out.OK = model.Bounds{General: b.General, Internal: b.Internal, Total: b.Total}, true
+		out.Bounds, out.OK = sut.Bounds(ecredits.TableBounds()), true
 	case model.CrExit:
 		err = s.exit(ctx, in.Holder)
 		out.OK = true

@@ -225,15 +225,11 @@ func (s *Credits[P]) Apply(in model.CrInput[P]) model.CrOutput[P] {
 	case model.CrSweep:
 		out.Count, out.OK = s.Table.Sweep(), true
 	case model.CrEnqueued:
-		for _, e := range s.Table.Enqueued() {
-			out.Entries = append(out.Entries, model.Entry[P]{Slot: e.Token.Slot, Epoch: s.epochs.Model(e.Token.Epoch, false), MarkedMs: e.MarkedMs, Payload: e.Payload})
-		}
-		out.OK = true
+		out.Entries, out.OK = Entries(s.Table.Enqueued(), &s.epochs), true
 	case model.CrSnapshot:
 		out.Snap, out.OK = Snapshot(s.Table.Snapshot()), true
 	case model.CrBounds:
-		b := credits.TableBounds()
-		out.Bounds, out.OK = model.Bounds{General: b.General, Internal: b.Internal, Total: b.Total}, true
+		out.Bounds, out.OK = Bounds(credits.TableBounds()), true
 	case model.CrExit:
 		s.Holder(in.Holder).Exit()
 		out.OK = true
@@ -244,6 +240,21 @@ func (s *Credits[P]) Apply(in model.CrInput[P]) model.CrOutput[P] {
 		panic(fmt.Sprintf("sut: unknown credit-table operation %d", in.Kind))
 	}
 	return out
+}
+
+// Entries converts a table's enqueued list to the model's, each epoch
+// named by t as a seen one (C13).
+func Entries[P comparable](es []credits.Entry[P], t *TableEpochs) []model.Entry[P] {
+	var out []model.Entry[P]
+	for _, e := range es {
+		out = append(out, model.Entry[P]{Slot: e.Token.Slot, Epoch: t.Model(e.Token.Epoch, false), MarkedMs: e.MarkedMs, Payload: e.Payload})
+	}
+	return out
+}
+
+// Bounds converts a table's class split to the model's.
+func Bounds(b credits.Bounds) model.Bounds {
+	return model.Bounds{General: b.General, Internal: b.Internal, Total: b.Total}
 }
 
 // Snapshot converts an implementation snapshot to the model's.
