@@ -43,7 +43,10 @@
 // holder is killed while it runs; a backend makes them on its own when a
 // call was sent and no answer came (a server's timeout): a holder that lost
 // track of its reservation that way exits, so that a sweep frees the row,
-// and an owner finishes a row whose take or finish it could not see.
+// and an owner finishes a row whose take or finish it could not see. A take
+// the backend did not send (ErrNotRun) changed nothing: the owner leaves
+// that row enqueued for its next poll rather than finishing it, which would
+// drop a payload no take answered.
 //
 // # Recording
 //
