@@ -265,7 +265,7 @@ func TestTableMarksWhereTollgateLoses(t *testing.T) {
 	ts := Targets(rs, []MemResult{{Design: Tollgate, Keys: 1000, BytesPerKey: 120}})
 	if len(ts) != 3 || ts[0].Ratio != 0.5 || ts[0].CPURatio != 0.4 || ts[0].Verdict() != "met" ||
 		ts[1].What != "Take admitting, allocations" || ts[1].Verdict() != "met" ||
-		ts[2].Ratio != 1.2 || ts[2].Verdict() != "MISSED" {
+		ts[2].Ratio != 120.0/memTarget || ts[2].Verdict() != "MISSED" {
 		t.Errorf("targets: %+v", ts)
 	}
 	if v := (Target{Ratio: 0.9, CPURatio: 1.1}).Verdict(); !strings.HasPrefix(v, "borderline") {

@@ -209,12 +209,14 @@ type CycleDesign struct {
 	Start func() Server
 }
 
-// CycleDesigns lists the full-cycle designs, tollgate first.
+// CycleDesigns lists the full-cycle designs, tollgate first, and the
+// cycle's floor (floor-handoff).
 func CycleDesigns() []CycleDesign {
 	return []CycleDesign{
 		{Name: Tollgate, Start: startTableOwner},
 		{Name: Mailbox, Start: startMailbox},
 		{Name: OwnerPoll, Start: startOwnerCall},
+		{Name: FloorHandoff, Start: startHandoff},
 	}
 }
 

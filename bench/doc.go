@@ -44,6 +44,12 @@
 //	                with -tags tollgate_stats, which count them in impl/
 //	cpu-ns/op       process CPU time (all threads, GC included) per operation:
 //	                steadier than ns/op on a machine shared with other work
+//	sleeps/Mop      times a thread of the process went to sleep in the kernel
+//	                (voluntary context switches), per million operations
+//	lockwait-ns/op  time goroutines spent blocked on a lock, per operation
+//	                (the runtime's sampled /sync/mutex/wait/total:seconds)
+//	lockparks/op    blocks in sync.Mutex.Lock per operation, from the block
+//	                profile; only with -tags tollgate_stats
 //
 // The goroutine counts are exact (1, 2, 4, 8, 16, 64) rather than the
 // GOMAXPROCS multiples of b.RunParallel, which cannot express 1 goroutine on

@@ -26,13 +26,26 @@ type opFunc func(i int) bool
 // newOp for its worker index, and reports the latency, admission and
 // fairness metrics. Setup inside newOp is not timed.
 func parallel(b B, g int, newOp func(w int) opFunc) runStats {
-	var cpu0 int64
-	ws := runWorkers(g, b.N(), newOp, func() { b.ResetTimer(); cpu0 = processCPU() })
-	cpu := processCPU() - cpu0
+	var cpu0, sleeps0 int64
+	var wait0 float64
+	var parks parkCounter
+	ws := runWorkers(g, b.N(), newOp, func() {
+		parks.start()
+		b.ResetTimer()
+		cpu0, sleeps0 = processCPU()
+		wait0 = lockWaitNs()
+	})
+	cpu, sleeps := processCPU()
+	cpu, sleeps = cpu-cpu0, sleeps-sleeps0
+	wait := lockWaitNs() - wait0
 	b.StopTimer()
 	st := summarize(ws)
-	st.cpuPerOp = float64(cpu) / float64(b.N())
+	n := float64(b.N())
+	st.cpuPerOp = float64(cpu) / n
 	st.report(b)
+	b.ReportMetric(wait/n, "lockwait-ns/op")
+	b.ReportMetric(float64(sleeps)/n*1e6, "sleeps/Mop")
+	parks.report(b)
 	return st
 }
 
@@ -137,11 +150,13 @@ func (st runStats) report(b B) {
 }
 
 // processCPU is the CPU time this process has used, user and system, in
-// nanoseconds.
-func processCPU() int64 {
+// nanoseconds, and how many times one of its threads has gone to sleep in
+// the kernel (voluntary context switches: a thread with no goroutine to
+// run, waiting on a futex, or blocked in a system call).
+func processCPU() (cpuNs, sleeps int64) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return 0, 0
 	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
+	return ru.Utime.Nano() + ru.Stime.Nano(), ru.Nvcsw
 }

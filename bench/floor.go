@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/tollgate/tollgate/impl/credits"
 	"github.com/tollgate/tollgate/internal/seam"
 	"github.com/tollgate/tollgate/model"
 )
@@ -22,7 +23,12 @@ import (
 //     word (seam.Pair: CMPXCHG16B on amd64, LDAXP/STLXP on arm64), retried
 //     on a lost race as a take is;
 //   - floor-cas128x2: two such compare-and-swaps per operation on one
-//     word, the shape of reserve then release.
+//     word, the shape of reserve then release;
+//   - floor-handoff: the full cycle's floor, a request carried to one owner
+//     goroutine and a reply carried back, each by a channel operation that
+//     wakes the goroutine waiting on it, and nothing else: no credit bound,
+//     no table, no select. Every owner design pays these two wake-ups per
+//     request when the owner is idle.
 //
 // In a token-bucket group the word is the key's (one word for keys=1,
 // shared by every goroutine; 10,000 for keys=10000), each on a cache line
@@ -36,6 +42,7 @@ const (
 	FloorCAS64     = "floor-cas64"
 	FloorCAS128    = "floor-cas128"
 	FloorCAS128x2  = "floor-cas128x2"
+	FloorHandoff   = "floor-handoff"
 	floorLineBytes = 64
 )
 
@@ -136,4 +143,33 @@ func floorOwnCases(gs []int) []Case {
 		}
 	}
 	return cs
+}
+
+// handoff is the full cycle's floor: callers send their request to the
+// owner on an unbuffered channel, and the owner replies on the request's
+// channel.
+type handoff struct {
+	box  chan *request
+	done chan struct{}
+}
+
+func startHandoff() Server {
+	h := &handoff{box: make(chan *request), done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		for req := range h.box {
+			req.done <- struct{}{}
+		}
+	}()
+	return h
+}
+
+func (h *handoff) Call(_ *credits.Holder, req *request) {
+	h.box <- req
+	<-req.done
+}
+
+func (h *handoff) Stop() {
+	close(h.box) // no Call is running
+	<-h.done
 }
