@@ -24,6 +24,9 @@ import (
 //     on a lost race as a take is;
 //   - floor-cas128x2: two such compare-and-swaps per operation on one
 //     word, the shape of reserve then release;
+//   - floor-load128: one 128-bit snapshot load of the key's word and
+//     nothing written, a refusal's floor (tollgate's refusal confirms
+//     its decision on such a snapshot);
 //   - floor-handoff: the full cycle's floor, a request carried to one owner
 //     goroutine and a reply carried back, each by a channel operation that
 //     wakes the goroutine waiting on it, and nothing else: no credit bound,
@@ -43,6 +46,7 @@ const (
 	FloorCAS128    = "floor-cas128"
 	FloorCAS128x2  = "floor-cas128x2"
 	FloorHandoff   = "floor-handoff"
+	FloorLoad128   = "floor-load128"
 	floorLineBytes = 64
 )
 
@@ -87,19 +91,26 @@ var floorOps = []floorOp{
 }
 
 // floorBuckets is a floor as a token-bucket design: key k's word takes
-// the operation; every take is admitted.
+// the operation; every take is admitted, or with refuse every take is
+// refused.
 type floorBuckets struct {
-	words []floorWord
-	do    func(*floorWord)
+	words  []floorWord
+	do     func(*floorWord)
+	refuse bool
 }
 
 func (f *floorBuckets) TakeAt(_ int64, key uint64, _ any) bool {
 	f.do(&f.words[key%uint64(len(f.words))])
-	return true
+	return !f.refuse
 }
 
-// floorTBDesigns are the floors measured in the admitting token-bucket
-// groups, beside the designs.
+// load128 reads the word's 128-bit snapshot and writes nothing. The load
+// is an assembly call (VMOVDQA on amd64 with AVX), which the compiler
+// does not remove for its results being unused.
+func (w *floorWord) load128() { w.pair.Load() }
+
+// floorTBDesigns are the floors measured in the token-bucket groups,
+// beside the designs: the admitting ones' writes, the refusing one's read.
 func floorTBDesigns() []TBDesign {
 	var ds []TBDesign
 	for _, op := range []floorOp{floorOps[0], floorOps[2]} {
@@ -107,6 +118,9 @@ func floorTBDesigns() []TBDesign {
 			return &floorBuckets{words: make([]floorWord, max(keys, 1)), do: op.do}
 		}})
 	}
+	ds = append(ds, TBDesign{Name: FloorLoad128, RefuseOnly: true, New: func(_ model.Limits, keys int) Bucketer {
+		return &floorBuckets{words: make([]floorWord, max(keys, 1)), do: (*floorWord).load128, refuse: true}
+	}})
 	return ds
 }
 

@@ -192,7 +192,7 @@ func writeResults(md io.Writer, c Config, began time.Time, cases int, results []
 			fmt.Fprintf(md, "- %s\n", f)
 		}
 	}
-	fmt.Fprintf(md, "\n## Ratio tables\n\nThe floor columns (bench/floor.go) divide by what any design pays that writes the same shared word the same number of times and does nothing else: `floor-cas128`, a 128-bit load and compare-and-swap loop on the key's word, is a take's floor; `floor-cas128x2`, two of them on one word, reserve+release's; `floor-add` is one atomic add, the cheapest write. %s measures them with each goroutine on a line of its own, nothing shared.\n", floorOwnGroup)
+	fmt.Fprintf(md, "\n## Ratio tables\n\nThe floor columns (bench/floor.go) divide by what any design pays that writes the same shared word the same number of times and does nothing else: `floor-cas128`, a 128-bit load and compare-and-swap loop on the key's word, is a take's floor; `floor-cas128x2`, two of them on one word, reserve+release's; `floor-add` is one atomic add, the cheapest write; `floor-load128`, one 128-bit snapshot load of the key's word with nothing written, is a refusal's floor; `floor-handoff`, a request carried to an idle owner goroutine and the reply carried back (two wake-ups), is the full cycle's. %s measures the write floors with each goroutine on a line of its own, nothing shared.\n", floorOwnGroup)
 	WriteTable(md, results, mem)
 	WriteReclaimed(md, reclaimed)
 }

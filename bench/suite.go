@@ -251,7 +251,7 @@ func Suite(full bool) []Case {
 			group := fmt.Sprintf("TB/work=%s/keys=%d", w, keys)
 			for _, g := range gs {
 				for _, d := range append(TBDesigns(), floorTBDesigns()...) {
-					if d.AdmitOnly && w != Admit || d.Name == XRateSingle && keys != 1 {
+					if d.AdmitOnly && w != Admit || d.RefuseOnly && w != Refuse || d.Name == XRateSingle && keys != 1 {
 						continue
 					}
 					cs = append(cs, Case{

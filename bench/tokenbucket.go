@@ -30,6 +30,9 @@ type TBDesign struct {
 	// AdmitOnly marks a design that cannot refuse (it paces instead), so
 	// it is measured only on the admitting workload.
 	AdmitOnly bool
+	// RefuseOnly marks a design that only refuses (the refusal's floor),
+	// measured only on the refusing workload.
+	RefuseOnly bool
 }
 
 // Design names, as they appear in results.
