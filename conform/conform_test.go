@@ -46,6 +46,12 @@ func fakeDriver(behaviour string) {
 			var id int64
 			fmt.Sscanf(line[strings.Index(line, `"id":`)+5:], "%d", &id)
 			if strings.Contains(line, `"hello"`) {
+				switch behaviour {
+				case "slow-start":
+					time.Sleep(2 * time.Second) // a runtime starting on a loaded machine
+				case "silent-hello":
+					time.Sleep(time.Hour)
+				}
 				if behaviour == "crash-hello" {
 					fmt.Fprintln(os.Stderr, "fake driver: misbehaving with", behaviour)
 					os.Exit(3)
@@ -117,6 +123,38 @@ func TestBrokenDrivers(t *testing.T) {
 				t.Errorf("took %v", d)
 			}
 		})
+	}
+}
+
+// TestSlowStartingDriver: the hello has a start-up budget of its own, so a
+// driver that takes longer to start than the per-request timeout still
+// runs; one that never says hello fails within that budget, naming it.
+func TestSlowStartingDriver(t *testing.T) {
+	testDir = t.TempDir()
+	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
+	cfg := fakeConfig("slow-start")
+	cfg.Timeout = 500 * time.Millisecond // shorter than the 2 s start
+	conn, hello, err := connect(cfg)
+	if err != nil {
+		t.Fatalf("a driver answering hello after 2 s, within the start budget: %v", err)
+	}
+	conn.Close()
+	if hello.Name != "fake" {
+		t.Errorf("hello %+v, want the fake driver's", hello)
+	}
+
+	cfg = fakeConfig("silent-hello")
+	cfg.Timeout, cfg.StartTimeout = 500*time.Millisecond, 1500*time.Millisecond
+	start := time.Now()
+	rep := Run(cfg)
+	if rep.Err == nil || !strings.Contains(rep.Err.Error(), "hello") || !strings.Contains(rep.Err.Error(), "no answer within 1.5s") {
+		t.Fatalf("a driver that never says hello: error %v, want a hello timeout of 1.5s", rep.Err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if err := (&Config{Argv: []string{"x"}, Budget: 1, Clients: 1, Timeout: 1, StartTimeout: -1}).Validate(); err == nil || !strings.Contains(err.Error(), "start timeout") {
+		t.Errorf("a negative start timeout: %v, want an error naming it", err)
 	}
 }
 

@@ -44,6 +44,11 @@ type Config struct {
 	Vectors []VectorFile
 	// Timeout is the per-request timeout.
 	Timeout time.Duration
+	// StartTimeout is how long a fresh driver has to start and answer its
+	// hello: starting a runtime (a BEAM, a JVM) on a loaded machine can take
+	// far longer than any one answer should. 0 means DefaultStartTimeout,
+	// or Timeout if that is longer.
+	StartTimeout time.Duration
 	// Dir receives the files written for failures (porcupine
 	// visualizations); empty means the system's temporary directory.
 	Dir string
@@ -71,6 +76,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Timeout <= 0 {
 		return fmt.Errorf("conform: timeout %v must be > 0", c.Timeout)
+	}
+	if c.StartTimeout < 0 {
+		return fmt.Errorf("conform: start timeout %v must be ≥ 0 (0: the default)", c.StartTimeout)
 	}
 	for _, p := range c.Primitives {
 		if p != PrimTokenBucket && p != PrimCredits {
@@ -246,6 +254,17 @@ func withoutReclaim(f VectorFile, skipped []string) (VectorFile, []string) {
 	return f, skipped
 }
 
+// DefaultStartTimeout is Config.StartTimeout's default.
+const DefaultStartTimeout = 60 * time.Second
+
+// startTimeout is the hello's budget (see Config.StartTimeout).
+func (c Config) startTimeout() time.Duration {
+	if c.StartTimeout > 0 {
+		return c.StartTimeout
+	}
+	return max(DefaultStartTimeout, c.Timeout)
+}
+
 // connect starts the driver and checks its hello: version 2, or version 1,
 // which answers alike but has no tb.reclaim (spec/protocol.md §7).
 func connect(cfg Config) (*Conn, Response, error) {
@@ -258,7 +277,7 @@ func connect(cfg Config) (*Conn, Response, error) {
 			return nil, Response{}, err
 		}
 	}
-	ans, err := conn.Send(Request{Op: OpHello, Protocol: ProtocolVersion})
+	ans, err := conn.SendWithin(Request{Op: OpHello, Protocol: ProtocolVersion}, cfg.startTimeout())
 	if err != nil {
 		conn.Close()
 		return nil, Response{}, fmt.Errorf("conform: hello: %w", err)

@@ -275,9 +275,14 @@ func (c *Conn) Err() *DriverError {
 	return c.err
 }
 
-// Send writes req with a fresh id and waits for its answer. It is safe for
-// concurrent use; each call waits for its own answer.
-func (c *Conn) Send(req Request) (Answer, error) {
+// Send writes req with a fresh id and waits for its answer, at most the
+// per-request timeout. It is safe for concurrent use; each call waits for
+// its own answer.
+func (c *Conn) Send(req Request) (Answer, error) { return c.SendWithin(req, c.timeout) }
+
+// SendWithin is Send with a timeout of its own (the hello's, which also
+// waits for the driver to start).
+func (c *Conn) SendWithin(req Request, timeout time.Duration) (Answer, error) {
 	// Ids are issued in the order requests are written (under wmu), so an
 	// answer to an id above one still waiting overtook it (Overlap).
 	c.wmu.Lock()
@@ -298,7 +303,7 @@ func (c *Conn) Send(req Request) (Answer, error) {
 	if werr != nil {
 		c.fail(&DriverError{Kind: "write", Request: line, Detail: fmt.Sprintf("cannot write the request: %v", werr)})
 	}
-	timer := time.NewTimer(c.timeout)
+	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
 	case a := <-p.done:
@@ -315,7 +320,7 @@ func (c *Conn) Send(req Request) (Answer, error) {
 		}
 		return Answer{}, &e
 	case <-timer.C:
-		c.fail(&DriverError{Kind: "timeout", Request: line, Detail: fmt.Sprintf("no answer within %v", c.timeout)})
+		c.fail(&DriverError{Kind: "timeout", Request: line, Detail: fmt.Sprintf("no answer within %v", timeout)})
 		<-c.dead // another breach may have been first
 		return Answer{}, c.Err()
 	}
