@@ -196,10 +196,11 @@ func (c mutexCaller) Cycle() bool {
 type request struct{ done chan struct{} }
 
 // Server is one full-cycle design: Start launches its owner; Call carries
-// one request from a caller to the owner and waits for the reply; Stop ends
-// the owner.
+// one request from a caller to the owner and waits for the reply, and
+// returns how many times it found all 26 credits in flight and yielded
+// before it could send; Stop ends the owner.
 type Server interface {
-	Call(h *credits.Holder, req *request)
+	Call(h *credits.Holder, req *request) (fullWaits int)
 	Stop()
 }
 
@@ -267,10 +268,11 @@ func (o *tableOwner) run() {
 	}
 }
 
-func (o *tableOwner) Call(h *credits.Holder, req *request) {
+func (o *tableOwner) Call(h *credits.Holder, req *request) (fullWaits int) {
 	for {
 		tok, res := o.t.Reserve(h, credits.General)
 		if res == credits.Exhausted {
+			fullWaits++
 			runtime.Gosched() // all 26 in flight: wait for a finish
 			continue
 		}
@@ -282,7 +284,7 @@ func (o *tableOwner) Call(h *credits.Holder, req *request) {
 		default: // already rung: the owner will scan
 		}
 		<-req.done
-		return
+		return fullWaits
 	}
 }
 
@@ -322,10 +324,11 @@ func (m *mailbox) run(ctx context.Context) {
 	}
 }
 
-func (m *mailbox) Call(_ *credits.Holder, req *request) {
+func (m *mailbox) Call(_ *credits.Holder, req *request) (fullWaits int) {
 	for {
 		n := m.inflight.Load()
 		if n >= credits.GeneralSlots {
+			fullWaits++
 			runtime.Gosched() // all 26 in flight: wait for a reply
 			continue
 		}
@@ -335,6 +338,7 @@ func (m *mailbox) Call(_ *credits.Holder, req *request) {
 	}
 	m.box <- req
 	<-req.done
+	return fullWaits
 }
 
 func (m *mailbox) Stop() {
@@ -363,13 +367,14 @@ func startOwnerCall() Server {
 	return &ownerCall{o: o, cancel: cancel}
 }
 
-func (d *ownerCall) Call(h *credits.Holder, _ *request) {
+func (d *ownerCall) Call(h *credits.Holder, _ *request) (fullWaits int) {
 	for {
 		_, err := d.o.Call(context.Background(), h, credits.General, struct{}{})
 		switch {
 		case err == nil:
-			return
+			return fullWaits
 		case errors.Is(err, credits.ErrExhausted), errors.Is(err, credits.ErrNoOwner):
+			fullWaits++
 			runtime.Gosched() // all 26 in flight, or Run has not started yet
 		default:
 			panic(fmt.Sprintf("bench: Owner.Call: %v", err))

@@ -50,6 +50,8 @@
 //	                (the runtime's sampled /sync/mutex/wait/total:seconds)
 //	lockparks/op    blocks in sync.Mutex.Lock per operation, from the block
 //	                profile; only with -tags tollgate_stats
+//	fullwaits/op    (full cycle) times a caller found all 26 credits in flight
+//	                and yielded before it could send, per request
 //
 // The goroutine counts are exact (1, 2, 4, 8, 16, 64) rather than the
 // GOMAXPROCS multiples of b.RunParallel, which cannot express 1 goroutine on

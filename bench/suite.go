@@ -203,16 +203,28 @@ type checker interface{ check() error }
 
 func (o *tableOwner) casRetries() uint64 { return o.t.CASRetries() }
 
+// paddedCount is a count on a cache line of its own.
+type paddedCount struct {
+	n int
+	_ [56]byte
+}
+
 // RunCycle measures the full request cycle of design d with g callers and
 // one owner: an operation is one request served and replied to.
 func RunCycle(b B, d CycleDesign, g int) {
 	s := d.Start()
 	defer s.Stop()
-	parallel(b, g, func(int) opFunc {
+	waits := make([]paddedCount, g) // one line per caller: no shared write
+	parallel(b, g, func(w int) opFunc {
 		h := credits.NewHolder()
 		req := &request{done: make(chan struct{}, 1)}
-		return func(int) bool { s.Call(h, req); return true }
+		return func(int) bool { waits[w].n += s.Call(h, req); return true }
 	})
+	total := 0
+	for _, c := range waits {
+		total += c.n
+	}
+	b.ReportMetric(float64(total)/float64(b.N()), "fullwaits/op")
 	if r, ok := s.(retrier); ok && countsRetries {
 		b.ReportMetric(float64(r.casRetries())/float64(b.N()), "casretries/op")
 	}
