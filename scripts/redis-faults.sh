@@ -9,34 +9,8 @@
 #   bash scripts/redis-faults.sh [seeds] [outdir]    (default: 1 2 3 4 5, redischeck/results)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seeds=${1:-"1 2 3 4 5"}
-out=${2:-redischeck/results}
-mkdir -p "$out"
-tg=$(mktemp -d)/tollgate
-go build -o "$tg" ./cmd/tollgate
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-for _ in $(seq 1 "${HOG:-0}"); do
-  (while :; do :; done) &
-  pids+=($!)
-done
-tag=${HOG:+-load$HOG}
 backend=${BACKEND:-redis}
 pre=
 [ "$backend" = redis-cluster ] && pre=cluster-
-for s in $seeds; do
-  f="$out/${pre}seed-$s$tag.txt"
-  {
-    echo "# tollgate check --backend $backend -duration 10s -seed $s -progress 0 -timeout 60s"
-    echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(redis-server --version | cut -d' ' -f1-3), busy loops beside it: ${HOG:-0}"
-    echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-  } >"$f"
-  rc=0
-  "$tg" check --backend "$backend" -duration 10s -seed "$s" -progress 0 -timeout 60s >>"$f" 2>&1 || rc=$?
-  {
-    echo "# exit $rc"
-    echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-  } >>"$f"
-  echo "seed $s: exit $rc, $(grep -c '^  fault' "$f") fault rows -> $f"
-done
+exec bash scripts/fault-table.sh "$backend" "${2:-redischeck/results}" "$pre" \
+  "redis-server --version | cut -d' ' -f1-3" "${1:-1 2 3 4 5}"
