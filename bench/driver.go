@@ -31,14 +31,14 @@ func parallel(b B, g int, newOp func(w int) opFunc) runStats {
 	var parks parkCounter
 	ws := runWorkers(g, b.N(), newOp, func() {
 		parks.start()
+		wait0 = lockWaitNs() // allocates: read before the timer, not counted
 		b.ResetTimer()
 		cpu0, sleeps0 = processCPU()
-		wait0 = lockWaitNs()
 	})
 	cpu, sleeps := processCPU()
 	cpu, sleeps = cpu-cpu0, sleeps-sleeps0
-	wait := lockWaitNs() - wait0
 	b.StopTimer()
+	wait := lockWaitNs() - wait0
 	st := summarize(ws)
 	n := float64(b.N())
 	st.cpuPerOp = float64(cpu) / n
