@@ -195,7 +195,8 @@ func current() Scheduler {
 // (a field of a heap object, an element of a slice), so that another thread
 // may run between the seam operation before the store and the store. It
 // stores nothing itself; the Access it reports has the word p, Op Plain and
-// no values. A plain load is no switch point, so the scheduler must treat
+// no values; a scheduler that detects races (Racer) is then told of the
+// store. A plain load is no switch point, so the scheduler must treat
 // a plain store as conflicting with every step of another thread.
 func PlainStore[T any](p *T) {
 	s := current()
@@ -205,6 +206,58 @@ func PlainStore[T any](p *T) {
 	w := unsafe.Pointer(p)
 	s.Before(w, Plain)
 	s.After(Access{Word: w, Op: Plain, OK: true})
+	if r, ok := s.(Racer); ok {
+		r.Plain(w, unsafe.Sizeof(*p), true, callerPC())
+	}
+}
+
+// Racer is implemented by a Scheduler that detects data races: it is told
+// of every plain (non-atomic) access the code under test reports, and
+// orders it against the other threads' accesses by happens-before, which
+// it builds from the operations Before and After report (spec/explore.md
+// §4).
+type Racer interface {
+	// Plain reports a plain access of size bytes at addr by the running
+	// logical thread: a store when write is true, else a load. site is the
+	// program counter of the access in the code under test (0: unknown).
+	// It is no switch point: the access runs inside the current step.
+	Plain(addr unsafe.Pointer, size uintptr, write bool, site uintptr)
+}
+
+// PlainLoad reports a plain load of *p to the installed scheduler, if it
+// detects races (Racer), and returns p: the explored copies of impl/ and
+// code rewritten for the explorer read shared memory as *PlainLoad(&x), so
+// the load is reported exactly where it happens, after every operation
+// evaluated before it. It is no switch point.
+func PlainLoad[T any](p *T) *T {
+	if s := current(); s != nil {
+		if r, ok := s.(Racer); ok {
+			r.Plain(unsafe.Pointer(p), unsafe.Sizeof(*p), false, callerPC())
+		}
+	}
+	return p
+}
+
+// PlainWrite reports a plain store to *p, about to be made, to a scheduler
+// that detects races, without a switch point (PlainStore is the same with
+// one), and returns p, so a store can be written *PlainWrite(&x) = v.
+func PlainWrite[T any](p *T) *T {
+	if s := current(); s != nil {
+		if r, ok := s.(Racer); ok {
+			r.Plain(unsafe.Pointer(p), unsafe.Sizeof(*p), true, callerPC())
+		}
+	}
+	return p
+}
+
+// callerPC is the program counter of the call of the function that calls
+// it (the access in the code under test).
+func callerPC() uintptr {
+	var pc [1]uintptr
+	if runtime.Callers(3, pc[:]) == 0 {
+		return 0
+	}
+	return pc[0]
 }
 
 // Pointer is an atomic *T whose operations are switch points.
