@@ -219,7 +219,8 @@ func PlainStore[T any](p *T) {
 type Racer interface {
 	// Plain reports a plain access of size bytes at addr by the running
 	// logical thread: a store when write is true, else a load. site is the
-	// program counter of the access in the code under test (0: unknown).
+	// program counter of the access in the code under test, while sites
+	// are recorded (SetSites); else 0.
 	// It is no switch point: the access runs inside the current step.
 	Plain(addr unsafe.Pointer, size uintptr, write bool, site uintptr)
 }
@@ -250,9 +251,14 @@ func PlainWrite[T any](p *T) *T {
 	return p
 }
 
-// callerPC is the program counter of the call of the function that calls
-// it (the access in the code under test).
+// callerPC is, while sites are recorded (SetSites), the program counter of
+// the call of the function that calls it (the access in the code under
+// test); else 0. A race detector replays the failing schedule with sites
+// on to name the accesses.
 func callerPC() uintptr {
+	if !sites.Load() {
+		return 0
+	}
 	var pc [1]uintptr
 	if runtime.Callers(3, pc[:]) == 0 {
 		return 0
