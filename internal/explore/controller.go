@@ -205,6 +205,8 @@ type controller struct {
 	uninstall func()
 	// race is the data-race detector of the current run.
 	race *racer
+	// objs is what the run's explored code allocated (bounds.go).
+	objs objects
 	// storage reused by every run
 	states []tstate
 	pend   []unsafe.Pointer

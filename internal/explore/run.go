@@ -92,6 +92,7 @@ type runOptions struct {
 // execute performs one run of p under ch.
 func execute(c *controller, p program, ch chooser, opt runOptions) (res runResult) {
 	c.step, c.completed, c.tracing = 0, 0, opt.keep
+	c.objs.reset()
 	c.direct = true
 	var bodies []func()
 	if f := guard(func() { bodies = p.begin(c) }); f != nil {

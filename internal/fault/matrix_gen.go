@@ -154,10 +154,17 @@ const (
 	// end the holder stamped on its own clock has passed on the sweeper's,
 	// whatever the renewals the cluster saw.
 	ECRLeaseByCallerClock Fault = 39
+
+	// Faults of impl/tokenbucket.
+
+	// TBCompactWideNarrow: a compaction freezes sixteen child words of every
+	// inner node, the 4-way ones too, reading and writing past a 4-way node's
+	// end
+	TBCompactWideNarrow Fault = 40
 )
 
 // numFaults is one more than the largest fault.
-const numFaults Fault = 40
+const numFaults Fault = 41
 
 // layerNames are the layers a patch's Caught-by line may name, in the
 // order of the README's mutant table.
@@ -401,5 +408,11 @@ var rows = [...]row{
 		name: "ecr-lease-by-caller-clock", pkg: "impl/etcd/credits",
 		bug:      "the lease judged by the caller's clock, not the cluster",
 		killedBy: "`TestEtcdSweepSparesRenewedHolder` (a holder of ttl 2 s that renews every 500 ms has its reservation swept after 2.5 s)",
+	},
+	TBCompactWideNarrow: {
+		name: "tb-compact-wide-narrow", pkg: "impl/tokenbucket",
+		bug:      "a compaction freezes 16 words of a 4-way trie node: it writes past the node",
+		caughtBy: []string{"explore"},
+		measured: []figure{{"explore", "panic (memory safety) 10 ms"}},
 	},
 }

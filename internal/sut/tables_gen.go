@@ -29,6 +29,7 @@ import (
 	exploredtokenbucket "github.com/tollgate/tollgate/internal/mutants/explored/tokenbucket"
 	tbcasonehalf "github.com/tollgate/tollgate/internal/mutants/tb-cas-one-half"
 	tbcompactnofreeze "github.com/tollgate/tollgate/internal/mutants/tb-compact-no-freeze"
+	tbcompactwidenarrow "github.com/tollgate/tollgate/internal/mutants/tb-compact-wide-narrow"
 	tbfailclosed "github.com/tollgate/tollgate/internal/mutants/tb-fail-closed"
 	tbfloorafterkill "github.com/tollgate/tollgate/internal/mutants/tb-floor-after-kill"
 	tbfrozennextlate "github.com/tollgate/tollgate/internal/mutants/tb-frozen-next-late"
@@ -78,6 +79,8 @@ func NewTBTable[K comparable](f fault.Fault) TBTable[K] {
 		return tbfrozennextlate.New[K]()
 	case fault.TBPeekTorn:
 		return tbpeektorn.New[K]()
+	case fault.TBCompactWideNarrow:
+		return tbcompactwidenarrow.New[K]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a token-bucket mutant (defect)", f))
 }

@@ -148,7 +148,7 @@ func New[P any](opts ...Option) *Table[P] {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return &Table[P]{clock: cfg.clock}
+	return seam.Alloc(&Table[P]{clock: cfg.clock})
 }
 
 // now reads the table's clock: MonotonicMs for the zero Table.
@@ -297,7 +297,7 @@ func (t *Table[P]) Enqueue(h *Holder, tok Token, payload P) Result {
 func (t *Table[P]) EnqueueAt(nowMs int64, h *Holder, tok Token, payload P) Result {
 	checkHolder(h)
 	s, gen, ok := t.slotOf(tok)
-	s.box.Store(&box[P]{gen: gen, markedMs: nowMs, payload: payload}) // before the pin check
+	s.box.Store(seam.Alloc(&box[P]{gen: gen, markedMs: nowMs, payload: payload})) // before the pin check
 	if t.closed.Load() {
 		return NoTable
 	}
@@ -305,7 +305,7 @@ func (t *Table[P]) EnqueueAt(nowMs int64, h *Holder, tok Token, payload P) Resul
 	if !ok || lo != pack(gen, stReserved) || hi != h.Serial() {
 		return Lost
 	}
-	b := &box[P]{gen: gen, markedMs: nowMs, payload: payload}
+	b := seam.Alloc(&box[P]{gen: gen, markedMs: nowMs, payload: payload})
 	if !putBox(s, b) {
 		// Another enqueue of this reservation installed its box first.
 		// (reserved, g) → (enqueued, g), on its behalf: publishes its box,

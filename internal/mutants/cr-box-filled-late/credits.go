@@ -148,7 +148,7 @@ func New[P any](opts ...Option) *Table[P] {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return &Table[P]{clock: cfg.clock}
+	return seam.Alloc(&Table[P]{clock: cfg.clock})
 }
 
 // now reads the table's clock: MonotonicMs for the zero Table.
@@ -306,7 +306,7 @@ func (t *Table[P]) EnqueueAt(nowMs int64, h *Holder, tok Token, payload P) Resul
 	}
 	// Only the generation goes in before putBox: an enqueue that loses
 	// putBox never publishes its box, so it need not copy the payload.
-	b := &box[P]{gen: gen}
+	b := seam.Alloc(&box[P]{gen: gen})
 	if !putBox(s, b) {
 		// Another enqueue of this reservation installed its box first.
 		// (reserved, g) → (enqueued, g), on its behalf: publishes its box,

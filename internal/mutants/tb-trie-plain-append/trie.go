@@ -163,7 +163,9 @@ type cell[K comparable] struct {
 func (c *cell[K]) dead() bool { return c.state.LoadLo() == deadLo }
 
 // asCell is n, which is a cell or a wrapper (or nil), as one.
-func asCell[K comparable](n *node[K]) *cell[K] { return (*cell[K])(unsafe.Pointer(n)) }
+func asCell[K comparable](n *node[K]) *cell[K] {
+	return (*cell[K])(seam.UnsafeCast[cell[K]](unsafe.Pointer(n)))
+}
 
 // cellOf is n as a cell when it is one, else nil (n is nil, an inner node or
 // a wrapper).
@@ -176,28 +178,28 @@ func cellOf[K comparable](n *node[K]) *cell[K] {
 
 // kid is child word i of the inner node n.
 func kid[K comparable](n *node[K], i uint64) *seam.Pointer[node[K]] {
-	return &(*node[K])(unsafe.Add(unsafe.Pointer(n), uintptr(i)*unsafe.Sizeof(*n))).first
+	return &(*node[K])(seam.UnsafeCast[node[K]](seam.UnsafeAdd(unsafe.Pointer(n), uintptr(i)*unsafe.Sizeof(*n)))).first
 }
 
 // newInner returns an empty inner node of level d.
 func newInner[K comparable](d uint) *node[K] {
 	if d < wideLevels {
-		return &new([wideFanout]node[K])[0]
+		return &seam.Alloc(new([wideFanout]node[K]))[0]
 	}
-	return &new([narrowFanout]node[K])[0]
+	return &seam.Alloc(new([narrowFanout]node[K]))[0]
 }
 
 // newCell returns a fresh cell of key, its node word set, not yet
 // published.
 func newCell[K comparable](key K) *cell[K] {
-	c := &cell[K]{key: key}
+	c := seam.Alloc(&cell[K]{key: key})
 	c.first.Store(&c.node)
 	return c
 }
 
 func newTrie[K comparable]() *trie[K] {
-	return &trie[K]{hash: keyHash[K](maphash.MakeSeed()),
-		root: newInner[K](0), sealed: new(node[K]), frozen: new(node[K])}
+	return seam.Alloc(&trie[K]{hash: keyHash[K](maphash.MakeSeed()),
+		root: newInner[K](0), sealed: seam.Alloc(new(node[K])), frozen: seam.Alloc(new(node[K]))})
 }
 
 // isFrozen reports whether n, read from a child word, is a frozen wrapper.
@@ -483,7 +485,7 @@ func (t *trie[K]) compact(holder *seam.Pointer[node[K]], n *node[K], d uint) {
 		word := kid(n, i)
 		c := word.Load()
 		for !t.isFrozen(c) {
-			w := &cell[K]{}
+			w := seam.Alloc(&cell[K]{})
 			w.first.Store(t.frozen)
 			w.next.Store(c)
 			// c → frozen(c): fails if the word changed since the load;

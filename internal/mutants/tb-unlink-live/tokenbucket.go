@@ -81,7 +81,7 @@ func New[K comparable](opts ...Option) *Table[K] {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	t := &Table[K]{clock: cfg.clock, sleep: cfg.sleep}
+	t := seam.Alloc(&Table[K]{clock: cfg.clock, sleep: cfg.sleep})
 	t.buckets.Store(newTrie[K]())
 	return t
 }
@@ -487,15 +487,15 @@ func check(lim Limits, cost float64, withCost bool) error {
 	const finitePositive = "must be finite and greater than zero"
 	switch {
 	case !(lim.Capacity > 0 && lim.Capacity <= math.MaxFloat64):
-		return &ArgError{Field: "capacity", Value: lim.Capacity, Rule: finitePositive}
+		return seam.Alloc(&ArgError{Field: "capacity", Value: lim.Capacity, Rule: finitePositive})
 	case !(lim.RefillPerSecond > 0 && lim.RefillPerSecond <= math.MaxFloat64):
-		return &ArgError{Field: "refill_per_second", Value: lim.RefillPerSecond, Rule: finitePositive}
+		return seam.Alloc(&ArgError{Field: "refill_per_second", Value: lim.RefillPerSecond, Rule: finitePositive})
 	case !withCost:
 		return nil
 	case !(cost > 0 && cost <= math.MaxFloat64):
-		return &ArgError{Field: "cost", Value: cost, Rule: finitePositive}
+		return seam.Alloc(&ArgError{Field: "cost", Value: cost, Rule: finitePositive})
 	case cost > lim.Capacity:
-		return &ArgError{Field: "cost", Value: cost, Rule: fmt.Sprintf("must not exceed capacity %v, or it could never be taken", lim.Capacity)}
+		return seam.Alloc(&ArgError{Field: "cost", Value: cost, Rule: fmt.Sprintf("must not exceed capacity %v, or it could never be taken", lim.Capacity)})
 	}
 	return nil
 }

@@ -18,6 +18,7 @@
 package hooked
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -264,6 +265,59 @@ func callerPC() uintptr {
 		return 0
 	}
 	return pc[0]
+}
+
+// Bounds is implemented by a Scheduler that checks the memory safety of
+// unsafe pointer arithmetic in the code under test: it is told of every
+// object the explored copies allocate (Alloc) and judges every unsafe.Add
+// and every conversion of an unsafe.Pointer to a typed pointer (UnsafeAdd,
+// UnsafeCast) against the object the pointer points into. A pointer into
+// memory it was not told of (a local, an object allocated elsewhere) is
+// not judged.
+type Bounds interface {
+	// Alloc records the object of size bytes at p.
+	Alloc(p unsafe.Pointer, size uintptr)
+	// Within panics when [p, p+size) starts inside a recorded object and
+	// does not end inside it, or when base is inside one and p is not
+	// (what names the operation for the message). base nil: p alone.
+	Within(base, p unsafe.Pointer, size uintptr, what string)
+}
+
+// Alloc reports the object p to a scheduler that checks bounds and returns
+// p: the explored copies allocate as seam.Alloc(new(T)) and
+// seam.Alloc(&T{...}).
+func Alloc[T any](p *T) *T {
+	if s := current(); s != nil {
+		if b, ok := s.(Bounds); ok {
+			b.Alloc(unsafe.Pointer(p), unsafe.Sizeof(*p))
+		}
+	}
+	return p
+}
+
+// UnsafeAdd is unsafe.Add(p, off), judged by a scheduler that checks
+// bounds: the result must stay inside the object p points into.
+func UnsafeAdd(p unsafe.Pointer, off uintptr) unsafe.Pointer {
+	q := unsafe.Add(p, off)
+	if s := current(); s != nil {
+		if b, ok := s.(Bounds); ok {
+			b.Within(p, q, 1, "unsafe.Add")
+		}
+	}
+	return q
+}
+
+// UnsafeCast returns p, judged by a scheduler that checks bounds: a *T at
+// p must lie inside the object p points into. The explored copies convert
+// as (*T)(seam.UnsafeCast[T](p)).
+func UnsafeCast[T any](p unsafe.Pointer) unsafe.Pointer {
+	if s := current(); s != nil && p != nil {
+		if b, ok := s.(Bounds); ok {
+			var t T
+			b.Within(nil, p, unsafe.Sizeof(t), fmt.Sprintf("conversion to *%T", t))
+		}
+	}
+	return p
 }
 
 // Pointer is an atomic *T whose operations are switch points.

@@ -159,8 +159,17 @@ func copyTable(mod, name string, src []byte, structs map[string][]string) ([]byt
 			return nil, err
 		}
 		edits = append(edits, stores...)
+		edits = append(edits, boundsChecks(fset, f, src)...)
 	}
-	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
+	// In source order; at one offset an insertion before a replacement
+	// (applied back to front, the replacement runs first and the insertion
+	// lands in front of its text).
+	sort.SliceStable(edits, func(i, j int) bool {
+		if edits[i].start != edits[j].start {
+			return edits[i].start < edits[j].start
+		}
+		return edits[i].end < edits[j].end
+	})
 	out := slices.Clone(src)
 	for i := len(edits) - 1; i >= 0; i-- { // in source order, so apply back to front
 		e := edits[i]
