@@ -207,6 +207,8 @@ type controller struct {
 	race *racer
 	// objs is what the run's explored code allocated (bounds.go).
 	objs objects
+	// noRaces, inlinePlain: Options.NoRaces and InlinePlainStores.
+	noRaces, inlinePlain bool
 	// storage reused by every run
 	states []tstate
 	pend   []unsafe.Pointer
@@ -290,7 +292,7 @@ func (c *controller) close() {
 
 // Before implements hooked.Scheduler.
 func (c *controller) Before(word unsafe.Pointer, op hooked.Op) {
-	if c.direct {
+	if c.direct || op == hooked.Plain && c.inlinePlain {
 		return
 	}
 	w := c.cur
@@ -321,7 +323,7 @@ func (c *controller) After(a hooked.Access) {
 	if c.onAccess != nil {
 		c.onAccess(a)
 	}
-	if c.direct {
+	if c.direct || a.Op == hooked.Plain && c.inlinePlain {
 		return
 	}
 	c.race.sync(c.cur.id, a)

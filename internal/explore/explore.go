@@ -60,6 +60,11 @@ type Options struct {
 	StepCap int
 	// NoReduction turns the sleep sets off (DFS): for measuring them.
 	NoReduction bool
+	// NoRaces turns the data-race detector off, and InlinePlainStores
+	// makes a plain store no switch point of its own (it runs inside the
+	// step before it, as a plain load does): both for measuring what the
+	// detector costs and finds (spec/explore.md §4), never for a verdict.
+	NoRaces, InlinePlainStores bool
 	// Dir receives porcupine's visualization of a failing history (empty:
 	// no files).
 	Dir string
@@ -299,6 +304,7 @@ func exploreProgram(p program, name string, opt Options) Result {
 	x.res = Result{Scenario: name, Threads: p.threads(), Strategy: opt.strategy(), Mutant: opt.Fault.String(),
 		Seed: opt.Seed}
 	x.c = newController(p.threads())
+	x.c.noRaces, x.c.inlinePlain = opt.NoRaces, opt.InlinePlainStores
 	x.c.install()
 	func() {
 		defer x.c.remove()

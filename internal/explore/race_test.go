@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"github.com/tollgate/tollgate/internal/fault"
 	"strings"
 	"testing"
 	"unsafe"
@@ -231,4 +232,38 @@ func TestRacerEdges(t *testing.T) {
 			t.Errorf("%s: race %v, want %v (%+v)", tc.name, got, tc.race, r.found)
 		}
 	}
+}
+
+// TestRacesFindWhatSwitchPointsMiss: cr-finish-clears-payload zeroes a box's
+// payload with a plain store after the compare-and-swap that freed its row,
+// and the reads it races with are plain loads inside the steps of the
+// atomic loads before them. Switching at atomics and plain stores, the
+// catalogue's credit scenarios cannot schedule a read after the store and
+// before the next atomic of the reader: with the detector off every one of
+// them passes. With it on, the store and a read unordered by
+// happens-before fail the run.
+func TestRacesFindWhatSwitchPointsMiss(t *testing.T) {
+	var killed []string
+	for _, s := range Catalogue() {
+		if s.Primitive != Credits {
+			continue
+		}
+		if r := Explore(s, Options{Fault: fault.CrFinishClearsPayload, NoRaces: true}); r.Failure != nil || r.Err != nil {
+			t.Fatalf("%s with the detector off: %s", s.Name, r.Summary())
+		}
+		r := Explore(s, Options{Fault: fault.CrFinishClearsPayload})
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		if r.Failure != nil {
+			if r.Failure.Kind != KindRace || !strings.Contains(r.Failure.Detail, "payload") {
+				t.Fatalf("%s: want a data race on a payload, got %s", s.Name, r.Failure.Report())
+			}
+			killed = append(killed, s.Name)
+		}
+	}
+	if len(killed) == 0 {
+		t.Fatal("no credit scenario of the catalogue found the race")
+	}
+	t.Logf("killed by %v", killed)
 }

@@ -161,10 +161,16 @@ const (
 	// inner node, the 4-way ones too, reading and writing past a 4-way node's
 	// end
 	TBCompactWideNarrow Fault = 40
+
+	// Faults of impl/credits.
+
+	// CrFinishClearsPayload: a finish zeroes the payload in its box after
+	// freeing the row, while a listing may be reading it
+	CrFinishClearsPayload Fault = 41
 )
 
 // numFaults is one more than the largest fault.
-const numFaults Fault = 41
+const numFaults Fault = 42
 
 // layerNames are the layers a patch's Caught-by line may name, in the
 // order of the README's mutant table.
@@ -414,5 +420,11 @@ var rows = [...]row{
 		bug:      "a compaction freezes 16 words of a 4-way trie node: it writes past the node",
 		caughtBy: []string{"explore"},
 		measured: []figure{{"explore", "panic (memory safety) 10 ms"}},
+	},
+	CrFinishClearsPayload: {
+		name: "cr-finish-clears-payload", pkg: "impl/credits",
+		bug:      "a finish clears a freed row's payload in place: a listing that checked the row before reads the zero",
+		caughtBy: []string{"explore"},
+		measured: []figure{{"explore", "data race 10 ms"}},
 	},
 }

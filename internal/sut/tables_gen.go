@@ -15,6 +15,7 @@ import (
 	crenqueuedtorn "github.com/tollgate/tollgate/internal/mutants/cr-enqueued-torn"
 	crexhaustedstateonly "github.com/tollgate/tollgate/internal/mutants/cr-exhausted-state-only"
 	crfinishblind "github.com/tollgate/tollgate/internal/mutants/cr-finish-blind"
+	crfinishclearspayload "github.com/tollgate/tollgate/internal/mutants/cr-finish-clears-payload"
 	crgenwrap "github.com/tollgate/tollgate/internal/mutants/cr-gen-wrap"
 	crnoepochpin "github.com/tollgate/tollgate/internal/mutants/cr-no-epoch-pin"
 	cronescan "github.com/tollgate/tollgate/internal/mutants/cr-one-scan"
@@ -124,6 +125,8 @@ func NewCrTable[P any](f fault.Fault) CrTable[P] {
 		return crboxfilledlate.New[P]()
 	case fault.CrExhaustedStateOnly:
 		return crexhaustedstateonly.New[P]()
+	case fault.CrFinishClearsPayload:
+		return crfinishclearspayload.New[P]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a credit-table mutant (defect)", f))
 }

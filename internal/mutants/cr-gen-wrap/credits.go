@@ -153,10 +153,10 @@ func New[P any](opts ...Option) *Table[P] {
 
 // now reads the table's clock: MonotonicMs for the zero Table.
 func (t *Table[P]) now() int64 {
-	if t.clock == nil {
+	if (*seam.PlainLoad(&t.clock)) == nil {
 		return MonotonicMs()
 	}
-	return t.clock()
+	return (*seam.PlainLoad(&t.clock))()
 }
 
 // slotRange returns the slots of class c (C1), panicking on a non-class.
@@ -335,7 +335,7 @@ func (t *Table[P]) EnqueueAt(nowMs int64, h *Holder, tok Token, payload P) Resul
 // its compare-and-swap, which precedes the load here that saw its effect.
 func (t *Table[P]) enqueueOutcome(s *slot[P], b *box[P]) Result {
 	lo := s.word.LoadLo()
-	if genOf(lo) == b.gen && (stateOf(lo) == stEnqueued || stateOf(lo) == stProcessing) {
+	if genOf(lo) == (*seam.PlainLoad(&b.gen)) && (stateOf(lo) == stEnqueued || stateOf(lo) == stProcessing) {
 		return OK
 	}
 	if b.published.Load() {
@@ -351,7 +351,7 @@ func (t *Table[P]) enqueueOutcome(s *slot[P], b *box[P]) Result {
 func putBox[P any](s *slot[P], b *box[P]) bool {
 	for {
 		old := s.box.Load()
-		if old != nil && old.gen >= b.gen {
+		if old != nil && (*seam.PlainLoad(&old.gen)) >= (*seam.PlainLoad(&b.gen)) {
 			return false
 		}
 		// old → b: fails only if another writer replaced old meanwhile.
@@ -384,14 +384,14 @@ func (t *Table[P]) Take(tok Token) (P, bool) {
 		// generation once the row was enqueued; it is marked published
 		// before the row can leave enqueued (see box).
 		b := s.box.Load()
-		if b != nil && b.gen == gen {
+		if b != nil && (*seam.PlainLoad(&b.gen)) == gen {
 			b.published.Store(true)
 		}
 		// (enqueued, g) → (processing, g): the owner now holds the payload.
 		// Success means the row did not change since lo was loaded, so b is
 		// generation g's box.
 		if s.word.CompareAndSwapLo(lo, pack(gen, stProcessing)) {
-			return b.payload, true
+			return (*seam.PlainLoad(&b.payload)), true
 		}
 		t.lostRace()
 	}
@@ -414,7 +414,7 @@ func (t *Table[P]) Finish(tok Token) bool {
 		if stateOf(lo) == stEnqueued {
 			// Finishing a row never taken: generation g's box is marked
 			// published before the row leaves enqueued (see box and Take).
-			if b := s.box.Load(); b != nil && b.gen == gen {
+			if b := s.box.Load(); b != nil && (*seam.PlainLoad(&b.gen)) == gen {
 				b.published.Store(true)
 			}
 		}
@@ -422,7 +422,7 @@ func (t *Table[P]) Finish(tok Token) bool {
 		if s.word.CompareAndSwapLo(lo, pack(gen, stFree)) {
 			// Drop the payload so the table does not keep it reachable;
 			// fails harmlessly if the next reservation enqueued already.
-			if b := s.box.Load(); b != nil && b.gen == gen {
+			if b := s.box.Load(); b != nil && (*seam.PlainLoad(&b.gen)) == gen {
 				s.box.CompareAndSwap(b, nil)
 			}
 			return true
@@ -518,15 +518,15 @@ func (t *Table[P]) AppendEnqueued(dst []Entry[P]) []Entry[P] {
 		if s.word.LoadLo() != lo {
 			continue
 		}
-		out = append(out, Entry[P]{Token: Token{Slot: n, Epoch: epochOf(n, genOf(lo))}, MarkedMs: b.markedMs, Payload: b.payload})
+		out = append(out, Entry[P]{Token: Token{Slot: n, Epoch: epochOf(n, genOf(lo))}, MarkedMs: (*seam.PlainLoad(&b.markedMs)), Payload: (*seam.PlainLoad(&b.payload))})
 	}
 	// Insertion sort of the appended entries: at most 32, already in slot
 	// order.
 	for i := start + 1; i < len(out); i++ {
-		for j := i; j > start && out[j].MarkedMs < out[j-1].MarkedMs; j-- {
+		for j := i; j > start && (*seam.PlainLoad(&out[j].MarkedMs)) < (*seam.PlainLoad(&out[j-1].MarkedMs)); j-- {
 			seam.PlainStore(&out[j])
 			seam.PlainStore(&out[j-1])
-			out[j], out[j-1] = out[j-1], out[j]
+			out[j], out[j-1] = (*seam.PlainLoad(&out[j-1])), (*seam.PlainLoad(&out[j]))
 		}
 	}
 	return out

@@ -203,7 +203,9 @@ func newTrie[K comparable]() *trie[K] {
 }
 
 // isFrozen reports whether n, read from a child word, is a frozen wrapper.
-func (t *trie[K]) isFrozen(n *node[K]) bool { return n != nil && n.first.Load() == t.frozen }
+func (t *trie[K]) isFrozen(n *node[K]) bool {
+	return n != nil && n.first.Load() == (*seam.PlainLoad(&t.frozen))
+}
 
 // thaw is the value a child word stands for: n, or what n wraps.
 func (t *trie[K]) thaw(n *node[K]) *node[K] {
@@ -215,10 +217,14 @@ func (t *trie[K]) thaw(n *node[K]) *node[K] {
 
 // find returns the first cell of key, dead or alive, or nil when the key has
 // none. A caller that finds it dead looks again with findLive or insertHash.
-func (t *trie[K]) find(key K) *cell[K] { return t.findHash(key, t.hash(key), lookThawed) }
+func (t *trie[K]) find(key K) *cell[K] {
+	return t.findHash(key, (*seam.PlainLoad(&t.hash))(key), lookThawed)
+}
 
 // findLive returns key's live cell, or nil when the key has none.
-func (t *trie[K]) findLive(key K) *cell[K] { return t.findHash(key, t.hash(key), lookLive) }
+func (t *trie[K]) findLive(key K) *cell[K] {
+	return t.findHash(key, (*seam.PlainLoad(&t.hash))(key), lookLive)
+}
 
 // How findHash looks: lookFast takes a frozen wrapper for an empty word, so
 // it misses the cells of a node being compacted; that is a miss, never a
@@ -235,7 +241,7 @@ const (
 // key seen before is found by the read-only walk, which has no insert to
 // prepare; the cell it finds may be dead (see find).
 func (t *trie[K]) insert(key K) *cell[K] {
-	h := t.hash(key)
+	h := (*seam.PlainLoad(&t.hash))(key)
 	if c := t.findHash(key, h, lookFast); c != nil {
 		return c
 	}
@@ -245,14 +251,14 @@ func (t *trie[K]) insert(key K) *cell[K] {
 // findHash looks for key's cell as look says, with the key's hash h given
 // (tests force collisions).
 func (t *trie[K]) findHash(key K, h uint64, look int) *cell[K] {
-	n := t.root
+	n := (*seam.PlainLoad(&t.root))
 	for d := uint(0); ; d++ {
 		c := kid(n, slot(h, d)).Load()
 		if c == nil {
 			return nil
 		}
 		f := c.first.Load()
-		if f == t.frozen {
+		if f == (*seam.PlainLoad(&t.frozen)) {
 			if look == lookFast {
 				return nil
 			}
@@ -267,9 +273,9 @@ func (t *trie[K]) findHash(key K, h uint64, look int) *cell[K] {
 		}
 		// The key, if present, is this cell or in its chain: a key of
 		// another hash would have pushed the cell down first.
-		for c != nil && c != t.sealed {
+		for c != nil && c != (*seam.PlainLoad(&t.sealed)) {
 			x := asCell(c)
-			if x.key == key && !(look == lookLive && x.dead()) {
+			if (*seam.PlainLoad(&x.key)) == key && !(look == lookLive && x.dead()) {
 				return x
 			}
 			c = x.next.Load()
@@ -284,7 +290,7 @@ func (t *trie[K]) findHash(key K, h uint64, look int) *cell[K] {
 func (t *trie[K]) insertHash(key K, h uint64) *cell[K] {
 	var fresh *cell[K]
 	var holder *seam.Pointer[node[K]] // the word n was read from; nil for the root
-	n, d := t.root, uint(0)
+	n, d := (*seam.PlainLoad(&t.root)), uint(0)
 	for {
 		word := kid(n, slot(h, d))
 		c := word.Load()
@@ -300,25 +306,25 @@ func (t *trie[K]) insertHash(key K, h uint64) *cell[K] {
 			continue
 		}
 		switch f := c.first.Load(); {
-		case f == t.frozen:
+		case f == (*seam.PlainLoad(&t.frozen)):
 			// n is being compacted: finish that, then walk again from the
 			// root, which reaches n's replacement.
 			t.compact(holder, n, d)
-			holder, n, d = nil, t.root, 0
+			holder, n, d = nil, (*seam.PlainLoad(&t.root)), 0
 		case f != c:
 			holder, n, d = word, c, d+1 // an inner node
 		case asCell(c).dead():
 			t.unlink(word, asCell(c))
-		case asCell(c).key == key:
+		case (*seam.PlainLoad(&asCell(c).key)) == key:
 			return asCell(c)
-		case t.hash(asCell(c).key) == h:
+		case (*seam.PlainLoad(&t.hash))((*seam.PlainLoad(&asCell(c).key))) == h:
 			if found := t.appendKey(asCell(c), key, &fresh); found != nil {
 				return found
 			}
 		default:
 			// Two hashes share this prefix: push the cell one level down.
 			inner := newInner[K](d + 1)
-			kid(inner, slot(t.hash(asCell(c).key), d+1)).Store(c)
+			kid(inner, slot((*seam.PlainLoad(&t.hash))((*seam.PlainLoad(&asCell(c).key))), d+1)).Store(c)
 			// cell → inner node holding that cell: keeps every key reachable.
 			if word.CompareAndSwap(c, inner) {
 				holder, n, d = word, inner, d+1
@@ -333,25 +339,25 @@ func (t *trie[K]) insertHash(key K, h uint64) *cell[K] {
 // sealed head; the caller retries.
 func (t *trie[K]) appendKey(c *cell[K], key K, fresh **cell[K]) *cell[K] {
 	for {
-		if c.key == key && !c.dead() {
+		if (*seam.PlainLoad(&c.key)) == key && !c.dead() {
 			return c
 		}
 		next := c.next.Load()
-		if next == t.sealed {
+		if next == (*seam.PlainLoad(&t.sealed)) {
 			return nil // a dead head on its way out: the caller unlinks it
 		}
 		if next != nil {
 			c = asCell(next)
 			continue
 		}
-		if *fresh == nil {
+		if (*seam.PlainLoad(&*fresh)) == nil {
 			seam.PlainStore(fresh)
 			*fresh = newCell(key)
 		}
 		// nil → cell at the chain's tail. A dead tail may take a successor:
 		// it is then unlinked to that successor instead of to nil.
-		if c.next.CompareAndSwap(nil, &(*fresh).node) {
-			return *fresh
+		if c.next.CompareAndSwap(nil, &(*seam.PlainLoad(&(*fresh))).node) {
+			return (*seam.PlainLoad(&*fresh))
 		}
 		return nil
 	}
@@ -365,9 +371,9 @@ func (t *trie[K]) appendKey(c *cell[K], key K, fresh **cell[K]) *cell[K] {
 // harmlessly.
 func (t *trie[K]) unlink(word *seam.Pointer[node[K]], c *cell[K]) {
 	// nil → sealed: c takes no successor from now on.
-	c.next.CompareAndSwap(nil, t.sealed)
+	c.next.CompareAndSwap(nil, (*seam.PlainLoad(&t.sealed)))
 	succ := c.next.Load()
-	if succ == t.sealed {
+	if succ == (*seam.PlainLoad(&t.sealed)) {
 		succ = nil
 	}
 	// dead cell → its successor: unlinks c; fails if another unlink (or a
@@ -377,7 +383,7 @@ func (t *trie[K]) unlink(word *seam.Pointer[node[K]], c *cell[K]) {
 
 // tidy unlinks the dead heads of the chain at the end of hash h's path.
 func (t *trie[K]) tidy(h uint64) {
-	n, d := t.root, uint(0)
+	n, d := (*seam.PlainLoad(&t.root)), uint(0)
 	for {
 		word := kid(n, slot(h, d))
 		c := word.Load()
@@ -385,7 +391,7 @@ func (t *trie[K]) tidy(h uint64) {
 			return
 		}
 		switch f := c.first.Load(); {
-		case f == t.frozen:
+		case f == (*seam.PlainLoad(&t.frozen)):
 			return // a frozen word: its compaction drops dead heads
 		case f != c:
 			n, d = c, d+1 // an inner node
@@ -413,7 +419,7 @@ func (t *trie[K]) sweep(holder *seam.Pointer[node[K]], n *node[K], d uint, forge
 			continue
 		}
 		f := c.first.Load()
-		if f == t.frozen {
+		if f == (*seam.PlainLoad(&t.frozen)) {
 			// Another reclaim is compacting this node. Its cells are still
 			// the keys' cells (the replacement shares them), and this
 			// reclaim, whose clock and limits are its own, must judge each
@@ -429,7 +435,7 @@ func (t *trie[K]) sweep(holder *seam.Pointer[node[K]], n *node[K], d uint, forge
 			forgot += t.sweep(word, c, d+1, forget) // an inner node
 			continue
 		}
-		for c != nil && c != t.sealed {
+		for c != nil && c != (*seam.PlainLoad(&t.sealed)) {
 			x := asCell(c)
 			if forget(x) {
 				forgot++
@@ -489,7 +495,7 @@ func (t *trie[K]) compact(holder *seam.Pointer[node[K]], n *node[K], d uint) {
 		c := word.Load()
 		for !t.isFrozen(c) {
 			w := seam.Alloc(&cell[K]{})
-			w.first.Store(t.frozen)
+			w.first.Store((*seam.PlainLoad(&t.frozen)))
 			w.next.Store(c)
 			// c → frozen(c): fails if the word changed since the load;
 			// then freeze what it holds now.
@@ -502,8 +508,8 @@ func (t *trie[K]) compact(holder *seam.Pointer[node[K]], n *node[K], d uint) {
 		for x := cellOf(v); x != nil && x.dead(); x = cellOf(v) {
 			// nil → sealed on a dead head, as unlink does, so the chain
 			// behind it is settled.
-			x.next.CompareAndSwap(nil, t.sealed)
-			if v = x.next.Load(); v == t.sealed {
+			x.next.CompareAndSwap(nil, (*seam.PlainLoad(&t.sealed)))
+			if v = x.next.Load(); v == (*seam.PlainLoad(&t.sealed)) {
 				v = nil
 			}
 		}

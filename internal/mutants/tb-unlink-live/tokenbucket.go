@@ -91,10 +91,10 @@ func New[K comparable](opts ...Option) *Table[K] {
 // hands one reading to several At methods. A zero Table has no clock, and
 // Now panics on one, naming the mistake.
 func (t *Table[K]) Now() int64 {
-	if t.clock == nil {
+	if (*seam.PlainLoad(&t.clock)) == nil {
 		panic(zeroTable)
 	}
-	return t.clock()
+	return (*seam.PlainLoad(&t.clock))()
 }
 
 // zeroTable is the panic of a method called on a zero Table.
@@ -184,7 +184,7 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 		if lo == deadLo {
 			// Reset or reclaimed: the bucket lives on in the key's next
 			// cell, which this walk finds or makes.
-			c = tr.insertHash(key, tr.hash(key))
+			c = tr.insertHash(key, (*seam.PlainLoad(&tr.hash))(key))
 			lo, hi = c.state.LoadLo(), c.state.LoadHi()
 			continue
 		}
@@ -221,7 +221,7 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 		}
 		t.lostRace() // T2: a lost race is retried, never a refusal
 		if reread {
-			nowMs = t.clock()
+			nowMs = (*seam.PlainLoad(&t.clock))()
 		}
 		lo, hi = c.state.LoadLo(), c.state.LoadHi()
 	}
@@ -404,7 +404,7 @@ func elapsed(last, now int64) uint64 {
 // its compare-and-swap and makes the key a new cell.
 func (t *Table[K]) Reset(key K) {
 	tr := t.live()
-	h := tr.hash(key)
+	h := (*seam.PlainLoad(&tr.hash))(key)
 	for c := tr.findHash(key, h, lookLive); c != nil; c = tr.findHash(key, h, lookLive) {
 		lo, hi := c.state.Load()
 		// any → dead: the key has no bucket now. A word that is absent
@@ -454,7 +454,7 @@ func (t *Table[K]) ReclaimAt(nowMs int64, lim Limits) (int, error) {
 	// Before any kill: a take that finds a killed cell reads the floor
 	// after, and must see this clock.
 	tr.raiseFloor(nowMs)
-	return tr.sweep(nil, tr.root, 0, func(c *cell[K]) bool {
+	return tr.sweep(nil, (*seam.PlainLoad(&tr.root)), 0, func(c *cell[K]) bool {
 		for {
 			lo, hi := c.state.Load()
 			switch {

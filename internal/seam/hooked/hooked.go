@@ -286,10 +286,18 @@ type Bounds interface {
 // Alloc reports the object p to a scheduler that checks bounds and returns
 // p: the explored copies allocate as seam.Alloc(new(T)) and
 // seam.Alloc(&T{...}).
+//
+// An allocation also initializes its object: to a scheduler that detects
+// races it is a plain store of the whole object, so a thread that reads the
+// object without synchronizing with the one that made it (a pointer
+// published by a plain store) races with its initialization.
 func Alloc[T any](p *T) *T {
 	if s := current(); s != nil {
 		if b, ok := s.(Bounds); ok {
 			b.Alloc(unsafe.Pointer(p), unsafe.Sizeof(*p))
+		}
+		if r, ok := s.(Racer); ok {
+			r.Plain(unsafe.Pointer(p), unsafe.Sizeof(*p), true, callerPC())
 		}
 	}
 	return p

@@ -63,7 +63,7 @@ func mutantFiles(root, mod string, m Mutant) ([]File, error) {
 			}
 		}
 		srcs[base] = src
-		body, err := copyTable(mod, target, src, vals.structs)
+		body, err := copyTable(root, mod, target, src, vals.structs)
 		if err != nil {
 			return nil, fmt.Errorf("%s applied to %s: %w", m.Patch, target, err)
 		}
@@ -111,7 +111,8 @@ func (p primitive) tableList() string {
 //     explorer runs (plain.go). These calls are the only lines the copy
 //     adds, so a line of the copy may be a line or two below the line of
 //     impl/ it came from.
-func copyTable(mod, name string, src []byte, structs map[string][]string) ([]byte, error) {
+func copyTable(root, mod, name string, src []byte, structs map[string][]string) ([]byte, error) {
+	orig := src
 	src = hookSeam(mod, src)
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name, src, parser.ParseComments)
@@ -160,6 +161,13 @@ func copyTable(mod, name string, src []byte, structs map[string][]string) ([]byt
 		}
 		edits = append(edits, stores...)
 		edits = append(edits, boundsChecks(fset, f, src)...)
+		if root != "" { // "": a test's file outside the module's impl/
+			loads, err := plainLoads(root, name, orig, src, own, mod+"/internal/seam")
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, loads...)
+		}
 	}
 	// In source order; at one offset an insertion before a replacement
 	// (applied back to front, the replacement runs first and the insertion
@@ -244,7 +252,7 @@ func exploredFiles(root, mod string, prim primitive) ([]File, error) {
 			return nil, err
 		}
 		srcs[base] = src
-		body, err := copyTable(mod, target, src, vals.structs)
+		body, err := copyTable(root, mod, target, src, vals.structs)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", target, err)
 		}
@@ -284,7 +292,7 @@ func ExploredCopy(root, target string, src []byte) (f File, ok bool, err error) 
 		if err != nil {
 			return File{}, false, err
 		}
-		body, err := copyTable(mod, target, src, vals.structs)
+		body, err := copyTable(root, mod, target, src, vals.structs)
 		if err != nil {
 			return File{}, false, fmt.Errorf("%s: %w", target, err)
 		}

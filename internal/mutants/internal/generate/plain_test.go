@@ -49,7 +49,7 @@ func (t *Table) fill(b *box, v int, out []int, fresh **box) Snapshot {
 	return s
 }
 `
-	got, err := copyTable(mod, "tab.go", []byte(strings.Replace(src, "internal/seam", "internal/seam", 1)), nil)
+	got, err := copyTable("", mod, "tab.go", []byte(strings.Replace(src, "internal/seam", "internal/seam", 1)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,14 +79,14 @@ func (t *Table) fill(b *box, v int, out []int, fresh **box) Snapshot {
 	// A file that does not import the seam is left alone.
 	plain := strings.Replace(src, `import "example.com/m/internal/seam"`, "", 1)
 	plain = strings.Replace(plain, "flag seam.Bool", "flag bool", 1)
-	got, err = copyTable(mod, "tab.go", []byte(plain), nil)
+	got, err = copyTable("", mod, "tab.go", []byte(plain), nil)
 	if err != nil || strings.Contains(string(got), "PlainStore") {
 		t.Errorf("a file without the seam: err %v, instrumented: %v", err, strings.Contains(string(got), "PlainStore"))
 	}
 
 	// A shared store in a header, where no call can precede it, is refused.
 	header := strings.Replace(src, "\tb.n = v\n", "\tif b.n = v; v > 0 {\n\t}\n", 1)
-	if _, err := copyTable(mod, "tab.go", []byte(header), nil); err == nil || !strings.Contains(err.Error(), "outside a statement list") {
+	if _, err := copyTable("", mod, "tab.go", []byte(header), nil); err == nil || !strings.Contains(err.Error(), "outside a statement list") {
 		t.Errorf("a store in an if header: err %v, want a refusal", err)
 	}
 }

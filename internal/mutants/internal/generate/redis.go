@@ -122,7 +122,7 @@ func packageMutantFiles(root, mod string, m Mutant, library bool) ([]File, error
 				return nil, err
 			}
 			pkg, hasLibrary = name, hasLibrary || lib
-			body, err := copyTable(mod, target, src, nil)
+			body, err := copyTable("", mod, target, src, nil)
 			if err != nil {
 				return nil, fmt.Errorf("%s applied to %s: %w", m.Patch, target, err)
 			}
