@@ -77,4 +77,3 @@ func TestAppendFsyncPolicyIsChecked(t *testing.T) {
 		t.Fatalf("the error %q does not name the policy", err)
 	}
 }
-
