@@ -335,8 +335,8 @@ func (s *Server) mountData() error {
 	return nil
 }
 
-// PowerLoss crashes the machine under a server started OnLazyFS: the data
-// directory's mount drops every write Redis had not fsynced (and every
+// PowerLoss crashes the machine under a server started OnLazyFS: the
+// process is halted (lazyfs.Halt), the data directory's mount drops every write Redis had not fsynced (and every
 // file creation and rename not followed by an fsync of its directory)
 // and fails every later operation, the process is killed (SIGKILL), the
 // backing directory is mounted again, and the server restarts from what
@@ -354,8 +354,15 @@ func (s *Server) PowerLoss() (lazyfs.Loss, error) {
 	if !running {
 		return lazyfs.Loss{}, ErrNotRunning
 	}
-	// The data goes first, then the process: between the two, Redis sees
-	// its writes fail (EIO) and cannot make anything more durable.
+	// One instant: the process is halted (every thread stopped, so no
+	// reply goes out after), the data that was not durable is dropped,
+	// and then the process is killed.
+	s.mu.Lock()
+	pid := s.proc.cmd.Process.Pid
+	s.mu.Unlock()
+	if err := lazyfs.Halt(pid, 5*time.Second); err != nil {
+		return lazyfs.Loss{}, err
+	}
 	loss, err := s.mount.PowerLoss()
 	if err != nil {
 		return loss, fmt.Errorf("redisserver: %w", err)

@@ -3,10 +3,14 @@ package lazyfs_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tollgate/tollgate/internal/lazyfs"
 )
@@ -366,5 +370,21 @@ func TestControlFIFO(t *testing.T) {
 	stop()
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("stop left the FIFO: %v", err)
+	}
+}
+
+func TestHaltStopsEveryThread(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "while :; do :; done")
+	must(t, cmd.Start())
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	must(t, lazyfs.Halt(cmd.Process.Pid, 5*time.Second))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+	must(t, err)
+	s := string(b)
+	if state := s[strings.LastIndexByte(s, ')')+2]; state != 'T' {
+		t.Fatalf("after Halt the process is in state %c, want T (stopped)", state)
 	}
 }
