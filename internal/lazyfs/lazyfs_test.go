@@ -388,3 +388,22 @@ func TestHaltStopsEveryThread(t *testing.T) {
 		t.Fatalf("after Halt the process is in state %c, want T (stopped)", state)
 	}
 }
+
+func TestFsyncLies(t *testing.T) {
+	m := mount(t)
+	p := filepath.Join(m.Dir, "a")
+	write(t, m.Dir, "a", "kept", true, true)
+	m.SetFsyncLies(true)
+	write(t, m.Dir, "a", "lost", true, true)
+	write(t, m.Dir, "b", "lost", true, true)
+	powerLoss(t, m)
+	wantFile(t, p, "kept")
+	wantMissing(t, filepath.Join(m.Dir, "b"))
+	// Still lying after the remount; honest again once turned off.
+	write(t, m.Dir, "a", "lost again", true, true)
+	m.SetFsyncLies(false)
+	write(t, m.Dir, "b", "kept", true, true)
+	powerLoss(t, m)
+	wantFile(t, p, "kept")
+	wantFile(t, filepath.Join(m.Dir, "b"), "kept")
+}

@@ -46,6 +46,7 @@ type Mount struct {
 	mu     sync.Mutex
 	server *fuse.Server // nil once unmounted
 	st     *state
+	lies   bool // SetFsyncLies, kept across Remount
 }
 
 // New mounts a lazyfs of the backing directory at dir (both must exist;
@@ -78,8 +79,25 @@ func (m *Mount) mount() error {
 	if err != nil {
 		return fmt.Errorf("lazyfs: mounting %s at %s: %w", st.root, m.Dir, err)
 	}
+	st.lies = m.lies
 	m.server, m.st = server, st
 	return nil
+}
+
+// SetFsyncLies makes fsync and fdatasync, of files and of directories,
+// answer success and make nothing durable while on (and across Remount):
+// a disk whose volatile write cache ignores flushes. It is the negative
+// control of a power-loss check: a store that is durable only because it
+// fsyncs must lose acknowledged writes on such a disk.
+func (m *Mount) SetFsyncLies(on bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.lies = on
+	if m.st != nil {
+		m.st.mu.Lock()
+		m.st.lies = on
+		m.st.mu.Unlock()
+	}
 }
 
 // PowerLoss drops every write and truncation not fsynced and undoes every

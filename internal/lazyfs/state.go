@@ -34,6 +34,7 @@ type state struct {
 
 	mu      sync.Mutex
 	dead    bool             // after PowerLoss: every operation fails with EIO
+	lies    bool             // fsync answers success and makes nothing durable (SetFsyncLies)
 	files   map[uint64]*file // by backing inode number, while open or unsynced
 	journal []nsOp           // uncommitted directory operations, oldest first
 	seq     int              // names the next entry moved to the trash
