@@ -105,3 +105,20 @@ func (c *Cluster) PowerLoss(members ...int) ([]lazyfs.Loss, error) {
 	}
 	return losses, nil
 }
+
+// SetFsyncLies makes every member's disk ignore flushes while on
+// (lazyfs.Mount.SetFsyncLies): the negative control of a power-loss
+// check, under which etcd must lose acknowledged writes. It fails on a
+// cluster not started OnLazyFS.
+func (c *Cluster) SetFsyncLies(on bool) error {
+	c.mu.Lock()
+	ms := append([]*member(nil), c.members...)
+	c.mu.Unlock()
+	for _, m := range ms {
+		if m.mount == nil {
+			return fmt.Errorf("etcdserver: SetFsyncLies: the cluster was not started OnLazyFS")
+		}
+		m.mount.SetFsyncLies(on)
+	}
+	return nil
+}
