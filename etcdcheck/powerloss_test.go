@@ -13,7 +13,7 @@ import (
 // fsync (the negative control) acknowledged writes are lost. The
 // committed measurement is redischeck/results/power-loss.md.
 func TestPowerLoss(t *testing.T) {
-	testlong.Skip(t) // three clusters of three members, some 20 s
+	testlong.Skip(t)                                             // three clusters of three members, some 20 s
 	etcdserver.StartClusterT(t, 1, etcdserver.OnLazyFS()).Stop() // skips, or fails under CI, without etcd or FUSE
 	for _, s := range append(powerLossScenarios(), lyingDisks) {
 		t.Run(s.Name, func(t *testing.T) {
