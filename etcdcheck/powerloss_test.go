@@ -13,8 +13,9 @@ import (
 // fsync (the negative control) acknowledged writes are lost. The
 // committed measurement is redischeck/results/power-loss.md.
 func TestPowerLoss(t *testing.T) {
-	testlong.Skip(t)                                             // three clusters of three members, some 20 s
-	etcdserver.StartClusterT(t, 1, etcdserver.OnLazyFS()).Stop() // skips, or fails under CI, without etcd or FUSE
+	testlong.Skip(t) // three clusters of three members, some 30 s
+	// Skips, or fails under CI, without etcd or FUSE.
+	etcdserver.StartClusterT(t, 1, etcdserver.OnLazyFS()).Stop()
 	for _, s := range append(powerLossScenarios(), lyingDisks) {
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
