@@ -35,3 +35,31 @@ func TestPowerLossLadder(t *testing.T) {
 		})
 	}
 }
+
+// TestPowerLossWindow measures, for each appendfsync policy, which
+// acknowledged writes a power loss takes when clients write unique keys
+// for 3 s before it: always none, everysec those of the last second or
+// so, no every one. It fails if always loses any, or everysec or no none,
+// or everysec loses more than its documented 2 s.
+func TestPowerLossWindow(t *testing.T) {
+	testlong.Skip(t) // some 15 s
+	needServer(t)
+	if err := lazyfs.Available(); err != nil {
+		lazyfs.MountT(t, t.TempDir(), t.TempDir()) // skips, or fails under CI
+	}
+	for _, policy := range []string{"always", "everysec", "no"} {
+		w, err := MeasureWindow(t.TempDir(), policy, 4, 3*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Log(w)
+		switch {
+		case policy == "always" && w.Lost > 0:
+			t.Errorf("appendfsync always lost %d acknowledged writes", w.Lost)
+		case policy != "always" && w.Lost == 0:
+			t.Errorf("appendfsync %s lost nothing: the power loss did not reach past the fsync", policy)
+		case policy == "everysec" && w.Oldest > 2*time.Second+500*time.Millisecond:
+			t.Errorf("appendfsync everysec lost writes acknowledged %v before the power loss (the policy allows some 2 s)", w.Oldest)
+		}
+	}
+}
