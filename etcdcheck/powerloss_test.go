@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/tollgate/tollgate/etcdserver"
-	"github.com/tollgate/tollgate/internal/testlong"
 )
 
 // TestPowerLoss: when the leader's machine, or every member's at once,
@@ -13,7 +12,9 @@ import (
 // fsync (the negative control) acknowledged writes are lost. The
 // committed measurement is redischeck/results/power-loss.md.
 func TestPowerLoss(t *testing.T) {
-	testlong.Skip(t) // three clusters of three members, some 30 s
+	if !*long {
+		t.Skip("the fault workloads run with -long (three clusters of three members, some 60 s)")
+	}
 	// Skips, or fails under CI, without etcd or FUSE.
 	etcdserver.StartClusterT(t, 1, etcdserver.OnLazyFS()).Stop()
 	for _, s := range append(powerLossScenarios(), lyingDisks) {
