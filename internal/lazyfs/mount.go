@@ -69,6 +69,7 @@ func (m *Mount) mount() error {
 		return err
 	}
 	m.Backing = st.root
+	st.lies = m.lies // before the mount serves anyone
 	sec := time.Second
 	root := &node{s: st}
 	server, err := fs.Mount(m.Dir, root, &fs.Options{
@@ -79,7 +80,6 @@ func (m *Mount) mount() error {
 	if err != nil {
 		return fmt.Errorf("lazyfs: mounting %s at %s: %w", st.root, m.Dir, err)
 	}
-	st.lies = m.lies
 	m.server, m.st = server, st
 	return nil
 }
