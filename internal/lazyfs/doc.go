@@ -66,7 +66,12 @@
 //
 // A test can also trigger a power loss from outside the process that
 // holds the mount: Control serves a FIFO on which the line "power-loss"
-// does what PowerLoss does (cmd/lazyfs mounts a directory and serves one).
+// (echo power-loss > FIFO) does what PowerLoss does.
+//
+// Halt stops a server's every thread before the power loss, so that the
+// loss is one instant: nothing the server acknowledges comes after it.
+// SetFsyncLies makes fsync answer success and persist nothing (a disk
+// that ignores flushes): the negative control of a power-loss check.
 //
 // # Requirements
 //
