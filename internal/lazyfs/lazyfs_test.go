@@ -407,3 +407,29 @@ func TestFsyncLies(t *testing.T) {
 	wantFile(t, p, "kept")
 	wantFile(t, filepath.Join(m.Dir, "b"), "kept")
 }
+
+// mounted reports whether dir is a mount point now.
+func mounted(t *testing.T, dir string) bool {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	must(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == dir {
+			return true
+		}
+	}
+	return false
+}
+
+func TestUnmountWhileBusyLeavesNothingBehind(t *testing.T) {
+	m := mount(t)
+	f, err := os.Create(filepath.Join(m.Dir, "a"))
+	must(t, err)
+	defer f.Close()
+	if err := m.Unmount(); err == nil || !strings.Contains(err.Error(), "lazily") {
+		t.Fatalf("Unmount with a file open: %v, want an error saying it detached the mount lazily", err)
+	}
+	if mounted(t, m.Dir) {
+		t.Fatalf("%s is still mounted", m.Dir)
+	}
+}

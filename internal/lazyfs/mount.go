@@ -116,9 +116,10 @@ func (m *Mount) PowerLoss() (Loss, error) {
 
 // Unmount unmounts. A mount that has not lost power first writes every
 // cache to the backing directory and commits every directory operation,
-// as a clean shutdown does. It fails while a process still has a file of
-// the mount open (retrying for a while first). Calls after a successful
-// one do nothing.
+// as a clean shutdown does. While a process still has a file of the mount
+// open it retries for a while, then detaches the mount lazily (it goes
+// once the last file is closed) and returns an error saying so. Calls
+// after one that unmounted or detached do nothing.
 func (m *Mount) Unmount() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -129,12 +130,18 @@ func (m *Mount) Unmount() error {
 		return err
 	}
 	var err error
-	for range 20 {
+	for range 5 { // each a few tries of go-fuse's, some 300 ms
 		if err = m.server.Unmount(); err == nil {
 			m.server = nil
 			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// Nothing left behind: detached now, unmounted once the last file of
+	// it is closed.
+	if lerr := exec.Command("fusermount3", "-u", "-z", m.Dir).Run(); lerr == nil {
+		m.server = nil
+		return fmt.Errorf("lazyfs: unmounting %s: %w (detached it lazily: it goes once its last open file is closed)", m.Dir, err)
 	}
 	return fmt.Errorf("lazyfs: unmounting %s: %w", m.Dir, err)
 }
