@@ -38,8 +38,15 @@ import (
 type Scenario struct {
 	Name string
 	// What says what the fault is, for the summary.
-	What   string
-	inject func(e *env) error
+	What string
+	// OnLazyFS keeps every member's data directory on a lazyfs mount, for
+	// a power loss (powerloss.go).
+	OnLazyFS bool
+	// MustLose marks a negative control, which must lose an acknowledged
+	// write: a row that lost none fails.
+	MustLose bool
+	start    func(e *env) error // before the recording (nil: nothing)
+	inject   func(e *env) error
 }
 
 // Recovery bounds how long after a fault's end the table may take to
@@ -109,7 +116,7 @@ func (e *env) outage() time.Duration { return 4 * e.cluster.ElectionTimeout() }
 
 // Scenarios are the fault workloads, in the order they run.
 func Scenarios() []Scenario {
-	return []Scenario{
+	return append([]Scenario{
 		{Name: "none", What: "no fault (the baseline)", inject: func(*env) error { return nil }},
 		{Name: "leader-kill", What: "kill -9 of the leader at 30% of the calls; restarted from its data directory 4 election timeouts later",
 			inject: func(e *env) error {
@@ -131,7 +138,7 @@ func Scenarios() []Scenario {
 			inject: func(e *env) error {
 				return e.strike(func(f int) error { return e.cluster.RemoveMember(f) }, func(int) error { _, err := e.cluster.AddMember(); return err }, e.follower)
 			}},
-	}
+	}, powerLossScenarios()...)
 }
 
 // strike does a fault to the member which picks, at 30% of the calls, for
@@ -173,12 +180,20 @@ type Row struct {
 	Recovery       time.Duration
 	Report         linearizability.Report
 	Elapsed        time.Duration
+	// MustLose: a negative control, which must lose an acknowledged write.
+	MustLose bool
 }
 
 // Pass reports whether the row is what the backend promises: a
 // linearizable history, no acknowledged write lost or applied twice, and
-// the table answering again within Recovery of the fault's end.
+// the table answering again within Recovery of the fault's end. A
+// negative control passes when it lost an acknowledged write (its history
+// is then not linearizable: porcupine's verdict is reported, not
+// required).
 func (r Row) Pass() bool {
+	if r.MustLose {
+		return r.Lost > 0
+	}
 	recovered := r.Scenario == "none" || (r.AfterOK > 0 && r.Recovery <= Recovery)
 	return recovered && r.Result == linearizability.Ok && r.Lost == 0 && r.Extra == 0
 }
@@ -231,8 +246,8 @@ func Run(s Scenario, prims []string, o Options) ([]Row, error) {
 
 func runOne(s Scenario, prim string, o Options) (Row, error) {
 	start := time.Now()
-	row := Row{Scenario: s.Name, Primitive: prim}
-	cl, err := etcdserver.StartCluster(o.Parent, 3)
+	row := Row{Scenario: s.Name, Primitive: prim, MustLose: s.MustLose}
+	cl, err := etcdserver.StartCluster(o.Parent, 3, s.clusterOptions()...)
 	if err != nil {
 		return row, err
 	}
@@ -247,6 +262,13 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 	var injected error
 	var wg sync.WaitGroup
 	inject := func() {
+		if s.start != nil {
+			if err := s.start(e); err != nil {
+				injected = err // reported once the recording ends
+				close(e.ended)
+				return
+			}
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -76,6 +76,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/lazyfs"
 )
 
 // Install is how to get etcd on Debian, as the messages say it.
@@ -95,6 +97,7 @@ type config struct {
 	heartbeat, election time.Duration
 	snapshotCount       int
 	dataParent          string
+	lazy                bool // each member's data directory on a lazyfs mount
 }
 
 // WithTimeouts sets the members' heartbeat interval and election timeout
@@ -161,7 +164,8 @@ type member struct {
 	logPath   string
 	initial   string // --initial-cluster
 	removed   bool
-	proc      *process // nil when not running
+	proc      *process      // nil when not running
+	mount     *lazyfs.Mount // OnLazyFS: the data directory's mount
 }
 
 // process is one run of etcd.
@@ -195,6 +199,7 @@ func startCluster(parent string, n int, opts []Option) (*Cluster, error) {
 	if _, err := exec.LookPath("etcd"); err != nil {
 		return nil, ErrNotInstalled
 	}
+
 	if n == 0 {
 		n = 3
 	}
@@ -204,6 +209,11 @@ func startCluster(parent string, n int, opts []Option) (*Cluster, error) {
 	cfg := config{heartbeat: 50 * time.Millisecond, election: 500 * time.Millisecond}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.lazy {
+		if err := lazyfs.Available(); err != nil {
+			return nil, fmt.Errorf("etcdserver: OnLazyFS: %w", err)
+		}
 	}
 	if cfg.heartbeat <= 0 || cfg.election < 5*cfg.heartbeat {
 		return nil, fmt.Errorf("etcdserver: StartCluster: heartbeat %v, election timeout %v: etcd wants the election timeout at least 5 heartbeats", cfg.heartbeat, cfg.election)
@@ -277,7 +287,7 @@ func StartClusterT(t testing.TB, n int, opts ...Option) *Cluster {
 
 func forTest(t testing.TB, err error) {
 	t.Helper()
-	if errors.Is(err, ErrNotInstalled) {
+	if errors.Is(err, ErrNotInstalled) || errors.Is(err, lazyfs.ErrUnavailable) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v; CI must have it", err)
 		}
@@ -345,6 +355,12 @@ func (c *Cluster) newMember(i int) (*member, error) {
 	m.logPath = filepath.Join(c.dir, m.name+".log")
 	if m.proxy, err = newProxy(c, i, m.peerAddr); err != nil {
 		return nil, err
+	}
+	if c.cfg.lazy {
+		if err := m.mountData(); err != nil {
+			m.proxy.close()
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -707,6 +723,7 @@ func (c *Cluster) Stop() {
 	for _, m := range ms {
 		_ = c.kill(m) // best effort: the directories go either way
 		m.proxy.close()
+		_ = m.unmount()
 	}
 	_ = os.RemoveAll(c.data)
 	_ = os.RemoveAll(c.dir)

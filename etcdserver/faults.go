@@ -212,6 +212,9 @@ func (c *Cluster) RemoveMember(i int) error {
 		return err
 	}
 	m.proxy.close()
+	if err := m.unmount(); err != nil {
+		return fmt.Errorf("etcdserver: %w", err)
+	}
 	if err := os.RemoveAll(m.dir); err != nil {
 		return fmt.Errorf("etcdserver: %w", err)
 	}

@@ -27,6 +27,15 @@ type Scenario struct {
 	// AOF starts the server with the append-only file, fsynced on every
 	// write (redisserver.WithAOF).
 	AOF bool
+	// Fsync is the AOF's appendfsync policy ("": always, with AOF).
+	Fsync string
+	// OnLazyFS keeps the server's data on a lazyfs mount, for a power
+	// loss (powerloss.go).
+	OnLazyFS bool
+	// MustLose marks the scenarios that must lose an acknowledged write:
+	// a row that lost none fails (its fault did not reach what it was
+	// meant to).
+	MustLose bool
 	// Replica starts a replica of the server as well.
 	Replica bool
 	// Wait is Target.Wait.
@@ -110,7 +119,7 @@ func (e *env) at(share float64) bool {
 
 // Scenarios are the fault workloads, in the order they run.
 func Scenarios() []Scenario {
-	return []Scenario{
+	return append([]Scenario{
 		{Name: "none", What: "no fault (the baseline)", inject: func(*env) error { return nil }},
 		{Name: "pause", What: "SIGSTOP for 3 call timeouts, then SIGCONT: the calls sent meanwhile run after it",
 			inject: func(e *env) error {
@@ -155,7 +164,7 @@ func Scenarios() []Scenario {
 			inject: clusterKill},
 		{Name: "cluster-pause", What: "on a Redis Cluster: SIGSTOP of the table's primary at 30% of the calls until the cluster has promoted its replica, then SIGCONT: the old primary rejoins as a replica", Cluster: true, Lossy: true,
 			inject: clusterPause},
-	}
+	}, powerLossScenarios()...)
 }
 
 func clusterReshard(e *env) error {
@@ -284,6 +293,9 @@ type Row struct {
 	Extra  int
 	Detail string // the durability check's finding
 	Lossy  bool   // losses are the scenario's documented limit
+	// MustLose: the scenario must lose an acknowledged write (a power
+	// loss under appendfsync everysec or no); a row that lost none fails.
+	MustLose bool
 	// After counts the calls begun once the fault was injected, AfterOK
 	// those of them acknowledged; Recovery is the time from the fault's end
 	// to the first such acknowledgement (0: none came).
@@ -301,6 +313,12 @@ type Row struct {
 func (r Row) Pass() bool {
 	if r.mustRecover && (r.AfterOK == 0 || r.Recovery > ClusterRecovery) {
 		return false
+	}
+	if r.MustLose {
+		// A history that lost acknowledged writes is not linearizable
+		// (later reads see them undone): porcupine's verdict is reported,
+		// not required.
+		return r.Lost > 0 && r.Extra == 0
 	}
 	return r.Lossy || (r.Result == linearizability.Ok && r.Lost == 0 && r.Extra == 0)
 }
@@ -354,7 +372,7 @@ func Run(s Scenario, prims []string, o Options) ([]Row, error) {
 
 func runOne(s Scenario, prim string, o Options) (Row, error) {
 	start := time.Now()
-	row := Row{Scenario: s.Name, Primitive: prim, Lossy: s.Lossy}
+	row := Row{Scenario: s.Name, Primitive: prim, Lossy: s.Lossy, MustLose: s.MustLose}
 	e := &env{timeout: o.Timeout, calls: new(atomic.Int64), stop: make(chan struct{})}
 	if s.Cluster {
 		cl, err := redisserver.StartCluster(o.Parent, 3, ClusterNodeTimeout)
@@ -365,11 +383,7 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 		e.cluster = cl
 		e.target = NewClusterTarget(cl.Addrs(), o.Timeout)
 	} else {
-		var opts []redisserver.Option
-		if s.AOF {
-			opts = append(opts, redisserver.WithAOF())
-		}
-		primary, err := redisserver.Start(o.Parent, opts...)
+		primary, err := redisserver.Start(o.Parent, s.serverOptions()...)
 		if err != nil {
 			return row, err
 		}

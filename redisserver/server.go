@@ -3,7 +3,8 @@
 // need a real Redis (the limiter campaign's redis_rate runs, the Redis
 // backends' conformance, linearizability and fault checks). By default
 // nothing is persisted: no RDB snapshots, no AOF; WithAOF turns on the
-// append-only file, fsynced before every reply.
+// append-only file, fsynced before every reply (WithAppendFsync: another
+// fsync policy).
 //
 // A Server can also be made to misbehave the way a real one does, for the
 // fault checks: Pause and Resume stop and continue the process (SIGSTOP,
@@ -12,7 +13,10 @@
 // starts it again on the same port from what it left there (its AOF),
 // StartReplica starts a replica of it and Promote makes a replica a primary
 // (REPLICAOF NO ONE), and PauseWrites holds every write command for a
-// while (CLIENT PAUSE … WRITE).
+// while (CLIENT PAUSE … WRITE). A server started OnLazyFS keeps its data
+// on a lazyfs mount (internal/lazyfs), where PowerLoss drops every write
+// Redis has not fsynced before the kill: a crash of the machine, which
+// Crash (a process kill: the kernel keeps what was written) is not.
 //
 // In a test, use StartT: it skips the test when redis-server is not
 // installed, with a message saying how to install it, except under CI
@@ -36,6 +40,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/lazyfs"
 )
 
 // Install is how to get redis-server on Debian, as the messages say it.
@@ -53,6 +59,8 @@ type Option func(*config)
 
 type config struct {
 	aof       bool
+	fsync     string // the appendfsync policy with aof ("" means always)
+	lazy      bool   // the data directory on a lazyfs mount
 	replicaOf string
 	// cluster mode: the cluster bus port and the node timeout (0: off)
 	busPort     int
@@ -68,10 +76,44 @@ func (c config) cluster() bool { return c.busPort != 0 }
 // process (and of the machine). Restart after Crash loads it.
 func WithAOF() Option { return func(c *config) { c.aof = true } }
 
+// WithAppendFsync turns on the append-only file with the fsync policy
+// given: "always" (as WithAOF), "everysec" (a background fsync once a
+// second: a crash of the machine loses up to a second or two of
+// acknowledged writes) or "no" (Redis never fsyncs the AOF and leaves it
+// to the kernel: a crash of the machine loses whatever the kernel had not
+// written back). Only a power loss (OnLazyFS, PowerLoss) tells the three
+// apart; a process kill loses nothing under any of them. Start refuses
+// any other policy.
+func WithAppendFsync(policy string) Option {
+	return func(c *config) { c.aof, c.fsync = true, policy }
+}
+
+// OnLazyFS keeps the server's data directory (its AOF, and the RDB of a
+// replica's sync) on a lazyfs mount of a directory of its own, so that
+// PowerLoss can drop what Redis wrote and did not fsync. Its log stays
+// outside the mount. Start fails with an error wrapping
+// lazyfs.ErrUnavailable where FUSE cannot be mounted (StartT skips, or
+// fails under CI).
+func OnLazyFS() Option { return func(c *config) { c.lazy = true } }
+
+// validate checks the options before anything starts.
+func (c config) validate() error {
+	switch c.fsync {
+	case "", "always", "everysec", "no":
+		return nil
+	}
+	return fmt.Errorf("redisserver: WithAppendFsync(%q): the policy must be always, everysec or no", c.fsync)
+}
+
 // Server is a running redis-server.
 type Server struct {
 	Addr string // host:port on the loopback interface
-	Dir  string // its working directory (removed by Stop)
+	Dir  string // its working directory, with its log (removed by Stop)
+	// DataDir is where it keeps its data: Dir, or the lazyfs mount in Dir
+	// (OnLazyFS).
+	DataDir string
+
+	mount *lazyfs.Mount // OnLazyFS: the data directory's mount
 
 	bin  string
 	port int
@@ -119,9 +161,17 @@ func Start(parent string, opts ...Option) (*Server, error) {
 }
 
 func start(parent string, cfg config) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, ErrNotInstalled
+	}
+	if cfg.lazy {
+		if err := lazyfs.Available(); err != nil {
+			return nil, fmt.Errorf("redisserver: OnLazyFS: %w", err)
+		}
 	}
 	for attempt := 0; attempt < 5; attempt++ {
 		dir, err := os.MkdirTemp(parent, "redisserver-")
@@ -133,7 +183,13 @@ func start(parent string, cfg config) (*Server, error) {
 			os.RemoveAll(dir)
 			return nil, err
 		}
-		s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir, bin: bin, port: port, cfg: cfg}
+		s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir, DataDir: dir, bin: bin, port: port, cfg: cfg}
+		if cfg.lazy {
+			if err := s.mountData(); err != nil {
+				s.Stop()
+				return nil, err
+			}
+		}
 		err = s.launch()
 		if err == nil {
 			return s, nil
@@ -152,10 +208,14 @@ func (s *Server) args() []string {
 	s.mu.Lock()
 	cfg := s.cfg
 	s.mu.Unlock()
-	a := []string{"--port", fmt.Sprint(s.port), "--bind", "127.0.0.1", "--dir", s.Dir,
+	a := []string{"--port", fmt.Sprint(s.port), "--bind", "127.0.0.1", "--dir", s.DataDir,
 		"--save", "", "--daemonize", "no", "--repl-diskless-sync-delay", "0", "--logfile", filepath.Join(s.Dir, "redis.log")}
 	if cfg.aof {
-		a = append(a, "--appendonly", "yes", "--appendfsync", "always")
+		policy := cfg.fsync
+		if policy == "" {
+			policy = "always"
+		}
+		a = append(a, "--appendonly", "yes", "--appendfsync", policy)
 	} else {
 		a = append(a, "--appendonly", "no")
 	}
@@ -201,7 +261,7 @@ func StartT(t testing.TB, opts ...Option) *Server {
 
 func forTest(t testing.TB, s *Server, err error) *Server {
 	t.Helper()
-	if errors.Is(err, ErrNotInstalled) {
+	if errors.Is(err, ErrNotInstalled) || errors.Is(err, lazyfs.ErrUnavailable) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v; CI must have it", err)
 		}
@@ -253,7 +313,67 @@ func (s *Server) Stop() {
 	s.stopped = true
 	s.mu.Unlock()
 	_ = s.kill() // Stop is best effort: the directory goes either way
+	if s.mount != nil {
+		_ = s.mount.Unmount()
+	}
 	os.RemoveAll(s.Dir)
+}
+
+// mountData makes the data directory a lazyfs mount of Dir/disk.
+func (s *Server) mountData() error {
+	disk, data := filepath.Join(s.Dir, "disk"), filepath.Join(s.Dir, "data")
+	for _, d := range []string{disk, data} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return fmt.Errorf("redisserver: %w", err)
+		}
+	}
+	m, err := lazyfs.New(disk, data)
+	if err != nil {
+		return fmt.Errorf("redisserver: OnLazyFS: %w", err)
+	}
+	s.mount, s.DataDir = m, data
+	return nil
+}
+
+// PowerLoss crashes the machine under a server started OnLazyFS: the
+// process is halted (lazyfs.Halt), the data directory's mount drops every write Redis had not fsynced (and every
+// file creation and rename not followed by an fsync of its directory)
+// and fails every later operation, the process is killed (SIGKILL), the
+// backing directory is mounted again, and the server restarts from what
+// was durable (its AOF) on the same port, as Restart does. It returns
+// what the power loss dropped. With appendfsync always nothing Redis
+// acknowledged is dropped; with everysec, the writes since the last
+// background fsync; with no, every write since the AOF file was made.
+func (s *Server) PowerLoss() (lazyfs.Loss, error) {
+	if s.mount == nil {
+		return lazyfs.Loss{}, errors.New("redisserver: PowerLoss: the server was not started OnLazyFS")
+	}
+	s.mu.Lock()
+	running := s.proc != nil && !s.stopped
+	s.mu.Unlock()
+	if !running {
+		return lazyfs.Loss{}, ErrNotRunning
+	}
+	// One instant: the process is halted (every thread stopped, so no
+	// reply goes out after), the data that was not durable is dropped,
+	// and then the process is killed.
+	s.mu.Lock()
+	pid := s.proc.cmd.Process.Pid
+	s.mu.Unlock()
+	if err := lazyfs.Halt(pid, 5*time.Second); err != nil {
+		return lazyfs.Loss{}, err
+	}
+	loss, err := s.mount.PowerLoss()
+	if err != nil {
+		return loss, fmt.Errorf("redisserver: %w", err)
+	}
+	if err := s.kill(); err != nil {
+		return loss, err
+	}
+	if err := s.mount.Remount(); err != nil {
+		return loss, fmt.Errorf("redisserver: %w", err)
+	}
+	return loss, s.Restart()
 }
 
 // kill sends SIGKILL (which ends a stopped process too) and waits for the

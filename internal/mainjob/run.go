@@ -250,6 +250,9 @@ func faultWorkloads(c Config, prims []string, f fault.Fault, w io.Writer) ([]row
 			if r.Lossy {
 				res += " (limit)"
 			}
+			if r.MustLose {
+				res += " (must lose)"
+			}
 			rows = append(rows, row{primitive: r.Primitive, check: "fault " + r.Scenario, histories: 1, ops: r.Ops, unknown: r.UnknownOps,
 				overlapping: r.Report.Overlapping, result: res, invariant: r.Invariant, checkTime: r.Report.CheckTime, durability: r.Detail})
 			settled := ""
