@@ -47,8 +47,10 @@ import (
 	"bytes"
 	"fmt"
 	"go/ast"
+	"go/importer"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -97,51 +99,111 @@ var (
 )
 
 // File rewrites the source of one Go file, src, named filename (the
-// name notes and traps give). It returns the rewritten text, the notes,
-// and whether anything changed; when nothing did, out is src.
+// name notes and traps give), type-checked alone, as a package of its own
+// (what it refers to in its package's other files has no type, and
+// accesses of unknown type are not reported: Package rewrites a whole
+// package). It returns the rewritten text, the notes, and whether anything
+// changed; when nothing did, out is src.
 func File(filename string, src []byte) (out []byte, notes []Note, changed bool, err error) {
+	outs, notes, err := Package("", []Source{{filename, src}}, nil)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return outs[0].Text, notes, outs[0].Changed, nil
+}
+
+// Source is one Go file of a package: its name (notes and traps give it)
+// and its text.
+type Source struct {
+	Name string
+	Src  []byte
+}
+
+// Output is a rewritten file: its text, and whether it changed (when it
+// did not, Text is the Source's).
+type Output struct {
+	Text    []byte
+	Changed bool
+}
+
+// Package rewrites the Go files of one package, with import path path,
+// which are type-checked together with imp importing what they import
+// (nil: go/importer's default, which reads the go command's export
+// data). A type error does not stop the rewrite: it is a note, and the
+// accesses whose types are unknown are not reported.
+func Package(path string, files []Source, imp types.Importer) ([]Output, []Note, error) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, filename, src, parser.ParseComments)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	r := &rewriter{
-		fset:    fset,
-		tf:      fset.File(f.Pos()),
-		base:    filepath.Base(filename),
-		f:       f,
-		imports: map[string]string{},
-		uses:    map[string]int{},
-		twinned: map[string]int{},
-		trapped: map[ast.Stmt]bool{},
-		pkgVars: map[any]bool{},
-	}
-	for _, d := range f.Decls {
-		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
-			for _, s := range g.Specs {
-				r.pkgVars[s] = true
-			}
+	var parsed []*ast.File
+	for _, f := range files {
+		af, err := parser.ParseFile(fset, f.Name, f.Src, parser.ParseComments)
+		if err != nil {
+			return nil, nil, err
 		}
+		parsed = append(parsed, af)
 	}
-	r.scanImports()
-	r.walk()
-	r.blankUnused()
-	r.addImports()
-	sort.SliceStable(r.notes, func(i, j int) bool { return r.notes[i].off < r.notes[j].off })
-	for _, n := range r.notes {
-		notes = append(notes, n.Note)
+	if imp == nil {
+		imp = importer.Default()
 	}
-	if len(r.edits) == 0 {
-		return src, notes, false, nil
+	info := &types.Info{
+		Types:      map[ast.Expr]types.TypeAndValue{},
+		Uses:       map[*ast.Ident]types.Object{},
+		Defs:       map[*ast.Ident]types.Object{},
+		Selections: map[*ast.SelectorExpr]*types.Selection{},
 	}
-	out, err = apply(src, r.edits)
-	if err == nil {
-		err = check(filename, src, out, fset.Position(f.Package).Line)
+	var typeErr error
+	conf := types.Config{Importer: imp, Error: func(err error) {
+		if typeErr == nil {
+			typeErr = err
+		}
+	}, FakeImportC: true}
+	if path == "" {
+		path = "p"
 	}
-	if err != nil {
-		return nil, nil, false, err
+	conf.Check(path, fset, parsed, info)
+	shared := collectShared(info, parsed)
+
+	var outs []Output
+	var notes []Note
+	if typeErr != nil && len(files) > 1 {
+		notes = append(notes, Note{Pos: filepath.Dir(files[0].Name), What: "type-checking: " + typeErr.Error() + " (accesses of unknown type are not reported)"})
 	}
-	return out, notes, true, nil
+	for i, f := range parsed {
+		src := files[i].Src
+		r := &rewriter{
+			fset:       fset,
+			tf:         fset.File(f.Pos()),
+			base:       filepath.Base(files[i].Name),
+			f:          f,
+			info:       info,
+			sharedVars: shared,
+			imports:    map[string]string{},
+			uses:       map[string]int{},
+			twinned:    map[string]int{},
+			trapped:    map[ast.Stmt]bool{},
+		}
+		r.scanImports()
+		r.walk()
+		r.accesses()
+		r.blankUnused()
+		r.addImports()
+		sort.SliceStable(r.notes, func(i, j int) bool { return r.notes[i].off < r.notes[j].off })
+		for _, n := range r.notes {
+			notes = append(notes, n.Note)
+		}
+		if len(r.edits) == 0 {
+			outs = append(outs, Output{Text: src})
+			continue
+		}
+		out, err := apply(src, r.edits)
+		if err == nil {
+			err = check(files[i].Name, src, out, fset.Position(f.Package).Line)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		outs = append(outs, Output{Text: out, Changed: true})
+	}
+	return outs, notes, nil
 }
 
 // An edit replaces src[off:end] with text; off == end inserts.
@@ -169,8 +231,10 @@ type rewriter struct {
 	uses, twinned map[string]int
 	// trapped holds the statements a trap is put before.
 	trapped map[ast.Stmt]bool
-	// pkgVars holds the specs of the file's package-level variables.
-	pkgVars map[any]bool
+	// info is the package's type information; sharedVars its local
+	// variables that are captured or have their address taken.
+	info       *types.Info
+	sharedVars map[*types.Var]bool
 
 	needSync, needRT bool
 	edits            []edit
@@ -272,56 +336,13 @@ func (r *rewriter) visit(n ast.Node, stack []ast.Node) {
 			}
 		}
 	case *ast.SelectorExpr:
-		r.selector(n, stack)
-	case *ast.AssignStmt:
-		if n.Tok != token.DEFINE && r.sharedStore(n.Lhs...) {
-			r.plainStore(n, stack)
-		}
-	case *ast.IncDecStmt:
-		if r.sharedStore(n.X) {
-			r.plainStore(n, stack)
-		}
+		r.twinSelector(n, stack)
 	}
 }
 
-// sharedStore reports whether a store to one of lhs may write memory
-// another thread can reach: a field, an element, a pointer's target, or a
-// package-level variable (declared in this file or, unresolved, in
-// another). A store to a local variable may not.
-func (r *rewriter) sharedStore(lhs ...ast.Expr) bool {
-	for _, e := range lhs {
-		switch e := ast.Unparen(e).(type) {
-		case *ast.SelectorExpr, *ast.IndexExpr, *ast.IndexListExpr, *ast.StarExpr:
-			return true
-		case *ast.Ident:
-			if e.Name == "_" {
-				continue
-			}
-			if e.Obj == nil || r.pkgVars[e.Obj.Decl] {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// plainStore puts a switch point (rt.PlainStore) before the statement s,
-// which stores to memory another thread may reach, when s sits directly
-// in a statement list (a store in an if's or a for's header is left
-// alone, and noted).
-func (r *rewriter) plainStore(s ast.Stmt, stack []ast.Node) {
-	if anchor(stack) != s {
-		r.note(s.Pos(), "a store in a statement's header is not a switch point", false)
-		return
-	}
-	r.needRT = true
-	off := r.off(s.Pos())
-	r.edits = append(r.edits, edit{off, off, rtName + ".PlainStore(); "})
-}
-
-// selector handles X.Sel where X names the file's import of sync, time or
+// twinSelector handles X.Sel where X names the file's import of sync, time or
 // runtime.
-func (r *rewriter) selector(n *ast.SelectorExpr, stack []ast.Node) {
+func (r *rewriter) twinSelector(n *ast.SelectorExpr, stack []ast.Node) {
 	x, ok := n.X.(*ast.Ident)
 	if !ok || x.Obj != nil {
 		return
