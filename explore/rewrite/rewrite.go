@@ -13,11 +13,16 @@
 //
 //   - the import of "sync/atomic" imports explore/atomic instead;
 //   - sync.Mutex, sync.RWMutex, sync.Once, sync.WaitGroup, sync.Cond,
-//     sync.NewCond, sync.Pool, sync.OnceFunc, sync.OnceValue and
+//     sync.NewCond, sync.Pool, sync.Map, sync.OnceFunc, sync.OnceValue and
 //     sync.OnceValues become explore/sync's;
-//   - a plain store that may write memory another thread can reach (to a
-//     field, an element, a pointer's target or a package-level variable)
-//     gets a switch point, rt.PlainStore, in front of its statement;
+//   - every plain load and store of memory another thread may reach (a
+//     field through a pointer, an element of a slice, a pointer's target,
+//     a package-level variable, a local variable captured by a function
+//     literal or whose address is taken; fields and elements of such a
+//     struct or array) is reported to the explorer with its address, where
+//     Go makes it: x becomes (*rt.PlainLoad(&x)), x = v becomes
+//     *rt.PlainWrite(&x) = v, and a map's index, len, delete and range
+//     report an access of the map (access.go says how, form by form);
 //   - time.Now, time.Since, time.Until and time.Sleep become explore/rt's;
 //   - before a construct the explorer cannot control (a go statement, a
 //     select, a channel send or receive, close, make of a channel,
@@ -37,10 +42,17 @@
 //
 // Test files are not rewritten: they run as written, and a test that
 // hands its own sync.Mutex to a rewritten function taking a *sync.Mutex
-// does not compile. Without type information some constructs are not
-// seen: a receive by range over a channel, a channel made through a named
-// channel type, and a package-level function of another file named close
-// or make (it is taken for the builtin).
+// does not compile. The files of a package are type-checked together
+// (Package; File checks one file alone) for the accesses; the traps of
+// uncontrolled constructs are still found from the syntax alone, so some
+// are not seen: a receive by range over a channel, a channel made through
+// a named channel type, and a package-level function of another file named
+// close or make (it is taken for the builtin). A plain access that is not
+// reported: the stores that append and copy make to a slice's elements, a
+// shared variable redeclared by :=, the embedded pointers a promoted
+// field is reached through; a store to a map's element, and a store whose
+// right-hand side calls a function but whose type differs from the
+// location's (an interface), are reported before the right-hand side runs.
 package rewrite
 
 import (
@@ -86,7 +98,7 @@ type Note struct {
 var syncTwinned = map[string]bool{
 	"Mutex": true, "RWMutex": true, "Once": true, "WaitGroup": true,
 	"OnceFunc": true, "OnceValue": true, "OnceValues": true, "Cond": true, "NewCond": true,
-	"Pool": true,
+	"Pool": true, "Map": true,
 }
 
 // The selectors of time explore/rt replaces.
@@ -366,8 +378,6 @@ func (r *rewriter) twinSelector(n *ast.SelectorExpr, stack []ast.Node) {
 	}
 	r.uses[x.Name]++
 	switch {
-	case path == "sync" && sel == "Map":
-		r.note(n.Pos(), "sync.Map runs each of its operations as one step (its internals are not explored)", false)
 	case path == "time" && timeTrapped[sel], path == "runtime" && runtimeTrapped[sel]:
 		r.unsupported(n.Pos(), path+"."+sel, stack)
 	}

@@ -127,7 +127,7 @@ var mu tgsync_.Mutex
 `,
 	},
 	{
-		name: "sync kept for Map and Locker, Pool twinned",
+		name: "sync kept for Locker, Pool and Map twinned",
 		src: `package p
 
 import "sync"
@@ -142,11 +142,10 @@ var l sync.Locker = &mu
 import "sync"
 
 var mu tgsync_.Mutex
-var m sync.Map
+var m tgsync_.Map
 var pool tgsync_.Pool
 var l sync.Locker = &mu
 `,
-		notes: []string{"6:7 sync.Map runs each of its operations as one step (its internals are not explored)"},
 	},
 	{
 		name: "sync.Cond",

@@ -1,0 +1,185 @@
+package sync
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/tollgate/tollgate/internal/seam/hooked"
+)
+
+// Map is sync.Map whose every method is a switch point of the explorer:
+// so a Load and a Store of one key, two operations that code sometimes
+// takes for one, may be separated by another thread's, and a lost update
+// between them is found. Each operation is one access of the Map's word
+// (a read for Load, Range's steps and an operation that changes nothing,
+// a write otherwise), so any two operations on one Map are ordered, and
+// an operation that writes happens before one that follows it, as the
+// memory model says of sync.Map.
+//
+// Inside, it is a map under a mutex, keeping its keys in the order they
+// were first stored, so that Range visits them in an order every replay of
+// a schedule repeats (sync.Map's order depends on a random hash seed).
+// With no explorer running it is a correct concurrent map, slower than
+// sync.Map under contention. Its zero value is empty. It must not be
+// copied after first use.
+type Map struct {
+	mu   sync.Mutex
+	vals map[any]any
+	keys []any // in the order of their first Store, deleted ones removed
+}
+
+// op runs f, which reads or changes the map under its mutex, as one
+// operation of the explorer (a switch point before it) when one runs. f
+// reports whether it wrote.
+func (m *Map) op(f func() (wrote bool), site uintptr) {
+	s := hooked.Current()
+	if s == nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		f()
+		return
+	}
+	w := unsafe.Pointer(m)
+	s.Before(w, hooked.CAS)
+	m.mu.Lock()
+	wrote := f()
+	m.mu.Unlock()
+	// A CAS that fails writes nothing: an operation that changed
+	// nothing is a read.
+	s.After(hooked.Access{Word: w, Op: hooked.CAS, OK: wrote, Site: site})
+}
+
+func (m *Map) set(key, value any) {
+	if m.vals == nil {
+		m.vals = map[any]any{}
+	}
+	if _, ok := m.vals[key]; !ok {
+		m.keys = append(m.keys, key)
+	}
+	m.vals[key] = value
+}
+
+func (m *Map) del(key any) {
+	delete(m.vals, key)
+	for i, k := range m.keys {
+		if k == key {
+			m.keys = append(m.keys[:i], m.keys[i+1:]...)
+			return
+		}
+	}
+}
+
+// Load returns the value stored for key, or nil, and whether it was
+// there.
+func (m *Map) Load(key any) (value any, ok bool) {
+	m.op(func() bool { value, ok = m.vals[key]; return false }, hooked.Site(1))
+	return value, ok
+}
+
+// Store sets the value for key.
+func (m *Map) Store(key, value any) {
+	m.op(func() bool { m.set(key, value); return true }, hooked.Site(1))
+}
+
+// LoadOrStore returns the existing value for key if there is one (loaded
+// true); otherwise it stores value and returns it.
+func (m *Map) LoadOrStore(key, value any) (actual any, loaded bool) {
+	m.op(func() bool {
+		if actual, loaded = m.vals[key]; loaded {
+			return false
+		}
+		m.set(key, value)
+		actual = value
+		return true
+	}, hooked.Site(1))
+	return actual, loaded
+}
+
+// LoadAndDelete deletes the value for key, returning the previous value if
+// any (loaded reports whether there was one).
+func (m *Map) LoadAndDelete(key any) (value any, loaded bool) {
+	m.op(func() bool {
+		if value, loaded = m.vals[key]; loaded {
+			m.del(key)
+		}
+		return loaded
+	}, hooked.Site(1))
+	return value, loaded
+}
+
+// Delete deletes the value for key.
+func (m *Map) Delete(key any) {
+	m.op(func() bool {
+		_, ok := m.vals[key]
+		if ok {
+			m.del(key)
+		}
+		return ok
+	}, hooked.Site(1))
+}
+
+// Swap stores value for key and returns the previous value if any (loaded
+// reports whether there was one).
+func (m *Map) Swap(key, value any) (previous any, loaded bool) {
+	m.op(func() bool {
+		previous, loaded = m.vals[key]
+		m.set(key, value)
+		return true
+	}, hooked.Site(1))
+	return previous, loaded
+}
+
+// CompareAndSwap stores new for key if the value stored is equal to old
+// (which must be of a comparable type) and reports whether it did.
+func (m *Map) CompareAndSwap(key, old, new any) (swapped bool) {
+	m.op(func() bool {
+		if v, ok := m.vals[key]; ok && v == old {
+			m.set(key, new)
+			swapped = true
+		}
+		return swapped
+	}, hooked.Site(1))
+	return swapped
+}
+
+// CompareAndDelete deletes the entry for key if its value is equal to old
+// (which must be of a comparable type) and reports whether it did.
+func (m *Map) CompareAndDelete(key, old any) (deleted bool) {
+	m.op(func() bool {
+		if v, ok := m.vals[key]; ok && v == old {
+			m.del(key)
+			deleted = true
+		}
+		return deleted
+	}, hooked.Site(1))
+	return deleted
+}
+
+// Range calls f for each key and value in the map, in the order the keys
+// were first stored, until f returns false. As for sync.Map, it is no
+// snapshot: each key present when Range starts is visited at most once,
+// with its value when it is reached (a key deleted before is skipped), and
+// keys stored meanwhile may not be. Under the explorer, taking the keys
+// and reading each value is one operation each.
+func (m *Map) Range(f func(key, value any) bool) {
+	var keys []any
+	site := hooked.Site(1)
+	m.op(func() bool { keys = append(keys, m.keys...); return false }, site)
+	for _, k := range keys {
+		var v any
+		var ok bool
+		m.op(func() bool { v, ok = m.vals[k]; return false }, site)
+		if ok && !f(k, v) {
+			return
+		}
+	}
+}
+
+// Clear deletes every entry.
+func (m *Map) Clear() {
+	m.op(func() bool {
+		clear(m.vals)
+		m.keys = m.keys[:0]
+		return true
+	}, hooked.Site(1))
+}
