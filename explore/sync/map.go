@@ -11,8 +11,9 @@ import (
 // so a Load and a Store of one key, two operations that code sometimes
 // takes for one, may be separated by another thread's, and a lost update
 // between them is found. Each operation is one access of the Map's word
-// (a read for Load, Range's steps and an operation that changes nothing,
-// a write otherwise), so any two operations on one Map are ordered, and
+// (a load for Load, Range's steps and an operation that changes nothing,
+// a store otherwise, its value the key's), so any two operations on one
+// Map that are not both loads are dependent, and
 // an operation that writes happens before one that follows it, as the
 // memory model says of sync.Map.
 //
@@ -29,9 +30,12 @@ type Map struct {
 }
 
 // op runs f, which reads or changes the map under its mutex, as one
-// operation of the explorer (a switch point before it) when one runs. f
-// reports whether it wrote.
-func (m *Map) op(f func() (wrote bool), site uintptr) {
+// operation of the explorer (a switch point before it) when one runs: op
+// is what it may do (Load, Store, or CAS for an operation that may change
+// nothing). f returns what it read (the value of its key), what it stored,
+// and whether it wrote: an operation that changed nothing is reported as a
+// load.
+func (m *Map) op(op hooked.Op, f func() (old, new any, wrote bool), site uintptr) {
 	s := hooked.Current()
 	if s == nil {
 		m.mu.Lock()
@@ -40,13 +44,15 @@ func (m *Map) op(f func() (wrote bool), site uintptr) {
 		return
 	}
 	w := unsafe.Pointer(m)
-	s.Before(w, hooked.CAS)
+	s.Before(w, op)
 	m.mu.Lock()
-	wrote := f()
+	old, new, wrote := f()
 	m.mu.Unlock()
-	// A CAS that fails writes nothing: an operation that changed
-	// nothing is a read.
-	s.After(hooked.Access{Word: w, Op: hooked.CAS, OK: wrote, Site: site})
+	a := hooked.Access{Word: w, Op: hooked.Load, Old: old, OK: true, Site: site}
+	if wrote {
+		a.Op, a.New = hooked.Store, new
+	}
+	s.After(a)
 }
 
 func (m *Map) set(key, value any) {
@@ -72,25 +78,25 @@ func (m *Map) del(key any) {
 // Load returns the value stored for key, or nil, and whether it was
 // there.
 func (m *Map) Load(key any) (value any, ok bool) {
-	m.op(func() bool { value, ok = m.vals[key]; return false }, hooked.Site(1))
+	m.op(hooked.Load, func() (any, any, bool) { value, ok = m.vals[key]; return value, nil, false }, hooked.Site(1))
 	return value, ok
 }
 
 // Store sets the value for key.
 func (m *Map) Store(key, value any) {
-	m.op(func() bool { m.set(key, value); return true }, hooked.Site(1))
+	m.op(hooked.Store, func() (any, any, bool) { old := m.vals[key]; m.set(key, value); return old, value, true }, hooked.Site(1))
 }
 
 // LoadOrStore returns the existing value for key if there is one (loaded
 // true); otherwise it stores value and returns it.
 func (m *Map) LoadOrStore(key, value any) (actual any, loaded bool) {
-	m.op(func() bool {
+	m.op(hooked.CAS, func() (any, any, bool) {
 		if actual, loaded = m.vals[key]; loaded {
-			return false
+			return actual, nil, false
 		}
 		m.set(key, value)
 		actual = value
-		return true
+		return nil, value, true
 	}, hooked.Site(1))
 	return actual, loaded
 }
@@ -98,33 +104,33 @@ func (m *Map) LoadOrStore(key, value any) (actual any, loaded bool) {
 // LoadAndDelete deletes the value for key, returning the previous value if
 // any (loaded reports whether there was one).
 func (m *Map) LoadAndDelete(key any) (value any, loaded bool) {
-	m.op(func() bool {
+	m.op(hooked.CAS, func() (any, any, bool) {
 		if value, loaded = m.vals[key]; loaded {
 			m.del(key)
 		}
-		return loaded
+		return value, nil, loaded
 	}, hooked.Site(1))
 	return value, loaded
 }
 
 // Delete deletes the value for key.
 func (m *Map) Delete(key any) {
-	m.op(func() bool {
-		_, ok := m.vals[key]
+	m.op(hooked.CAS, func() (any, any, bool) {
+		v, ok := m.vals[key]
 		if ok {
 			m.del(key)
 		}
-		return ok
+		return v, nil, ok
 	}, hooked.Site(1))
 }
 
 // Swap stores value for key and returns the previous value if any (loaded
 // reports whether there was one).
 func (m *Map) Swap(key, value any) (previous any, loaded bool) {
-	m.op(func() bool {
+	m.op(hooked.Store, func() (any, any, bool) {
 		previous, loaded = m.vals[key]
 		m.set(key, value)
-		return true
+		return previous, value, true
 	}, hooked.Site(1))
 	return previous, loaded
 }
@@ -132,12 +138,13 @@ func (m *Map) Swap(key, value any) (previous any, loaded bool) {
 // CompareAndSwap stores new for key if the value stored is equal to old
 // (which must be of a comparable type) and reports whether it did.
 func (m *Map) CompareAndSwap(key, old, new any) (swapped bool) {
-	m.op(func() bool {
-		if v, ok := m.vals[key]; ok && v == old {
+	m.op(hooked.CAS, func() (any, any, bool) {
+		v, ok := m.vals[key]
+		if ok && v == old {
 			m.set(key, new)
 			swapped = true
 		}
-		return swapped
+		return v, new, swapped
 	}, hooked.Site(1))
 	return swapped
 }
@@ -145,12 +152,13 @@ func (m *Map) CompareAndSwap(key, old, new any) (swapped bool) {
 // CompareAndDelete deletes the entry for key if its value is equal to old
 // (which must be of a comparable type) and reports whether it did.
 func (m *Map) CompareAndDelete(key, old any) (deleted bool) {
-	m.op(func() bool {
-		if v, ok := m.vals[key]; ok && v == old {
+	m.op(hooked.CAS, func() (any, any, bool) {
+		v, ok := m.vals[key]
+		if ok && v == old {
 			m.del(key)
 			deleted = true
 		}
-		return deleted
+		return v, nil, deleted
 	}, hooked.Site(1))
 	return deleted
 }
@@ -164,11 +172,11 @@ func (m *Map) CompareAndDelete(key, old any) (deleted bool) {
 func (m *Map) Range(f func(key, value any) bool) {
 	var keys []any
 	site := hooked.Site(1)
-	m.op(func() bool { keys = append(keys, m.keys...); return false }, site)
+	m.op(hooked.Load, func() (any, any, bool) { keys = append(keys, m.keys...); return len(keys), nil, false }, site)
 	for _, k := range keys {
 		var v any
 		var ok bool
-		m.op(func() bool { v, ok = m.vals[k]; return false }, site)
+		m.op(hooked.Load, func() (any, any, bool) { v, ok = m.vals[k]; return v, nil, false }, site)
 		if ok && !f(k, v) {
 			return
 		}
@@ -177,9 +185,9 @@ func (m *Map) Range(f func(key, value any) bool) {
 
 // Clear deletes every entry.
 func (m *Map) Clear() {
-	m.op(func() bool {
+	m.op(hooked.Store, func() (any, any, bool) {
 		clear(m.vals)
 		m.keys = m.keys[:0]
-		return true
+		return nil, nil, true
 	}, hooked.Site(1))
 }
