@@ -51,7 +51,8 @@ func runExplorePkg(c pkgConfig, stdout, stderr io.Writer) int {
 		return exploreUsage
 	}
 	defer os.RemoveAll(filepath.Dir(res.Overlay))
-	fmt.Fprintf(stdout, "tollgate explore: %d packages rewritten (%d files), the source left as it is:\n", len(res.Packages), res.Files)
+	fmt.Fprintf(stdout, "tollgate explore: %s rewritten (%d of their %s changed), the source left as it is:\n",
+		plural(len(res.Packages), "package"), res.Files, plural(res.Sources, "file"))
 	for _, p := range res.Packages {
 		fmt.Fprintf(stdout, "  %s\n", p)
 	}
@@ -84,6 +85,17 @@ func runExplorePkg(c pkgConfig, stdout, stderr io.Writer) int {
 	if c.replay != "" {
 		args = append(args, "-explore.replay="+c.replay)
 	}
+	if c.tags != "" {
+		args = append(args, "-explore.tags="+c.tags)
+	}
+	if c.dir != "" {
+		dir, err := filepath.Abs(c.dir)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exploreUsage
+		}
+		args = append(args, "-explore.dir="+dir)
+	}
 	if c.strategy != "" {
 		args = append(args, "-explore.strategy="+c.strategy)
 	}
@@ -112,6 +124,14 @@ func runExplorePkg(c pkgConfig, stdout, stderr io.Writer) int {
 		return exploreUsage
 	}
 	return explorePass
+}
+
+// plural is n thing, or n things.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 // quoteArgs renders a command line, quoting the arguments that need it.

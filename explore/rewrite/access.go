@@ -159,7 +159,7 @@ func isPointer(t types.Type) bool {
 // (package-level initializers run at init, before any exploration: only
 // the function literals in them are visited).
 func (r *rewriter) accesses() {
-	if r.info == nil {
+	if r.info == nil || !r.generics {
 		return
 	}
 	for _, d := range r.f.Decls {

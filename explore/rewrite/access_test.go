@@ -173,3 +173,21 @@ func TestAccessesCompile(t *testing.T) {
 		t.Fatalf("the rewritten forms do not build: %v\n%s\n%s", err, b, out)
 	}
 }
+
+// TestAccessesBeforeGenerics: a file of a module older than go1.18 cannot
+// call the generic reports: its stores to shared memory get a switch
+// point before their statement, as before, and a note says so.
+func TestAccessesBeforeGenerics(t *testing.T) {
+	src := "package p\n\ntype C struct{ n int }\n\nfunc (c *C) Inc() int { c.n++; return c.n }\n"
+	outs, notes, err := Package("p", "1.15", []Source{{testFilename, []byte(src)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "package p; import (" + rtImport + ")\n\ntype C struct{ n int }\n\nfunc (c *C) Inc() int { tgrt_.PlainStore(); c.n++; return c.n }\n"
+	if got := string(outs[0].Text); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0].What, "go1.15: its plain accesses are not reported") {
+		t.Errorf("notes: %v", notes)
+	}
+}

@@ -37,8 +37,9 @@ type Result struct {
 	// Packages are the import paths of the rewritten packages, sorted.
 	Packages []string
 	// Files is the number of source files the overlay replaces (not
-	// counting the file added to each package).
-	Files int
+	// counting the file added to each package); Sources the number of
+	// Go files of the rewritten packages, changed or not.
+	Files, Sources int
 	// Notes are the constructs the explorer cannot control, and what else
 	// the rewrite has to say, package by package and file by file.
 	Notes []Note
@@ -135,7 +136,12 @@ func write(todo []*listPackage, notes []Note, out string, env goEnv, exports map
 			}
 			srcs = append(srcs, Source{orig, src})
 		}
-		outs, pkgNotes, err := Package(path, srcs, exportImporter(p, exports))
+		res.Sources += len(srcs)
+		goVersion := ""
+		if p.Module != nil {
+			goVersion = p.Module.GoVersion
+		}
+		outs, pkgNotes, err := Package(path, goVersion, srcs, exportImporter(p, exports))
 		if err != nil {
 			return nil, err
 		}
@@ -334,6 +340,7 @@ type listPackage struct {
 // listModule is what Build reads of a package's module.
 type listModule struct {
 	Path, Version string
+	GoVersion     string // its go line's version
 	Dir           string // where its files are
 	GoMod         string // its go.mod file
 	Replace       *listModule

@@ -117,7 +117,7 @@ var (
 // package). It returns the rewritten text, the notes, and whether anything
 // changed; when nothing did, out is src.
 func File(filename string, src []byte) (out []byte, notes []Note, changed bool, err error) {
-	outs, notes, err := Package("", []Source{{filename, src}}, nil)
+	outs, notes, err := Package("", "", []Source{{filename, src}}, nil)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -141,9 +141,16 @@ type Output struct {
 // Package rewrites the Go files of one package, with import path path,
 // which are type-checked together with imp importing what they import
 // (nil: go/importer's default, which reads the go command's export
-// data). A type error does not stop the rewrite: it is a note, and the
-// accesses whose types are unknown are not reported.
-func Package(path string, files []Source, imp types.Importer) ([]Output, []Note, error) {
+// data). goVersion is the language version of the package's module ("":
+// the newest). A type error does not stop the rewrite: it is a note, and
+// the accesses whose types are unknown are not reported.
+//
+// The reports of plain accesses are calls of generic functions, which a
+// file older than go1.18 cannot make: in such a file a store to shared
+// memory gets a switch point before its statement instead
+// (rt.PlainStore, with no address), and its accesses are not reported,
+// which a note says.
+func Package(path, goVersion string, files []Source, imp types.Importer) ([]Output, []Note, error) {
 	fset := token.NewFileSet()
 	var parsed []*ast.File
 	for _, f := range files {
@@ -157,13 +164,14 @@ func Package(path string, files []Source, imp types.Importer) ([]Output, []Note,
 		imp = importer.Default()
 	}
 	info := &types.Info{
-		Types:      map[ast.Expr]types.TypeAndValue{},
+		FileVersions: map[*ast.File]string{},
+		Types:        map[ast.Expr]types.TypeAndValue{},
 		Uses:       map[*ast.Ident]types.Object{},
 		Defs:       map[*ast.Ident]types.Object{},
 		Selections: map[*ast.SelectorExpr]*types.Selection{},
 	}
 	var typeErr error
-	conf := types.Config{Importer: imp, Error: func(err error) {
+	conf := types.Config{Importer: imp, GoVersion: langVersion(goVersion), Error: func(err error) {
 		if typeErr == nil {
 			typeErr = err
 		}
@@ -192,6 +200,10 @@ func Package(path string, files []Source, imp types.Importer) ([]Output, []Note,
 			uses:       map[string]int{},
 			twinned:    map[string]int{},
 			trapped:    map[ast.Stmt]bool{},
+			generics:   generics(info.FileVersions[f]),
+		}
+		if !r.generics {
+			r.note(f.Package, "a file of "+info.FileVersions[f]+": its plain accesses are not reported (the reports need go1.18); a store to shared memory is a switch point instead", false)
 		}
 		r.scanImports()
 		r.walk()
@@ -247,6 +259,8 @@ type rewriter struct {
 	// variables that are captured or have their address taken.
 	info       *types.Info
 	sharedVars map[*types.Var]bool
+	// generics: the file's language version has generics (go1.18).
+	generics bool
 
 	needSync, needRT bool
 	edits            []edit
@@ -349,7 +363,65 @@ func (r *rewriter) visit(n ast.Node, stack []ast.Node) {
 		}
 	case *ast.SelectorExpr:
 		r.twinSelector(n, stack)
+	case *ast.AssignStmt:
+		if !r.generics && n.Tok != token.DEFINE && r.anyShared(n.Lhs) {
+			r.plainStore(n, stack)
+		}
+	case *ast.IncDecStmt:
+		if !r.generics && r.anyShared([]ast.Expr{n.X}) {
+			r.plainStore(n, stack)
+		}
 	}
+}
+
+// anyShared reports whether one of lhs is a shared location or a map's
+// element.
+func (r *rewriter) anyShared(lhs []ast.Expr) bool {
+	for _, l := range lhs {
+		l = ast.Unparen(l)
+		if ix, ok := l.(*ast.IndexExpr); ok {
+			if _, ok := under(r.info.TypeOf(ix.X)).(*types.Map); ok {
+				return true
+			}
+		}
+		if r.sharedLocation(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// plainStore puts a switch point (rt.PlainStore) before the statement s,
+// which stores to shared memory, in a file whose accesses are not
+// reported, when s sits directly in a statement list.
+func (r *rewriter) plainStore(s ast.Stmt, stack []ast.Node) {
+	if anchor(stack) != s {
+		return
+	}
+	r.needRT = true
+	off := r.off(s.Pos())
+	r.edits = append(r.edits, edit{off, off, rtName + ".PlainStore(); "})
+}
+
+// langVersion is the language version of a module's go line for the
+// type checker ("1.15" is "go1.15"; "" stays "").
+func langVersion(v string) string {
+	if v == "" {
+		return ""
+	}
+	return "go" + strings.TrimPrefix(v, "go")
+}
+
+// generics reports whether Go version v (go1.N, or "": the newest) has
+// generics.
+func generics(v string) bool {
+	minor, ok := strings.CutPrefix(v, "go1.")
+	if !ok {
+		return true
+	}
+	minor, _, _ = strings.Cut(minor, ".")
+	n, err := strconv.Atoi(minor)
+	return err != nil || n >= 18
 }
 
 // twinSelector handles X.Sel where X names the file's import of sync, time or

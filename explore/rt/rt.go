@@ -166,6 +166,26 @@ func plain(s hooked.Scheduler, p unsafe.Pointer, size uintptr, write bool, site 
 	}
 }
 
+// plainWord is the word PlainStore reports.
+var plainWord byte
+
+// PlainStore is the switch point the rewrite puts before a statement that
+// stores to shared memory in a file older than go1.18, whose accesses
+// cannot be reported (PlainWrite is generic): so another thread may run
+// between an atomic operation or an unlock and the store. It reports no
+// address (the same word for every store) and is dependent on every step
+// of another thread. Under the explorer it pauses the thread; otherwise
+// it does nothing.
+func PlainStore() {
+	s := hooked.Current()
+	if s == nil {
+		return
+	}
+	w := unsafe.Pointer(&plainWord)
+	s.Before(w, hooked.Plain)
+	s.After(hooked.Access{Word: w, Op: hooked.Plain, OK: true, Site: hooked.Site(1)})
+}
+
 // PlainLoad reports a plain (non-atomic) load of *p, about to be made, to
 // the explorer, and returns p: the rewrite turns every load of memory
 // another thread may reach (a field, an element, a pointer's target, a
