@@ -166,9 +166,9 @@ func Package(path, goVersion string, files []Source, imp types.Importer) ([]Outp
 	info := &types.Info{
 		FileVersions: map[*ast.File]string{},
 		Types:        map[ast.Expr]types.TypeAndValue{},
-		Uses:       map[*ast.Ident]types.Object{},
-		Defs:       map[*ast.Ident]types.Object{},
-		Selections: map[*ast.SelectorExpr]*types.Selection{},
+		Uses:         map[*ast.Ident]types.Object{},
+		Defs:         map[*ast.Ident]types.Object{},
+		Selections:   map[*ast.SelectorExpr]*types.Selection{},
 	}
 	var typeErr error
 	conf := types.Config{Importer: imp, GoVersion: langVersion(goVersion), Error: func(err error) {
