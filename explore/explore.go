@@ -390,7 +390,7 @@ func (r *run[T, In, Out, S]) end(at [][][2]int64, dir string) (iexplore.Kind, st
 		if ok {
 			return "", "", nil
 		}
-		return iexplore.KindLinearizability, "no linearization of the history agrees with the model", nil
+		return iexplore.KindLinearizability, "no linearization of the history agrees with the model:\n" + describeHistory(ops, spec), nil
 	}
 	r.panicked.take()
 	res, info := porcupine.CheckOperationsVerbose(r.model, ops, 0)
