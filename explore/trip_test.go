@@ -165,3 +165,16 @@ func TestReplayCommandKeepsTags(t *testing.T) {
 		t.Errorf("the failure does not give the replay command with -tags:\n%s", strings.Join(tb.msgs, "\n"))
 	}
 }
+
+// TestTraceNamesPackageDirectory: a trace names each line by its file
+// with the file's directory (lru.go of simplelru and lru.go of lru do not
+// look alike).
+func TestTraceNamesPackageDirectory(t *testing.T) {
+	r := explore.Explore(counterSpec(true), explore.Options{}, "")
+	if r.Failure == nil {
+		t.Fatalf("the split counter passed: %s", r.Summary())
+	}
+	if !strings.Contains(r.Failure.Trace, "@ explore/explore_test.go:24 c.mu.Lock()") {
+		t.Errorf("the trace does not name explore/explore_test.go:24:\n%s", r.Failure.Trace)
+	}
+}
