@@ -203,6 +203,8 @@ type controller struct {
 	// tracing: the run is replayed for a trace (observers add notes).
 	tracing   bool
 	uninstall func()
+	// race is the data-race detector of the current run.
+	race *racer
 	// storage reused by every run
 	states []tstate
 	pend   []unsafe.Pointer
@@ -210,7 +212,7 @@ type controller struct {
 }
 
 func newController(n int) *controller {
-	c := &controller{touched: map[unsafe.Pointer]int32{}}
+	c := &controller{touched: map[unsafe.Pointer]int32{}, race: newRacer(n)}
 	for i := 0; i < n; i++ {
 		c.workers = append(c.workers, c.newWorker(i))
 	}
@@ -320,6 +322,7 @@ func (c *controller) After(a hooked.Access) {
 	if c.direct {
 		return
 	}
+	c.race.sync(c.cur.id, a)
 	r := &c.rec
 	r.raw, r.hasRaw = a, true
 	r.acc.addr = a.Word
@@ -343,6 +346,7 @@ func (c *controller) After(a hooked.Access) {
 // boundary.
 func (c *controller) begin(bodies []func()) {
 	clear(c.touched)
+	c.race.reset()
 	for i, w := range c.workers {
 		w.body = bodies[i]
 		w.state = atBoundary

@@ -118,6 +118,10 @@ const (
 	// KindDeadlock: every thread that has not finished waits before a
 	// blocking operation (a mutex, a WaitGroup) that no thread can release.
 	KindDeadlock Kind = "deadlock"
+	// KindRace: two plain accesses of different threads to the same
+	// memory, at least one a store, unordered by happens-before (a data
+	// race: spec/explore.md §4).
+	KindRace Kind = "data race"
 )
 
 // Failure is a run that failed, with what is needed to read and replay it.

@@ -180,6 +180,14 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 			res.status = panicked
 			res.failure = &Failure{Kind: KindPanic, Thread: t,
 				Detail: fmt.Sprintf("thread %d panicked: %v", t, w.pval), Stack: string(w.pstack), Panic: w.pval}
+			if r := c.race.found; r != nil {
+				// The panic may be the race's consequence: the race is the
+				// cause to report.
+				f := raceFailure(r, p.tracer())
+				f.Detail += fmt.Sprintf("; then thread %d panicked: %v", t, w.pval)
+				f.Stack, f.Panic = res.failure.Stack, res.failure.Panic
+				res.failure = f
+			}
 			return res
 		}
 		if broken != "" {
@@ -216,6 +224,11 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 		fail = f
 	}
 	c.direct = false
+	if r := c.race.found; r != nil {
+		// A racy program has no defined behaviour to check: the race is
+		// the verdict, whatever the oracle said of the run.
+		fail = raceFailure(r, p.tracer())
+	}
 	res.status, res.failure, res.outcome = complete, fail, out
 	return res
 }
