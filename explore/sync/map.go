@@ -12,7 +12,7 @@ import (
 // takes for one, may be separated by another thread's, and a lost update
 // between them is found. Each operation is one access of the Map's word
 // (a load for Load, Range's steps and an operation that changes nothing,
-// a store otherwise, its value the key's), so any two operations on one
+// a swap otherwise, its values the key's), so any two operations on one
 // Map that are not both loads are dependent, and
 // an operation that writes happens before one that follows it, as the
 // memory model says of sync.Map.
@@ -50,7 +50,12 @@ func (m *Map) op(op hooked.Op, f func() (old, new any, wrote bool), site uintptr
 	m.mu.Unlock()
 	a := hooked.Access{Word: w, Op: hooked.Load, Old: old, OK: true, Site: site}
 	if wrote {
-		a.Op, a.New = hooked.Store, new
+		// A swap, not a store: a write of one key must not replace
+		// what the writes of other keys released (a race detector
+		// joins a swap's clock into the word's, and replaces it for a
+		// store), or a Load of a key would not acquire the Store of it
+		// that came before another key's.
+		a.Op, a.New = hooked.Swap, new
 	}
 	s.After(a)
 }
