@@ -72,7 +72,29 @@ func runExplorePkg(c pkgConfig, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  %s: %s: %s\n", n.Pos, kind, n.What)
 		}
 	}
-	var flags, args []string
+	flags, args, err := testArgs(c)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exploreUsage
+	}
+	line := append(append([]string{"go", "test"}, flags...), pattern)
+	if len(args) > 0 {
+		line = append(append(line, "-args"), args...)
+	}
+	fmt.Fprintf(stdout, "%s   (in %s, through the overlay)\n", quoteArgs(line), wd)
+	if err := rewrite.Test(res, wd, pattern, flags, args, nil, stdout, stderr); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return min(ee.ExitCode(), exploreUsage)
+		}
+		fmt.Fprintln(stderr, err)
+		return exploreUsage
+	}
+	return explorePass
+}
+
+// testArgs are the go test flags and the test binary's arguments that
+// carry c's settings.
+func testArgs(c pkgConfig) (flags, args []string, err error) {
 	if c.tags != "" {
 		flags = append(flags, "-tags", c.tags)
 	}
@@ -91,8 +113,7 @@ func runExplorePkg(c pkgConfig, stdout, stderr io.Writer) int {
 	if c.dir != "" {
 		dir, err := filepath.Abs(c.dir)
 		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return exploreUsage
+			return nil, nil, err
 		}
 		args = append(args, "-explore.dir="+dir)
 	}
@@ -111,19 +132,7 @@ func runExplorePkg(c pkgConfig, stdout, stderr io.Writer) int {
 	if c.budget.Time > 0 {
 		args = append(args, "-explore.time="+c.budget.Time.String())
 	}
-	line := append(append([]string{"go", "test"}, flags...), pattern)
-	if len(args) > 0 {
-		line = append(append(line, "-args"), args...)
-	}
-	fmt.Fprintf(stdout, "%s   (in %s, through the overlay)\n", quoteArgs(line), wd)
-	if err := rewrite.Test(res, wd, pattern, flags, args, nil, stdout, stderr); err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return min(ee.ExitCode(), exploreUsage)
-		}
-		fmt.Fprintln(stderr, err)
-		return exploreUsage
-	}
-	return explorePass
+	return flags, args, nil
 }
 
 // plural is n thing, or n things.

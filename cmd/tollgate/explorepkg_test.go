@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -67,5 +69,32 @@ func TestExploreHelpLeadsWithPkg(t *testing.T) {
 func TestPlural(t *testing.T) {
 	if got := plural(1, "file") + ", " + plural(2, "package") + ", " + plural(0, "file"); got != "1 file, 2 packages, 0 files" {
 		t.Errorf("plural: %s", got)
+	}
+}
+
+// TestExplorePkgPassesDirAndTags: with -pkg, -dir reaches the test binary
+// (where a failure's visualization goes; none without it) and -tags both
+// go test and the binary (whose replay command repeats them).
+func TestExplorePkgPassesDirAndTags(t *testing.T) {
+	c, err := parseExplore([]string{"-pkg", ".", "-tags", "integration", "-dir", "out", "-run", "TestX", "-replay", "0x2.1x1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags, args, err := testArgs(*c.pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs("out")
+	got := strings.Join(flags, " ") + " -args " + strings.Join(args, " ")
+	want := "-tags integration -run TestX -v -args -explore.replay=0x2.1x1 -explore.tags=integration -explore.dir=" + abs
+	if got != want {
+		t.Errorf("go test %s\nwant    %s", got, want)
+	}
+	c, err = parseExplore([]string{"-pkg", "."}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, args, _ := testArgs(*c.pkg); len(args) != 0 {
+		t.Errorf("without flags the test binary gets %v (the default -dir must not be passed)", args)
 	}
 }
