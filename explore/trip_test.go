@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/explore"
+	"github.com/tollgate/tollgate/explore/rt"
 )
 
 // TestReplayMisfitSchedule: a schedule that names a thread the scenario
@@ -176,5 +177,29 @@ func TestTraceNamesPackageDirectory(t *testing.T) {
 	}
 	if !strings.Contains(r.Failure.Trace, "@ explore/explore_test.go:24 c.mu.Lock()") {
 		t.Errorf("the trace does not name explore/explore_test.go:24:\n%s", r.Failure.Trace)
+	}
+}
+
+// TestStoreSwitch: plain stores are no switch points under the race
+// detector, unless rt.SetStoreSwitch asks for them; then another thread
+// may run before each, and there are more schedules.
+func TestStoreSwitch(t *testing.T) {
+	spec := explore.Spec[*[2]int, string, int, struct{}]{
+		New:     func() *[2]int { return new([2]int) },
+		Threads: [][]string{{"w"}, {"w"}},
+		CallThread: func(a *[2]int, thread int, _ string) int {
+			*rt.PlainWrite(&a[thread]) = 1
+			*rt.PlainWrite(&a[thread]) = 2
+			return 2
+		},
+		Step:  func(s struct{}, _ time.Time, _ string) (struct{}, int) { return s, 2 },
+		Twins: true,
+	}
+	off := explore.Explore(spec, explore.Options{}, "")
+	prev := rt.SetStoreSwitch(true)
+	on := explore.Explore(spec, explore.Options{}, "")
+	rt.SetStoreSwitch(prev)
+	if off.Failure != nil || on.Failure != nil || on.Schedules <= off.Schedules {
+		t.Errorf("stores as switch points: %s; not: %s; want more schedules with them", on.Summary(), off.Summary())
 	}
 }

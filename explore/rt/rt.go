@@ -150,7 +150,9 @@ var storeSwitch atomic.Bool
 // them: a schedule that would show a store's effect late shows the store
 // racing with another thread's access. Under a scheduler that does not
 // (not a hooked.Racer), every plain store is a switch point whatever the
-// setting, as plain stores were before the race detector.
+// setting, as plain stores were before the race detector. The setting
+// changes the schedules: a schedule replays under the setting it was found
+// with.
 func SetStoreSwitch(on bool) bool { return storeSwitch.Swap(on) }
 
 // plain reports a plain access of size bytes at p to s, a store when
