@@ -22,6 +22,8 @@ var (
 	flagSeed      = flag.Uint64("explore.seed", 0, "PCT and random seed (default: the Options')")
 	flagSchedules = flag.Int("explore.schedules", 0, "stop after this many schedules (default: the Options')")
 	flagTime      = flag.Duration("explore.time", 0, "stop after this long (default: the Options')")
+	flagDir       = flag.String("explore.dir", "", "write a failure's files (porcupine's visualization) to this directory (default: the Options')")
+	flagTags      = flag.String("explore.tags", "", "the build tags the test was built with, for the replay command a failure prints")
 )
 
 // Check explores spec inside a test and fails t with the failure's report
@@ -47,8 +49,17 @@ func Check[T, In, Out, S any](t testing.TB, spec Spec[T, In, Out, S], opts ...Op
 		opt = opts[0]
 	}
 	opt = withFlags(opt)
-	replay := fmt.Sprintf("tollgate explore -pkg %s -run '^%s$' -replay %%s", testDir(), t.Name())
+	tags := ""
+	if *flagTags != "" {
+		tags = " -tags " + shellQuote(*flagTags)
+	}
+	replay := fmt.Sprintf("tollgate explore -pkg %s%s -run %s -replay %%s", shellQuote(testDir()), tags, shellQuote("^"+t.Name()+"$"))
 	if *flagReplay != "" {
+		// One schedule fits one scenario: replayed in every test the
+		// binary runs, it would "pass" in those it does not fit.
+		if f := flag.Lookup("test.run"); f == nil || f.Value.String() == "" {
+			t.Fatalf("explore: -explore.replay %s without -run: a schedule replays one test's scenario; name the test with -run '^%s$'", *flagReplay, t.Name())
+		}
 		trace, f, err := Replay(spec, *flagReplay, opt.Dir)
 		if err != nil {
 			t.Fatalf("explore: replay %s: %v", *flagReplay, err)
@@ -93,7 +104,18 @@ func withFlags(o Options) Options {
 	if *flagTime > 0 {
 		o.Time = *flagTime
 	}
+	if *flagDir != "" {
+		o.Dir = *flagDir
+	}
 	return o
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t'\"$\\*?[]()|&;<>^{}~#!`") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // packageOf is the import path of T's package (through pointers), or ""

@@ -25,6 +25,14 @@
 //	tollgate explore -pkg ./limiter -run TestLimiter
 //
 // (plain go test builds the code unrewritten, and Check fails saying so).
+// A Spec whose operations need to know their thread (what a thread holds
+// of a semaphore, say) sets CallThread instead of Call: it is passed the
+// thread's index in Threads.
+//
+// From a module of one's own: build the command from a checkout of
+// tollgate (go install ./cmd/tollgate in it), and require
+// github.com/tollgate/tollgate in the module's go.mod with a replace line
+// pointing at the checkout, as examples/explore/go.mod does.
 //
 // # What a run is
 //
@@ -35,15 +43,25 @@
 // not runnable; a state where no thread can run is reported as a
 // deadlock. Time is virtual: it starts at Clock.Start and moves only when
 // the clock thread ticks (Clock.Ticks steps of Clock.Tick, interleaved
-// like any thread) or a thread sleeps. A plain store to memory another
-// thread may reach (a field, an element, a package-level variable) is a
-// switch point too; a plain load is not, and a data race between them is
-// the race detector's to find.
+// like any thread) or a thread sleeps. sync.Cond and sync.Map have twins
+// too: every method of a Map is a switch point, so a Load then a Store of
+// one key from two threads is the lost update it is.
+//
+// Every plain (non-atomic) load and store of memory another thread may
+// reach — a field through a pointer, an element of a slice, a pointer's
+// target, a package-level variable, a local variable a function literal
+// captures or whose address is taken, a map — is reported to the explorer
+// with its address, its size and its line, where Go makes it. They are no
+// switch points: the explorer's race detector orders them by
+// happens-before (the twins' operations are its edges) and reports two
+// accesses of one location by two threads, one a store, that nothing
+// orders as a data race naming both lines. (Under a scheduler without race
+// detection a plain store is a switch point instead.)
 //
 // What the explorer cannot control — a go statement, a channel operation,
-// a select, time.NewTimer, sync.Cond, runtime.Gosched, assembly or cgo — is
-// listed with its file:line before anything runs, and a run that reaches
-// one ends with that construct named, never left to run free.
+// a select, time.NewTimer, runtime.Gosched, assembly or cgo — is listed
+// with its file:line before anything runs, and a run that reaches one ends
+// with that construct named, never left to run free.
 //
 // # The oracle
 //
@@ -53,8 +71,12 @@
 // porcupine Model. Invariant, when set, is checked after every step. A
 // failure reports the schedule ("0x3.1x5.0x2": three steps of thread 0,
 // five of thread 1, two of thread 0), a per-thread trace naming the line
-// of the code under test at every step, porcupine's visualization, and the
-// command that replays it.
+// of the code under test at every step (file:line with the file's
+// directory), the command that replays it (with the test's build tags),
+// and, with Options.Dir, porcupine's visualization. A replayed schedule
+// must fit its scenario: one that names a thread the scenario lacks, or
+// gives a thread more steps than it takes, is an error. A panic in the
+// model is a failure of the run, not a crash.
 //
 // One exploration runs at a time in a process.
 package explore

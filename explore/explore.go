@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -81,13 +83,14 @@ func Explore[T, In, Out, S any](spec Spec[T, In, Out, S], opt Options, replay st
 		return res
 	}
 	defer vclock.Stop()
-	dir, cleanup, err := failureDir(opt.Dir)
-	if err != nil {
-		res.Err = err
-		return res
+	if opt.Dir != "" {
+		if err := os.MkdirAll(opt.Dir, 0o777); err != nil {
+			res.Err = fmt.Errorf("explore: Options.Dir: %v", err)
+			return res
+		}
 	}
 	io := iexplore.Options{Strategy: iexplore.Strategy(opt.strategy()), Bound: opt.bound(), Seed: opt.Seed,
-		Depth: opt.Depth, StepCap: opt.StepCap, Dir: dir,
+		Depth: opt.Depth, StepCap: opt.StepCap, Dir: opt.Dir,
 		Budget: iexplore.Budget{Schedules: opt.Schedules, Time: opt.Time}}
 	ir := iexplore.ExploreOps(r.ops, io)
 	res.Bound, res.Schedules, res.PerBound, res.Exhaustive = ir.Bound, ir.Schedules, ir.PerBound, ir.Exhaustive
@@ -100,23 +103,51 @@ func Explore[T, In, Out, S any](spec Spec[T, In, Out, S], opt Options, replay st
 			res.Failure = failureOf(f)
 		}
 	}
-	if res.Failure == nil || res.Failure.HTML == "" {
-		cleanup()
-	}
 	return res
 }
 
 // Replay runs schedule once on spec with tracing and returns the failure,
 // nil when the run passes, and the trace either way.
+//
+// A schedule must fit the scenario: it names only its threads (the clock
+// thread is the last), and a run that passes must take the schedule's
+// steps as written (a schedule that gives a thread more steps than it
+// takes is an error, not a pass). A prefix of a run's schedule is
+// completed as the explorer does (the thread that ran last goes on, or
+// else the lowest one still running).
 func Replay[T, In, Out, S any](spec Spec[T, In, Out, S], schedule, dir string) (trace string, f *Failure, err error) {
 	r, err := build(spec, "")
 	if err != nil {
 		return "", nil, err
 	}
+	want, err := iexplore.ParseSchedule(schedule)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, t := range want {
+		if int(t) >= r.ops.Threads {
+			return "", nil, fmt.Errorf("explore: schedule %s names thread %d, but the scenario has %d threads (0 to %d%s)",
+				schedule, t, r.ops.Threads, r.ops.Threads-1, map[bool]string{true: ", the last the clock's", false: ""}[r.ops.Names != nil])
+		}
+	}
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return "", nil, err
+		}
+	}
 	defer vclock.Stop()
 	rep, err := iexplore.ReplayOps(r.ops, schedule, dir)
 	if err != nil {
 		return "", nil, err
+	}
+	if rep.Failure == nil {
+		ran, err := iexplore.ParseSchedule(rep.Schedule)
+		if err != nil {
+			return "", nil, err
+		}
+		if len(ran) < len(want) || !slices.Equal(ran[:len(want)], want) {
+			return rep.Trace, nil, fmt.Errorf("explore: schedule %s does not fit the scenario: its run took %s (a thread finished before the schedule's steps for it ran out)", schedule, rep.Schedule)
+		}
 	}
 	if rep.Failure != nil {
 		var u *rt.UnsupportedError
@@ -131,17 +162,6 @@ func Replay[T, In, Out, S any](spec Spec[T, In, Out, S], schedule, dir string) (
 func failureOf(f *iexplore.Failure) *Failure {
 	return &Failure{Kind: string(f.Kind), Detail: f.Detail, Schedule: f.Schedule, Preemptions: f.Preemptions,
 		Trace: f.Trace, HTML: f.HTMLPath, Replay: f.Replay, Report: f.Report()}
-}
-
-func failureDir(dir string) (string, func(), error) {
-	if dir != "" {
-		return dir, func() {}, nil
-	}
-	d, err := os.MkdirTemp("", "tollgate-explore-")
-	if err != nil {
-		return "", nil, err
-	}
-	return d, func() { os.RemoveAll(d) }, nil
 }
 
 func (o Options) strategy() Strategy {
@@ -168,6 +188,69 @@ type run[T, In, Out, S any] struct {
 	start    time.Time
 	ops      *iexplore.Ops
 	verdicts map[string]bool
+	// panicked is the model's first panic in the current check.
+	panicked modelPanic
+}
+
+// modelPanic records a panic of the model's functions, which porcupine
+// calls on goroutines of its own: there it would kill the process.
+type modelPanic struct {
+	mu    sync.Mutex
+	what  string
+	value any
+	stack []byte
+}
+
+func (p *modelPanic) record(what string, v any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.what == "" {
+		p.what, p.value, p.stack = what, v, debug.Stack()
+	}
+}
+
+// take returns the panic recorded, if any, and forgets it.
+func (p *modelPanic) take() (what string, v any, stack []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	what, v, stack = p.what, p.value, p.stack
+	p.what, p.value, p.stack = "", nil, nil
+	return what, v, stack
+}
+
+// guard makes a panic of m's Init, Step or Equal a recorded failure of
+// the check (Step then rejects the operation) instead of a crash.
+func guard(m porcupine.Model, p *modelPanic) porcupine.Model {
+	init, step, equal := m.Init, m.Step, m.Equal
+	m.Init = func() (st any) {
+		defer func() {
+			if v := recover(); v != nil {
+				p.record("Init", v)
+			}
+		}()
+		return init()
+	}
+	m.Step = func(st, in, out any) (ok bool, next any) {
+		defer func() {
+			if v := recover(); v != nil {
+				p.record(fmt.Sprintf("Step on input %v (output %v)", in, out), v)
+				ok, next = false, st
+			}
+		}()
+		return step(st, in, out)
+	}
+	if equal != nil {
+		m.Equal = func(a, b any) (eq bool) {
+			defer func() {
+				if v := recover(); v != nil {
+					p.record("Equal", v)
+					eq = false
+				}
+			}()
+			return equal(a, b)
+		}
+	}
+	return m
 }
 
 func build[T, In, Out, S any](spec Spec[T, In, Out, S], replay string) (*run[T, In, Out, S], error) {
@@ -175,7 +258,7 @@ func build[T, In, Out, S any](spec Spec[T, In, Out, S], replay string) (*run[T, 
 		return nil, err
 	}
 	r := &run[T, In, Out, S]{spec: spec, verdicts: map[string]bool{}}
-	r.model = spec.porcupine()
+	r.model = guard(spec.porcupine(), &r.panicked)
 	n := len(spec.Threads)
 	var names []string
 	if spec.Clock != nil && spec.Clock.Ticks > 0 {
@@ -207,8 +290,10 @@ func (s Spec[T, In, Out, S]) validate() error {
 	switch {
 	case s.New == nil:
 		return errors.New("explore: Spec.New is nil: it must build a fresh object for every run")
-	case s.Call == nil:
-		return errors.New("explore: Spec.Call is nil: it must perform an operation on the object")
+	case s.Call == nil && s.CallThread == nil:
+		return errors.New("explore: Spec.Call and Spec.CallThread are nil: set one, to perform an operation on the object")
+	case s.Call != nil && s.CallThread != nil:
+		return errors.New("explore: Spec sets both Call and CallThread: set one")
 	case len(s.Threads) == 0:
 		return errors.New("explore: Spec.Threads is empty: give at least one thread's operations")
 	case s.Step == nil && s.Model == nil:
@@ -249,7 +334,7 @@ func (r *run[T, In, Out, S]) begin() [][]func() {
 		r.outs[t] = slices.Grow(r.outs[t][:0], len(ins))[:len(ins)]
 		list := make([]func(), len(ins))
 		for i, in := range ins {
-			list[i] = func() { r.outs[t][i] = spec.Call(r.obj, in) }
+			list[i] = func() { r.outs[t][i] = spec.call(r.obj, t, in) }
 		}
 		ops = append(ops, list)
 	}
@@ -296,7 +381,7 @@ func (r *run[T, In, Out, S]) end(at [][][2]int64, dir string) (iexplore.Kind, st
 		}
 	}
 	for i, in := range spec.After {
-		out := spec.Call(r.obj, in)
+		out := spec.call(r.obj, len(spec.Threads), in)
 		ops = append(ops, porcupine.Operation{ClientId: len(at), Input: in, Output: out,
 			Call: last + 1 + 2*int64(i), Return: last + 2 + 2*int64(i)})
 	}
@@ -305,9 +390,13 @@ func (r *run[T, In, Out, S]) end(at [][][2]int64, dir string) (iexplore.Kind, st
 		if ok {
 			return "", "", nil
 		}
-		return iexplore.KindLinearizability, "no linearization of the history agrees with the model", nil
+		return iexplore.KindLinearizability, "no linearization of the history agrees with the model:\n" + describeHistory(ops, spec), nil
 	}
+	r.panicked.take()
 	res, info := porcupine.CheckOperationsVerbose(r.model, ops, 0)
+	if what, v, stack := r.panicked.take(); what != "" {
+		return iexplore.KindPanic, fmt.Sprintf("the model panicked in %s: %v\n%s\nthe history:\n%s", what, v, stack, describeHistory(ops, spec)), nil
+	}
 	r.verdicts[key] = res == porcupine.Ok
 	if res == porcupine.Ok {
 		return "", "", nil
@@ -339,6 +428,14 @@ func (r *run[T, In, Out, S]) ret(t, i int) string {
 		return "+" + r.ticks[i].Sub(r.start).String()
 	}
 	return fmt.Sprint(r.outs[t][i])
+}
+
+// call performs in on obj for thread t.
+func (s Spec[T, In, Out, S]) call(obj T, t int, in In) Out {
+	if s.CallThread != nil {
+		return s.CallThread(obj, t, in)
+	}
+	return s.Call(obj, in)
 }
 
 func (s Spec[T, In, Out, S]) describe(in In) string {
@@ -420,7 +517,7 @@ func describeHistory[T, In, Out, S any](ops []porcupine.Operation, spec Spec[T, 
 		who := fmt.Sprintf("T%d", op.ClientId)
 		in := fmt.Sprintf("%v", op.Input)
 		if tk, ok := op.Input.(Tick); ok {
-			fmt.Fprintf(&b, "    clock [%d, %d] tick → %s\n", op.Call, op.Return, tk.To.Format("15:04:05.000"))
+			fmt.Fprintf(&b, "    clock steps %d–%d: tick → %s\n", stepOf(op.Call), stepOf(op.Return), tk.To.Format("15:04:05.000"))
 			continue
 		} else if x, ok := op.Input.(In); ok {
 			in = spec.describe(x)
@@ -428,10 +525,18 @@ func describeHistory[T, In, Out, S any](ops []porcupine.Operation, spec Spec[T, 
 		if op.ClientId >= len(spec.Threads)+1 || (op.ClientId == len(spec.Threads) && (spec.Clock == nil || spec.Clock.Ticks == 0)) {
 			who = "after"
 		}
-		fmt.Fprintf(&b, "    %-5s [%d, %d] %s → %v\n", who, op.Call, op.Return, in, op.Output)
+		if who == "after" {
+			fmt.Fprintf(&b, "    %-5s after the threads: %s → %v\n", who, in, op.Output)
+			continue
+		}
+		fmt.Fprintf(&b, "    %-5s steps %d–%d: %s → %v\n", who, stepOf(op.Call), stepOf(op.Return), in, op.Output)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
+
+// stepOf is the step of the trace (numbered from 1) that a history time
+// stamps: the controller stamps step s's call 4s and its return 4s+1.
+func stepOf(stamp int64) int64 { return stamp/4 + 1 }
 
 func sanitize(s string) string {
 	return strings.Map(func(r rune) rune {

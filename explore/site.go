@@ -14,16 +14,17 @@ var (
 	sources  = map[string][]string{}
 )
 
-// siteOf renders the code under test at pc: its file's base name, the line
-// and the line's source, read from the original file (the rewrite keeps
-// every line where it was).
+// siteOf renders the code under test at pc: its file's name with its
+// directory's (rate/rate.go: two packages' files of one name do not look
+// alike), the line and the line's source, read from the original file
+// (the rewrite keeps every line where it was).
 func siteOf(pc uintptr) string {
 	frames := runtime.CallersFrames([]uintptr{pc})
 	f, _ := frames.Next()
 	if f.File == "" {
 		return ""
 	}
-	at := fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line)
+	at := fmt.Sprintf("%s/%s:%d", filepath.Base(filepath.Dir(f.File)), filepath.Base(f.File), f.Line)
 	if src := sourceLine(f.File, f.Line); src != "" {
 		at += " " + src
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	iexplore "github.com/tollgate/tollgate/internal/explore"
 )
 
 // Spec describes one exploration: the object under test (T), its
@@ -19,7 +20,14 @@ type Spec[T, In, Out, S any] struct {
 	// Threads holds every thread's operations, in order.
 	Threads [][]In
 	// Call performs one operation on the object and returns its output.
-	Call func(obj T, in In) Out
+	// CallThread, instead of Call, is also told which thread calls it:
+	// thread is the index of the operation's thread in Threads, and
+	// len(Threads) for After's operations. Per-thread state (what a
+	// thread holds of a semaphore, a breaker's done callback) is kept by
+	// it, in a value the object's New makes per thread or in the Spec's
+	// closure, indexed by thread. Set one of Call and CallThread.
+	Call       func(obj T, in In) Out
+	CallThread func(obj T, thread int, in In) Out
 	// After, when set, is run once all threads are done, one operation
 	// after another, and is part of the history (a final read of the
 	// object's state, for instance).
@@ -93,19 +101,28 @@ type Options struct {
 	// Bound is DFS's preemption bound (0: DefaultBound).
 	Bound int
 	// Schedules and Time cap the exploration (0: none for DFS; PCT and
-	// Random run 10,000 schedules by default).
+	// Random run DefaultSchedules schedules when both are 0).
 	Schedules int
 	Time      time.Duration
 	// Seed and Depth are PCT's and Random's.
 	Seed  uint64
 	Depth int
 	// StepCap is the number of steps without a completed operation after
-	// which a run is a progress violation (0: the default, 10,000).
+	// which a run is a progress violation (0: DefaultStepCap).
 	StepCap int
-	// Dir receives a failure's files (the visualization); empty: a new
-	// temporary directory, kept only when something is written.
+	// Dir receives a failure's files (porcupine's visualization of the
+	// history); empty: none are written, and nothing is left behind.
 	Dir string
 }
+
+// The defaults of Options.
+const (
+	// DefaultSchedules is the number of schedules PCT and Random run
+	// when neither Schedules nor Time is set.
+	DefaultSchedules = iexplore.DefaultSchedules
+	// DefaultStepCap is the step cap when StepCap is 0.
+	DefaultStepCap = iexplore.DefaultStepCap
+)
 
 // DefaultBound is DFS's bound when Options.Bound is 0.
 const DefaultBound = 2

@@ -67,7 +67,7 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	fs.BoolVar(&c.verbose, "v", false, "list every generated scenario in the results, not one line per prefix")
 	fs.BoolVar(&c.failfast, "failfast", false, "stop at the first scenario that fails")
 	shardFlag := fs.String("shard", "", "run only shard `i/n` (1-based, e.g. 2/4) of the selected scenarios, split by name: shards 1/n … n/n together run each scenario once")
-	pkg := fs.String("pkg", "", "explore your own code: run the tests of this package (a go list pattern, in the current module) with it and every package it imports rewritten for exploration (no source changes; see explore/doc.go); -run, -strategy, -bound, -seed, -budget, -replay and -v apply")
+	pkg := fs.String("pkg", "", "explore your own code: run the tests of this package (a directory, or a go list pattern in the current module) with it and every package it imports rewritten for exploration (no source changes; see explore/doc.go); -run, -tags, -dir, -strategy, -bound, -seed, -budget, -replay and -v apply")
 	run := fs.String("run", "", "with -pkg: run only the tests matching this regexp (go test -run)")
 	tags := fs.String("tags", "", "with -pkg: build tags")
 	targetList := fs.String("targets", "", "run the campaign over code nobody here wrote (internal/targets): all, or names, comma-separated (xtime, uber, hashtriemap, xsync)")
@@ -153,6 +153,12 @@ func parsePkg(fs *flag.FlagSet, p pkgConfig, budget string) (exploreConfig, erro
 	}
 	if !visited["seed"] {
 		p.seed = 0
+	}
+	if !visited["dir"] {
+		p.dir = "" // the test's Options: no files unless it sets Dir
+	}
+	if p.replay != "" && p.run == "" {
+		return exploreConfig{}, fmt.Errorf("explore: -replay %s needs -run naming the one test it replays: a schedule fits one scenario, and in every other test it would replay something else", p.replay)
 	}
 	switch p.strategy {
 	case "", "dfs", "pct", "random":
@@ -306,9 +312,22 @@ func exploreTable(stdout io.Writer, results []explore.Result, c exploreConfig) {
 
 // exploreHelp writes explore's usage: the scenarios and the flags.
 func exploreHelp(fs *flag.FlagSet, stderr io.Writer) {
-	fmt.Fprint(stderr, `usage: tollgate explore [flags]
+	fmt.Fprint(stderr, `usage: tollgate explore -pkg DIR [-run REGEXP] [-replay SCHEDULE] [-tags TAGS] [-dir DIR] [-strategy S] [-bound N] [-seed N] [-budget B] [-v]
+       tollgate explore [-scenario NAMES] [flags]     (tollgate's own tables)
+       tollgate explore -targets NAMES [-versions V] [-teeth] [-out DIR]
 
-Runs the scenarios of the interleaving explorer (internal/explore, spec/explore.md)
+Explore your own code: -pkg runs the tests of the package in DIR (or a go list
+pattern of the current module) with it and every package it imports rewritten
+for exploration, through the go command's -overlay (the source is not changed):
+each test calls explore.Check with a Spec (explore/doc.go). A failure prints
+its schedule and the command that replays it with a trace (-run naming the
+test, -replay the schedule). -tags are go test's build tags; -dir keeps
+porcupine's visualization of a failing history (none is written without it).
+From another module: build this command from a checkout of tollgate
+(go install ./cmd/tollgate) and require github.com/tollgate/tollgate with a
+replace line pointing at the checkout, as examples/explore/go.mod does.
+
+Without -pkg it runs the scenarios of the interleaving explorer (internal/explore, spec/explore.md)
 against the real table code, every seam operation a switch point: exhaustively
 within a preemption bound (dfs), or with PCT or a random walk. Every run's history
 is checked by porcupine against the model. A violation prints the schedule, a

@@ -51,7 +51,8 @@ func runExplorePkg(c pkgConfig, stdout, stderr io.Writer) int {
 		return exploreUsage
 	}
 	defer os.RemoveAll(filepath.Dir(res.Overlay))
-	fmt.Fprintf(stdout, "tollgate explore: %d packages rewritten (%d files), the source left as it is:\n", len(res.Packages), res.Files)
+	fmt.Fprintf(stdout, "tollgate explore: %s rewritten (%d of their %s changed), the source left as it is:\n",
+		plural(len(res.Packages), "package"), res.Files, plural(res.Sources, "file"))
 	for _, p := range res.Packages {
 		fmt.Fprintf(stdout, "  %s\n", p)
 	}
@@ -71,7 +72,29 @@ func runExplorePkg(c pkgConfig, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  %s: %s: %s\n", n.Pos, kind, n.What)
 		}
 	}
-	var flags, args []string
+	flags, args, err := testArgs(c)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exploreUsage
+	}
+	line := append(append([]string{"go", "test"}, flags...), pattern)
+	if len(args) > 0 {
+		line = append(append(line, "-args"), args...)
+	}
+	fmt.Fprintf(stdout, "%s   (in %s, through the overlay)\n", quoteArgs(line), wd)
+	if err := rewrite.Test(res, wd, pattern, flags, args, nil, stdout, stderr); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return min(ee.ExitCode(), exploreUsage)
+		}
+		fmt.Fprintln(stderr, err)
+		return exploreUsage
+	}
+	return explorePass
+}
+
+// testArgs are the go test flags and the test binary's arguments that
+// carry c's settings.
+func testArgs(c pkgConfig) (flags, args []string, err error) {
 	if c.tags != "" {
 		flags = append(flags, "-tags", c.tags)
 	}
@@ -83,6 +106,16 @@ func runExplorePkg(c pkgConfig, stdout, stderr io.Writer) int {
 	}
 	if c.replay != "" {
 		args = append(args, "-explore.replay="+c.replay)
+	}
+	if c.tags != "" {
+		args = append(args, "-explore.tags="+c.tags)
+	}
+	if c.dir != "" {
+		dir, err := filepath.Abs(c.dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		args = append(args, "-explore.dir="+dir)
 	}
 	if c.strategy != "" {
 		args = append(args, "-explore.strategy="+c.strategy)
@@ -99,19 +132,15 @@ func runExplorePkg(c pkgConfig, stdout, stderr io.Writer) int {
 	if c.budget.Time > 0 {
 		args = append(args, "-explore.time="+c.budget.Time.String())
 	}
-	line := append(append([]string{"go", "test"}, flags...), pattern)
-	if len(args) > 0 {
-		line = append(append(line, "-args"), args...)
+	return flags, args, nil
+}
+
+// plural is n thing, or n things.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
 	}
-	fmt.Fprintf(stdout, "%s   (in %s, through the overlay)\n", quoteArgs(line), wd)
-	if err := rewrite.Test(res, wd, pattern, flags, args, nil, stdout, stderr); err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return min(ee.ExitCode(), exploreUsage)
-		}
-		fmt.Fprintln(stderr, err)
-		return exploreUsage
-	}
-	return explorePass
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 // quoteArgs renders a command line, quoting the arguments that need it.

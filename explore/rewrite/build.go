@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"go/importer"
+	"go/token"
+	"go/types"
 	"io"
 	"os"
 	"os/exec"
@@ -34,8 +37,9 @@ type Result struct {
 	// Packages are the import paths of the rewritten packages, sorted.
 	Packages []string
 	// Files is the number of source files the overlay replaces (not
-	// counting the file added to each package).
-	Files int
+	// counting the file added to each package); Sources the number of
+	// Go files of the rewritten packages, changed or not.
+	Files, Sources int
 	// Notes are the constructs the explorer cannot control, and what else
 	// the rewrite has to say, package by package and file by file.
 	Notes []Note
@@ -67,6 +71,10 @@ func Build(opt Options) (*Result, error) {
 		return nil, err
 	}
 	todo, notes := plan(pkgs)
+	exports := map[string]string{}
+	for _, p := range pkgs {
+		exports[p.ImportPath] = p.Export
+	}
 	env, err := readEnv(opt.Dir)
 	if err != nil {
 		return nil, err
@@ -80,7 +88,7 @@ func Build(opt Options) (*Result, error) {
 	} else if err := os.MkdirAll(out, 0o777); err != nil {
 		return nil, err
 	}
-	res, err := write(todo, notes, out, env)
+	res, err := write(todo, notes, out, env, exports)
 	if err != nil && opt.OutDir == "" {
 		os.RemoveAll(out)
 	}
@@ -88,7 +96,7 @@ func Build(opt Options) (*Result, error) {
 }
 
 // write rewrites the packages todo into out.
-func write(todo []*listPackage, notes []Note, out string, env goEnv) (*Result, error) {
+func write(todo []*listPackage, notes []Note, out string, env goEnv, exports map[string]string) (*Result, error) {
 	out, err := filepath.Abs(out)
 	if err != nil {
 		return nil, err
@@ -119,22 +127,31 @@ func write(todo []*listPackage, notes []Note, out string, env goEnv) (*Result, e
 			}
 			dir = filepath.Join(l.at, rel)
 		}
+		var srcs []Source
 		for _, name := range p.GoFiles {
 			orig := filepath.Join(p.Dir, name)
 			src, err := os.ReadFile(orig)
 			if err != nil {
 				return nil, err
 			}
-			text, fileNotes, changed, err := File(orig, src)
-			if err != nil {
-				return nil, err
-			}
-			res.Notes = append(res.Notes, fileNotes...)
-			if !changed {
+			srcs = append(srcs, Source{orig, src})
+		}
+		res.Sources += len(srcs)
+		goVersion := ""
+		if p.Module != nil {
+			goVersion = p.Module.GoVersion
+		}
+		outs, pkgNotes, err := Package(path, goVersion, srcs, exportImporter(p, exports))
+		if err != nil {
+			return nil, err
+		}
+		res.Notes = append(res.Notes, pkgNotes...)
+		for i, name := range p.GoFiles {
+			if !outs[i].Changed {
 				continue
 			}
 			to := filepath.Join(dst, name)
-			if err := os.WriteFile(to, text, 0o666); err != nil {
+			if err := os.WriteFile(to, outs[i].Text, 0o666); err != nil {
 				return nil, err
 			}
 			replace[filepath.Join(dir, name)] = to
@@ -166,6 +183,21 @@ func write(todo []*listPackage, notes []Note, out string, env goEnv) (*Result, e
 		return nil, err
 	}
 	return res, nil
+}
+
+// exportImporter imports the packages p imports from their export data,
+// which go list -export wrote.
+func exportImporter(p *listPackage, exports map[string]string) types.Importer {
+	return importer.ForCompiler(token.NewFileSet(), "gc", func(path string) (io.ReadCloser, error) {
+		if m, ok := p.ImportMap[path]; ok {
+			path = m
+		}
+		file := exports[path]
+		if file == "" {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(file)
+	})
 }
 
 // A link stands for a module of the module cache (see Build).
@@ -301,11 +333,14 @@ type listPackage struct {
 	CgoFiles   []string
 	SFiles     []string
 	Imports    []string
+	ImportMap  map[string]string
+	Export     string // the package's export data (go list -export)
 }
 
 // listModule is what Build reads of a package's module.
 type listModule struct {
 	Path, Version string
+	GoVersion     string // its go line's version
 	Dir           string // where its files are
 	GoMod         string // its go.mod file
 	Replace       *listModule
@@ -315,7 +350,7 @@ type listModule struct {
 // has the packages the tests import too, and variants of packages
 // compiled for a test ("p [p.test]").
 func goList(opt Options) ([]listPackage, error) {
-	args := []string{"list", "-deps", "-test", "-json=ImportPath,Name,Dir,Standard,DepOnly,ForTest,Module,GoFiles,CgoFiles,SFiles,Imports"}
+	args := []string{"list", "-deps", "-test", "-export", "-json=ImportPath,Name,Dir,Standard,DepOnly,ForTest,Module,GoFiles,CgoFiles,SFiles,Imports,ImportMap,Export"}
 	if opt.Tags != "" {
 		args = append(args, "-tags", opt.Tags)
 	}

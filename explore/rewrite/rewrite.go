@@ -13,11 +13,16 @@
 //
 //   - the import of "sync/atomic" imports explore/atomic instead;
 //   - sync.Mutex, sync.RWMutex, sync.Once, sync.WaitGroup, sync.Cond,
-//     sync.NewCond, sync.Pool, sync.OnceFunc, sync.OnceValue and
+//     sync.NewCond, sync.Pool, sync.Map, sync.OnceFunc, sync.OnceValue and
 //     sync.OnceValues become explore/sync's;
-//   - a plain store that may write memory another thread can reach (to a
-//     field, an element, a pointer's target or a package-level variable)
-//     gets a switch point, rt.PlainStore, in front of its statement;
+//   - every plain load and store of memory another thread may reach (a
+//     field through a pointer, an element of a slice, a pointer's target,
+//     a package-level variable, a local variable captured by a function
+//     literal or whose address is taken; fields and elements of such a
+//     struct or array) is reported to the explorer with its address, where
+//     Go makes it: x becomes (*rt.PlainLoad(&x)), x = v becomes
+//     *rt.PlainWrite(&x) = v, and a map's index, len, delete and range
+//     report an access of the map (access.go says how, form by form);
 //   - time.Now, time.Since, time.Until and time.Sleep become explore/rt's;
 //   - before a construct the explorer cannot control (a go statement, a
 //     select, a channel send or receive, close, make of a channel,
@@ -37,18 +42,27 @@
 //
 // Test files are not rewritten: they run as written, and a test that
 // hands its own sync.Mutex to a rewritten function taking a *sync.Mutex
-// does not compile. Without type information some constructs are not
-// seen: a receive by range over a channel, a channel made through a named
-// channel type, and a package-level function of another file named close
-// or make (it is taken for the builtin).
+// does not compile. The files of a package are type-checked together
+// (Package; File checks one file alone) for the accesses; the traps of
+// uncontrolled constructs are still found from the syntax alone, so some
+// are not seen: a receive by range over a channel, a channel made through
+// a named channel type, and a package-level function of another file named
+// close or make (it is taken for the builtin). A plain access that is not
+// reported: the stores that append and copy make to a slice's elements, a
+// shared variable redeclared by :=, the embedded pointers a promoted
+// field is reached through; a store to a map's element, and a store whose
+// right-hand side calls a function but whose type differs from the
+// location's (an interface), are reported before the right-hand side runs.
 package rewrite
 
 import (
 	"bytes"
 	"fmt"
 	"go/ast"
+	"go/importer"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -84,7 +98,7 @@ type Note struct {
 var syncTwinned = map[string]bool{
 	"Mutex": true, "RWMutex": true, "Once": true, "WaitGroup": true,
 	"OnceFunc": true, "OnceValue": true, "OnceValues": true, "Cond": true, "NewCond": true,
-	"Pool": true,
+	"Pool": true, "Map": true,
 }
 
 // The selectors of time explore/rt replaces.
@@ -97,51 +111,123 @@ var (
 )
 
 // File rewrites the source of one Go file, src, named filename (the
-// name notes and traps give). It returns the rewritten text, the notes,
-// and whether anything changed; when nothing did, out is src.
+// name notes and traps give), type-checked alone, as a package of its own
+// (what it refers to in its package's other files has no type, and
+// accesses of unknown type are not reported: Package rewrites a whole
+// package). It returns the rewritten text, the notes, and whether anything
+// changed; when nothing did, out is src.
 func File(filename string, src []byte) (out []byte, notes []Note, changed bool, err error) {
+	outs, notes, err := Package("", "", []Source{{filename, src}}, nil)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return outs[0].Text, notes, outs[0].Changed, nil
+}
+
+// Source is one Go file of a package: its name (notes and traps give it)
+// and its text.
+type Source struct {
+	Name string
+	Src  []byte
+}
+
+// Output is a rewritten file: its text, and whether it changed (when it
+// did not, Text is the Source's).
+type Output struct {
+	Text    []byte
+	Changed bool
+}
+
+// Package rewrites the Go files of one package, with import path path,
+// which are type-checked together with imp importing what they import
+// (nil: go/importer's default, which reads the go command's export
+// data). goVersion is the language version of the package's module ("":
+// the newest). A type error does not stop the rewrite: it is a note, and
+// the accesses whose types are unknown are not reported.
+//
+// The reports of plain accesses are calls of generic functions, which a
+// file older than go1.18 cannot make: in such a file a store to shared
+// memory gets a switch point before its statement instead
+// (rt.PlainStore, with no address), and its accesses are not reported,
+// which a note says.
+func Package(path, goVersion string, files []Source, imp types.Importer) ([]Output, []Note, error) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, filename, src, parser.ParseComments)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	r := &rewriter{
-		fset:    fset,
-		tf:      fset.File(f.Pos()),
-		base:    filepath.Base(filename),
-		f:       f,
-		imports: map[string]string{},
-		uses:    map[string]int{},
-		twinned: map[string]int{},
-		trapped: map[ast.Stmt]bool{},
-		pkgVars: map[any]bool{},
-	}
-	for _, d := range f.Decls {
-		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
-			for _, s := range g.Specs {
-				r.pkgVars[s] = true
-			}
+	var parsed []*ast.File
+	for _, f := range files {
+		af, err := parser.ParseFile(fset, f.Name, f.Src, parser.ParseComments)
+		if err != nil {
+			return nil, nil, err
 		}
+		parsed = append(parsed, af)
 	}
-	r.scanImports()
-	r.walk()
-	r.blankUnused()
-	r.addImports()
-	sort.SliceStable(r.notes, func(i, j int) bool { return r.notes[i].off < r.notes[j].off })
-	for _, n := range r.notes {
-		notes = append(notes, n.Note)
+	if imp == nil {
+		imp = importer.Default()
 	}
-	if len(r.edits) == 0 {
-		return src, notes, false, nil
+	info := &types.Info{
+		FileVersions: map[*ast.File]string{},
+		Types:        map[ast.Expr]types.TypeAndValue{},
+		Uses:         map[*ast.Ident]types.Object{},
+		Defs:         map[*ast.Ident]types.Object{},
+		Selections:   map[*ast.SelectorExpr]*types.Selection{},
 	}
-	out, err = apply(src, r.edits)
-	if err == nil {
-		err = check(filename, src, out, fset.Position(f.Package).Line)
+	var typeErr error
+	conf := types.Config{Importer: imp, GoVersion: langVersion(goVersion), Error: func(err error) {
+		if typeErr == nil {
+			typeErr = err
+		}
+	}, FakeImportC: true}
+	if path == "" {
+		path = "p"
 	}
-	if err != nil {
-		return nil, nil, false, err
+	conf.Check(path, fset, parsed, info)
+	shared := collectShared(info, parsed)
+
+	var outs []Output
+	var notes []Note
+	if typeErr != nil && len(files) > 1 {
+		notes = append(notes, Note{Pos: filepath.Dir(files[0].Name), What: "type-checking: " + typeErr.Error() + " (accesses of unknown type are not reported)"})
 	}
-	return out, notes, true, nil
+	for i, f := range parsed {
+		src := files[i].Src
+		r := &rewriter{
+			fset:       fset,
+			tf:         fset.File(f.Pos()),
+			base:       filepath.Base(files[i].Name),
+			f:          f,
+			info:       info,
+			sharedVars: shared,
+			imports:    map[string]string{},
+			uses:       map[string]int{},
+			twinned:    map[string]int{},
+			trapped:    map[ast.Stmt]bool{},
+			generics:   generics(info.FileVersions[f]),
+		}
+		if !r.generics {
+			r.note(f.Package, "a file of "+info.FileVersions[f]+": its plain accesses are not reported (the reports need go1.18); a store to shared memory is a switch point instead", false)
+		}
+		r.scanImports()
+		r.walk()
+		r.accesses()
+		r.blankUnused()
+		r.addImports()
+		sort.SliceStable(r.notes, func(i, j int) bool { return r.notes[i].off < r.notes[j].off })
+		for _, n := range r.notes {
+			notes = append(notes, n.Note)
+		}
+		if len(r.edits) == 0 {
+			outs = append(outs, Output{Text: src})
+			continue
+		}
+		out, err := apply(src, r.edits)
+		if err == nil {
+			err = check(files[i].Name, src, out, fset.Position(f.Package).Line)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		outs = append(outs, Output{Text: out, Changed: true})
+	}
+	return outs, notes, nil
 }
 
 // An edit replaces src[off:end] with text; off == end inserts.
@@ -169,8 +255,12 @@ type rewriter struct {
 	uses, twinned map[string]int
 	// trapped holds the statements a trap is put before.
 	trapped map[ast.Stmt]bool
-	// pkgVars holds the specs of the file's package-level variables.
-	pkgVars map[any]bool
+	// info is the package's type information; sharedVars its local
+	// variables that are captured or have their address taken.
+	info       *types.Info
+	sharedVars map[*types.Var]bool
+	// generics: the file's language version has generics (go1.18).
+	generics bool
 
 	needSync, needRT bool
 	edits            []edit
@@ -272,46 +362,40 @@ func (r *rewriter) visit(n ast.Node, stack []ast.Node) {
 			}
 		}
 	case *ast.SelectorExpr:
-		r.selector(n, stack)
+		r.twinSelector(n, stack)
 	case *ast.AssignStmt:
-		if n.Tok != token.DEFINE && r.sharedStore(n.Lhs...) {
+		if !r.generics && n.Tok != token.DEFINE && r.anyShared(n.Lhs) {
 			r.plainStore(n, stack)
 		}
 	case *ast.IncDecStmt:
-		if r.sharedStore(n.X) {
+		if !r.generics && r.anyShared([]ast.Expr{n.X}) {
 			r.plainStore(n, stack)
 		}
 	}
 }
 
-// sharedStore reports whether a store to one of lhs may write memory
-// another thread can reach: a field, an element, a pointer's target, or a
-// package-level variable (declared in this file or, unresolved, in
-// another). A store to a local variable may not.
-func (r *rewriter) sharedStore(lhs ...ast.Expr) bool {
-	for _, e := range lhs {
-		switch e := ast.Unparen(e).(type) {
-		case *ast.SelectorExpr, *ast.IndexExpr, *ast.IndexListExpr, *ast.StarExpr:
-			return true
-		case *ast.Ident:
-			if e.Name == "_" {
-				continue
-			}
-			if e.Obj == nil || r.pkgVars[e.Obj.Decl] {
+// anyShared reports whether one of lhs is a shared location or a map's
+// element.
+func (r *rewriter) anyShared(lhs []ast.Expr) bool {
+	for _, l := range lhs {
+		l = ast.Unparen(l)
+		if ix, ok := l.(*ast.IndexExpr); ok {
+			if _, ok := under(r.info.TypeOf(ix.X)).(*types.Map); ok {
 				return true
 			}
+		}
+		if r.sharedLocation(l) {
+			return true
 		}
 	}
 	return false
 }
 
 // plainStore puts a switch point (rt.PlainStore) before the statement s,
-// which stores to memory another thread may reach, when s sits directly
-// in a statement list (a store in an if's or a for's header is left
-// alone, and noted).
+// which stores to shared memory, in a file whose accesses are not
+// reported, when s sits directly in a statement list.
 func (r *rewriter) plainStore(s ast.Stmt, stack []ast.Node) {
 	if anchor(stack) != s {
-		r.note(s.Pos(), "a store in a statement's header is not a switch point", false)
 		return
 	}
 	r.needRT = true
@@ -319,9 +403,30 @@ func (r *rewriter) plainStore(s ast.Stmt, stack []ast.Node) {
 	r.edits = append(r.edits, edit{off, off, rtName + ".PlainStore(); "})
 }
 
-// selector handles X.Sel where X names the file's import of sync, time or
+// langVersion is the language version of a module's go line for the
+// type checker ("1.15" is "go1.15"; "" stays "").
+func langVersion(v string) string {
+	if v == "" {
+		return ""
+	}
+	return "go" + strings.TrimPrefix(v, "go")
+}
+
+// generics reports whether Go version v (go1.N, or "": the newest) has
+// generics.
+func generics(v string) bool {
+	minor, ok := strings.CutPrefix(v, "go1.")
+	if !ok {
+		return true
+	}
+	minor, _, _ = strings.Cut(minor, ".")
+	n, err := strconv.Atoi(minor)
+	return err != nil || n >= 18
+}
+
+// twinSelector handles X.Sel where X names the file's import of sync, time or
 // runtime.
-func (r *rewriter) selector(n *ast.SelectorExpr, stack []ast.Node) {
+func (r *rewriter) twinSelector(n *ast.SelectorExpr, stack []ast.Node) {
 	x, ok := n.X.(*ast.Ident)
 	if !ok || x.Obj != nil {
 		return
@@ -345,8 +450,6 @@ func (r *rewriter) selector(n *ast.SelectorExpr, stack []ast.Node) {
 	}
 	r.uses[x.Name]++
 	switch {
-	case path == "sync" && sel == "Map":
-		r.note(n.Pos(), "sync.Map runs each of its operations as one step (its internals are not explored)", false)
 	case path == "time" && timeTrapped[sel], path == "runtime" && runtimeTrapped[sel]:
 		r.unsupported(n.Pos(), path+"."+sel, stack)
 	}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -140,18 +141,43 @@ func Packages() []string {
 	return out
 }
 
-// plainWord is the word every plain store reports: a plain store is
-// dependent on every step of every other thread (plain loads are no
-// switch points), so which word it writes does not matter to the
-// explorer, and the trace names the line.
+// storeSwitch makes every plain store a switch point (SetStoreSwitch).
+var storeSwitch atomic.Bool
+
+// SetStoreSwitch makes every plain store the rewritten code reports a
+// switch point too (on), or only a report (off, the default), and returns
+// the previous setting. A scheduler that detects data races does not need
+// them: a schedule that would show a store's effect late shows the store
+// racing with another thread's access. Under a scheduler that does not
+// (not a hooked.Racer), every plain store is a switch point whatever the
+// setting, as plain stores were before the race detector. The setting
+// changes the schedules: a schedule replays under the setting it was found
+// with.
+func SetStoreSwitch(on bool) bool { return storeSwitch.Swap(on) }
+
+// plain reports a plain access of size bytes at p to s, a store when
+// write, from the code at site.
+func plain(s hooked.Scheduler, p unsafe.Pointer, size uintptr, write bool, site uintptr) {
+	r, racer := s.(hooked.Racer)
+	if write && (!racer || storeSwitch.Load()) {
+		s.Before(p, hooked.Plain)
+		s.After(hooked.Access{Word: p, Op: hooked.Plain, OK: true, Site: site})
+	}
+	if racer {
+		r.Plain(p, size, write, site)
+	}
+}
+
+// plainWord is the word PlainStore reports.
 var plainWord byte
 
-// PlainStore is the switch point the rewrite puts before every plain
-// (non-atomic) store that may write memory another thread can reach: a
-// field, an element, a pointer's target, a package-level variable. So
-// another thread may run between an atomic operation or an unlock and a
-// later plain store (a flag set before the value it announces, say).
-// Under the explorer it pauses the thread; otherwise it does nothing.
+// PlainStore is the switch point the rewrite puts before a statement that
+// stores to shared memory in a file older than go1.18, whose accesses
+// cannot be reported (PlainWrite is generic): so another thread may run
+// between an atomic operation or an unlock and the store. It reports no
+// address (the same word for every store) and is dependent on every step
+// of another thread. Under the explorer it pauses the thread; otherwise
+// it does nothing.
 func PlainStore() {
 	s := hooked.Current()
 	if s == nil {
@@ -160,4 +186,81 @@ func PlainStore() {
 	w := unsafe.Pointer(&plainWord)
 	s.Before(w, hooked.Plain)
 	s.After(hooked.Access{Word: w, Op: hooked.Plain, OK: true, Site: hooked.Site(1)})
+}
+
+// PlainLoad reports a plain (non-atomic) load of *p, about to be made, to
+// the explorer, and returns p: the rewrite turns every load of memory
+// another thread may reach (a field, an element, a pointer's target, a
+// package-level or captured variable) into *PlainLoad(&x), so that the
+// load is reported where Go makes it. It is no switch point. With no
+// explorer running it returns p.
+func PlainLoad[T any](p *T) *T {
+	if s := hooked.Current(); s != nil {
+		plain(s, unsafe.Pointer(p), unsafe.Sizeof(*p), false, hooked.Site(1))
+	}
+	return p
+}
+
+// PlainWrite reports a plain store to *p, about to be made, and returns
+// p: the rewrite turns a store to shared memory into *PlainWrite(&x) = v,
+// and x++ into *PlainWrite(PlainLoad(&x))++. It is a switch point only as
+// SetStoreSwitch says.
+func PlainWrite[T any](p *T) *T {
+	if s := hooked.Current(); s != nil {
+		plain(s, unsafe.Pointer(p), unsafe.Sizeof(*p), true, hooked.Site(1))
+	}
+	return p
+}
+
+// Store stores v to *p and reports it as PlainWrite does: the rewrite
+// turns x = f() into Store(&x, f()) when x is shared, so that the store
+// is reported after f has run (a lock it takes, an atomic it loads), not
+// before.
+func Store[T any](p *T, v T) {
+	if s := hooked.Current(); s != nil {
+		plain(s, unsafe.Pointer(p), unsafe.Sizeof(*p), true, hooked.Site(1))
+	}
+	*p = v
+}
+
+// mapWord is the address of m's header (the runtime's map structure), the
+// word every read and write of m is an access of; nil for a nil map.
+func mapWord[M ~map[K]V, K comparable, V any](m M) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
+}
+
+// MapRead reports a read of the map m (an index, len, a range) and
+// returns m: m[k] is rewritten MapRead(m)[k]. A nil map is no access.
+func MapRead[M ~map[K]V, K comparable, V any](m M) M {
+	if s := hooked.Current(); s != nil {
+		if w := mapWord(m); w != nil {
+			plain(s, w, unsafe.Sizeof(uintptr(0)), false, hooked.Site(1))
+		}
+	}
+	return m
+}
+
+// MapWrite reports a write of the map m (an assignment to an element,
+// delete, clear) and returns m.
+func MapWrite[M ~map[K]V, K comparable, V any](m M) M {
+	if s := hooked.Current(); s != nil {
+		if w := mapWord(m); w != nil {
+			plain(s, w, unsafe.Sizeof(uintptr(0)), true, hooked.Site(1))
+		}
+	}
+	return m
+}
+
+// LoadElems reports a load of every element of s and returns s: a range
+// over a slice with a value variable is rewritten range LoadElems(s), the
+// loads reported when the loop starts (a loop left early reports loads it
+// did not make).
+func LoadElems[S ~[]E, E any](s S) S {
+	if sch := hooked.Current(); sch != nil {
+		site := hooked.Site(1)
+		for i := range s {
+			plain(sch, unsafe.Pointer(&s[i]), unsafe.Sizeof(s[i]), false, site)
+		}
+	}
+	return s
 }

@@ -13,9 +13,9 @@
 // state of each apart.
 //
 // Cond is here too: Wait, Signal and Broadcast are switch points, and a
-// waiting thread is not runnable until it is signalled; and Pool, made
-// deterministic. The rest of sync (Map, Locker) is not: the rewrite leaves
-// it as it is.
+// waiting thread is not runnable until it is signalled; Map, every method
+// a switch point; and Pool, made deterministic. Locker is an interface:
+// the rewrite leaves it as it is.
 package sync
 
 import (

@@ -1,6 +1,7 @@
 package sync_test
 
 import (
+	"fmt"
 	"strings"
 	stdsync "sync"
 	"testing"
@@ -179,5 +180,105 @@ func TestPoolIsDeterministic(t *testing.T) {
 	}
 	if made == 0 {
 		t.Fatal("New was never called")
+	}
+}
+
+// counterMap counts in a Map's one key; with lost set it loads and then
+// stores (two operations, a lost update between them), else it
+// compare-and-swaps.
+type counterMap struct {
+	m    tsync.Map
+	lost bool
+}
+
+func (c *counterMap) inc() int {
+	for {
+		v, ok := c.m.Load("k")
+		n := 0
+		if ok {
+			n = v.(int)
+		}
+		if c.lost {
+			c.m.Store("k", n+1)
+			return n + 1
+		}
+		if !ok {
+			if _, loaded := c.m.LoadOrStore("k", 1); !loaded {
+				return 1
+			}
+			continue
+		}
+		if c.m.CompareAndSwap("k", n, n+1) {
+			return n + 1
+		}
+	}
+}
+
+func counterMapSpec(lost bool) explore.Spec[*counterMap, string, int, int] {
+	return explore.Spec[*counterMap, string, int, int]{
+		New:     func() *counterMap { return &counterMap{lost: lost} },
+		Threads: [][]string{{"inc"}, {"inc"}},
+		Call:    func(c *counterMap, _ string) int { return c.inc() },
+		Step:    func(s int, _ time.Time, _ string) (int, int) { return s + 1, s + 1 },
+		Twins:   true,
+	}
+}
+
+// TestMapLostUpdate: a Map's Load then Store of one key from two threads
+// is a lost update, found at one preemption; with CompareAndSwap the
+// counter passes every schedule.
+func TestMapLostUpdate(t *testing.T) {
+	if r := explore.Explore(counterMapSpec(false), explore.Options{}, ""); r.Failure != nil || !r.Exhaustive {
+		t.Fatalf("the compare-and-swap counter fails: %s\n%v", r.Summary(), r.Failure)
+	}
+	r := explore.Explore(counterMapSpec(true), explore.Options{}, "")
+	if r.Failure == nil || r.Failure.Kind != "linearizability" || r.Failure.Preemptions != 1 {
+		t.Fatalf("want the load-then-store found as a linearizability failure at one preemption, got %s", r.Summary())
+	}
+}
+
+// TestMapOperations: the twin's methods do what sync.Map's do, and Range
+// visits keys in the order of their first Store.
+func TestMapOperations(t *testing.T) {
+	var m tsync.Map
+	m.Store("b", 1)
+	m.Store("a", 2)
+	m.Store("c", 3)
+	m.Store("b", 4)
+	if v, ok := m.Load("b"); !ok || v != 4 {
+		t.Errorf("Load(b) = %v, %v", v, ok)
+	}
+	if v, loaded := m.LoadOrStore("a", 9); !loaded || v != 2 {
+		t.Errorf("LoadOrStore(a) = %v, %v", v, loaded)
+	}
+	if v, loaded := m.LoadOrStore("d", 5); loaded || v != 5 {
+		t.Errorf("LoadOrStore(d) = %v, %v", v, loaded)
+	}
+	if !m.CompareAndSwap("d", 5, 6) || m.CompareAndSwap("d", 5, 7) {
+		t.Error("CompareAndSwap")
+	}
+	if m.CompareAndDelete("c", 4) || !m.CompareAndDelete("c", 3) {
+		t.Error("CompareAndDelete")
+	}
+	if v, loaded := m.Swap("a", 8); !loaded || v != 2 {
+		t.Errorf("Swap(a) = %v, %v", v, loaded)
+	}
+	if v, loaded := m.LoadAndDelete("x"); loaded || v != nil {
+		t.Errorf("LoadAndDelete(x) = %v, %v", v, loaded)
+	}
+	m.Delete("zz")
+	var got []string
+	m.Range(func(k, v any) bool { got = append(got, fmt.Sprint(k, "=", v)); return true })
+	if s := strings.Join(got, " "); s != "b=4 a=8 d=6" {
+		t.Errorf("Range: %s, want b=4 a=8 d=6", s)
+	}
+	got = nil
+	m.Range(func(k, v any) bool { got = append(got, fmt.Sprint(k)); return false })
+	if len(got) != 1 {
+		t.Errorf("Range stopped by f visited %v", got)
+	}
+	m.Clear()
+	if _, ok := m.Load("b"); ok {
+		t.Error("Clear left b")
 	}
 }
