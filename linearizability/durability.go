@@ -190,7 +190,7 @@ func TBDurability(w TBWorkload, h TBHistory, b TBBackend) (Durability, error) {
 			notes = append(notes, fmt.Sprintf("%s: a take answered not taken, yet %g tokens are gone", key, gone))
 		}
 	}
-	d.Detail = fmt.Sprintf("%d by identity: ", len(own)) + d.summary("takes", notes)
+	d.Detail = fmt.Sprintf("%d takes on keys of their own; ", len(own)) + d.summary("takes", notes)
 	return d, nil
 }
 

@@ -497,8 +497,12 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 	// The durability read goes through a fresh target and table handle,
 	// opened once the fault has ended: no connection, fence or Wait of the
 	// recording's answers it.
-	fresh := e.target.Fresh()
-	defer fresh.Close()
+	var fresh *Target
+	defer func() {
+		if fresh != nil {
+			fresh.Close()
+		}
+	}()
 	var whole linearizability.Report
 	if prim == linearizability.PrimitiveTokenBucket {
 		w := linearizability.FaultTBWorkload()
@@ -517,6 +521,7 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 		}
 		h.Mutant = mutantName(o.Fault)
 		row.Struck, row.InFlight = e.struck(h.Ops)
+		fresh = e.target.Fresh()
 		fb, fdone, err := reopen(func() (linearizability.TBBackend, func(), error) { return fresh.OpenTB(o.Fault, table) })
 		if err != nil {
 			return row, err
@@ -554,6 +559,7 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 		}
 		h.Mutant = mutantName(o.Fault)
 		row.Struck, row.InFlight = e.struck(h.Ops)
+		fresh = e.target.Fresh()
 		fb, fdone, err := reopen(func() (linearizability.CrBackend, func(), error) { return fresh.OpenCr(o.Fault, table) })
 		if err != nil {
 			return row, err

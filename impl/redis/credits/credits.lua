@@ -1,7 +1,9 @@
 #!lua name=tollgate_cr
--- tollgate library version 2
+-- tollgate library version 3
 -- (Raise it with every change to this file: rconn.Load refuses to replace a
--- newer version, and to load another text under the same version.)
+-- newer version, and to load another text under the same version. Every
+-- function is registered with the version's suffix, "_v3": a process of
+-- another version calls functions of its own version, never these.)
 
 -- The credit table of tollgate on Redis (spec/credits.md, "The Redis
 -- backend"). Every function is one transition of one table, run by Redis
@@ -461,15 +463,15 @@ local function closed(keys, args)
   return is_closed(keys[1]) and 1 or 0
 end
 
-redis.register_function('tollgate_cr_reserve', reserve)
-redis.register_function('tollgate_cr_enqueue', enqueue)
-redis.register_function('tollgate_cr_take', take)
-redis.register_function('tollgate_cr_finish', finish)
-redis.register_function('tollgate_cr_release', release)
-redis.register_function('tollgate_cr_sweep', sweep)
-redis.register_function('tollgate_cr_renew', renew)
-redis.register_function('tollgate_cr_drop', drop)
-redis.register_function{function_name = 'tollgate_cr_enqueued', callback = enqueued, flags = {'no-writes'}}
-redis.register_function{function_name = 'tollgate_cr_snapshot', callback = snapshot, flags = {'no-writes'}}
-redis.register_function('tollgate_cr_close', close)
-redis.register_function{function_name = 'tollgate_cr_closed', callback = closed, flags = {'no-writes'}}
+redis.register_function('tollgate_cr_reserve_v3', reserve)
+redis.register_function('tollgate_cr_enqueue_v3', enqueue)
+redis.register_function('tollgate_cr_take_v3', take)
+redis.register_function('tollgate_cr_finish_v3', finish)
+redis.register_function('tollgate_cr_release_v3', release)
+redis.register_function('tollgate_cr_sweep_v3', sweep)
+redis.register_function('tollgate_cr_renew_v3', renew)
+redis.register_function('tollgate_cr_drop_v3', drop)
+redis.register_function{function_name = 'tollgate_cr_enqueued_v3', callback = enqueued, flags = {'no-writes'}}
+redis.register_function{function_name = 'tollgate_cr_snapshot_v3', callback = snapshot, flags = {'no-writes'}}
+redis.register_function('tollgate_cr_close_v3', close)
+redis.register_function{function_name = 'tollgate_cr_closed_v3', callback = closed, flags = {'no-writes'}}

