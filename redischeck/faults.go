@@ -208,10 +208,13 @@ func (e *env) promoted() error {
 }
 
 func clusterKill(e *env) error {
-	if !e.strike(0.3) {
+	if !e.at(0.3) {
 		return nil
 	}
 	e.lag(e.cluster.Primaries[e.owner], e.cluster.Replicas[e.owner])
+	if !e.strike(0.3) {
+		return nil
+	}
 	if err := e.cluster.Primaries[e.owner].Crash(); err != nil {
 		return err
 	}
@@ -219,11 +222,14 @@ func clusterKill(e *env) error {
 }
 
 func clusterPause(e *env) error {
-	if !e.strike(0.3) {
+	if !e.at(0.3) {
 		return nil
 	}
 	p := e.cluster.Primaries[e.owner]
 	e.lag(p, e.cluster.Replicas[e.owner])
+	if !e.strike(0.3) {
+		return nil
+	}
 	if err := p.Pause(); err != nil {
 		return err
 	}

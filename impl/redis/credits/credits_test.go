@@ -688,3 +688,12 @@ func TestClockAheadIsRefused(t *testing.T) {
 		t.Fatalf("a sweep %d ms ahead, inside the bound, freed %d, want 1", MaxClockAheadMs/2, n)
 	}
 }
+
+// TestFunctionNamesVersioned: every function of the library is registered
+// under its version's name, so a process of another version never runs
+// it (rconn.Call).
+func TestFunctionNamesVersioned(t *testing.T) {
+	if err := rconn.CheckFunctionNames(source()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -320,9 +320,6 @@ func LibraryVersion(src string) int {
 // the suffix "_v<version>", so that each version's functions are its own
 // (see Call).
 func FunctionName(fn, src string) string {
-	if true {
-		return fn
-	}
 	// The version line is the second line of a source: the head suffices,
 	// and a call does not scan the whole library.
 	head := src
