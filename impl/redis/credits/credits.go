@@ -113,8 +113,18 @@ var ErrDestroyed = errors.New("the table was destroyed")
 // replays a sweep exactly), and this bound is what keeps that clock honest:
 // a caller whose clock runs far ahead, by mistake or not, cannot sweep a
 // reservation whose lease runs more than MaxClockAheadMs past the server's
-// clock, nor set a lease that no sweep reaches.
+// clock, nor (with MaxLeaseMs) set a lease that no sweep reaches.
 const MaxClockAheadMs = 10_000
+
+// MaxLeaseMs is the longest lease RenewAt sets: a ttlMs above it is an
+// *ArgError, and the library refuses a lease expiry more than
+// MaxClockAheadMs + MaxLeaseMs past the server's clock whoever sends it.
+// So every lease ends at a time a sweep may be given, and a holder that
+// stops renewing has its unenqueued reservations freed at most that long
+// after its last renewal; without the cap RenewAt(nowMs, h,
+// math.MaxInt64-nowMs) set a lease no sweep ever reached. A holder renews
+// well inside its ttl, which is seconds to minutes in practice.
+const MaxLeaseMs = 3_600_000
 
 // ErrClockAhead is wrapped by the error of SweepAt and RenewAt when their
 // nowMs runs more than MaxClockAheadMs ahead of the server's clock. The
@@ -374,14 +384,17 @@ func intsOf(fn string, v any, n int) ([]int64, error) {
 // RenewAt makes h's lease run until nowMs + ttlMs, exclusive, on the
 // callers' clock (milliseconds; the clock SweepAt is given), replacing its
 // expiry (so a renewal with an earlier clock shortens it). ttlMs must be
-// positive and nowMs + ttlMs must not overflow, or RenewAt returns an
-// *ArgError. A nowMs more than MaxClockAheadMs ahead of the server's
+// positive and at most MaxLeaseMs, and nowMs + ttlMs must not overflow, or
+// RenewAt returns an *ArgError. A nowMs more than MaxClockAheadMs ahead of the server's
 // clock is refused with an error wrapping ErrClockAhead, writing nothing.
 // It returns NoTable, writing nothing, after Close.
 func (t *Table) RenewAt(ctx context.Context, nowMs int64, h *Holder, ttlMs int64) (Result, error) {
 	checkHolder(h)
 	if ttlMs <= 0 {
 		return 0, &ArgError{Field: "ttl_ms", Value: ttlMs, Rule: "must be positive"}
+	}
+	if ttlMs > MaxLeaseMs {
+		return 0, &ArgError{Field: "ttl_ms", Value: ttlMs, Rule: fmt.Sprintf("must be at most MaxLeaseMs (%d): no sweep could end a longer lease in time", MaxLeaseMs)}
 	}
 	if nowMs > 0 && ttlMs > 1<<63-1-nowMs {
 		return 0, &ArgError{Field: "ttl_ms", Value: ttlMs, Rule: fmt.Sprintf("now_ms %d + ttl_ms overflows int64", nowMs)}

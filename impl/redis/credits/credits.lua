@@ -110,16 +110,28 @@ end
 -- clock, nor set a lease no sweep reaches.
 local MAX_AHEAD_MS = 10000
 
+-- MAX_LEASE_MS is the longest lease a renewal may set (Go's MaxLeaseMs):
+-- its expiry may not run past the server's clock by more than
+-- MAX_AHEAD_MS + MAX_LEASE_MS, so every lease ends at a time some sweep
+-- may be given, and a holder that stops renewing has its reservations
+-- freed within that bound.
+local MAX_LEASE_MS = 3600000
+
 -- ahead refuses now, a canonical decimal int64 in milliseconds, when it
 -- runs more than MAX_AHEAD_MS ahead of the server's clock: an error reply
 -- naming now_ms, or nil. TIME is allowed in a function: Redis 7 replicates
 -- a function's writes, not the call, so replicas never read their own
 -- clock here.
-local function ahead(now)
+-- server_ms is the server's clock in milliseconds since 1970: seconds and
+-- microseconds from TIME; milliseconds since 1970 stay far below 2^53, so
+-- the sum is exact and %d prints it whole.
+local function server_ms()
   local t = redis.call('TIME')
-  -- Seconds and microseconds; milliseconds since 1970 stay far below 2^53,
-  -- so the sum is exact and %d prints it whole.
-  local server = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function ahead(now)
+  local server = server_ms()
   local limit = string.format('%d', server + MAX_AHEAD_MS)
   if icmp(now, limit) > 0 then
     return redis.error_reply('ERR tollgate_cr: now_ms ' .. now .. ' runs ahead of the server\'s clock (' ..
@@ -369,6 +381,10 @@ local function renew(keys, args)
   local refused = ahead(now)
   if refused then
     return refused
+  end
+  if icmp(exp, string.format('%d', server_ms() + MAX_AHEAD_MS + MAX_LEASE_MS)) > 0 then
+    return argerr('expiry_ms', 'must not run past the server\'s clock by more than ' ..
+      (MAX_AHEAD_MS + MAX_LEASE_MS) .. ' ms (MaxClockAheadMs + MaxLeaseMs): no sweep could end such a lease')
   end
   if is_closed(rows) then
     return NOTABLE

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -55,11 +56,12 @@ func must2[A, B any](a A, b B, err error) (A, B) {
 	return a, b
 }
 
-// leased returns a holder with a lease until 1<<40 ms.
+// leased returns a holder with a lease until 1<<40 ms + MaxLeaseMs (2004:
+// live for every sweep the tests make at 1<<40 or before).
 func leased(t *testing.T, tab *Table) *Holder {
 	t.Helper()
 	h := NewHolder()
-	if r := must(tab.RenewAt(ctx, 0, h, 1<<40)); r != OK {
+	if r := must(tab.RenewAt(ctx, 1<<40, h, MaxLeaseMs)); r != OK {
 		t.Fatalf("renew: %v", r)
 	}
 	return h
@@ -408,15 +410,15 @@ func TestArgErrors(t *testing.T) {
 	tab := open(t, c)
 	h := NewHolder()
 	before := fcalls(t, c)
-	for _, tc := range []struct{ now, ttl int64 }{{0, 0}, {0, -1}, {1 << 62, 1 << 62}, {1<<63 - 1, 1}} {
+	for _, tc := range []struct{ now, ttl int64 }{{0, 0}, {0, -1}, {1 << 62, 1 << 62}, {1<<63 - 1, 1}, {-1 << 63, 1<<63 - 1}, {0, MaxLeaseMs + 1}} {
 		_, err := tab.RenewAt(ctx, tc.now, h, tc.ttl)
 		var ae *ArgError
 		if !errors.As(err, &ae) || ae.Field != "ttl_ms" {
 			t.Fatalf("RenewAt(%d, %d): %v, want an *ArgError for ttl_ms", tc.now, tc.ttl, err)
 		}
 	}
-	if r := must(tab.RenewAt(ctx, -1<<63, h, 1<<63-1)); r != OK {
-		t.Fatalf("the widest lease: %v", r)
+	if r := must(tab.RenewAt(ctx, -1<<63, h, MaxLeaseMs)); r != OK {
+		t.Fatalf("the longest lease from the earliest clock: %v", r)
 	}
 	if after := fcalls(t, c); after == before {
 		t.Fatal("the calls were not counted")
@@ -695,5 +697,47 @@ func TestClockAheadIsRefused(t *testing.T) {
 func TestFunctionNamesVersioned(t *testing.T) {
 	if err := rconn.CheckFunctionNames(source()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLeaseCap: no caller can set a lease that no sweep reaches. RenewAt
+// refuses a ttl above MaxLeaseMs, naming ttl_ms; the library refuses, to a
+// caller of the function itself, an expiry further past the server's clock
+// than MaxClockAheadMs + MaxLeaseMs, naming expiry_ms; neither writes. The
+// longest lease allowed is swept once it has run out.
+func TestLeaseCap(t *testing.T) {
+	c := server(t)
+	tab := open(t, c)
+	now := serverMs(t, c)
+	h := NewHolder()
+	before := dump(t, c, tab.Name())
+	for _, ttl := range []int64{MaxLeaseMs + 1, math.MaxInt64 - now} {
+		r, err := tab.RenewAt(ctx, now, h, ttl)
+		var ae *ArgError
+		if !errors.As(err, &ae) || ae.Field != "ttl_ms" || !strings.Contains(err.Error(), "MaxLeaseMs") || r != 0 {
+			t.Fatalf("RenewAt(%d, ttl %d): %v, %v; want an *ArgError naming ttl_ms and MaxLeaseMs", now, ttl, r, err)
+		}
+	}
+	keys := Keys(tab.Name())
+	for _, exp := range []int64{math.MaxInt64, now + MaxClockAheadMs + MaxLeaseMs + 60_000} {
+		err := c.FCall(ctx, rconn.FunctionName("tollgate_cr_renew", source()), keys, h.ID(), strconv.FormatInt(exp, 10), strconv.FormatInt(now, 10)).Err()
+		if err == nil || !strings.Contains(err.Error(), "tollgate_cr: expiry_ms") {
+			t.Fatalf("a raw renewal to %d: %v; want an error reply naming expiry_ms", exp, err)
+		}
+	}
+	if after := dump(t, c, tab.Name()); !reflect.DeepEqual(after, before) {
+		t.Fatalf("a refused renewal wrote: before %v, after %v", before, after)
+	}
+	// The longest lease allowed: live until it runs out, swept after.
+	must(tab.RenewAt(ctx, now, h, MaxLeaseMs))
+	reserve(t, tab, h, General)
+	if n := must(tab.SweepAt(ctx, now)); n != 0 {
+		t.Fatalf("a live lease swept: %d", n)
+	}
+	// A sweep at the lease's end on a clock the server accepts: run the
+	// lease from an hour back instead of waiting an hour.
+	must(tab.RenewAt(ctx, now-MaxLeaseMs, h, MaxLeaseMs))
+	if n := must(tab.SweepAt(ctx, now)); n != 1 {
+		t.Fatalf("a lease of MaxLeaseMs that ran out: swept %d, want 1", n)
 	}
 }
