@@ -211,8 +211,9 @@ func TestTransitions(t *testing.T) {
 		if s := snap(t, tab); s.General != (Counts{Free: 26}) {
 			t.Fatalf("snapshot: %+v", s)
 		}
-		// The row's fields are gone with it (C4: no payload without state).
-		if d := dump(t, c, tab.Name())[0]; len(d) != 1 || d["g:1"] != "2" {
+		// The row's fields are gone with it (C4: no payload without state);
+		// the table's live marker stays.
+		if d := dump(t, c, tab.Name())[0]; len(d) != 2 || d["g:1"] != "2" || d["live"] != "1" {
 			t.Fatalf("rows hash after finish: %v", d)
 		}
 	})
@@ -461,8 +462,8 @@ func TestLeaseExpiry(t *testing.T) {
 	if n := must(tab.SweepAt(ctx, 1900)); n != 1 {
 		t.Fatalf("sweep at 1900 freed %d, want 1", n)
 	}
-	if d := dump(t, c, tab.Name()); len(d[1]) != 0 {
-		t.Fatalf("the expired lease was kept: %v", d[1])
+	if d := dump(t, c, tab.Name()); len(d[1]) != 1 || d[1]["live"] == "" {
+		t.Fatalf("the expired lease was kept, or the live marker dropped: %v", d[1])
 	}
 	// After the sweep: refused, and the enqueued row stayed.
 	if r := must(tab.EnqueueAt(ctx, 2000, h, a, "too late")); r != Lost {
@@ -739,5 +740,63 @@ func TestLeaseCap(t *testing.T) {
 	must(tab.RenewAt(ctx, now-MaxLeaseMs, h, MaxLeaseMs))
 	if n := must(tab.SweepAt(ctx, now)); n != 1 {
 		t.Fatalf("a lease of MaxLeaseMs that ran out: swept %d, want 1", n)
+	}
+}
+
+// TestEvictedStateRefused: opening a table on a server whose
+// maxmemory-policy can evict its keys is refused, naming the setting; and a
+// table whose keys another application's data evicted after it was opened
+// (the policy changed at run time, maxmemory reached) says so, with
+// ErrStateLost and nothing written, instead of issuing its epochs again.
+func TestEvictedStateRefused(t *testing.T) {
+	c := server(t)
+	if err := c.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewFromClient(ctx, c, t.Name()); !errors.Is(err, ErrEvictable) || !strings.Contains(err.Error(), "maxmemory-policy is allkeys-lru") {
+		t.Fatalf("New under allkeys-lru: %v, want ErrEvictable naming maxmemory-policy", err)
+	}
+	must(c.ConfigSet(ctx, "maxmemory-policy", "noeviction").Result())
+	tab := open(t, c)
+	h := leased(t, tab)
+	first := reserve(t, tab, h, General)
+	must(tab.Finish(ctx, first)) // the row is free again, at generation 1
+
+	// Another application fills the server, which now evicts any key.
+	must(c.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Result())
+	must(c.ConfigSet(ctx, "maxmemory", "4mb").Result())
+	defer c.ConfigSet(ctx, "maxmemory", "0")
+	keys := Keys(tab.Name())
+	value := strings.Repeat("x", 10_000)
+	evicted := false
+	for i := 0; i < 100_000 && !evicted; i++ {
+		if err := c.Set(ctx, fmt.Sprintf("other:%d", i), value, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 0 {
+			n := must(c.Exists(ctx, keys[0]).Result()) + must(c.Exists(ctx, keys[1]).Result())
+			evicted = n < 2
+		}
+	}
+	if !evicted {
+		t.Fatal("100,000 writes of 10 kB under maxmemory 4mb evicted neither of the table's keys")
+	}
+	must(c.ConfigSet(ctx, "maxmemory", "0").Result())
+	before := dump(t, c, tab.Name())
+	tok, r, err := tab.Reserve(ctx, h, General)
+	if !errors.Is(err, ErrStateLost) || !strings.Contains(err.Error(), "evicted") {
+		t.Fatalf("reserve after the eviction: %v %v, %v; want ErrStateLost (the epoch of %v would be issued again)", tok, r, err, first)
+	}
+	for name, err := range map[string]error{
+		"sweep":    func() error { _, err := tab.SweepAt(ctx, 0); return err }(),
+		"enqueued": func() error { _, err := tab.Enqueued(ctx); return err }(),
+		"renew":    func() error { _, err := tab.RenewAt(ctx, 0, h, 1); return err }(),
+	} {
+		if !errors.Is(err, ErrStateLost) {
+			t.Errorf("%s after the eviction: %v, want ErrStateLost", name, err)
+		}
+	}
+	if after := dump(t, c, tab.Name()); !reflect.DeepEqual(after, before) {
+		t.Fatalf("a refused call wrote: before %v, after %v", before, after)
 	}
 }

@@ -315,6 +315,48 @@ func LibraryVersion(src string) int {
 	return v
 }
 
+// ErrEvictable is wrapped by the error of CheckEviction, and so of opening
+// a table, on a server whose maxmemory-policy may evict the table's keys.
+var ErrEvictable = errors.New("redis: the server may evict the table's keys")
+
+// CheckEviction reports an error wrapping ErrEvictable, naming the setting,
+// when a server c reaches (every primary, on a cluster) has a
+// maxmemory-policy that can evict the tables' keys: allkeys-lru,
+// allkeys-lfu or allkeys-random. The tables' keys carry no TTL, so
+// noeviction and the volatile-* policies never evict them. An evicted
+// key is state forgotten without a trace: a credit table would issue
+// epochs again (C3) and sweep live holders (C10), a token bucket refill
+// (T5). The policy is read from INFO memory, which a user without CONFIG
+// may run.
+func CheckEviction(ctx context.Context, c goredis.UniversalClient) error {
+	if cc, ok := c.(*goredis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error {
+			return checkEviction(ctx, m)
+		})
+	}
+	return checkEviction(ctx, c)
+}
+
+func checkEviction(ctx context.Context, c goredis.Cmdable) error {
+	info, err := c.Info(ctx, "memory").Result()
+	if err != nil {
+		return fmt.Errorf("redis: reading maxmemory-policy (INFO memory): %w", Classify(err))
+	}
+	policy := ""
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "maxmemory_policy:"); ok {
+			policy = v
+		}
+	}
+	switch {
+	case policy == "":
+		return fmt.Errorf("%w: INFO memory names no maxmemory_policy, so it cannot be checked", ErrEvictable)
+	case strings.HasPrefix(policy, "allkeys-"):
+		return fmt.Errorf("%w: maxmemory-policy is %s, which evicts any key once maxmemory is reached, the tables' too: set maxmemory-policy to noeviction (or a volatile-* policy: the tables' keys have no TTL), or keep the tables on a server of their own", ErrEvictable, policy)
+	}
+	return nil
+}
+
 // FunctionName is the name under which the library source src registers
 // its function fn: fn itself when src declares no version, else fn with
 // the suffix "_v<version>", so that each version's functions are its own

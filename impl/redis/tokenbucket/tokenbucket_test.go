@@ -341,3 +341,30 @@ func TestFunctionNamesVersioned(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEvictingServerRefused: a server whose maxmemory-policy may evict the
+// table's keys is refused, naming the setting (an evicted bucket is a full
+// one: T5 broken); noeviction and volatile-* are accepted (the keys have
+// no TTL).
+func TestEvictingServerRefused(t *testing.T) {
+	srv := redisserver.StartT(t)
+	c := rconn.NewClient(&goredis.Options{Addr: srv.Addr})
+	defer c.Close()
+	ctx := context.Background()
+	for _, policy := range []string{"allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "noeviction"} {
+		if err := c.ConfigSet(ctx, "maxmemory-policy", policy).Err(); err != nil {
+			t.Fatal(err)
+		}
+		tab, err := NewFromClient(ctx, c, "evict")
+		evicts := strings.HasPrefix(policy, "allkeys-")
+		switch {
+		case evicts && (!errors.Is(err, rconn.ErrEvictable) || !strings.Contains(err.Error(), "maxmemory-policy is "+policy)):
+			t.Errorf("%s: %v, want ErrEvictable naming maxmemory-policy", policy, err)
+		case !evicts && err != nil:
+			t.Errorf("%s: %v", policy, err)
+		}
+		if tab != nil {
+			_ = tab.Close()
+		}
+	}
+}
