@@ -362,32 +362,38 @@ func checkEviction(ctx context.Context, c goredis.Cmdable) error {
 // the suffix "_v<version>", so that each version's functions are its own
 // (see Call).
 func FunctionName(fn, src string) string {
-	// The version line is the second line of a source: the head suffices,
-	// and a call does not scan the whole library.
-	head := src
-	if i := strings.IndexByte(src, '\n'); i >= 0 {
-		if j := strings.IndexByte(src[i+1:], '\n'); j >= 0 {
-			head = src[:i+1+j]
-		}
-	}
-	if v := LibraryVersion(head); v > 0 {
+	if v := LibraryVersion(head(src)); v > 0 {
 		return fn + "_v" + strconv.Itoa(v)
 	}
 	return fn
+}
+
+// head is the part of a library source that declares its version: its
+// lines within the first 512 bytes (the second line of a source, the third
+// of a generated mutant's), so that a call does not scan the whole library.
+func head(src string) string {
+	if len(src) <= 512 {
+		return src
+	}
+	h := src[:512]
+	if i := strings.LastIndexByte(h, '\n'); i >= 0 {
+		h = h[:i]
+	}
+	return h
 }
 
 // registered finds the names a library source registers its functions
 // under, in either form of redis.register_function.
 var registered = regexp.MustCompile(`redis\.register_function(?:\s*\(\s*'([^']+)'|\s*\{\s*function_name\s*=\s*'([^']+)')`)
 
-// CheckFunctionNames reports a library source that declares a version on
-// its second line and registers a function under a name without that
+// CheckFunctionNames reports a library source that declares a version in
+// its head (the lines of its first 512 bytes) and registers a function under a name without that
 // version's suffix ("_v<version>"), or one that registers none: a process
 // of one version must find no function of another (Call).
 func CheckFunctionNames(src string) error {
 	v := LibraryVersion(src)
 	if FunctionName("f", src) == "f" {
-		return fmt.Errorf("redis: the library declares no version on its second line (%d elsewhere)", v)
+		return fmt.Errorf("redis: the library declares no version in its first 512 bytes (%d further on)", v)
 	}
 	suffix := "_v" + strconv.Itoa(v)
 	ms := registered.FindAllStringSubmatch(src, -1)
