@@ -67,6 +67,9 @@ type env struct {
 	firstOK        atomic.Int64 // when the first call begun after the fault's end was acknowledged
 	faulting       atomic.Bool  // the fault is being done
 	note           string       // what the fault did, for the row's detail
+	// clock places the fault on the recording's time base: the fault acts
+	// only once a write is in flight (strike).
+	clock linearizability.FaultClock
 }
 
 // at waits until share of the expected calls are made; false if the
@@ -90,9 +93,11 @@ func (e *env) hold(d time.Duration) {
 	}
 }
 
-// leader is the index of the member leading now.
+// leader is the index of the member leading now, waiting up to Recovery
+// for a majority to agree on it (on a loaded machine a member can take
+// more than its status request's second to answer).
 func (e *env) leader() (int, error) {
-	return e.cluster.Leader()
+	return e.cluster.WaitLeader(Recovery)
 }
 
 // follower is the index of a member that is not the leader.
@@ -141,8 +146,9 @@ func Scenarios() []Scenario {
 	}, powerLossScenarios()...)
 }
 
-// strike does a fault to the member which picks, at 30% of the calls, for
-// outage, then undoes it.
+// strike does a fault to the member which picks, at 30% of the calls and
+// once a write is in flight, for outage, then undoes it and waits until
+// every member answers again (healed).
 func (e *env) strike(do, undo func(i int) error, which func() (int, error)) error {
 	if !e.at(0.3) {
 		return nil
@@ -151,15 +157,53 @@ func (e *env) strike(do, undo func(i int) error, which func() (int, error)) erro
 	if err != nil {
 		return err
 	}
+	// The member is chosen first: the fault acts at once after the strike,
+	// while the write it found is still in flight.
+	if !e.clock.Strike(e.stop) {
+		return nil
+	}
 	e.faulting.Store(true)
 	if err := do(i); err != nil {
 		return err
 	}
 	e.note = fmt.Sprintf("struck member %d", i)
 	e.hold(e.outage())
-	err = undo(i)
+	if err = undo(i); err == nil {
+		err = e.healed()
+	}
 	e.faulting.Store(false)
 	return err
+}
+
+// healed waits, for Recovery at most, until every member answers a status
+// request and follows one leader: the fault is over.
+func (e *env) healed() error {
+	deadline := time.Now().Add(Recovery)
+	for {
+		err := e.agreed()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the cluster did not heal within %v: %w", Recovery, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (e *env) agreed() error {
+	var leader uint64
+	for _, i := range e.cluster.Members() {
+		st, err := e.cluster.Status(i)
+		if err != nil {
+			return err
+		}
+		if st.Leader == 0 || leader != 0 && st.Leader != leader {
+			return fmt.Errorf("member %d follows leader %x, another %x", i, st.Leader, leader)
+		}
+		leader = st.Leader
+	}
+	return nil
 }
 
 // Row is what one scenario found for one primitive.
@@ -169,10 +213,17 @@ type Row struct {
 	Result              linearizability.Result // porcupine's verdict
 	Invariant           string
 	// Acked is the acknowledged writes the durability check followed
-	// (takes, or enqueues), Lost those it found lost; Extra counts tokens
-	// gone that no take accounts for (a take applied twice).
-	Acked, Lost, Extra int
-	Detail             string
+	// (takes, or enqueues), Lost those it found lost, Undecided those a
+	// call of unknown outcome leaves open; Extra counts writes applied
+	// more often than made (linearizability.Durability).
+	Acked, Lost, Extra, Undecided int
+	Detail                        string
+	// Struck reports that the fault was done, InFlight the writes in
+	// flight at its start (called before it, returned after it or never):
+	// a scenario whose fault never struck, or found no write in flight,
+	// fails.
+	Struck   bool
+	InFlight int
 	// After counts the calls begun once the fault ended, AfterOK those of
 	// them acknowledged; Recovery is the time from the fault's end to the
 	// first such acknowledgement.
@@ -184,18 +235,55 @@ type Row struct {
 	MustLose bool
 }
 
-// Pass reports whether the row is what the backend promises: a
-// linearizable history, no acknowledged write lost or applied twice, and
-// the table answering again within Recovery of the fault's end. A
-// negative control passes when it lost an acknowledged write (its history
-// is then not linearizable: porcupine's verdict is reported, not
-// required).
-func (r Row) Pass() bool {
-	if r.MustLose {
-		return r.Lost > 0
+// Pass reports whether the row is what the backend promises (Failure
+// says what it is not).
+func (r Row) Pass() bool { return r.Failure() == "" }
+
+// Inconclusive reports a row that fails only because porcupine could not
+// decide its history in time: Unknown, not a pass.
+func (r Row) Inconclusive() bool {
+	return r.Result == linearizability.Unknown && r.broken() == ""
+}
+
+// Failure says why the row is not what the backend promises, "" when it
+// is: the fault struck writes in flight, the history is linearizable, no
+// acknowledged write was lost or applied twice, and the table answered
+// again within Recovery of the fault's end. A negative control (MustLose)
+// is what it must be when it lost an acknowledged write: its history is
+// then not linearizable, and porcupine's verdict is reported, not
+// required.
+func (r Row) Failure() string {
+	if f := r.broken(); f != "" {
+		return f
 	}
-	recovered := r.Scenario == "none" || (r.AfterOK > 0 && r.Recovery <= Recovery)
-	return recovered && r.Result == linearizability.Ok && r.Lost == 0 && r.Extra == 0
+	if r.MustLose {
+		return ""
+	}
+	if r.Result != linearizability.Ok {
+		return string(r.Result)
+	}
+	return ""
+}
+
+func (r Row) broken() string {
+	fault := r.Scenario != "none"
+	switch {
+	case fault && !r.Struck:
+		return "the fault never struck"
+	case fault && r.InFlight == 0:
+		return "the fault found no write in flight"
+	case fault && (r.AfterOK == 0 || r.Recovery > Recovery):
+		return fmt.Sprintf("no call answered within %v of the fault", Recovery)
+	case r.MustLose && r.Lost == 0:
+		return "a negative control that lost no acknowledged write"
+	case r.MustLose:
+		return ""
+	case r.Extra > 0:
+		return fmt.Sprintf("%d writes applied twice", r.Extra)
+	case r.Lost > 0:
+		return fmt.Sprintf("%d acknowledged writes lost", r.Lost)
+	}
+	return ""
 }
 
 // Options configure Run.
@@ -277,6 +365,12 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 			close(e.ended)
 		}()
 	}
+	// The durability read goes through a client of its own, made once the
+	// fault has healed (strike waits for it): nothing the fault did to the
+	// recording's client can answer it.
+	fresh := func() (*clientv3.Client, error) {
+		return econn.NewClient(clientv3.Config{Endpoints: cl.Endpoints(), DialTimeout: o.Timeout})
+	}
 	name := fmt.Sprintf("etcd-%s-%s-seed%d", s.Name, prim, o.Seed)
 	copt := linearizability.Options{Timeout: o.CheckTimeout, Dir: o.Dir, Name: name}
 	table := fmt.Sprintf("check-%s-seed%d", s.Name, o.Seed)
@@ -302,9 +396,21 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 		if injected != nil {
 			return row, fmt.Errorf("injecting the fault: %w", injected)
 		}
-		if row.Acked, row.Lost, row.Extra, row.Detail, err = linearizability.TBDurability(w, h, b); err != nil {
+		row.Struck, row.InFlight = struck(e, h.Ops)
+		fc, err := fresh()
+		if err != nil {
 			return row, err
 		}
+		defer fc.Close()
+		ft, err := etcdsut.NewTokenBucket(f, fc, table)
+		if err != nil {
+			return row, fmt.Errorf("opening the table again for the durability read: %w", err)
+		}
+		d, err := linearizability.TBDurability(w, h, etcdsut.Remote(ft.Apply, o.Timeout))
+		if err != nil {
+			return row, err
+		}
+		row.setDurability(d)
 		if row.Report, err = linearizability.CheckTokenBucket(h, copt); err != nil {
 			return row, err
 		}
@@ -332,9 +438,23 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 		if injected != nil {
 			return row, fmt.Errorf("injecting the fault: %w", injected)
 		}
-		if row.Acked, row.Lost, row.Detail, err = linearizability.CrDurability(h, b); err != nil {
+		row.Struck, row.InFlight = struck(e, h.Ops)
+		fc, err := fresh()
+		if err != nil {
 			return row, err
 		}
+		defer fc.Close()
+		ctx, cancel = context.WithTimeout(context.Background(), o.Timeout)
+		ft, err := etcdsut.NewCredits(ctx, f, fc, table)
+		cancel()
+		if err != nil {
+			return row, fmt.Errorf("opening the table again for the durability read: %w", err)
+		}
+		d, err := linearizability.CrDurability(h, etcdsut.Remote(ft.Apply, o.Timeout))
+		if err != nil {
+			return row, err
+		}
+		row.setDurability(d)
 		if row.Report, err = linearizability.CheckCredits(h, copt); err != nil {
 			return row, err
 		}
@@ -347,12 +467,34 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 		row.Detail += "; " + e.note
 	}
 	if s.Name != "none" {
+		switch {
+		case !row.Struck:
+			row.Detail += "; THE FAULT NEVER STRUCK (the recording ended first)"
+		case row.InFlight == 0:
+			row.Detail += "; THE FAULT FOUND NO WRITE IN FLIGHT"
+		default:
+			row.Detail += fmt.Sprintf("; %d writes in flight at the fault", row.InFlight)
+		}
 		row.Detail += fmt.Sprintf("; after the fault %d of %d calls answered, the first in %v", row.AfterOK, row.After, row.Recovery.Round(time.Millisecond))
 	}
 	row.Ops, row.UnknownOps = row.Report.Ops, row.Report.UnknownOps
 	row.Result, row.Invariant = row.Report.Result, row.Report.Invariant
 	row.Elapsed = time.Since(start)
 	return row, nil
+}
+
+func (r *Row) setDurability(d linearizability.Durability) {
+	r.Acked, r.Lost, r.Extra, r.Undecided, r.Detail = d.Acked, d.Lost, d.Extra, d.Undecided, d.Detail
+}
+
+// struck reports whether the fault struck, and the writes of ops in flight
+// at its start.
+func struck[In, Out any](e *env, ops []linearizability.Op[In, Out]) (bool, int) {
+	starts := e.clock.Starts()
+	if len(starts) == 0 {
+		return false, 0
+	}
+	return true, linearizability.Spanning(ops, starts[0])
 }
 
 // pace is the least time a call of a fault workload takes, so that a
@@ -366,6 +508,9 @@ type counted[In, Out any] struct {
 	e *env
 }
 
+// ShareStamps hands the recording's stamps to the fault's clock.
+func (c counted[In, Out]) ShareStamps(ts *linearizability.Stamps) { c.e.clock.ShareStamps(ts) }
+
 // endShare is the share of a recording's calls that may begin before the
 // fault has ended: the calls after it wait for the end, so that every
 // recording has calls begun after the fault (Row.After), however fast the
@@ -378,7 +523,9 @@ func (c counted[In, Out]) Do(client int, in In) (Out, error) {
 	}
 	start := time.Now()
 	after := c.e.injected.Load() != 0
+	c.e.clock.Begin(in)
 	out, err := c.b.Do(client, in)
+	c.e.clock.End(in)
 	if after {
 		c.e.after.Add(1)
 		if err == nil {

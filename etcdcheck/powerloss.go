@@ -53,10 +53,18 @@ func (e *env) powerLoss(all bool) error {
 		}
 		members = []int{l}
 	}
+	// The members are chosen first: the power goes at once after the
+	// strike, while the write it found is still in flight.
+	if !e.clock.Strike(e.stop) {
+		return nil
+	}
 	e.faulting.Store(true)
 	defer e.faulting.Store(false)
 	losses, err := e.cluster.PowerLoss(members...)
 	if err != nil {
+		return err
+	}
+	if err := e.healed(); err != nil {
 		return err
 	}
 	var pages, files, undone int

@@ -265,12 +265,12 @@ func TestTakeNotMadeLosesNothing(t *testing.T) {
 	if b.notRuns.Load() == 0 {
 		t.Fatal("no take was refused: the test tests nothing")
 	}
-	acked, lost, detail, err := CrDurability(h, b)
+	d, err := CrDurability(h, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lost != 0 || acked == 0 {
-		t.Fatalf("%d takes not made: %s", b.notRuns.Load(), detail)
+	if d.Lost != 0 || d.Acked == 0 {
+		t.Fatalf("%d takes not made: %s", b.notRuns.Load(), d.Detail)
 	}
-	t.Logf("%d takes not made; %s", b.notRuns.Load(), detail)
+	t.Logf("%d takes not made; %s", b.notRuns.Load(), d.Detail)
 }

@@ -92,6 +92,13 @@ type TBWorkload struct {
 	// Yield calls runtime.Gosched between reading the clock and calling,
 	// which widens the window in which a newer reading commits first.
 	Yield bool
+	// OwnKeys is the share of takes made on a key of their own
+	// ("t<client>.<step>"), which no other operation touches: the store's
+	// final state of that key says whether that one take applied, so a
+	// durability check can judge it by its identity (TBDurability) rather
+	// than by a count shared with other takes. 0 draws no more random
+	// numbers, so a workload without it records what it always did.
+	OwnKeys float64
 }
 
 // Validate reports a workload that cannot run, naming the field and the rule.
@@ -105,6 +112,8 @@ func (w TBWorkload) Validate() error {
 		return fmt.Errorf("linearizability: workload %s: ops per client %d must be >= 1", w.Name, w.OpsPerClient)
 	case len(w.Costs) == 0:
 		return fmt.Errorf("linearizability: workload %s: costs must not be empty", w.Name)
+	case !(w.OwnKeys >= 0 && w.OwnKeys <= 1):
+		return fmt.Errorf("linearizability: workload %s: own keys %v must be in [0, 1]", w.Name, w.OwnKeys)
 	}
 	total := 0
 	for _, m := range w.Mix {
@@ -143,7 +152,7 @@ type tbStep struct {
 	in      model.TBInput[string]
 }
 
-func (w TBWorkload) script(r *rand.Rand) []tbStep {
+func (w TBWorkload) script(r *rand.Rand, client int) []tbStep {
 	kinds := [6]model.TBKind{model.TBTake, model.TBPeek, model.TBRetryAfter, model.TBReset, model.TBResetAll, model.TBReclaim}
 	keys := make([]string, w.Keys)
 	for i := range keys {
@@ -161,6 +170,9 @@ func (w TBWorkload) script(r *rand.Rand) []tbStep {
 			Key:    keys[r.IntN(w.Keys)],
 			Limits: w.Limits,
 			Cost:   w.Costs[r.IntN(len(w.Costs))],
+		}
+		if w.OwnKeys > 0 && s.in.Kind == model.TBTake && r.Float64() < w.OwnKeys {
+			s.in.Key = OwnKey(client, i)
 		}
 	}
 	return steps
@@ -183,8 +195,9 @@ func RecordTokenBucket(w TBWorkload, b TBBackend, seed uint64) (TBHistory, error
 	scripts := make([][]tbStep, w.Clients)
 	clockMarks := make([][]Mark, w.Clients)
 	for c := range scripts {
-		scripts[c] = w.script(rand.New(rand.NewPCG(seed, uint64(c))))
+		scripts[c] = w.script(rand.New(rand.NewPCG(seed, uint64(c))), c)
 	}
+	shareStamps(b, &r.ts)
 	// input runs on client c's goroutine only, so clockMarks[c] needs no lock.
 	input := func(c int, s tbStep) model.TBInput[string] {
 		if s.advance {
@@ -208,6 +221,24 @@ func RecordTokenBucket(w TBWorkload, b TBBackend, seed uint64) (TBHistory, error
 	}
 	sort.Slice(h.Marks, func(i, j int) bool { return h.Marks[i].At < h.Marks[j].At })
 	return h, nil
+}
+
+// OwnKey is the key of its own that step of client's script takes from
+// (TBWorkload.OwnKeys).
+func OwnKey(client, step int) string { return fmt.Sprintf("t%d.%d", client, step) }
+
+// StampSharer is a backend that stamps instants of its own (a fault's start
+// and end, say) on the recording's time base: the recorders hand it the
+// recording's Stamps before the first call, so those instants order
+// against every operation's Call and Return.
+type StampSharer interface {
+	ShareStamps(*Stamps)
+}
+
+func shareStamps(b any, ts *Stamps) {
+	if s, ok := b.(StampSharer); ok {
+		s.ShareStamps(ts)
+	}
 }
 
 // recording is what every recorder of this package shares while it runs:

@@ -390,6 +390,11 @@ func (r *crRecorder) owner(w CrWorkload, c int, rng *rand.Rand, stop *atomic.Boo
 				// payload would never reach an owner.
 				continue
 			}
+			// The recorded take carries the payload the poll saw in the
+			// row: not sent (a take names only its token), it says which
+			// enqueue a take of unknown outcome may have taken, whatever
+			// epoch the store issued (CrDurability).
+			op.Input.Payload = e.Payload
 			r.record(op)
 			if !op.Unknown && !op.Output.OK {
 				continue
@@ -457,6 +462,7 @@ func RecordCredits(w CrWorkload, b CrBackend, seed uint64) (CrHistory, error) {
 	}
 	r := &crRecorder{}
 	r.b = b
+	shareStamps(b, &r.ts)
 	var stop atomic.Bool
 	var holders, others sync.WaitGroup
 	start := barrier{n: int64(w.Holders + w.Owners + w.Sweepers)}

@@ -84,6 +84,16 @@ type env struct {
 	after, afterOK atomic.Int64
 	firstOK        atomic.Int64 // when the first call begun after the fault was acknowledged
 	note           string       // what the fault found, for the row's detail (lag)
+	// clock places the fault on the recording's time base: every fault
+	// acts only once a write is in flight (strike).
+	clock linearizability.FaultClock
+}
+
+// strike waits until share of the expected calls are made and a write is
+// in flight, and stamps the fault's start; false if the recording ended
+// first (the row then fails: the fault never struck).
+func (e *env) strike(share float64) bool {
+	return e.at(share) && e.clock.Strike(e.stop)
 }
 
 // lag notes how far the replica r trailed its primary p just before a
@@ -123,7 +133,7 @@ func Scenarios() []Scenario {
 		{Name: "none", What: "no fault (the baseline)", inject: func(*env) error { return nil }},
 		{Name: "pause", What: "SIGSTOP for 3 call timeouts, then SIGCONT: the calls sent meanwhile run after it",
 			inject: func(e *env) error {
-				if !e.at(0.3) {
+				if !e.strike(0.3) {
 					return nil
 				}
 				if err := e.primary.Pause(); err != nil {
@@ -134,7 +144,7 @@ func Scenarios() []Scenario {
 			}},
 		{Name: "crash", What: "kill -9, restart from the AOF (appendfsync always) after 2 call timeouts", AOF: true,
 			inject: func(e *env) error {
-				if !e.at(0.3) {
+				if !e.strike(0.3) {
 					return nil
 				}
 				if err := e.primary.Crash(); err != nil {
@@ -145,10 +155,18 @@ func Scenarios() []Scenario {
 			}},
 		{Name: "client-pause", What: "CLIENT PAUSE WRITE for 3 call timeouts",
 			inject: func(e *env) error {
-				if !e.at(0.3) {
+				if !e.strike(0.3) {
 					return nil
 				}
-				return e.primary.PauseWrites(3 * e.timeout)
+				if err := e.primary.PauseWrites(3 * e.timeout); err != nil {
+					return err
+				}
+				// PauseWrites returns once the server has the command; the
+				// pause ends 3 timeouts after that at the latest. A write
+				// on a connection of its own then proves it over: the
+				// server holds every write until the pause ends.
+				time.Sleep(3 * e.timeout)
+				return e.primary.WaitWritable(10 * e.timeout)
 			}},
 		{Name: "failover-crash", What: "kill -9 of the primary at 30% of the calls, the replica promoted (REPLICAOF NO ONE) at once, clients moved to it: what replication lag alone loses", Replica: true, Lossy: true,
 			inject: failoverCrash},
@@ -168,7 +186,7 @@ func Scenarios() []Scenario {
 }
 
 func clusterReshard(e *env) error {
-	if !e.at(0.3) {
+	if !e.strike(0.3) {
 		return nil
 	}
 	from := e.cluster.Primaries[e.owner]
@@ -176,14 +194,14 @@ func clusterReshard(e *env) error {
 	if err := e.cluster.MoveSlot(e.slot, to, 1, 20*time.Millisecond); err != nil {
 		return err
 	}
-	if !e.at(0.6) {
+	if !e.strike(0.6) {
 		return nil
 	}
 	return e.cluster.MoveSlot(e.slot, from, 1, 20*time.Millisecond)
 }
 
 func clusterFailover(e *env) error {
-	if !e.at(0.3) {
+	if !e.strike(0.3) {
 		return nil
 	}
 	if _, err := e.cluster.Replicas[e.owner].Query("CLUSTER", "FAILOVER"); err != nil {
@@ -203,6 +221,9 @@ func clusterKill(e *env) error {
 		return nil
 	}
 	e.lag(e.cluster.Primaries[e.owner], e.cluster.Replicas[e.owner])
+	if !e.strike(0.3) {
+		return nil
+	}
 	if err := e.cluster.Primaries[e.owner].Crash(); err != nil {
 		return err
 	}
@@ -215,6 +236,9 @@ func clusterPause(e *env) error {
 	}
 	p := e.cluster.Primaries[e.owner]
 	e.lag(p, e.cluster.Replicas[e.owner])
+	if !e.strike(0.3) {
+		return nil
+	}
 	if err := p.Pause(); err != nil {
 		return err
 	}
@@ -226,7 +250,7 @@ func clusterPause(e *env) error {
 }
 
 func failoverCrash(e *env) error {
-	if !e.at(0.3) {
+	if !e.strike(0.3) {
 		return nil
 	}
 	if err := e.primary.Crash(); err != nil {
@@ -240,13 +264,13 @@ func failoverCrash(e *env) error {
 }
 
 func failover(e *env) error {
-	if !e.at(0.3) {
+	if !e.strike(0.3) {
 		return nil
 	}
 	if err := e.replica.Promote(); err != nil {
 		return err
 	}
-	if !e.at(0.34) {
+	if !e.strike(0.34) {
 		return nil
 	}
 	if err := e.primary.Crash(); err != nil {
@@ -267,7 +291,7 @@ func failover(e *env) error {
 // without persistence, which must fail the durability check.
 var crashNoAOF = Scenario{Name: "crash-no-aof", What: "kill -9 and restart without persistence (negative control)",
 	inject: func(e *env) error {
-		if !e.at(0.3) {
+		if !e.strike(0.3) {
 			return nil
 		}
 		if err := e.primary.Crash(); err != nil {
@@ -281,46 +305,100 @@ var crashNoAOF = Scenario{Name: "crash-no-aof", What: "kill -9 and restart witho
 type Row struct {
 	Scenario, Primitive string
 	Ops, UnknownOps     int
-	SettledOps          int                    // unknown operations held to their interval (credits)
-	Result              linearizability.Result // porcupine's verdict
-	Invariant           string
+	SettledOps          int // unknown operations held to their interval (credits)
+	// Result is porcupine's verdict: on the whole history, or in a lossy
+	// scenario on the history before the fault (the operations called
+	// before it, those in flight then of unknown outcome), since the
+	// writes the fault loses make the rest unlinearizable by design.
+	Result    linearizability.Result
+	Invariant string
+	// Whole is porcupine's verdict on the whole history of a lossy
+	// scenario (informative: what the lost writes did to it).
+	Whole linearizability.Result
 	// Acked is the acknowledged writes the durability check followed
 	// (takes, or enqueues), Lost those it found lost: a take whose token is
-	// back in the bucket, an enqueue no owner ever took.
-	Acked, Lost int
-	// Extra counts the tokens gone that no take accounts for, counting
-	// every take of unknown outcome as applied once: a take applied twice.
+	// back in the bucket, an enqueue no owner ever took. Undecided are
+	// those a call of unknown outcome leaves open (linearizability.Durability).
+	Acked, Lost, Undecided int
+	// Extra counts writes applied more often than made, counting every
+	// call of unknown outcome as applied once: a take applied twice, an
+	// enqueue in two rows. No scenario allows it, lossy or not.
 	Extra  int
 	Detail string // the durability check's finding
 	Lossy  bool   // losses are the scenario's documented limit
 	// MustLose: the scenario must lose an acknowledged write (a power
 	// loss under appendfsync everysec or no); a row that lost none fails.
 	MustLose bool
+	// Struck reports that the fault was done (a scenario with a fault
+	// that never struck fails); InFlight counts the writes in flight at
+	// its start (at the least struck start of a fault of several): called
+	// before it, returned after it or never. A fault that found none fails
+	// the row.
+	Struck   bool
+	InFlight int
 	// After counts the calls begun once the fault was injected, AfterOK
 	// those of them acknowledged; Recovery is the time from the fault's end
 	// to the first such acknowledgement (0: none came).
 	After, AfterOK int
 	Recovery       time.Duration
 	mustRecover    bool // a cluster scenario: a call after the fault must be acknowledged within ClusterRecovery
+	mustStrike     bool // a scenario with a fault
 	Report         linearizability.Report
 	Elapsed        time.Duration
 }
 
-// Pass reports whether the row is what the backend promises: a
-// linearizable history and no acknowledged write lost, except in a lossy
-// scenario, where only the measurement is reported; and on a cluster, a
-// table that answers again within ClusterRecovery of the fault's end.
-func (r Row) Pass() bool {
-	if r.mustRecover && (r.AfterOK == 0 || r.Recovery > ClusterRecovery) {
-		return false
+// Pass reports whether the row is what the backend promises (Failure
+// says what it is not).
+func (r Row) Pass() bool { return r.Failure() == "" }
+
+// Inconclusive reports a row that fails only because porcupine could not
+// decide its history in time: Unknown, not a pass.
+func (r Row) Inconclusive() bool {
+	return r.Result == linearizability.Unknown && r.broken() == ""
+}
+
+// Failure says why the row is not what the backend promises, "" when it
+// is: the fault struck writes in flight; no write applied twice; no
+// acknowledged write lost, except in a lossy scenario, where losses are
+// measured; a linearizable history (in a lossy scenario, before the
+// fault); on a cluster, a table that answers again within ClusterRecovery
+// of the fault's end.
+func (r Row) Failure() string {
+	if f := r.broken(); f != "" {
+		return f
 	}
 	if r.MustLose {
 		// A history that lost acknowledged writes is not linearizable
 		// (later reads see them undone): porcupine's verdict is reported,
 		// not required.
-		return r.Lost > 0 && r.Extra == 0
+		return ""
 	}
-	return r.Lossy || (r.Result == linearizability.Ok && r.Lost == 0 && r.Extra == 0)
+	if r.Result != linearizability.Ok {
+		if r.Lossy {
+			return string(r.Result) + " before the fault"
+		}
+		return string(r.Result)
+	}
+	return ""
+}
+
+// broken is Failure but for porcupine's verdict.
+func (r Row) broken() string {
+	switch {
+	case r.mustStrike && !r.Struck:
+		return "the fault never struck"
+	case r.mustStrike && r.InFlight == 0:
+		return "the fault found no write in flight"
+	case r.mustRecover && (r.AfterOK == 0 || r.Recovery > ClusterRecovery):
+		return fmt.Sprintf("no call answered within %v of the fault", ClusterRecovery)
+	case r.Extra > 0:
+		return fmt.Sprintf("%d writes applied twice", r.Extra)
+	case r.MustLose && r.Lost == 0:
+		return "a power loss under this setting must lose an acknowledged write, and lost none"
+	case !r.Lossy && !r.MustLose && r.Lost > 0:
+		return fmt.Sprintf("%d acknowledged writes lost", r.Lost)
+	}
+	return ""
 }
 
 // Options configure Run.
@@ -372,7 +450,7 @@ func Run(s Scenario, prims []string, o Options) ([]Row, error) {
 
 func runOne(s Scenario, prim string, o Options) (Row, error) {
 	start := time.Now()
-	row := Row{Scenario: s.Name, Primitive: prim, Lossy: s.Lossy, MustLose: s.MustLose}
+	row := Row{Scenario: s.Name, Primitive: prim, Lossy: s.Lossy, MustLose: s.MustLose, mustStrike: s.Name != "none"}
 	e := &env{timeout: o.Timeout, calls: new(atomic.Int64), stop: make(chan struct{})}
 	if s.Cluster {
 		cl, err := redisserver.StartCluster(o.Parent, 3, ClusterNodeTimeout)
@@ -399,6 +477,11 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 		e.target.Wait = s.Wait
 	}
 	defer e.target.Close()
+	defer func() {
+		if e.spare != nil {
+			e.spare.Stop()
+		}
+	}()
 
 	var injected error
 	var wg sync.WaitGroup
@@ -417,11 +500,32 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 			e.injected.Store(time.Now().UnixNano())
 		}()
 	}
+	// ended waits for the fault to end (a fault's inject returns once it
+	// has healed: the server resumed, restarted or writable again, the
+	// replica promoted).
+	ended := func(err error) error {
+		close(e.stop)
+		wg.Wait()
+		if err == nil && injected != nil {
+			err = fmt.Errorf("injecting the fault: %w", injected)
+		}
+		return err
+	}
 	name := fmt.Sprintf("redis-%s-%s-seed%d", s.Name, prim, o.Seed)
 	if o.Fault != fault.None {
 		name = fmt.Sprintf("redis-%s-%s-%s-seed%d", s.Name, o.Fault, prim, o.Seed)
 	}
 	copt := linearizability.Options{Timeout: o.CheckTimeout, Dir: o.Dir, Name: name}
+	// The durability read goes through a fresh target and table handle,
+	// opened once the fault has ended: no connection, fence or Wait of the
+	// recording's answers it.
+	var fresh *Target
+	defer func() {
+		if fresh != nil {
+			fresh.Close()
+		}
+	}()
+	var whole linearizability.Report
 	if prim == linearizability.PrimitiveTokenBucket {
 		w := linearizability.FaultTBWorkload()
 		e.total = int64(w.Clients * w.OpsPerClient)
@@ -430,28 +534,35 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 			return row, err
 		}
 		defer done()
+		table := e.target.lastTable()
 		warm(b, model.TBInput[string]{Kind: model.TBPeek, Key: "warm", Limits: w.Limits})
 		inject()
 		h, err := linearizability.RecordTokenBucket(w, counted[model.TBInput[string], model.TBOutput]{b, e}, o.Seed)
-		close(e.stop)
-		wg.Wait()
-		if e.spare != nil {
-			defer e.spare.Stop()
-		}
-		if err != nil {
+		if err = ended(err); err != nil {
 			return row, err
-		}
-		if injected != nil {
-			return row, fmt.Errorf("injecting the fault: %w", injected)
 		}
 		h.Mutant = mutantName(o.Fault)
-		row.Acked, row.Lost, row.Extra, row.Detail, err = linearizability.TBDurability(w, h, b)
+		row.Struck, row.InFlight = e.struck(h.Ops)
+		fresh = e.target.Fresh()
+		fb, fdone, err := reopen(func() (linearizability.TBBackend, func(), error) { return fresh.OpenTB(o.Fault, table) })
 		if err != nil {
 			return row, err
 		}
-		row.Report, err = linearizability.CheckTokenBucket(h, copt)
+		defer fdone()
+		d, err := linearizability.TBDurability(w, h, fb)
 		if err != nil {
 			return row, err
+		}
+		row.setDurability(d)
+		if whole, err = linearizability.CheckTokenBucket(h, copt); err != nil {
+			return row, err
+		}
+		row.Report = whole
+		if row.Lossy && row.Struck {
+			copt.Name += "-before-fault"
+			if row.Report, err = linearizability.CheckTokenBucket(h.Before(e.clock.Starts()[0]), copt); err != nil {
+				return row, err
+			}
 		}
 	} else {
 		w := linearizability.FaultCrWorkload()
@@ -461,33 +572,54 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 			return row, err
 		}
 		defer done()
+		table := e.target.lastTable()
 		warm(b, model.CrInput[string]{Kind: model.CrSnapshot})
 		inject()
 		h, err := linearizability.RecordCredits(w, counted[model.CrInput[string], model.CrOutput[string]]{b, e}, o.Seed)
-		close(e.stop)
-		wg.Wait()
-		if e.spare != nil {
-			defer e.spare.Stop()
-		}
-		if err != nil {
+		if err = ended(err); err != nil {
 			return row, err
-		}
-		if injected != nil {
-			return row, fmt.Errorf("injecting the fault: %w", injected)
 		}
 		h.Mutant = mutantName(o.Fault)
-		row.Acked, row.Lost, row.Detail, err = linearizability.CrDurability(h, b)
+		row.Struck, row.InFlight = e.struck(h.Ops)
+		fresh = e.target.Fresh()
+		fb, fdone, err := reopen(func() (linearizability.CrBackend, func(), error) { return fresh.OpenCr(o.Fault, table) })
 		if err != nil {
 			return row, err
 		}
-		row.Report, err = linearizability.CheckCredits(h, copt)
+		defer fdone()
+		d, err := linearizability.CrDurability(h, fb)
 		if err != nil {
 			return row, err
+		}
+		row.setDurability(d)
+		if whole, err = linearizability.CheckCredits(h, copt); err != nil {
+			return row, err
+		}
+		row.Report = whole
+		if row.Lossy && row.Struck {
+			copt.Name += "-before-fault"
+			if row.Report, err = linearizability.CheckCredits(h.Before(e.clock.Starts()[0]), copt); err != nil {
+				return row, err
+			}
 		}
 	}
 	row.After, row.AfterOK = int(e.after.Load()), int(e.afterOK.Load())
 	if ok := e.firstOK.Load(); ok != 0 {
 		row.Recovery = time.Duration(ok - e.injected.Load())
+	}
+	if row.mustStrike {
+		switch {
+		case !row.Struck:
+			row.Detail += "; THE FAULT NEVER STRUCK (the recording ended first)"
+		case row.InFlight == 0:
+			row.Detail += "; THE FAULT FOUND NO WRITE IN FLIGHT"
+		default:
+			row.Detail += fmt.Sprintf("; %d writes in flight at the fault", row.InFlight)
+		}
+	}
+	if row.Lossy {
+		row.Whole = whole.Result
+		row.Detail += fmt.Sprintf("; porcupine on the %d operations called before the fault, the whole history %s", row.Report.Ops, whole.Result)
 	}
 	if e.note != "" {
 		row.Detail += "; " + e.note
@@ -501,6 +633,47 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 	row.Result, row.Invariant = row.Report.Result, row.Report.Invariant
 	row.Elapsed = time.Since(start)
 	return row, nil
+}
+
+func (r *Row) setDurability(d linearizability.Durability) {
+	r.Acked, r.Lost, r.Extra, r.Undecided, r.Detail = d.Acked, d.Lost, d.Extra, d.Undecided, d.Detail
+}
+
+// struck reports whether the fault struck, and the fewest writes of ops in
+// flight at any of its strikes.
+func (e *env) struck(ops any) (bool, int) {
+	starts := e.clock.Starts()
+	if len(starts) == 0 {
+		return false, 0
+	}
+	least := -1
+	for _, at := range starts {
+		var n int
+		switch ops := ops.(type) {
+		case []linearizability.TBOp:
+			n = linearizability.Spanning(ops, at)
+		case []linearizability.CrOp:
+			n = linearizability.Spanning(ops, at)
+		}
+		if least < 0 || n < least {
+			least = n
+		}
+	}
+	return true, least
+}
+
+// reopen opens a table again (opening's retries), for the durability read.
+func reopen[B any](open func() (B, func(), error)) (B, func(), error) {
+	var done func()
+	b, err := opening(func() (B, error) {
+		b, d, err := open()
+		done = d
+		return b, err
+	})
+	if err != nil {
+		return b, nil, fmt.Errorf("opening the table again for the durability read: %w", err)
+	}
+	return b, done, nil
 }
 
 func mutantName(f fault.Fault) string {
@@ -523,11 +696,16 @@ type counted[In, Out any] struct {
 	e *env
 }
 
+// ShareStamps hands the recording's stamps to the fault's clock.
+func (c counted[In, Out]) ShareStamps(ts *linearizability.Stamps) { c.e.clock.ShareStamps(ts) }
+
 func (c counted[In, Out]) Do(client int, in In) (Out, error) {
 	start := time.Now()
 	c.e.calls.Add(1)
 	after := c.e.injected.Load() != 0
+	c.e.clock.Begin(in)
 	out, err := c.b.Do(client, in)
+	c.e.clock.End(in)
 	if after {
 		c.e.after.Add(1)
 		if err == nil {

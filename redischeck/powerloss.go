@@ -46,7 +46,7 @@ func powerLossScenarios() []Scenario {
 }
 
 func powerLoss(e *env) error {
-	if !e.at(0.3) {
+	if !e.strike(0.3) {
 		return nil
 	}
 	loss, err := e.primary.PowerLoss()

@@ -198,6 +198,16 @@ func NewClusterTarget(addrs []string, timeout time.Duration) *Target {
 	return t
 }
 
+// Fresh is a new target at t's current address (or on t's cluster), with
+// t's Timeout and no connection, fence or Wait of t's: a client that took
+// no part in what happened to t's.
+func (t *Target) Fresh() *Target {
+	if t.cluster != nil {
+		return NewClusterTarget(t.cluster, t.Timeout)
+	}
+	return NewTarget(t.Addr(), t.Timeout)
+}
+
 // SetAddr moves the target: connections made from now on go to addr.
 // Connections already open stay where they are until they fail.
 // The backends' connections to any other address are closed, so no call
@@ -330,9 +340,14 @@ func (t *Target) lastTable() string {
 // TB returns a backend over a fresh Redis token bucket of f's package
 // (fault.None: impl/redis/tokenbucket), and what closes it.
 func (t *Target) TB(f fault.Fault) (linearizability.TBBackend, func(), error) {
+	return t.OpenTB(f, t.name("tb"))
+}
+
+// OpenTB is TB on the token bucket called name, as it is: one another
+// target made, say (Fresh).
+func (t *Target) OpenTB(f fault.Fault, name string) (linearizability.TBBackend, func(), error) {
 	c := t.client()
 	defer c.Close()
-	name := t.name("tb")
 	s, err := opening(func() (*redissut.TokenBucket, error) { return redissut.NewTokenBucket(f, c, name) })
 	if err != nil {
 		return nil, nil, err
@@ -344,9 +359,13 @@ func (t *Target) TB(f fault.Fault) (linearizability.TBBackend, func(), error) {
 // Cr returns a backend over a fresh Redis credit table of f's package
 // (fault.None: impl/redis/credits), and what closes it.
 func (t *Target) Cr(f fault.Fault) (linearizability.CrBackend, func(), error) {
+	return t.OpenCr(f, t.name("cr"))
+}
+
+// OpenCr is Cr on the credit table called name, as it is.
+func (t *Target) OpenCr(f fault.Fault, name string) (linearizability.CrBackend, func(), error) {
 	c := t.client()
 	defer c.Close()
-	name := t.name("cr")
 	s, err := opening(func() (*redissut.Credits, error) { return redissut.NewCredits(f, c, name) })
 	if err != nil {
 		return nil, nil, err

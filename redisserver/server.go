@@ -486,6 +486,24 @@ func (s *Server) PauseWrites(d time.Duration) error {
 	return nil
 }
 
+// WaitWritable waits, for d at most, until the server accepts a write
+// (SET of the key "tollgate:writable" on a connection of its own): after
+// PauseWrites, proof that the pause is over, since the server holds every
+// write until it ends.
+func (s *Server) WaitWritable(d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		r, err := s.Do("SET", "tollgate:writable", "1")
+		if err == nil && r == "+OK" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redisserver: no write accepted within %v (last answer %q, %v)", d, r, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // UnpauseWrites ends a pause of PauseWrites early (CLIENT UNPAUSE).
 func (s *Server) UnpauseWrites() error {
 	r, err := s.Do("CLIENT", "UNPAUSE")

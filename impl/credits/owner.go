@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,7 +27,26 @@ var (
 	ErrNoOwner   = errors.New("credits: no owner is running; the reservation was released")
 	ErrOwnerGone = errors.New("credits: the owner stopped before replying")
 	ErrDeadline  = errors.New("credits: the owner refused the request: its deadline had passed")
+	// ErrHandlerPanicked is wrapped by the error Call returns when the
+	// handler panicked serving its request (a *HandlerPanic, with the
+	// panic's value and stack).
+	ErrHandlerPanicked = errors.New("credits: the handler panicked")
 )
+
+// HandlerPanic is the error Call returns when the handler panicked while
+// serving the request: the owner recovered, failed that one request,
+// freed its slot, and went on serving the others. It wraps
+// ErrHandlerPanicked.
+type HandlerPanic struct {
+	Value any    // the value passed to panic
+	Stack []byte // the handler goroutine's stack at the panic
+}
+
+func (e *HandlerPanic) Error() string {
+	return fmt.Sprintf("%v: %v", ErrHandlerPanicked, e.Value)
+}
+
+func (e *HandlerPanic) Unwrap() error { return ErrHandlerPanicked }
 
 // Err returns the error Owner.Call reports for r: nil for OK, ErrExhausted,
 // ErrLost or ErrNoTable for the refusals.
@@ -70,6 +90,14 @@ type Handler[Req, Resp any] func(ctx context.Context, req Req) (Resp, error)
 // caller to owner at all; the table is the only channel.
 //
 // When Run returns the owner is dead and closes the table with it.
+//
+// A handler that panics fails only its own request: the owner recovers,
+// the caller gets a *HandlerPanic (wrapping ErrHandlerPanicked, with the
+// panic's value and stack), the row is finished and its slot freed like
+// any served row's, and the owner serves the next. A panic is a bug of the
+// handler, and the owner does not hide it: it reaches the caller, who
+// should log it. (Before, a panic ended Run's goroutine: under Start the
+// process, under a recovering Run the table, for good.)
 //
 // Run serves; Start runs it on a goroutine of its own and returns once it
 // serves, so that a Call made after Start finds an owner (a Call before
@@ -189,11 +217,23 @@ func (o *Owner[Req, Resp]) drain(ctx context.Context) {
 		if req.HasDeadline && o.table.now() > req.DeadlineMs {
 			r.err = ErrDeadline
 		} else {
-			r.resp, r.err = o.handle(ctx, req.Body)
+			r.resp, r.err = o.serve1(ctx, req.Body)
 		}
 		req.reply <- r // buffered: never blocks, even if the caller left
 		o.table.Finish(e.Token)
 	}
+}
+
+// serve1 runs the handler on req, turning a panic in it into a
+// *HandlerPanic: one request fails, the owner goes on.
+func (o *Owner[Req, Resp]) serve1(ctx context.Context, req Req) (resp Resp, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			var zero Resp
+			resp, err = zero, &HandlerPanic{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return o.handle(ctx, req)
 }
 
 // Call reserves a slot of class c for h, enqueues body, and waits for the

@@ -273,3 +273,38 @@ func TestOwnerStart(t *testing.T) {
 		t.Fatal("Done is open after stop returned")
 	}
 }
+
+// TestOwnerHandlerPanics: a handler that panics fails its own request only:
+// its caller gets a *HandlerPanic (wrapping ErrHandlerPanicked, with the
+// panic's value and the handler's stack), its slot is freed, and the owner,
+// still running under Start, serves the requests after it.
+func TestOwnerHandlerPanics(t *testing.T) {
+	var panicked atomic.Bool
+	handle := func(ctx context.Context, x int) (int, error) {
+		if x == 13 && panicked.CompareAndSwap(false, true) {
+			panic("unlucky")
+		}
+		return double(ctx, x)
+	}
+	tab := credits.New[*env]()
+	o := credits.NewOwner(tab, time.Millisecond, handle)
+	stop := o.Start(context.Background())
+	defer stop()
+	h := credits.NewHolder()
+	_, err := o.Call(context.Background(), h, credits.General, 13)
+	var hp *credits.HandlerPanic
+	if !errors.Is(err, credits.ErrHandlerPanicked) || !errors.As(err, &hp) || hp.Value != "unlucky" ||
+		!strings.Contains(string(hp.Stack), "TestOwnerHandlerPanics") || !strings.Contains(err.Error(), "handler panicked: unlucky") {
+		t.Fatalf("the panicking request: %v, want a *HandlerPanic for %q", err, "unlucky")
+	}
+	waitFree(t, tab)
+	for i := range 40 { // more than the 26 general slots: each freed and reused
+		if got, err := o.Call(context.Background(), h, credits.General, i); err != nil || got != 2*i {
+			t.Fatalf("Call(%d) after the panic = %d, %v", i, got, err)
+		}
+	}
+	if !o.Running() {
+		t.Fatal("the owner stopped")
+	}
+	waitFree(t, tab)
+}

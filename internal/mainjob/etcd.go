@@ -76,12 +76,19 @@ func etcdFaultWorkloads(c Config, prims []string, w io.Writer) ([]row, Verdict, 
 			return rows, v, fmt.Errorf("check: %w", err)
 		}
 		for _, r := range got {
+			res := string(r.Result)
+			if f := r.Failure(); f != "" && !r.Inconclusive() {
+				res = "FAILED: " + f
+			}
+			if r.MustLose && r.Pass() {
+				res = "Ok: lost as it must (history " + string(r.Result) + ")"
+			}
 			rows = append(rows, row{primitive: r.Primitive, check: "fault " + r.Scenario, histories: 1, ops: r.Ops, unknown: r.UnknownOps,
-				overlapping: r.Report.Overlapping, result: string(r.Result), invariant: r.Invariant, checkTime: r.Report.CheckTime, durability: r.Detail})
+				overlapping: r.Report.Overlapping, result: res, invariant: r.Invariant, checkTime: r.Report.CheckTime, durability: r.Detail})
 			fmt.Fprintf(w, "  fault %-16s %-11s operations %5d  unknown %4d  %s; %s (%v)\n", r.Scenario, r.Primitive, r.Ops, r.UnknownOps, r.Result, r.Detail, r.Elapsed.Round(time.Millisecond))
 			switch {
 			case r.Pass():
-			case r.Result == linearizability.Unknown && r.Lost == 0 && r.Extra == 0:
+			case r.Inconclusive():
 				v = v.Merge(Unknown)
 			default:
 				v = Illegal

@@ -1,6 +1,8 @@
 package mainjob
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tollgate/tollgate/linearizability"
@@ -34,6 +36,36 @@ func TestVerdictOf(t *testing.T) {
 	} {
 		if got := verdictOf(r); got != want {
 			t.Errorf("verdictOf(%q) = %v, want %v", r, got, want)
+		}
+	}
+}
+
+// TestNeverOkOverAnIllegalRow: whatever verdict the checks reached, a row
+// reading Illegal (a lossy fault row's whole history, say) or FAILED makes
+// the job fail, one reading Unknown makes it Unknown, and the last line
+// says Ok only over rows that do.
+func TestNeverOkOverAnIllegalRow(t *testing.T) {
+	ok := row{result: "Ok"}
+	for _, c := range []struct {
+		rows []row
+		want Verdict
+	}{
+		{[]row{ok, {result: "Illegal (limit)"}}, Illegal},
+		{[]row{ok, {result: "FAILED: the fault found no write in flight"}}, Illegal},
+		{[]row{ok, {result: "Unknown"}}, Unknown},
+		{[]row{ok, {result: "Unknown"}, {result: "Illegal before the fault"}}, Illegal},
+		{[]row{ok, {result: "Ok before the fault"}}, Ok},
+	} {
+		v := Ok.Merge(rowsVerdict(c.rows))
+		if v != c.want {
+			t.Errorf("%v: verdict %v, want %v", c.rows, v, c.want)
+		}
+		line := resultLine(v, c.rows)
+		if strings.HasPrefix(line, "Ok") != (c.want == Ok) {
+			t.Errorf("%v: %q", c.rows, line)
+		}
+		if strings.Contains(line, "every history linearizable") && strings.Contains(fmt.Sprint(c.rows), "before the fault") {
+			t.Errorf("%v: %q over a row checked only before its fault", c.rows, line)
 		}
 	}
 }

@@ -3,8 +3,8 @@ package redissut
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -44,9 +44,9 @@ var _ redisCreditsTable = (*rcredits.Table)(nil)
 // table's own epochs for the driver (DriverTables).
 //
 // Each model holder ID maps to a random holder created on first use, whose
-// lease is renewed then to run until math.MaxInt64 (so no SweepAt clock
-// below that expires it: in the model only an exit makes a holder
-// sweepable). A model exit drops the lease (Exit), a sweep is SweepAt at
+// lease is renewed then for rcredits.MaxLeaseMs from the current time (so
+// no SweepAt clock the table accepts expires it within an hour: in the
+// model only an exit makes a holder sweepable). A model exit drops the lease (Exit), a sweep is SweepAt at
 // the input's NowMs. A holder the model has exited is never renewed again,
 // even if it goes on acting (as the model lets it).
 //
@@ -112,7 +112,10 @@ func (s *Credits) holder(ctx context.Context, id model.HolderID) (*rcredits.Hold
 	rh.mu.Lock()
 	defer rh.mu.Unlock()
 	if !rh.leased && !rh.exited {
-		if _, err := s.table.RenewAt(ctx, 0, rh.h, math.MaxInt64); err != nil {
+		// The longest lease there is, from now on the server's machine's
+		// clock: no sweep the table accepts (at most MaxClockAheadMs ahead
+		// of that clock) expires it while a check runs.
+		if _, err := s.table.RenewAt(ctx, time.Now().UnixMilli(), rh.h, rcredits.MaxLeaseMs); err != nil {
 			return nil, err
 		}
 		rh.leased = true // NoTable too: a closed table has no leases to keep

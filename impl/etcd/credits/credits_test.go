@@ -109,6 +109,11 @@ func TestArgErrors(t *testing.T) {
 	if _, err := tab.NewHolder(ctx, 999*time.Millisecond); !errors.As(err, &arg) || arg.Field != "ttl" {
 		t.Errorf("ttl 999ms: %v, want an *ArgError for ttl", err)
 	}
+	for _, ttl := range []time.Duration{credits.MaxLeaseTTL + time.Second, 1<<63 - 1} {
+		if _, err := tab.NewHolder(ctx, ttl); !errors.As(err, &arg) || arg.Field != "ttl" || !strings.Contains(err.Error(), "MaxLeaseTTL") {
+			t.Errorf("ttl %v: %v, want an *ArgError for ttl naming MaxLeaseTTL", ttl, err)
+		}
+	}
 	h := holder(t, tab, time.Minute)
 	tok := reserve(t, tab, h)
 	if _, err := tab.EnqueueAt(ctx, 1, h, tok, strings.Repeat("p", credits.MaxPayload+1)); !errors.As(err, &arg) || arg.Field != "payload" {

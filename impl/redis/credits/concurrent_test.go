@@ -67,7 +67,7 @@ func TestConcurrentStorm(t *testing.T) {
 		go func() {
 			defer workers.Done()
 			h := NewHolder()
-			if _, err := tab.RenewAt(ctx, 0, h, 1<<50); err != nil {
+			if _, err := tab.RenewAt(ctx, 1<<40, h, MaxLeaseMs); err != nil { // live for the sweeps at 1<<40
 				fail("renew: %v", err)
 				return
 			}

@@ -1,7 +1,9 @@
 #!lua name=tollgate_cr
--- tollgate library version 2
+-- tollgate library version 3
 -- (Raise it with every change to this file: rconn.Load refuses to replace a
--- newer version, and to load another text under the same version.)
+-- newer version, and to load another text under the same version. Every
+-- function is registered with the version's suffix, "_v3": a process of
+-- another version calls functions of its own version, never these.)
 
 -- The credit table of tollgate on Redis (spec/credits.md, "The Redis
 -- backend"). Every function is one transition of one table, run by Redis
@@ -108,16 +110,28 @@ end
 -- clock, nor set a lease no sweep reaches.
 local MAX_AHEAD_MS = 10000
 
+-- MAX_LEASE_MS is the longest lease a renewal may set (Go's MaxLeaseMs):
+-- its expiry may not run past the server's clock by more than
+-- MAX_AHEAD_MS + MAX_LEASE_MS, so every lease ends at a time some sweep
+-- may be given, and a holder that stops renewing has its reservations
+-- freed within that bound.
+local MAX_LEASE_MS = 3600000
+
 -- ahead refuses now, a canonical decimal int64 in milliseconds, when it
 -- runs more than MAX_AHEAD_MS ahead of the server's clock: an error reply
 -- naming now_ms, or nil. TIME is allowed in a function: Redis 7 replicates
 -- a function's writes, not the call, so replicas never read their own
 -- clock here.
-local function ahead(now)
+-- server_ms is the server's clock in milliseconds since 1970: seconds and
+-- microseconds from TIME; milliseconds since 1970 stay far below 2^53, so
+-- the sum is exact and %d prints it whole.
+local function server_ms()
   local t = redis.call('TIME')
-  -- Seconds and microseconds; milliseconds since 1970 stay far below 2^53,
-  -- so the sum is exact and %d prints it whole.
-  local server = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function ahead(now)
+  local server = server_ms()
   local limit = string.format('%d', server + MAX_AHEAD_MS)
   if icmp(now, limit) > 0 then
     return redis.error_reply('ERR tollgate_cr: now_ms ' .. now .. ' runs ahead of the server\'s clock (' ..
@@ -143,8 +157,34 @@ local function is_int64(s)
   return #s < 19 or (#s == 19 and s <= '9223372036854775807')
 end
 
-local function is_closed(rows)
+-- LIVE is the marker field tollgate_cr_open puts in both keys of a live
+-- table ('live' is no holder id, and no slot field): in the rows hash with
+-- the value 1, in the leases hash with the largest int64 as its expiry, so
+-- that no sweep forgets it and the leases hash never empties.
+local LIVE, LIVE_EXPIRY = 'live', '9223372036854775807'
+
+-- has_closed reports whether the table was closed (destroyed).
+local function has_closed(rows)
   return redis.call('HEXISTS', rows, 'closed') == 1
+end
+
+-- is_closed reports whether the table of keys (rows, leases) was closed;
+-- on a live table whose marker is gone from either key it raises an error
+-- reply instead, before any write: the table's state was evicted, deleted
+-- or lost (a key evicted under maxmemory, FLUSHALL, a failover to a replica
+-- that lacks it), and going on would issue epochs already issued (C3) and
+-- sweep live holders (C10).
+local function is_closed(keys)
+  local m = redis.call('HMGET', keys[1], 'closed', LIVE)
+  if m[1] then
+    return true
+  end
+  if not m[2] or redis.call('HEXISTS', keys[2], LIVE) == 0 then
+    error(redis.error_reply('ERR tollgate_cr: state lost: the table\'s ' .. (m[2] and 'leases' or 'rows') ..
+      ' key has no live marker (evicted under maxmemory, deleted, flushed, or lost in a failover); ' ..
+      'refusing rather than issue epochs again'))
+  end
+  return false
 end
 
 -- row returns slot n's state, generation and holder (false when absent).
@@ -176,7 +216,7 @@ local function reserve(keys, args)
   else
     return argerr('class', 'must be 1 (general) or 2 (internal)')
   end
-  if is_closed(rows) then
+  if is_closed(keys) then
     return {NOTABLE, 0, 0}
   end
   local fields = {}
@@ -222,7 +262,7 @@ local function enqueue(keys, args)
   if type(payload) ~= 'string' then
     return argerr('payload', 'is missing')
   end
-  if is_closed(rows) then
+  if is_closed(keys) then
     return NOTABLE
   end
   local st, g, holder = row(rows, n)
@@ -243,7 +283,7 @@ local function take(keys, args)
   if not is_gen(gen) then
     return argerr('generation', 'must be a decimal below 10^15')
   end
-  if is_closed(rows) then
+  if is_closed(keys) then
     return {0}
   end
   local st, g = row(rows, n)
@@ -265,7 +305,7 @@ local function finish(keys, args)
   if not is_gen(gen) then
     return argerr('generation', 'must be a decimal below 10^15')
   end
-  if is_closed(rows) then
+  if is_closed(keys) then
     return 0
   end
   local st, g = row(rows, n)
@@ -289,7 +329,7 @@ local function release(keys, args)
   if not is_gen(gen) then
     return argerr('generation', 'must be a decimal below 10^15')
   end
-  if is_closed(rows) then
+  if is_closed(keys) then
     return 0
   end
   local st, g, holder = row(rows, n)
@@ -314,7 +354,7 @@ local function sweep(keys, args)
   if refused then
     return refused
   end
-  if is_closed(rows) then
+  if is_closed(keys) then
     return 0
   end
   local fields = {}
@@ -368,7 +408,11 @@ local function renew(keys, args)
   if refused then
     return refused
   end
-  if is_closed(rows) then
+  if icmp(exp, string.format('%d', server_ms() + MAX_AHEAD_MS + MAX_LEASE_MS)) > 0 then
+    return argerr('expiry_ms', 'must not run past the server\'s clock by more than ' ..
+      (MAX_AHEAD_MS + MAX_LEASE_MS) .. ' ms (MaxClockAheadMs + MaxLeaseMs): no sweep could end such a lease')
+  end
+  if is_closed(keys) then
     return NOTABLE
   end
   redis.call('HSET', leases, h, exp)
@@ -381,7 +425,7 @@ local function drop(keys, args)
   if not is_holder(h) then
     return argerr('holder', 'must be 32 lower-case hex digits')
   end
-  if is_closed(rows) then
+  if is_closed(keys) then
     return 0
   end
   return redis.call('HDEL', leases, h)
@@ -391,7 +435,7 @@ end
 -- slot order; the caller sorts by mark (C13). One instant: atomic.
 local function enqueued(keys, args)
   local rows = keys[1]
-  if is_closed(rows) then
+  if is_closed(keys) then
     return {}
   end
   local fields = {}
@@ -418,7 +462,7 @@ end
 local function snapshot(keys, args)
   local rows = keys[1]
   local out = {0, 0, 0, 0, 0, 0, 0, 0, 0}
-  if is_closed(rows) then
+  if is_closed(keys) then
     out[9] = 1
     return out
   end
@@ -450,6 +494,7 @@ local function close(keys, args)
     fields[#fields + 1] = 'm:' .. n
     fields[#fields + 1] = 'p:' .. n
   end
+  fields[#fields + 1] = LIVE
   redis.call('HSET', rows, 'closed', '1')
   redis.call('HDEL', rows, unpack(fields))
   redis.call('DEL', leases)
@@ -458,18 +503,43 @@ end
 
 -- tollgate_cr_closed(rows) -> 1 closed, 0 live
 local function closed(keys, args)
-  return is_closed(keys[1]) and 1 or 0
+  return has_closed(keys[1]) and 1 or 0
 end
 
-redis.register_function('tollgate_cr_reserve', reserve)
-redis.register_function('tollgate_cr_enqueue', enqueue)
-redis.register_function('tollgate_cr_take', take)
-redis.register_function('tollgate_cr_finish', finish)
-redis.register_function('tollgate_cr_release', release)
-redis.register_function('tollgate_cr_sweep', sweep)
-redis.register_function('tollgate_cr_renew', renew)
-redis.register_function('tollgate_cr_drop', drop)
-redis.register_function{function_name = 'tollgate_cr_enqueued', callback = enqueued, flags = {'no-writes'}}
-redis.register_function{function_name = 'tollgate_cr_snapshot', callback = snapshot, flags = {'no-writes'}}
-redis.register_function('tollgate_cr_close', close)
-redis.register_function{function_name = 'tollgate_cr_closed', callback = closed, flags = {'no-writes'}}
+-- tollgate_cr_open(rows, leases) -> 1 marked live now, 0 already live,
+-- 3 (NOTABLE) closed
+-- Marks a table live in both keys (LIVE), as New does when it opens one. A
+-- table with the marker in one key and not the other lost the other key:
+-- an error reply, and nothing written.
+local function open(keys, args)
+  local rows, leases = keys[1], keys[2]
+  local m = redis.call('HMGET', rows, 'closed', LIVE)
+  if m[1] then
+    return NOTABLE
+  end
+  local in_leases = redis.call('HEXISTS', leases, LIVE) == 1
+  if m[2] and in_leases then
+    return 0
+  end
+  if m[2] or in_leases then
+    return redis.error_reply('ERR tollgate_cr: state lost: the table\'s ' .. (m[2] and 'leases' or 'rows') ..
+      ' key has no live marker (evicted under maxmemory, deleted, flushed, or lost in a failover)')
+  end
+  redis.call('HSET', rows, LIVE, '1')
+  redis.call('HSET', leases, LIVE, LIVE_EXPIRY)
+  return 1
+end
+
+redis.register_function('tollgate_cr_reserve_v3', reserve)
+redis.register_function('tollgate_cr_enqueue_v3', enqueue)
+redis.register_function('tollgate_cr_take_v3', take)
+redis.register_function('tollgate_cr_finish_v3', finish)
+redis.register_function('tollgate_cr_release_v3', release)
+redis.register_function('tollgate_cr_sweep_v3', sweep)
+redis.register_function('tollgate_cr_renew_v3', renew)
+redis.register_function('tollgate_cr_drop_v3', drop)
+redis.register_function{function_name = 'tollgate_cr_enqueued_v3', callback = enqueued, flags = {'no-writes'}}
+redis.register_function{function_name = 'tollgate_cr_snapshot_v3', callback = snapshot, flags = {'no-writes'}}
+redis.register_function('tollgate_cr_close_v3', close)
+redis.register_function{function_name = 'tollgate_cr_closed_v3', callback = closed, flags = {'no-writes'}}
+redis.register_function('tollgate_cr_open_v3', open)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -55,11 +56,12 @@ func must2[A, B any](a A, b B, err error) (A, B) {
 	return a, b
 }
 
-// leased returns a holder with a lease until 1<<40 ms.
+// leased returns a holder with a lease until 1<<40 ms + MaxLeaseMs (2004:
+// live for every sweep the tests make at 1<<40 or before).
 func leased(t *testing.T, tab *Table) *Holder {
 	t.Helper()
 	h := NewHolder()
-	if r := must(tab.RenewAt(ctx, 0, h, 1<<40)); r != OK {
+	if r := must(tab.RenewAt(ctx, 1<<40, h, MaxLeaseMs)); r != OK {
 		t.Fatalf("renew: %v", r)
 	}
 	return h
@@ -209,8 +211,9 @@ func TestTransitions(t *testing.T) {
 		if s := snap(t, tab); s.General != (Counts{Free: 26}) {
 			t.Fatalf("snapshot: %+v", s)
 		}
-		// The row's fields are gone with it (C4: no payload without state).
-		if d := dump(t, c, tab.Name())[0]; len(d) != 1 || d["g:1"] != "2" {
+		// The row's fields are gone with it (C4: no payload without state);
+		// the table's live marker stays.
+		if d := dump(t, c, tab.Name())[0]; len(d) != 2 || d["g:1"] != "2" || d["live"] != "1" {
 			t.Fatalf("rows hash after finish: %v", d)
 		}
 	})
@@ -408,15 +411,15 @@ func TestArgErrors(t *testing.T) {
 	tab := open(t, c)
 	h := NewHolder()
 	before := fcalls(t, c)
-	for _, tc := range []struct{ now, ttl int64 }{{0, 0}, {0, -1}, {1 << 62, 1 << 62}, {1<<63 - 1, 1}} {
+	for _, tc := range []struct{ now, ttl int64 }{{0, 0}, {0, -1}, {1 << 62, 1 << 62}, {1<<63 - 1, 1}, {-1 << 63, 1<<63 - 1}, {0, MaxLeaseMs + 1}} {
 		_, err := tab.RenewAt(ctx, tc.now, h, tc.ttl)
 		var ae *ArgError
 		if !errors.As(err, &ae) || ae.Field != "ttl_ms" {
 			t.Fatalf("RenewAt(%d, %d): %v, want an *ArgError for ttl_ms", tc.now, tc.ttl, err)
 		}
 	}
-	if r := must(tab.RenewAt(ctx, -1<<63, h, 1<<63-1)); r != OK {
-		t.Fatalf("the widest lease: %v", r)
+	if r := must(tab.RenewAt(ctx, -1<<63, h, MaxLeaseMs)); r != OK {
+		t.Fatalf("the longest lease from the earliest clock: %v", r)
 	}
 	if after := fcalls(t, c); after == before {
 		t.Fatal("the calls were not counted")
@@ -459,8 +462,8 @@ func TestLeaseExpiry(t *testing.T) {
 	if n := must(tab.SweepAt(ctx, 1900)); n != 1 {
 		t.Fatalf("sweep at 1900 freed %d, want 1", n)
 	}
-	if d := dump(t, c, tab.Name()); len(d[1]) != 0 {
-		t.Fatalf("the expired lease was kept: %v", d[1])
+	if d := dump(t, c, tab.Name()); len(d[1]) != 1 || d[1]["live"] == "" {
+		t.Fatalf("the expired lease was kept, or the live marker dropped: %v", d[1])
 	}
 	// After the sweep: refused, and the enqueued row stayed.
 	if r := must(tab.EnqueueAt(ctx, 2000, h, a, "too late")); r != Lost {
@@ -686,5 +689,114 @@ func TestClockAheadIsRefused(t *testing.T) {
 	reserve(t, tab, h, Internal)
 	if n := must(tab.SweepAt(ctx, now+MaxClockAheadMs/2)); n != 1 {
 		t.Fatalf("a sweep %d ms ahead, inside the bound, freed %d, want 1", MaxClockAheadMs/2, n)
+	}
+}
+
+// TestFunctionNamesVersioned: every function of the library is registered
+// under its version's name, so a process of another version never runs
+// it (rconn.Call).
+func TestFunctionNamesVersioned(t *testing.T) {
+	if err := rconn.CheckFunctionNames(source()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLeaseCap: no caller can set a lease that no sweep reaches. RenewAt
+// refuses a ttl above MaxLeaseMs, naming ttl_ms; the library refuses, to a
+// caller of the function itself, an expiry further past the server's clock
+// than MaxClockAheadMs + MaxLeaseMs, naming expiry_ms; neither writes. The
+// longest lease allowed is swept once it has run out.
+func TestLeaseCap(t *testing.T) {
+	c := server(t)
+	tab := open(t, c)
+	now := serverMs(t, c)
+	h := NewHolder()
+	before := dump(t, c, tab.Name())
+	for _, ttl := range []int64{MaxLeaseMs + 1, math.MaxInt64 - now} {
+		r, err := tab.RenewAt(ctx, now, h, ttl)
+		var ae *ArgError
+		if !errors.As(err, &ae) || ae.Field != "ttl_ms" || !strings.Contains(err.Error(), "MaxLeaseMs") || r != 0 {
+			t.Fatalf("RenewAt(%d, ttl %d): %v, %v; want an *ArgError naming ttl_ms and MaxLeaseMs", now, ttl, r, err)
+		}
+	}
+	keys := Keys(tab.Name())
+	for _, exp := range []int64{math.MaxInt64, now + MaxClockAheadMs + MaxLeaseMs + 60_000} {
+		err := c.FCall(ctx, rconn.FunctionName("tollgate_cr_renew", source()), keys, h.ID(), strconv.FormatInt(exp, 10), strconv.FormatInt(now, 10)).Err()
+		if err == nil || !strings.Contains(err.Error(), "tollgate_cr: expiry_ms") {
+			t.Fatalf("a raw renewal to %d: %v; want an error reply naming expiry_ms", exp, err)
+		}
+	}
+	if after := dump(t, c, tab.Name()); !reflect.DeepEqual(after, before) {
+		t.Fatalf("a refused renewal wrote: before %v, after %v", before, after)
+	}
+	// The longest lease allowed: live until it runs out, swept after.
+	must(tab.RenewAt(ctx, now, h, MaxLeaseMs))
+	reserve(t, tab, h, General)
+	if n := must(tab.SweepAt(ctx, now)); n != 0 {
+		t.Fatalf("a live lease swept: %d", n)
+	}
+	// A sweep at the lease's end on a clock the server accepts: run the
+	// lease from an hour back instead of waiting an hour.
+	must(tab.RenewAt(ctx, now-MaxLeaseMs, h, MaxLeaseMs))
+	if n := must(tab.SweepAt(ctx, now)); n != 1 {
+		t.Fatalf("a lease of MaxLeaseMs that ran out: swept %d, want 1", n)
+	}
+}
+
+// TestEvictedStateRefused: opening a table on a server whose
+// maxmemory-policy can evict its keys is refused, naming the setting; and a
+// table whose keys another application's data evicted after it was opened
+// (the policy changed at run time, maxmemory reached) says so, with
+// ErrStateLost and nothing written, instead of issuing its epochs again.
+func TestEvictedStateRefused(t *testing.T) {
+	c := server(t)
+	if err := c.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewFromClient(ctx, c, t.Name()); !errors.Is(err, ErrEvictable) || !strings.Contains(err.Error(), "maxmemory-policy is allkeys-lru") {
+		t.Fatalf("New under allkeys-lru: %v, want ErrEvictable naming maxmemory-policy", err)
+	}
+	must(c.ConfigSet(ctx, "maxmemory-policy", "noeviction").Result())
+	tab := open(t, c)
+	h := leased(t, tab)
+	first := reserve(t, tab, h, General)
+	must(tab.Finish(ctx, first)) // the row is free again, at generation 1
+
+	// Another application fills the server, which now evicts any key.
+	must(c.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Result())
+	must(c.ConfigSet(ctx, "maxmemory", "4mb").Result())
+	defer c.ConfigSet(ctx, "maxmemory", "0")
+	keys := Keys(tab.Name())
+	value := strings.Repeat("x", 10_000)
+	evicted := false
+	for i := 0; i < 100_000 && !evicted; i++ {
+		if err := c.Set(ctx, fmt.Sprintf("other:%d", i), value, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 0 {
+			n := must(c.Exists(ctx, keys[0]).Result()) + must(c.Exists(ctx, keys[1]).Result())
+			evicted = n < 2
+		}
+	}
+	if !evicted {
+		t.Fatal("100,000 writes of 10 kB under maxmemory 4mb evicted neither of the table's keys")
+	}
+	must(c.ConfigSet(ctx, "maxmemory", "0").Result())
+	before := dump(t, c, tab.Name())
+	tok, r, err := tab.Reserve(ctx, h, General)
+	if !errors.Is(err, ErrStateLost) || !strings.Contains(err.Error(), "evicted") {
+		t.Fatalf("reserve after the eviction: %v %v, %v; want ErrStateLost (the epoch of %v would be issued again)", tok, r, err, first)
+	}
+	for name, err := range map[string]error{
+		"sweep":    func() error { _, err := tab.SweepAt(ctx, 0); return err }(),
+		"enqueued": func() error { _, err := tab.Enqueued(ctx); return err }(),
+		"renew":    func() error { _, err := tab.RenewAt(ctx, 0, h, 1); return err }(),
+	} {
+		if !errors.Is(err, ErrStateLost) {
+			t.Errorf("%s after the eviction: %v, want ErrStateLost", name, err)
+		}
+	}
+	if after := dump(t, c, tab.Name()); !reflect.DeepEqual(after, before) {
+		t.Fatalf("a refused call wrote: before %v, after %v", before, after)
 	}
 }

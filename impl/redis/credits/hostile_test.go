@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/tollgate/tollgate/impl/redis/rconn"
 )
 
 // hostile are strings that would break a function that spliced its
@@ -86,7 +88,7 @@ func TestHostileArguments(t *testing.T) {
 	slot, gen := tokenArgs(tok)
 	before := dump(t, c, tab.Name())
 	call := func(fn string, args ...any) error {
-		return c.FCall(ctx, fn, keys, args...).Err()
+		return c.FCall(ctx, rconn.FunctionName(fn, source()), keys, args...).Err()
 	}
 	expect := func(field string, err error) {
 		t.Helper()

@@ -114,8 +114,18 @@ const maxRedirects = 16
 
 // Call runs the function fn of the library called name (whose source is
 // src) on keys with args: FCALL, or FCALL_RO when readOnly (a replica may
-// serve it). It sends a call again only when the server answered that it
-// ran nothing:
+// serve it).
+//
+// The function called is fn of src's version: fn with the suffix
+// "_v<version>" (FunctionName) when src declares a version, and a
+// versioned library registers every function under its suffixed name
+// (CheckFunctionNames). So a process never runs another version's code:
+// once a newer version has replaced its library on the server, its call
+// finds no function of its version, and the reload that follows refuses
+// (Load: never over a newer version) with an error wrapping
+// ErrLibraryVersion.
+//
+// It sends a call again only when the server answered that it ran nothing:
 //
 //   - "Function not found" (FUNCTION FLUSH, a fresh server behind the same
 //     address, a node new to the cluster): the library is loaded (Load) and
@@ -135,6 +145,7 @@ func Call(ctx context.Context, c goredis.UniversalClient, name, src string, read
 	if readOnly {
 		cmd = "FCALL_RO"
 	}
+	fn = FunctionName(fn, src)
 	full := append([]any{cmd, fn, len(keys)}, anys(keys)...)
 	full = append(full, args...)
 	var node *goredis.Client // the node an ASK named, for the next attempt
@@ -302,6 +313,99 @@ func LibraryVersion(src string) int {
 		return 0
 	}
 	return v
+}
+
+// ErrEvictable is wrapped by the error of CheckEviction, and so of opening
+// a table, on a server whose maxmemory-policy may evict the table's keys.
+var ErrEvictable = errors.New("redis: the server may evict the table's keys")
+
+// CheckEviction reports an error wrapping ErrEvictable, naming the setting,
+// when a server c reaches (every primary, on a cluster) has a
+// maxmemory-policy that can evict the tables' keys: allkeys-lru,
+// allkeys-lfu or allkeys-random. The tables' keys carry no TTL, so
+// noeviction and the volatile-* policies never evict them. An evicted
+// key is state forgotten without a trace: a credit table would issue
+// epochs again (C3) and sweep live holders (C10), a token bucket refill
+// (T5). The policy is read from INFO memory, which a user without CONFIG
+// may run.
+func CheckEviction(ctx context.Context, c goredis.UniversalClient) error {
+	if cc, ok := c.(*goredis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error {
+			return checkEviction(ctx, m)
+		})
+	}
+	return checkEviction(ctx, c)
+}
+
+func checkEviction(ctx context.Context, c goredis.Cmdable) error {
+	info, err := c.Info(ctx, "memory").Result()
+	if err != nil {
+		return fmt.Errorf("redis: reading maxmemory-policy (INFO memory): %w", Classify(err))
+	}
+	policy := ""
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "maxmemory_policy:"); ok {
+			policy = v
+		}
+	}
+	switch {
+	case policy == "":
+		return fmt.Errorf("%w: INFO memory names no maxmemory_policy, so it cannot be checked", ErrEvictable)
+	case strings.HasPrefix(policy, "allkeys-"):
+		return fmt.Errorf("%w: maxmemory-policy is %s, which evicts any key once maxmemory is reached, the tables' too: set maxmemory-policy to noeviction (or a volatile-* policy: the tables' keys have no TTL), or keep the tables on a server of their own", ErrEvictable, policy)
+	}
+	return nil
+}
+
+// FunctionName is the name under which the library source src registers
+// its function fn: fn itself when src declares no version, else fn with
+// the suffix "_v<version>", so that each version's functions are its own
+// (see Call).
+func FunctionName(fn, src string) string {
+	if v := LibraryVersion(head(src)); v > 0 {
+		return fn + "_v" + strconv.Itoa(v)
+	}
+	return fn
+}
+
+// head is the part of a library source that declares its version: its
+// lines within the first 512 bytes (the second line of a source, the third
+// of a generated mutant's), so that a call does not scan the whole library.
+func head(src string) string {
+	if len(src) <= 512 {
+		return src
+	}
+	h := src[:512]
+	if i := strings.LastIndexByte(h, '\n'); i >= 0 {
+		h = h[:i]
+	}
+	return h
+}
+
+// registered finds the names a library source registers its functions
+// under, in either form of redis.register_function.
+var registered = regexp.MustCompile(`redis\.register_function(?:\s*\(\s*'([^']+)'|\s*\{\s*function_name\s*=\s*'([^']+)')`)
+
+// CheckFunctionNames reports a library source that declares a version in
+// its head (the lines of its first 512 bytes) and registers a function under a name without that
+// version's suffix ("_v<version>"), or one that registers none: a process
+// of one version must find no function of another (Call).
+func CheckFunctionNames(src string) error {
+	v := LibraryVersion(src)
+	if FunctionName("f", src) == "f" {
+		return fmt.Errorf("redis: the library declares no version in its first 512 bytes (%d further on)", v)
+	}
+	suffix := "_v" + strconv.Itoa(v)
+	ms := registered.FindAllStringSubmatch(src, -1)
+	if len(ms) == 0 {
+		return errors.New("redis: the library registers no function")
+	}
+	for _, m := range ms {
+		if name := m[1] + m[2]; !strings.HasSuffix(name, suffix) {
+			return fmt.Errorf("redis: function %q of library version %d is not named with the suffix %q", name, v, suffix)
+		}
+	}
+	return nil
 }
 
 // Load makes the server hold the Functions library name with the source

@@ -122,13 +122,13 @@ type errString string
 func (e errString) Error() string { return string(e) }
 
 // lib is a one-function library declaring version v (none when v < 0),
-// answering ret.
+// answering ret, its function named as Call names it (FunctionName).
 func lib(v int, ret string) string {
 	s := "#!lua name=tg_test\n"
 	if v >= 0 {
 		s += fmt.Sprintf("-- tollgate library version %d\n", v)
 	}
-	return s + "redis.register_function('tg_test_f', function() return '" + ret + "' end)\n"
+	return s + "redis.register_function('" + FunctionName("tg_test_f", s) + "', function() return '" + ret + "' end)\n"
 }
 
 // TestLoadVersions: Load replaces an older library (or one that declares
@@ -140,10 +140,12 @@ func TestLoadVersions(t *testing.T) {
 	ctx := context.Background()
 	c := NewClient(&goredis.Options{Addr: s.Addr})
 	defer c.Close()
+	var kept string // the source the server should hold
 	answers := func(want string) {
 		t.Helper()
-		if got, err := c.FCall(ctx, "tg_test_f", nil).Text(); err != nil || got != want {
-			t.Fatalf("tg_test_f = %q, %v; want %q", got, err, want)
+		fn := FunctionName("tg_test_f", kept)
+		if got, err := c.FCall(ctx, fn, nil).Text(); err != nil || got != want {
+			t.Fatalf("%s = %q, %v; want %q", fn, got, err, want)
 		}
 	}
 	steps := []struct {
@@ -167,9 +169,77 @@ func TestLoadVersions(t *testing.T) {
 		case st.refused != "" && (!errors.Is(err, ErrLibraryVersion) || !strings.Contains(err.Error(), st.refused)):
 			t.Fatalf("step %d: Load = %v, want ErrLibraryVersion saying %q", i, err, st.refused)
 		}
+		if err == nil {
+			kept = st.src
+		}
 		answers(st.then)
 	}
 	if LibraryVersion(lib(-1, "x")) != 0 || LibraryVersion(lib(7, "x")) != 7 {
 		t.Error("LibraryVersion misreads a version line")
+	}
+}
+
+// TestVersionSkew: two library versions on one redis-server. A process
+// that opened the library at version 1 never runs version 2's code once
+// version 2 has replaced it: its call fails with ErrLibraryVersion naming
+// both. After FUNCTION FLUSH it reloads version 1 only because no newer
+// one is there; the next call of version 2 replaces it again, and version
+// 1's calls fail again rather than run version 2's code or downgrade it.
+func TestVersionSkew(t *testing.T) {
+	s := redisserver.StartT(t)
+	ctx := context.Background()
+	c := NewClient(&goredis.Options{Addr: s.Addr})
+	defer c.Close()
+	v1, v2 := lib(1, "one"), lib(2, "two")
+	call := func(src string) (string, error) {
+		v, err := Call(ctx, c, "tg_test", src, false, "tg_test_f", nil)
+		str, _ := v.(string)
+		return str, err
+	}
+	expect := func(step, src, want string) {
+		t.Helper()
+		got, err := call(src)
+		if err != nil || got != want {
+			t.Fatalf("%s: %q, %v; want %q", step, got, err, want)
+		}
+	}
+	refused := func(step, src string) {
+		t.Helper()
+		got, err := call(src)
+		if !errors.Is(err, ErrLibraryVersion) || !strings.Contains(err.Error(), "version 2 is loaded, this build has version 1") {
+			t.Fatalf("%s: %q, %v; want ErrLibraryVersion", step, got, err)
+		}
+	}
+	expect("v1 loads its library", v1, "one")
+	expect("v2 replaces it", v2, "two")
+	refused("v1 after v2 replaced it", v1)
+	expect("v2 still", v2, "two")
+	if _, err := c.FunctionFlush(ctx).Result(); err != nil {
+		t.Fatal(err)
+	}
+	expect("v1 after FUNCTION FLUSH: no newer version there", v1, "one")
+	expect("v2 replaces it again", v2, "two")
+	refused("v1 again", v1)
+	libs, err := c.FunctionList(ctx, goredis.FunctionListQuery{LibraryNamePattern: "tg_test", WithCode: true}).Result()
+	if err != nil || len(libs) != 1 || libs[0].Code != v2 {
+		t.Fatalf("the server holds %+v, %v; want version 2", libs, err)
+	}
+}
+
+// TestFunctionNames: a versioned source must register every function with
+// its version's suffix.
+func TestFunctionNames(t *testing.T) {
+	if err := CheckFunctionNames(lib(2, "x")); err != nil {
+		t.Fatal(err)
+	}
+	bad := "#!lua name=tg_test\n-- tollgate library version 2\nredis.register_function{function_name = 'tg_test_f_v1', callback = f}\n"
+	if err := CheckFunctionNames(bad); err == nil || !strings.Contains(err.Error(), `"tg_test_f_v1"`) {
+		t.Fatalf("a function of another version's name: %v", err)
+	}
+	if err := CheckFunctionNames(lib(-1, "x")); err == nil {
+		t.Fatal("an unversioned library passed")
+	}
+	if FunctionName("f", lib(12, "x")) != "f_v12" || FunctionName("f", lib(-1, "x")) != "f" {
+		t.Fatal("FunctionName")
 	}
 }

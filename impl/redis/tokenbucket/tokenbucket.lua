@@ -1,7 +1,9 @@
 #!lua name=tollgate_tb
--- tollgate library version 2
+-- tollgate library version 3
 -- (Raise it with every change to this file: rconn.Load refuses to replace a
--- newer version, and to load another text under the same version.)
+-- newer version, and to load another text under the same version. Every
+-- function is registered with the version's suffix, "_v3": a process of
+-- another version calls functions of its own version, never these.)
 --
 -- The server side of impl/redis/tokenbucket (spec/redis.md): one function
 -- per operation that writes, and one read-only function for the reads. Go
@@ -334,10 +336,10 @@ local function reclaim(keys, args)
   return #gone
 end
 
-redis.register_function{function_name = 'tollgate_tb_take', callback = take}
-redis.register_function{function_name = 'tollgate_tb_admit', callback = admit}
-redis.register_function{function_name = 'tollgate_tb_peek', callback = peek, flags = {'no-writes'}}
-redis.register_function{function_name = 'tollgate_tb_state', callback = state, flags = {'no-writes'}}
-redis.register_function{function_name = 'tollgate_tb_reset', callback = reset}
-redis.register_function{function_name = 'tollgate_tb_reset_all', callback = reset_all}
-redis.register_function{function_name = 'tollgate_tb_reclaim', callback = reclaim}
+redis.register_function{function_name = 'tollgate_tb_take_v3', callback = take}
+redis.register_function{function_name = 'tollgate_tb_admit_v3', callback = admit}
+redis.register_function{function_name = 'tollgate_tb_peek_v3', callback = peek, flags = {'no-writes'}}
+redis.register_function{function_name = 'tollgate_tb_state_v3', callback = state, flags = {'no-writes'}}
+redis.register_function{function_name = 'tollgate_tb_reset_v3', callback = reset}
+redis.register_function{function_name = 'tollgate_tb_reset_all_v3', callback = reset_all}
+redis.register_function{function_name = 'tollgate_tb_reclaim_v3', callback = reclaim}

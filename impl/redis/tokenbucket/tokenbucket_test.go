@@ -11,6 +11,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/impl/tokenbucket"
 	"github.com/tollgate/tollgate/redisserver"
 )
@@ -193,7 +194,7 @@ func TestServerChecksBeforeWriting(t *testing.T) {
 		{"k", "10", "1", "1", "-0"},                   // not FormatInt's
 		{"k", "10", "1", "1", "01"},                   // not FormatInt's
 	} {
-		if err := c.FCall(ctx, tb.fn.take, tb.keys, args...).Err(); err == nil || !strings.Contains(err.Error(), "tollgate_tb") {
+		if err := c.FCall(ctx, rconn.FunctionName(tb.fn.take, source()), tb.keys, args...).Err(); err == nil || !strings.Contains(err.Error(), "tollgate_tb") {
 			t.Errorf("take %q: %v", args, err)
 		}
 	}
@@ -329,5 +330,41 @@ func TestWait(t *testing.T) {
 	}
 	if _, err := tb.Wait(ctx, "w", Limits{Capacity: 10, RefillPerSecond: 1}, 11); err == nil {
 		t.Fatal("Wait for a cost above capacity succeeded")
+	}
+}
+
+// TestFunctionNamesVersioned: every function of the library is registered
+// under its version's name, so a process of another version never runs
+// it (rconn.Call).
+func TestFunctionNamesVersioned(t *testing.T) {
+	if err := rconn.CheckFunctionNames(source()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEvictingServerRefused: a server whose maxmemory-policy may evict the
+// table's keys is refused, naming the setting (an evicted bucket is a full
+// one: T5 broken); noeviction and volatile-* are accepted (the keys have
+// no TTL).
+func TestEvictingServerRefused(t *testing.T) {
+	srv := redisserver.StartT(t)
+	c := rconn.NewClient(&goredis.Options{Addr: srv.Addr})
+	defer c.Close()
+	ctx := context.Background()
+	for _, policy := range []string{"allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "noeviction"} {
+		if err := c.ConfigSet(ctx, "maxmemory-policy", policy).Err(); err != nil {
+			t.Fatal(err)
+		}
+		tab, err := NewFromClient(ctx, c, "evict")
+		evicts := strings.HasPrefix(policy, "allkeys-")
+		switch {
+		case evicts && (!errors.Is(err, rconn.ErrEvictable) || !strings.Contains(err.Error(), "maxmemory-policy is "+policy)):
+			t.Errorf("%s: %v, want ErrEvictable naming maxmemory-policy", policy, err)
+		case !evicts && err != nil:
+			t.Errorf("%s: %v", policy, err)
+		}
+		if tab != nil {
+			_ = tab.Close()
+		}
 	}
 }
