@@ -53,7 +53,7 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { exploreHelp(fs, stderr) }
-	scenario := fs.String("scenario", "all", "scenarios to run: names or glob patterns, comma-separated; all (the three sets), catalogue, generated or directed")
+	scenario := fs.String("scenario", explore.DefaultSelection, "scenarios to run: names or glob patterns, comma-separated; all (the three sets), catalogue, generated or directed")
 	strategy := fs.String("strategy", "dfs", "dfs, pct or random")
 	bound := fs.Int("bound", explore.DefaultBound, "dfs: the largest preemption bound (bounds 0..N in turn)")
 	depth := fs.Int("depth", explore.DefaultDepth, "pct: the bug depth d")

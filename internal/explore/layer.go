@@ -24,72 +24,29 @@ func init() {
 // tb-trie-plain-append since they give keys one full hash (SameHash).
 func Sees(f fault.Fault) bool { return f.CaughtBy("explore") }
 
-// Hunt explores every catalogue scenario of f's primitive exhaustively
-// within one preemption, in catalogue order, then again within the default
-// bound (DFS), then replays the directed runs of that primitive
-// (DirectedScenarios), and then explores every generated one (Systematic)
-// within one preemption and the default bound, against f's table, until
-// one fails or budget (at least MinHuntBudget) has passed.
-// Deterministic: seed is not used, and the same fault dies at the same
-// schedule every time (a budget that runs out first may cut it short). The
-// outcome's detail counts the schedules run until the kill, over every
-// scenario explored before it.
-// MinHuntBudget is the least time Hunt explores for: enough for the
-// catalogue within both bounds and the generated scenarios of one table
-// within one preemption on 2 loaded cores. Since trie cells gained their
-// first word (one more load per level of every walk), the token bucket's
-// whole list took 34 s on 2 loaded cores (29 s before), and
-// tb-peek-torn, the first mutant only a generated scenario kills, died
-// after 9–18 s where 15 s was the floor.
+// Hunt runs the default explore run (DefaultRun) against f's table: every
+// scenario of f's primitive that `tollgate explore -mutant f` runs, in the
+// same order, each exhaustively within DefaultBound preemptions, until one
+// fails. It runs to the end whatever budget says: a hunt cut short would be
+// a narrower run than the default one, and a mutant it missed would be
+// called a survivor that the default run kills (budget is kept for the
+// layer's signature; MinHuntBudget is no longer a floor but the least a
+// survivor costs, measured). Deterministic: seed is not used, and the same
+// fault dies at the same schedule every time. The outcome's detail counts
+// the schedules run until the kill, over every scenario explored before it.
+//
+// MinHuntBudget is about what the default run of one table takes on 2
+// loaded cores: what a mutant the explorer does not kill costs this layer.
 const MinHuntBudget = 30 * time.Second
 
-func Hunt(f fault.Fault, budget time.Duration, _ uint64) mutant.Outcome {
-	prim := TokenBucket
-	if f.Credits() {
-		prim = Credits
-	}
+func Hunt(f fault.Fault, _ time.Duration, _ uint64) mutant.Outcome {
 	start := time.Now()
 	out := mutant.Outcome{}
 	schedules := 0
-	// Every scenario within one preemption first, then within the default
-	// bound: a fault one preemption shows is found whichever scenario
-	// shows it, before any long exhaustive search of another. Within a
-	// bound the catalogue comes first: its scenarios are the races someone
-	// aimed at, the generated ones the pairs nobody did.
-	type pass struct {
-		s     Scenario
-		bound int
-	}
-	var passes []pass
-	for i, set := range [][]Scenario{Catalogue(), Systematic()} {
-		for _, b := range []int{1, DefaultBound} {
-			for _, s := range set {
-				if s.Primitive == prim {
-					passes = append(passes, pass{s, b})
-				}
-			}
-		}
-		if i == 0 {
-			// The directed runs, one schedule each, between the two sets:
-			// milliseconds, so no budget is ever spent before them.
-			for _, s := range DirectedScenarios() {
-				if s.Primitive == prim {
-					passes = append(passes, pass{s, 0})
-				}
-			}
-		}
-	}
-	// The generated set of one table takes seconds even within one
-	// preemption; a hunt is given at least MinHuntBudget so that it reaches
-	// it (a kill comes as soon as it is found, so only survivors pay).
-	budget = max(budget, MinHuntBudget)
-	for _, p := range passes {
-		s := p.s
-		left := budget - time.Since(start)
-		if left <= 0 {
-			break
-		}
-		r := Explore(s, Options{Fault: f, Bound: p.bound, Budget: Budget{Time: left}, Dir: filepath.Join(os.TempDir(), "tollgate-explore")})
+	ss, opt := HuntPlan(f)
+	opt.Dir = filepath.Join(os.TempDir(), "tollgate-explore")
+	for _, s := range ss {
+		r := Explore(s, opt)
 		schedules += r.Schedules
 		if len(r.PerBound) > 0 {
 			schedules += sum(r.PerBound) - r.Schedules
@@ -106,13 +63,17 @@ func Hunt(f fault.Fault, budget time.Duration, _ uint64) mutant.Outcome {
 			}
 			out.Replay = fmt.Sprintf("go run ./cmd/tollgate explore -scenario %s -mutant %s -replay %s", s.Name, f, fl.Schedule)
 			out.Detail = fmt.Sprintf("%s after %d schedules in all (%s, %d preemptions): %s", s.Name, schedules, fl.Schedule, fl.Preemptions, fl.Detail)
-			out.Rerun = rerun(s, p.bound, budget)
+			out.Rerun = rerun(s, opt.Bound, 10*MinHuntBudget)
 			break
 		}
 	}
 	out.Elapsed = time.Since(start)
 	return out
 }
+
+// HuntPlan is what Hunt explores for f: the default run (DefaultRun), no
+// other.
+func HuntPlan(f fault.Fault) ([]Scenario, Options) { return DefaultRun(f) }
 
 // rerun is the kill's case run again on g's table: the scenario that
 // failed, exhaustively within the bound it failed at. The mutants command

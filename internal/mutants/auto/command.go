@@ -18,6 +18,10 @@ import (
 // none.
 var DefaultPackages = []string{"impl/credits", "impl/tokenbucket", "model"}
 
+// ConcurrencyPackages are the packages the concurrency campaign mutates
+// when Options names none: the two tables, every atomic site of theirs.
+var ConcurrencyPackages = []string{"impl/credits", "impl/tokenbucket"}
+
 // Options is the whole input of `tollgate mutants --auto`, one field a
 // flag. Its zero value is not valid: Workers must be set.
 type Options struct {
@@ -43,6 +47,11 @@ type Options struct {
 	// Match keeps the mutants whose ID it matches; IDsFrom those whose ID
 	// a file holds, one a line after its last two spaces.
 	Match, IDsFrom string
+	// Set is the operators (Classic when empty). The concurrency set is
+	// judged by the default explore run alone (ConcurrencyLayers) and
+	// mutates ConcurrencyPackages by default; its full campaign writes
+	// ConcurrencyResultsFile.
+	Set OpSet
 	// Shard keeps the mutants whose ID falls in it (internal/shard): the
 	// shards 1/n … n/n of one campaign judge each of its mutants once.
 	// With Max, each shard takes its own evenly spaced sample.
@@ -91,17 +100,21 @@ func Run(root string, o Options, w io.Writer) (pass bool, err error) {
 		return false, usage(err)
 	}
 	if o.List {
-		return true, list(root, targets, lines, only, w)
+		return true, list(root, targets, lines, only, o.Set, w)
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	if o.Quiet {
 		logf = nil
 	}
-	res, err := Campaign(Config{Root: root, Files: targets, Workers: o.Workers, Log: logf, Lines: lines, Max: o.Max, Only: only})
+	cfg := Config{Root: root, Files: targets, Workers: o.Workers, Log: logf, Lines: lines, Max: o.Max, Only: only, Set: o.Set}
+	if o.Set == Concurrency {
+		cfg.Layers = ConcurrencyLayers
+	}
+	res, err := Campaign(cfg)
 	if err != nil {
 		return false, err
 	}
-	report, pass := res.report(eq, open, targets, lines)
+	report, pass := res.report(eq.Of(o.Set), open.Of(o.Set), targets, lines)
 	fmt.Fprint(w, "\n"+report)
 	if o.Out != "" {
 		data := report + "\nevery mutant (status, layer, test, where, ID):\n" + res.Table()
@@ -183,6 +196,9 @@ func (o Options) targets(root string) ([]string, error) {
 	pkgs := o.Packages
 	if len(pkgs) == 0 {
 		pkgs = DefaultPackages
+		if o.Set == Concurrency {
+			pkgs = ConcurrencyPackages
+		}
 	}
 	var out []string
 	for _, p := range pkgs {
@@ -218,7 +234,7 @@ func changedTargets(root, base string, targets []string, w io.Writer) ([]string,
 }
 
 // list prints the mutants a campaign over targets would judge.
-func list(root string, targets []string, lines map[string]map[int]bool, only func(Mutant) bool, w io.Writer) error {
+func list(root string, targets []string, lines map[string]map[int]bool, only func(Mutant) bool, set OpSet, w io.Writer) error {
 	n := 0
 	for _, dir := range dirsOf(targets) {
 		p, err := LoadPackage(root, dir)
@@ -229,7 +245,7 @@ func list(root string, targets []string, lines map[string]map[int]bool, only fun
 			if filepath.ToSlash(filepath.Dir(f)) != dir {
 				continue
 			}
-			ms, _, err := p.Generate(f)
+			ms, _, err := p.GenerateSet(f, set)
 			if err != nil {
 				return err
 			}

@@ -36,8 +36,9 @@
 // until one fails (Layers: the unit tests of its package, then of the rest
 // of the suite in their fast forms: the fuzz seeds, rapid's machines with a
 // fixed budget and seed, a short linearizability run with a fixed seed,
-// the golden vectors and the Go driver's conformance run, the explorer's
-// catalogue at bound 2, its two longest scenarios at bound 1), and the
+// the golden vectors and the Go driver's conformance run, and the default
+// explore run: explore.DefaultRun, the very run `tollgate explore` makes
+// with no flags, narrowed to the mutated table's scenarios), and the
 // layer that killed it is recorded; a conversion mutant of the float code
 // that survives them all is cross-compiled for arm64 and killed when it
 // holds a fused multiply-add.
@@ -48,6 +49,30 @@
 // same overlay. The drift tests of internal/mutants (generated files
 // against impl/) are not part of the oracle: a mutated impl/ file makes
 // them fail whatever its behaviour, which says nothing about the mutant.
+//
+// # The concurrency operators
+//
+// `tollgate mutants --auto -concurrency` mutates every atomic site of
+// impl/credits and impl/tokenbucket with the operators of the
+// concurrency-mutation literature (J. S. Bradbury, J. R. Cordy and
+// J. Dingel, "Mutation Operators for Concurrent Java (J2SE 5.0)", Mutation
+// 2006), adapted to Go's atomics as concurrency.go lists them: a
+// compare-and-swap split into a load and a store, two adjacent atomic
+// statements swapped, a load hoisted above the atomic operation before it,
+// a re-check dropped for the value read earlier, a plain store in place of
+// an atomic store or compare-and-swap, a retry loop cut to one attempt, a
+// generation or epoch comparison made to pass. Their oracle is the default
+// explore run alone (ConcurrencyLayers), on the explorer's hooked copies of
+// the schema; a plain-store mutant writes through package active's Word or
+// PairWords, a real non-atomic store in the free-running build, and the
+// generator of the explored copies marks it as it marks every plain store
+// to shared memory (hooked.PlainStore), so the explorer sees a plain
+// write. A swap or a hoist spans two statements: its schema node is opaque
+// (Mutant.Opaque), and a campaign judges such nodes in rounds of their own
+// (Rounds), one schema build each. The survivors share equivalent.txt and
+// open.txt with the classic campaign (each campaign reads only the entries
+// of its own operators); the full campaign's figures are in
+// results-concurrency.txt.
 //
 // # Time-outs
 //

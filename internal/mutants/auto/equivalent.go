@@ -28,8 +28,25 @@ const OpenFile = "internal/mutants/auto/open.txt"
 // ResultsFile holds the full campaign's figures.
 const ResultsFile = "internal/mutants/auto/results.txt"
 
+// ConcurrencyResultsFile holds the full concurrency campaign's figures
+// (-concurrency).
+const ConcurrencyResultsFile = "internal/mutants/auto/results-concurrency.txt"
+
 // Equivalent maps a mutant ID to its reason.
 type Equivalent map[string]string
+
+// Of is the entries of the list whose mutants the operators of set make:
+// one list holds both campaigns' survivors, and each campaign judges its
+// own (an entry of the other's is neither stale nor a reason).
+func (e Equivalent) Of(set OpSet) Equivalent {
+	out := Equivalent{}
+	for id, r := range e {
+		if f := strings.Fields(id); len(f) >= 3 && set.Has(f[2]) {
+			out[id] = r
+		}
+	}
+	return out
+}
 
 // ReadEquivalent reads the list under root.
 func ReadEquivalent(root string) (Equivalent, error) { return readList(root, EquivalentFile) }

@@ -45,6 +45,15 @@ type Mutant struct {
 	// Fixed is set when the node cannot be wrapped (a for loop's post
 	// statement): the mutant is run from its own overlay only.
 	Fixed bool
+	// Opaque is set for a mutant whose node is two statements (cc-swap,
+	// cc-hoist-load): the schema writes SchemaDecl (a var for each name
+	// the statements declare by :=) and then the run-time choice between
+	// SchemaRepl and SchemaOrig, the mutated and original statements with
+	// := made =. Its original branch holds no other mutant's choice, so a
+	// campaign judges it in a round of its own with the mutants whose nodes
+	// overlap its node (Rounds).
+	Opaque                             bool
+	SchemaDecl, SchemaOrig, SchemaRepl string
 }
 
 // ID names the mutant independently of line numbers, so that the list of
@@ -106,6 +115,7 @@ type Package struct {
 	root  string
 	fset  *token.FileSet
 	imp   types.Importer
+	mod   string // the module path
 	srcs  map[string][]byte
 	asts  map[string]*ast.File
 	info  *types.Info
@@ -120,6 +130,9 @@ func LoadPackage(root, dir string) (*Package, error) {
 		return nil, err
 	}
 	p := &Package{Dir: dir, root: root, fset: token.NewFileSet(), srcs: map[string][]byte{}, asts: map[string]*ast.File{}}
+	if p.mod, err = modulePath(root); err != nil {
+		return nil, err
+	}
 	exports, err := exportFiles(root, dir)
 	if err != nil {
 		return nil, err
@@ -184,7 +197,13 @@ func (p *Package) check(m *Mutant) (*types.Info, *types.Package, error) {
 	if m == nil {
 		return p.checkFile("", nil)
 	}
-	return p.checkFile(m.File, m.Apply(p.srcs[m.File]))
+	src := m.Apply(p.srcs[m.File])
+	if strings.Contains(m.Repl, "automutActive.") {
+		// A mutant written with package active's helpers (cc-plain-store)
+		// imports it, as its schema does.
+		src = []byte(addImport(p.mod, string(src)))
+	}
+	return p.checkFile(m.File, src)
 }
 
 // checkWith type-checks the package with file's text replaced by src.
@@ -206,7 +225,7 @@ func (p *Package) checkFile(file string, src []byte) (*types.Info, *types.Packag
 		}
 		files = append(files, f)
 	}
-	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
 	var first error
 	conf := types.Config{Importer: p.imp, Error: func(err error) {
 		if first == nil {
@@ -224,9 +243,15 @@ func (p *Package) Compiles(m Mutant) bool {
 	return err == nil
 }
 
-// Generate returns every mutant of file that type-checks, in source order,
-// and how many candidates were dropped because they did not.
+// Generate returns every mutant of file by the classic operators that
+// type-checks, in source order, and how many candidates were dropped
+// because they did not.
 func (p *Package) Generate(file string) (ms []Mutant, dropped int, err error) {
+	return p.GenerateSet(file, Classic)
+}
+
+// GenerateSet is Generate with the operators of set.
+func (p *Package) GenerateSet(file string, set OpSet) (ms []Mutant, dropped int, err error) {
 	f, ok := p.asts[file]
 	if !ok {
 		return nil, 0, fmt.Errorf("%s is not a file of the default build of %s", file, p.Dir)
@@ -251,6 +276,10 @@ func (p *Package) Generate(file string) (ms []Mutant, dropped int, err error) {
 			continue
 		}
 		g.fn = funcName(fn)
+		if set == Concurrency {
+			g.concurrency(fn)
+			continue
+		}
 		ast.Inspect(fn.Body, g.visit)
 	}
 	seen := map[string]int{}
@@ -270,7 +299,8 @@ func (p *Package) Generate(file string) (ms []Mutant, dropped int, err error) {
 // needsCheck are the operators whose mutants may not compile (an unused
 // variable, a conversion the context needs, a constant division by zero);
 // the others always do on the operand types they are offered.
-var needsCheck = map[string]bool{"arith": true, "bitwise": true, "sign": true, "remove": true, "conversion": true}
+var needsCheck = map[string]bool{"arith": true, "bitwise": true, "sign": true, "remove": true, "conversion": true,
+	"cc-cas-split": true, "cc-swap": true, "cc-hoist-load": true, "cc-drop-recheck": true, "cc-plain-store": true, "cc-one-attempt": true, "cc-drop-epoch": true}
 
 func funcName(fn *ast.FuncDecl) string {
 	if fn.Recv == nil || len(fn.Recv.List) == 0 {

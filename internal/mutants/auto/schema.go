@@ -53,7 +53,7 @@ func Schema(mod string, src []byte, ms []Mutant, nums []int) []byte {
 		if m.Fixed {
 			continue
 		}
-		k := fmt.Sprintf("%d:%d:%v", m.NodeStart, m.NodeEnd, m.Stmt)
+		k := fmt.Sprintf("%d:%d:%v:%v", m.NodeStart, m.NodeEnd, m.Stmt, m.Opaque)
 		s := byKey[k]
 		if s == nil {
 			s = &site{start: m.NodeStart, end: m.NodeEnd, stmt: m.Stmt, typ: m.Type}
@@ -107,8 +107,18 @@ func children(src []byte, s *site) string {
 
 // choice renders one node's run-time choice.
 func choice(src []byte, s *site) string {
-	orig := children(src, s)
 	var b strings.Builder
+	if s.mutants[0].Opaque {
+		// Two statements, their declarations hoisted (Mutant.Opaque); the
+		// original branch is their plain text, with no choice inside.
+		b.WriteString(s.mutants[0].SchemaDecl)
+		for i, m := range s.mutants {
+			fmt.Fprintf(&b, "if automutActive.ID == %d { %s\n} else ", s.muts[i], m.SchemaRepl)
+		}
+		fmt.Fprintf(&b, "{ %s\n}", s.mutants[0].SchemaOrig)
+		return b.String()
+	}
+	orig := children(src, s)
 	if x := s.mutants[0].HeaderX; x != "" {
 		// A loop header's x++, x-- or x op= y, as x = <expression>.
 		fmt.Fprintf(&b, "%s = func() %s { switch automutActive.ID {", x, s.typ)
@@ -146,4 +156,54 @@ func addImport(mod, src string) string {
 	}
 	eol := strings.IndexByte(src[i+1:], '\n') + i + 1
 	return src[:eol] + fmt.Sprintf("; import automutActive %q", mod+"/"+ActivePath) + src[eol:]
+}
+
+// Rounds splits mutants into rounds that one schema each can hold: an
+// opaque mutant (Mutant.Opaque) shares its round with no mutant whose node
+// overlaps its own, except opaque ones of the very same node. Every other
+// node nests in or lies apart from every other, as syntax nodes do, and
+// needs no split. It returns the indices of ms per round, in order; one
+// round when no mutant is opaque.
+func Rounds(ms []Mutant) [][]int {
+	var rounds [][]int
+	conflict := func(a, b *Mutant) bool {
+		if !a.Opaque && !b.Opaque {
+			return false
+		}
+		if a.NodeEnd <= b.NodeStart || b.NodeEnd <= a.NodeStart {
+			return false
+		}
+		return !(a.Opaque && b.Opaque && a.NodeStart == b.NodeStart && a.NodeEnd == b.NodeEnd)
+	}
+	// The nodes that are not opaque first: they never conflict with one
+	// another, so they all share the first round.
+	order := make([]int, 0, len(ms))
+	for i := range ms {
+		if !ms[i].Opaque {
+			order = append(order, i)
+		}
+	}
+	for i := range ms {
+		if ms[i].Opaque {
+			order = append(order, i)
+		}
+	}
+next:
+	for _, i := range order {
+		for r := range rounds {
+			ok := true
+			for _, j := range rounds[r] {
+				if ms[j].File == ms[i].File && conflict(&ms[i], &ms[j]) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				rounds[r] = append(rounds[r], i)
+				continue next
+			}
+		}
+		rounds = append(rounds, []int{i})
+	}
+	return rounds
 }
