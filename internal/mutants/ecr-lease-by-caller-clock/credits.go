@@ -200,14 +200,25 @@ func (h *Holder) String() string { return "holder{" + h.id[:4] + "…}" }
 
 func (t *Table) holderKey(id string) string { return t.prefix + "holder/" + id }
 
-// NewHolder grants a lease of ttl (whole seconds, at least one; etcd may
-// raise a short ttl to its minimum, about 1.5 election timeouts) and puts
+// MaxLeaseTTL is the longest lease NewHolder grants: a longer ttl is an
+// *ArgError. etcd itself accepts a ttl of up to 9·10⁹ seconds, and a holder
+// whose process died under such a lease would keep its reservations for
+// centuries, since only the lease's end makes them sweepable. A holder
+// renews well inside its ttl, which is seconds to minutes in practice.
+const MaxLeaseTTL = time.Hour
+
+// NewHolder grants a lease of ttl (whole seconds, at least one and at most
+// MaxLeaseTTL; etcd may raise a short ttl to its minimum, about 1.5
+// election timeouts) and puts
 // the new holder's key under it. The holder is live while the lease runs:
 // renew it well inside ttl (Renew, or clientv3's KeepAlive). On error no
 // holder is returned; a lease granted before the error expires by itself.
 func (t *Table) NewHolder(ctx context.Context, ttl time.Duration) (*Holder, error) {
 	if ttl < time.Second {
 		return nil, &ArgError{Field: "ttl", Value: ttl, Rule: "must be at least 1s (etcd leases count whole seconds)"}
+	}
+	if ttl > MaxLeaseTTL {
+		return nil, &ArgError{Field: "ttl", Value: ttl, Rule: fmt.Sprintf("must be at most MaxLeaseTTL (%v): a dead holder's reservations are freed only when its lease ends", MaxLeaseTTL)}
 	}
 	g, err := econn.Do(ctx, func(ctx context.Context) (*clientv3.LeaseGrantResponse, error) {
 		return t.c.Grant(ctx, int64(ttl/time.Second))

@@ -52,6 +52,32 @@ var (
 	ErrNotSent = rconn.ErrNotSent
 )
 
+// ErrStateLost is wrapped by the error of any call that finds the table's
+// state gone from the server while the table is live: a key of the table
+// evicted under maxmemory, deleted, flushed, or missing on a replica
+// promoted in a failover. The call wrote nothing. Going on would issue
+// epochs already issued (C3) and sweep live holders (C10), so the table
+// refuses instead; the operator decides (a table under a new name starts
+// afresh). New marks each key of a live table (a field "live"), so that
+// the loss of either is seen; a process that opens the name after both
+// keys are gone finds a fresh table and cannot tell (spec/credits.md
+// §10.5). New refuses a server whose maxmemory-policy can evict the keys
+// (rconn.CheckEviction, ErrEvictable).
+var ErrStateLost = errors.New("the table's state is gone from the server")
+
+// ErrEvictable is rconn.ErrEvictable.
+var ErrEvictable = rconn.ErrEvictable
+
+// stateLost wraps ErrStateLost around the library's refusal of a table
+// whose marker is gone; any other error is returned as it is.
+func stateLost(err error) error {
+	var reply goredis.Error
+	if errors.As(err, &reply) && strings.Contains(reply.Error(), "tollgate_cr: state lost") {
+		return fmt.Errorf("%w: %w", ErrStateLost, err)
+	}
+	return err
+}
+
 // ErrDestroyed is wrapped by the error of New and NewFromClient on a name
 // whose table Destroy ended (C11: a name, once destroyed, is dead for good).
 var ErrDestroyed = errors.New("the table was destroyed")
@@ -63,8 +89,18 @@ var ErrDestroyed = errors.New("the table was destroyed")
 // replays a sweep exactly), and this bound is what keeps that clock honest:
 // a caller whose clock runs far ahead, by mistake or not, cannot sweep a
 // reservation whose lease runs more than MaxClockAheadMs past the server's
-// clock, nor set a lease that no sweep reaches.
+// clock, nor (with MaxLeaseMs) set a lease that no sweep reaches.
 const MaxClockAheadMs = 10_000
+
+// MaxLeaseMs is the longest lease RenewAt sets: a ttlMs above it is an
+// *ArgError, and the library refuses a lease expiry more than
+// MaxClockAheadMs + MaxLeaseMs past the server's clock whoever sends it.
+// So every lease ends at a time a sweep may be given, and a holder that
+// stops renewing has its unenqueued reservations freed at most that long
+// after its last renewal; without the cap RenewAt(nowMs, h,
+// math.MaxInt64-nowMs) set a lease no sweep ever reached. A holder renews
+// well inside its ttl, which is seconds to minutes in practice.
+const MaxLeaseMs = 3_600_000
 
 // ErrClockAhead is wrapped by the error of SweepAt and RenewAt when their
 // nowMs runs more than MaxClockAheadMs ahead of the server's clock. The
@@ -124,7 +160,7 @@ type Table struct {
 
 // functions are the library's function names.
 type functions struct {
-	reserve, enqueue, take, finish, release, sweep, renew, drop, enqueued, snapshot, close, closed string
+	reserve, enqueue, take, finish, release, sweep, renew, drop, enqueued, snapshot, close, closed, open string
 }
 
 // New connects to the server opts names (address, ACL user and password,
@@ -200,15 +236,25 @@ func newTable(ctx context.Context, c goredis.UniversalClient, name string) (*Tab
 	t := &Table{c: c, name: name, keys: Keys(name), fn: functions{
 		reserve: f("reserve"), enqueue: f("enqueue"), take: f("take"), finish: f("finish"),
 		release: f("release"), sweep: f("sweep"), renew: f("renew"), drop: f("drop"),
-		enqueued: f("enqueued"), snapshot: f("snapshot"), close: f("close"), closed: f("closed"),
+		enqueued: f("enqueued"), snapshot: f("snapshot"), close: f("close"), closed: f("closed"), open: f("open"),
 	}}
+	if err := rconn.CheckEviction(ctx, c); err != nil {
+		return nil, fmt.Errorf("credits: table %q: %w", name, err)
+	}
 	if err := rconn.Load(ctx, c, library, source()); err != nil {
 		return nil, err
 	}
-	switch gone, err := t.Destroyed(ctx); {
+	// Mark the table live in both its keys (or find it live, or destroyed):
+	// a call that later finds a marker gone fails with ErrStateLost rather
+	// than issue epochs again.
+	v, err := t.call(ctx, false, t.fn.open)
+	if err != nil {
+		return nil, stateLost(err)
+	}
+	switch r, err := resultOf(t.fn.open, v); {
 	case err != nil:
 		return nil, err
-	case gone:
+	case r == NoTable:
 		return nil, fmt.Errorf("credits: table %q: %w", name, ErrDestroyed)
 	}
 	return t, nil
@@ -277,7 +323,7 @@ func epochOf(slot int, gen uint64) uint64 { return gen<<slotBits | uint64(slot-1
 func (t *Table) call(ctx context.Context, readOnly bool, fn string, args ...any) (any, error) {
 	v, err := rconn.Call(ctx, t.c, library, source(), readOnly, fn, t.keys, args...)
 	if err != nil {
-		return nil, fmt.Errorf("credits: %s: %w", fn, err)
+		return nil, fmt.Errorf("credits: %s: %w", fn, stateLost(err))
 	}
 	return v, nil
 }
@@ -324,14 +370,17 @@ func intsOf(fn string, v any, n int) ([]int64, error) {
 // RenewAt makes h's lease run until nowMs + ttlMs, exclusive, on the
 // callers' clock (milliseconds; the clock SweepAt is given), replacing its
 // expiry (so a renewal with an earlier clock shortens it). ttlMs must be
-// positive and nowMs + ttlMs must not overflow, or RenewAt returns an
-// *ArgError. A nowMs more than MaxClockAheadMs ahead of the server's
+// positive and at most MaxLeaseMs, and nowMs + ttlMs must not overflow, or
+// RenewAt returns an *ArgError. A nowMs more than MaxClockAheadMs ahead of the server's
 // clock is refused with an error wrapping ErrClockAhead, writing nothing.
 // It returns NoTable, writing nothing, after Close.
 func (t *Table) RenewAt(ctx context.Context, nowMs int64, h *Holder, ttlMs int64) (Result, error) {
 	checkHolder(h)
 	if ttlMs <= 0 {
 		return 0, &ArgError{Field: "ttl_ms", Value: ttlMs, Rule: "must be positive"}
+	}
+	if ttlMs > MaxLeaseMs {
+		return 0, &ArgError{Field: "ttl_ms", Value: ttlMs, Rule: fmt.Sprintf("must be at most MaxLeaseMs (%d): no sweep could end a longer lease in time", MaxLeaseMs)}
 	}
 	if nowMs > 0 && ttlMs > 1<<63-1-nowMs {
 		return 0, &ArgError{Field: "ttl_ms", Value: ttlMs, Rule: fmt.Sprintf("now_ms %d + ttl_ms overflows int64", nowMs)}

@@ -172,6 +172,11 @@ func newTable(ctx context.Context, c goredis.UniversalClient, name string, optio
 			reset: library + "_reset", resetAll: library + "_reset_all", reclaim: library + "_reclaim",
 		},
 	}
+	// An evicted bucket is a bucket refilled (T5): refuse a server that may
+	// evict the table's keys.
+	if err := rconn.CheckEviction(ctx, c); err != nil {
+		return nil, fmt.Errorf("tokenbucket: table %q: %w", name, err)
+	}
 	if err := rconn.Load(ctx, c, library, source()); err != nil {
 		return nil, err
 	}
