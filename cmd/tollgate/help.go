@@ -26,7 +26,7 @@ var helpTails = map[string]struct {
 }{
 	"check": {
 		examples: []string{
-			"go run ./cmd/tollgate check                          # both primitives, in process, 20 s",
+			"go run ./cmd/tollgate check                          # both primitives, in process, for -duration 1m0s",
 			"go run ./cmd/tollgate check -duration 5m -primitive tokenbucket",
 			"go run ./cmd/tollgate check -backend redis           # on a throwaway redis-server",
 			"go run ./cmd/tollgate check -backend redis-cluster   # on a throwaway Redis Cluster (3 primaries, a replica each)",
