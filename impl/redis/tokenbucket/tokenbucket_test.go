@@ -321,7 +321,7 @@ func TestWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tb.Close() })
-	lim := Limits{Capacity: 2, RefillPerSecond: 20} // a token each 50 ms
+	lim := Limits{Capacity: 2, RefillPerSecond: 20}         // a token each 50 ms
 	if _, err := tb.Wait(ctx, "full", lim, 1); err != nil { // a full bucket: at once
 		t.Fatal(err)
 	}
