@@ -93,6 +93,13 @@ var helpTails = map[string]struct {
 		},
 		exits: []exitDoc{{0, "every selected case measured"}, {1, "a case failed its check or could not run"}, {2, "a bad flag, or a -run that selects nothing"}},
 	},
+	"version": {
+		examples: []string{
+			"go run ./cmd/tollgate version",
+			"go install github.com/tollgate/tollgate/cmd/tollgate@latest && tollgate version",
+		},
+		exits: []exitDoc{{0, "printed"}, {1, "the binary holds no build information"}, {2, "a bad flag or an argument"}},
+	},
 	"limiters": {
 		examples: []string{
 			"go run ./cmd/tollgate limiters -quick -versions 'golang.org/x/time=newest'",
