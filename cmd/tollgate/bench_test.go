@@ -37,3 +37,23 @@ func TestBenchNothingSelectedExits2(t *testing.T) {
 		t.Fatalf("exit %d, want 2 and a message saying nothing matched: %q", code, stderr.String())
 	}
 }
+
+// TestBenchRefusesZeroRounds: -rounds 0 and -benchtime 0 given on the
+// command line are refused naming the flag, not run as the default suite
+// (issue 45).
+func TestBenchRefusesZeroRounds(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-rounds", "0"}, "-rounds 0: must be at least 1"},
+		{[]string{"-rounds", "-1"}, "-rounds -1: must be at least 1"},
+		{[]string{"-benchtime", "0s"}, "-benchtime 0s: must be > 0"},
+	} {
+		var errb strings.Builder
+		// -run selects nothing, so a bench that takes the flag runs nothing.
+		if code := runBench(append(c.args, "-run", "^nothing$"), &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("bench %v: exit %d, %q; want 2 and %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
