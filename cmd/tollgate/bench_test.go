@@ -12,8 +12,8 @@ func TestBenchFlagsRejectBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-benchtime", "-1s"}, "-benchtime = -1s: must not be negative"},
-		{[]string{"-rounds", "-2"}, "-rounds = -2: must not be negative"},
+		{[]string{"-benchtime", "-1s"}, "-benchtime -1s: must be > 0"},
+		{[]string{"-rounds", "-2"}, "-rounds -2: must be at least 1"},
 		{[]string{"-memkeys", "-5"}, "-memkeys = -5: must not be negative"},
 		{[]string{"-run", "("}, `-run = "(": not a regular expression`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
