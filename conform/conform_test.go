@@ -519,3 +519,15 @@ func TestLayerReplayLine(t *testing.T) {
 		t.Fatalf("replay %q, want %q", out.Replay, want)
 	}
 }
+
+// TestPrintSkippedSpaced: a skipped suite's reason is set off from the
+// table's last column (issue 45 saw "-(skipped: ...)").
+func TestPrintSkippedSpaced(t *testing.T) {
+	rep := &Report{Driver: "d", Primitives: []string{"tb"}, Protocol: ProtocolVersion, Seed: 1,
+		Results: []SuiteResult{{Suite: "cr/vectors", Skipped: "the driver does not support cr"}}}
+	var out strings.Builder
+	rep.Print(&out, "")
+	if !strings.Contains(out.String(), "- (skipped: the driver does not support cr)") {
+		t.Errorf("the skipped suite's reason is not set off by a space:\n%s", out.String())
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"github.com/tollgate/tollgate/model"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -184,7 +186,7 @@ func Run(cfg Config) *Report {
 		suites = AllSuites
 	}
 	if cfg.Dir == "" {
-		cfg.Dir = "conform-failures"
+		cfg.Dir = filepath.Join(os.TempDir(), "tollgate-conform-failures")
 	}
 	conn, hello, err := connect(cfg)
 	if err != nil {
@@ -449,7 +451,7 @@ func (r *Report) Print(w io.Writer, replay string) {
 	fmt.Fprintln(tw, "suite\tcases\tpassed\tfailed\tunknown\ttime\t")
 	for _, s := range r.Results {
 		if s.Skipped != "" {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t(skipped: %s)\n", s.Suite, s.Skipped)
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t (skipped: %s)\n", s.Suite, s.Skipped)
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t\n", s.Suite, s.Cases, s.Passed, s.Failed, s.Unknown, s.Elapsed.Round(time.Millisecond))

@@ -1,10 +1,8 @@
 package examples
 
 import (
-	"context"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/tollgate/tollgate/impl/tokenbucket"
 )
@@ -25,21 +23,4 @@ func RateLimit(per tokenbucket.Bound[string], key func(*http.Request) string, ne
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// Reclaim forgets, every interval until ctx is done, the buckets of tb that
-// are full again under lim (ReclaimAt, T12): the clients that went away
-// stop holding memory, and one that comes back starts from a full bucket,
-// as it would have anyway. Run it in a goroutine of its own.
-func Reclaim(ctx context.Context, tb *tokenbucket.Table[string], lim tokenbucket.Limits, every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			_, _ = tb.Reclaim(lim) // lim was checked by Bind; Reclaim cannot fail on it
-		}
-	}
 }

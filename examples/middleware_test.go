@@ -25,9 +25,11 @@ func Example_middleware() {
 	hello := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello") })
 	h := examples.RateLimit(perClient, func(r *http.Request) string { return r.RemoteAddr }, hello)
 
-	// In a server: go examples.Reclaim(ctx, tb, lim, time.Minute).
+	// The reclaim loop: every minute, forget the buckets that are full
+	// again, so the clients that went away stop holding memory
+	// (tokenbucket's ReclaimEvery; cancel ctx to stop it).
 	ctx, cancel := context.WithCancel(context.Background())
-	go examples.Reclaim(ctx, tb, lim, time.Hour)
+	go tb.ReclaimEvery(ctx, lim, time.Minute)
 	defer cancel()
 
 	get := func(client string) {

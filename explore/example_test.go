@@ -2,6 +2,8 @@ package explore_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/tollgate/tollgate/explore"
@@ -31,6 +33,11 @@ func ExampleExplore() {
 		Twins:   true,
 	}
 	r := explore.Explore(spec, explore.Options{}, "")
+	// The failure's visualization is kept for a person to open, in a new
+	// directory under $TMPDIR (Options.Dir chooses another).
+	if r.Failure.HTML != "" {
+		defer os.RemoveAll(filepath.Dir(r.Failure.HTML))
+	}
 	fmt.Println(r.Failure.Kind, "at", r.Failure.Preemptions, "preemption:", r.Failure.Schedule)
 	_, again, _ := explore.Replay(spec, r.Failure.Schedule, "")
 	fmt.Println("replayed:", again.Kind)

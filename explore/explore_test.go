@@ -67,6 +67,7 @@ func TestCounterHolds(t *testing.T) {
 }
 
 func TestLockReleasedEarlyIsFound(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // the failure's files, kept for a person, go where t.TempDir removes them
 	r := explore.Explore(counterSpec(true), explore.Options{}, "")
 	if r.Failure == nil {
 		t.Fatalf("the split counter passed: %s", r.Summary())
@@ -95,6 +96,7 @@ type accounts struct {
 }
 
 func TestLockOrderDeadlockIsFound(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // the failure's files, kept for a person, go where t.TempDir removes them
 	spec := explore.Spec[*accounts, bool, bool, struct{}]{
 		New:     func() *accounts { return new(accounts) },
 		Threads: [][]bool{{true}, {false}},
@@ -181,6 +183,7 @@ func bucketSpec(early bool) explore.Spec[*bucket, string, bool, bucketState] {
 }
 
 func TestStaleClockReadingIsFound(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // the failure's files, kept for a person, go where t.TempDir removes them
 	if r := explore.Explore(bucketSpec(false), explore.Options{}, ""); r.Failure != nil || !r.Exhaustive {
 		t.Fatalf("the bucket reading its clock under the lock fails: %s\n%v", r.Summary(), r.Failure)
 	}

@@ -57,6 +57,9 @@ var concurrencyOnly = []fault.Fault{fault.TBPlainStore, fault.TBFailClosed, faul
 // TestMutantsIllegal: every fault this layer claims to see (Sees) is
 // reported Illegal within -lin.hunt; the concurrency-only ones first.
 func TestMutantsIllegal(t *testing.T) {
+	// Hunt writes each failing history under $TMPDIR/tollgate-porcupine
+	// for a person to open; the test's go where t.TempDir removes them.
+	t.Setenv("TMPDIR", t.TempDir())
 	order := append([]fault.Fault(nil), concurrencyOnly...)
 	order = append(order, fault.TBTimestampRegress)
 	for _, f := range fault.All() {

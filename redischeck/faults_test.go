@@ -44,7 +44,7 @@ func TestScenarios(t *testing.T) {
 		// milliseconds, as the others do.
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
-			rows, err := Run(s, nil, Options{Seed: 1, Parent: t.TempDir(), CheckTimeout: 20 * time.Second})
+			rows, err := Run(s, nil, Options{Seed: 1, Parent: t.TempDir(), Dir: t.TempDir(), CheckTimeout: 20 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +71,7 @@ func TestFailoverLosesWhatWaitKeeps(t *testing.T) {
 		if s.Name != "failover" && s.Name != "failover-wait" {
 			continue
 		}
-		rows, err := Run(s, []string{linearizability.PrimitiveTokenBucket}, Options{Seed: 1, Parent: t.TempDir(), CheckTimeout: 10 * time.Second})
+		rows, err := Run(s, []string{linearizability.PrimitiveTokenBucket}, Options{Seed: 1, Parent: t.TempDir(), Dir: t.TempDir(), CheckTimeout: 10 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestCrashWithoutAOFLosesWrites(t *testing.T) {
 	// porcupine's verdict does not matter here (proving a credit history
 	// with lost writes Illegal can take it a minute): the direct check must
 	// find the losses.
-	rows, err := Run(crashNoAOF, nil, Options{Seed: 1, Parent: t.TempDir(), CheckTimeout: 5 * time.Second})
+	rows, err := Run(crashNoAOF, nil, Options{Seed: 1, Parent: t.TempDir(), Dir: t.TempDir(), CheckTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestRetryOnTimeoutKilledByPause(t *testing.T) {
 	// machine one run in about fifteen sent none. Three seeds, each a run
 	// of its own.
 	for seed := uint64(1); seed <= 3; seed++ {
-		rows, err := Run(pause, nil, Options{Seed: seed, Parent: t.TempDir(), Fault: fault.RTBRetryOnTimeout, CheckTimeout: time.Minute})
+		rows, err := Run(pause, nil, Options{Seed: seed, Parent: t.TempDir(), Dir: t.TempDir(), Fault: fault.RTBRetryOnTimeout, CheckTimeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func TestClusterScenarios(t *testing.T) {
 		if !s.Cluster {
 			continue
 		}
-		rows, err := Run(s, nil, Options{Seed: 1, Parent: t.TempDir(), CheckTimeout: 20 * time.Second})
+		rows, err := Run(s, nil, Options{Seed: 1, Parent: t.TempDir(), Dir: t.TempDir(), CheckTimeout: 20 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

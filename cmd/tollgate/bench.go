@@ -47,6 +47,21 @@ func parseBenchFlags(args []string, stderr io.Writer) (bench.Config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("tollgate bench: unexpected argument %q", fs.Arg(0))
 	}
+	// A zero -rounds or -benchtime means the default in Config; given on
+	// the command line it is a mistake, not a request for the default.
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		switch {
+		case err != nil:
+		case f.Name == "rounds" && c.Rounds < 1:
+			err = fmt.Errorf("tollgate bench: -rounds %d: must be at least 1 (leave it out for the default)", c.Rounds)
+		case f.Name == "benchtime" && c.Benchtime <= 0:
+			err = fmt.Errorf("tollgate bench: -benchtime %v: must be > 0 (leave it out for the default)", c.Benchtime)
+		}
+	})
+	if err != nil {
+		return c, err
+	}
 	return c.Resolve()
 }
 

@@ -12,8 +12,8 @@ func TestBenchFlagsRejectBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-benchtime", "-1s"}, "-benchtime = -1s: must not be negative"},
-		{[]string{"-rounds", "-2"}, "-rounds = -2: must not be negative"},
+		{[]string{"-benchtime", "-1s"}, "-benchtime -1s: must be > 0"},
+		{[]string{"-rounds", "-2"}, "-rounds -2: must be at least 1"},
 		{[]string{"-memkeys", "-5"}, "-memkeys = -5: must not be negative"},
 		{[]string{"-run", "("}, `-run = "(": not a regular expression`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
@@ -35,5 +35,25 @@ func TestBenchNothingSelectedExits2(t *testing.T) {
 	var stderr strings.Builder
 	if code := runBench([]string{"-run", "no-such-case", "-memkeys", "0", "-out", t.TempDir()}, &stderr); code != 2 || !strings.Contains(stderr.String(), "matches no case") {
 		t.Fatalf("exit %d, want 2 and a message saying nothing matched: %q", code, stderr.String())
+	}
+}
+
+// TestBenchRefusesZeroRounds: -rounds 0 and -benchtime 0 given on the
+// command line are refused naming the flag, not run as the default suite
+// (issue 45).
+func TestBenchRefusesZeroRounds(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-rounds", "0"}, "-rounds 0: must be at least 1"},
+		{[]string{"-rounds", "-1"}, "-rounds -1: must be at least 1"},
+		{[]string{"-benchtime", "0s"}, "-benchtime 0s: must be > 0"},
+	} {
+		var errb strings.Builder
+		// -run selects nothing, so a bench that takes the flag runs nothing.
+		if code := runBench(append(c.args, "-run", "^nothing$"), &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("bench %v: exit %d, %q; want 2 and %q", c.args, code, errb.String(), c.want)
+		}
 	}
 }

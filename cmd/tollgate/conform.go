@@ -31,7 +31,7 @@ func runConform(args []string) int {
 	suites := fs.String("suites", strings.Join(conform.AllSuites, ","), "suites to run, comma-separated: "+strings.Join(conform.AllSuites, ", "))
 	primitives := fs.String("primitives", "", "primitives to check, comma-separated: tb, cr (empty: every one the driver lists)")
 	timeout := fs.Duration("timeout", 10*time.Second, "per-request timeout; a driver that does not answer in time fails")
-	dir := fs.String("dir", "conform-failures", "directory for files written on failure (porcupine visualizations)")
+	dir := fs.String("dir", "", "directory for files written on failure (porcupine visualizations); empty: a new temporary directory, printed when a failure writes to it and removed when none does")
 	verbose := fs.Bool("v", false, "copy the driver's stderr to stderr")
 	writeVectors := fs.String("write-vectors", "", "regenerate the golden vectors from the model into DIR and exit")
 	var vectors listFlag
@@ -98,8 +98,25 @@ func runConform(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	if cfg.Dir == "" {
+		d, err := os.MkdirTemp("", "tollgate-conform-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tollgate conform:", err)
+			return 1
+		}
+		cfg.Dir = d
+		defer func() {
+			// Removed when empty: a run that wrote no failure leaves nothing.
+			if entries, err := os.ReadDir(d); err == nil && len(entries) == 0 {
+				_ = os.Remove(d)
+			}
+		}()
+	}
 	rep := conform.Run(cfg)
 	rep.Print(os.Stdout, conformReplay(*budget, *clients, argv))
+	if entries, err := os.ReadDir(cfg.Dir); err == nil && len(entries) > 0 {
+		fmt.Printf("\nfailure files (porcupine visualizations, histories) are under %s\n", cfg.Dir)
+	}
 	if !rep.OK() {
 		return 1
 	}

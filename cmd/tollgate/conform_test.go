@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -61,5 +62,39 @@ func TestConformReplayLine(t *testing.T) {
 	want := "go run ./cmd/tollgate conform --seed 7 --suites random --budget 2s --clients 4 -- elixir driver.exs"
 	if got != want {
 		t.Fatalf("replay line\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestConformFailureDir: without -dir, conform writes a failure's files
+// under a new temporary directory that it prints, and nothing in the
+// working directory (issue 45: a committed conform-failures/ at the root).
+func TestConformFailureDir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	t.Setenv("TOLLGATE_HELPER_DRIVER", "--mutant tb-plain-store")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out := runCaptured(t, "conform", []string{"--seed", "1", "--budget", "2s", "--suites", "concurrent", "--primitives", "tb",
+		"--", exe, "-test.run=^TestHelperDriver$"})
+	if code != 1 {
+		t.Fatalf("conform against tb-plain-store exited %d, want 1:\n%s", code, out)
+	}
+	if left, _ := os.ReadDir(cwd); len(left) != 0 {
+		t.Errorf("conform wrote %d entries into the working directory, e.g. %s", len(left), left[0].Name())
+	}
+	dirs, _ := os.ReadDir(tmp)
+	if len(dirs) != 1 || !strings.HasPrefix(dirs[0].Name(), "tollgate-conform-") {
+		t.Fatalf("want one tollgate-conform-* directory in $TMPDIR, have %v", dirs)
+	}
+	d := filepath.Join(tmp, dirs[0].Name())
+	if files, _ := os.ReadDir(d); len(files) == 0 {
+		t.Errorf("%s holds no failure file", d)
+	}
+	if !strings.Contains(out, "are under "+d) {
+		t.Errorf("the output does not name %s:\n%s", d, out)
 	}
 }

@@ -26,7 +26,7 @@ var helpTails = map[string]struct {
 }{
 	"check": {
 		examples: []string{
-			"go run ./cmd/tollgate check                          # both primitives, in process, 20 s",
+			"go run ./cmd/tollgate check                          # both primitives, in process, for -duration 1m0s",
 			"go run ./cmd/tollgate check -duration 5m -primitive tokenbucket",
 			"go run ./cmd/tollgate check -backend redis           # on a throwaway redis-server",
 			"go run ./cmd/tollgate check -backend redis-cluster   # on a throwaway Redis Cluster (3 primaries, a replica each)",
@@ -92,6 +92,13 @@ var helpTails = map[string]struct {
 			"go run ./cmd/tollgate bench -redis-cluster -run REDIS-CLUSTER -rounds 5 -memkeys 0",
 		},
 		exits: []exitDoc{{0, "every selected case measured"}, {1, "a case failed its check or could not run"}, {2, "a bad flag, or a -run that selects nothing"}},
+	},
+	"version": {
+		examples: []string{
+			"go run ./cmd/tollgate version",
+			"go install github.com/tollgate/tollgate/cmd/tollgate@latest && tollgate version",
+		},
+		exits: []exitDoc{{0, "printed"}, {1, "the binary holds no build information"}, {2, "a bad flag or an argument"}},
 	},
 	"limiters": {
 		examples: []string{

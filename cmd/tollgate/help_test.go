@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tollgate/tollgate/internal/mainjob"
 )
 
 // runCaptured runs command name with args, capturing what it writes to
@@ -75,5 +77,18 @@ func TestHelpConvention(t *testing.T) {
 				t.Errorf("tollgate %s -no-such-flag exits %d, want 2 and the usage:\n%s", c.name, status, out)
 			}
 		})
+	}
+}
+
+// TestCheckHelpDuration: the budget that check's first example states is
+// default of -duration (issue 45: it said 20 s when the default was 1 m).
+func TestCheckHelpDuration(t *testing.T) {
+	first := helpTails["check"].examples[0]
+	m := regexp.MustCompile(`for -duration (\S+)$`).FindStringSubmatch(first)
+	if m == nil {
+		t.Fatalf("check's first example states no -duration: %q", first)
+	}
+	if want := mainjob.Defaults().Duration.String(); m[1] != want {
+		t.Errorf("check's first example says -duration %s; the default is %s", m[1], want)
 	}
 }

@@ -1,13 +1,43 @@
 // Package credits is a fixed 32-slot admission table whose rows also hold
 // the request payload (spec/credits.md).
 //
-// Slots 1..26 admit the General class and 27..32 the Internal class; a class
-// never borrows the other's slots. A caller reserves a slot, then enqueues
-// its payload into that row; an owner takes enqueued rows, handles them and
-// finishes them, which frees the slot. Each reservation carries an epoch
-// unique for the table's lifetime, and every later transition is pinned to
-// it, so a stale token can never change a recycled slot. Every transition is
-// exactly one compare-and-swap on one slot word.
+// # The contract
+//
+// The table is a fixed admission bound: at most 26 General and 6 Internal
+// reservations are held at once (slots 1..26 and 27..32; a class never
+// borrows the other's slots), and the bound is not configurable. Reserve
+// never blocks: when every slot of the class is in use it refuses at once
+// with Exhausted, and the caller decides what a refusal means (a 503, a
+// retry later, a queue of its own). It is not a blocking semaphore: no
+// caller waits in the table for a slot to free, and none is queued.
+//
+// A reservation belongs to a Holder, which stands in for the process that
+// made it (Go has no process identifiers). Make one Holder per request
+// when each request reserves, releases and may fail on its own: its
+// reservation is then freed by its own Release, or, if the request's
+// goroutine dies before releasing, by a Sweep after the holder's Exit.
+// Make one Holder per process (or per connection) when its reservations
+// should all be given up together: one Exit makes every reservation it
+// never enqueued sweepable. A Holder's calls on one token must not overlap.
+//
+// Release(h, tok) reports whether this call freed tok's slot. False means
+// the slot was not reserved by h under tok's epoch at the call, and the
+// call changed nothing: tok was already released, enqueued, or swept; h is
+// not the holder that reserved it (the reservation then stays held until
+// its own holder releases it, or exits and a Sweep frees it); or the table
+// is closed. A false from a Release that must succeed is a bug of the
+// caller, to be logged, not retried.
+//
+// # Rows, owners and epochs
+//
+// A caller reserves a slot, then enqueues its payload into that row; an
+// owner takes enqueued rows, handles them and finishes them, which frees
+// the slot. Each reservation carries an epoch unique for the table's
+// lifetime, and every later transition is pinned to it, so a stale token
+// can never change a recycled slot. Every transition is exactly one
+// compare-and-swap on one slot word. A caller that only needs the bound
+// reserves and releases, and never enqueues (the package example
+// AdmissionBound).
 //
 // Go has no process identifiers, so a Holder stands in for the calling
 // process: Enqueue and Release must come from the Holder that reserved, and

@@ -28,3 +28,29 @@ func TestTakeAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckedKeysAllocateNothing: the check that refuses a key not equal to
+// itself (a float, struct or interface key) adds no allocation to a take.
+func TestCheckedKeysAllocateNothing(t *testing.T) {
+	type pair struct {
+		Name  string
+		Score float64
+	}
+	lim := tokenbucket.Limits{Capacity: 1e9, RefillPerSecond: 1}
+	floats := tokenbucket.New[float64]()
+	pairs := tokenbucket.New[pair]()
+	anys := tokenbucket.New[any]()
+	var key any = 2.5
+	floats.TakeAt(0, 2.5, lim, 1)
+	pairs.TakeAt(0, pair{"a", 2.5}, lim, 1)
+	anys.TakeAt(0, key, lim, 1)
+	for name, f := range map[string]func(){
+		"float64": func() { floats.TakeAt(0, 2.5, lim, 1) },
+		"struct":  func() { pairs.TakeAt(0, pair{"a", 2.5}, lim, 1) },
+		"any":     func() { anys.TakeAt(0, key, lim, 1) },
+	} {
+		if n := testing.AllocsPerRun(1000, f); n != 0 {
+			t.Errorf("%s key: %v allocations per take, want 0", name, n)
+		}
+	}
+}

@@ -20,6 +20,7 @@ const (
 )
 
 func testLayer(t *testing.T, name string, hunt func(fault.Fault, time.Duration, uint64) mutant.Outcome) {
+	t.Setenv("TMPDIR", t.TempDir()) // the fuzz hunts' crasher files go where t.TempDir removes them
 	defer func(d time.Duration) { HuntShrinkTime = d }(HuntShrinkTime)
 	HuntShrinkTime = 100 * time.Millisecond // the kill is what counts here
 	for _, f := range fault.All() {

@@ -13,6 +13,7 @@ import (
 // same property, seed and replay, and against the real implementation it
 // passes.
 func TestRerunRepeatsTheCase(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // the fuzz hunt's crasher files go where t.TempDir removes them
 	for name, hunt := range map[string]func(fault.Fault, time.Duration, uint64) mutant.Outcome{"fuzz": HuntFuzz, "rapid": HuntRapid} {
 		out := hunt(fault.TBNoClamp, 200*time.Millisecond, 3)
 		if !out.Killed || out.Rerun == nil {

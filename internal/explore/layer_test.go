@@ -10,6 +10,10 @@ import (
 // TestHuntRerun: a kill carries its case, which the mutant fails again and
 // the real table passes (tollgate mutants judges every kill by that).
 func TestHuntRerun(t *testing.T) {
+	// Hunt writes the failure's visualization under
+	// $TMPDIR/tollgate-explore for a person to open; the test's go where
+	// t.TempDir removes them.
+	t.Setenv("TMPDIR", t.TempDir())
 	out := Hunt(fault.CrFinishBlind, time.Minute, 0)
 	if !out.Killed || out.Rerun == nil {
 		t.Fatalf("cr-finish-blind: killed %v, rerun %v: %s", out.Killed, out.Rerun != nil, out.Detail)

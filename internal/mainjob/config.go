@@ -110,8 +110,12 @@ func (c Config) checkRanges() error {
 		return fmt.Errorf("check: -primitive %q must be tokenbucket, credits or all", c.Primitive)
 	case c.Duration < 0:
 		return fmt.Errorf("check: -duration %v must be >= 0", c.Duration)
-	case c.Clients < 0 || c.Keys < 0 || c.Ops < 0:
-		return fmt.Errorf("check: -clients, -keys and -ops must be >= 0")
+	case c.Clients < 0:
+		return fmt.Errorf("check: -clients %d must be >= 0 (0: each workload's own)", c.Clients)
+	case c.Keys < 0:
+		return fmt.Errorf("check: -keys %d must be >= 0 (0: each workload's own)", c.Keys)
+	case c.Ops < 0:
+		return fmt.Errorf("check: -ops %d must be >= 0 (0: each workload's own)", c.Ops)
 	case c.SeqShare < 0 || c.SeqShare >= 1:
 		return fmt.Errorf("check: -seq-share %v must be in [0, 1)", c.SeqShare)
 	case c.Timeout < 0:

@@ -20,8 +20,9 @@ func TestResolveRejects(t *testing.T) {
 	}{
 		{"primitive", func(c *Config) { c.Primitive = "bucket" }, []string{"-primitive", "tokenbucket, credits or all"}},
 		{"duration", func(c *Config) { c.Duration = -time.Second }, []string{"-duration", ">= 0"}},
-		{"clients", func(c *Config) { c.Clients = -1 }, []string{"-clients", ">= 0"}},
-		{"ops", func(c *Config) { c.Ops = -1 }, []string{"-ops", ">= 0"}},
+		{"clients", func(c *Config) { c.Clients = -1 }, []string{"-clients -1 must be >= 0"}},
+		{"keys", func(c *Config) { c.Keys = -2 }, []string{"-keys -2 must be >= 0"}},
+		{"ops", func(c *Config) { c.Ops = -3 }, []string{"-ops -3 must be >= 0"}},
 		{"seq-share high", func(c *Config) { c.SeqShare = 1 }, []string{"-seq-share", "[0, 1)"}},
 		{"seq-share low", func(c *Config) { c.SeqShare = -0.1 }, []string{"-seq-share", "[0, 1)"}},
 		{"timeout", func(c *Config) { c.Timeout = -1 }, []string{"-timeout", ">= 0"}},
@@ -109,5 +110,24 @@ func TestNoRowOfNothing(t *testing.T) {
 		if r[2] == "0" {
 			t.Errorf("the %s row checked 0 histories:\n%s", r[1], out.String())
 		}
+	}
+}
+
+// TestNoClaimOfASkippedSequentialCheck: with no sequential check (-seq-share
+// 0, as on the Redis and etcd backends), an Ok verdict does not say that a
+// sequential check agreed.
+func TestNoClaimOfASkippedSequentialCheck(t *testing.T) {
+	c := Defaults()
+	c.Duration, c.Primitive, c.Seed, c.Progress, c.Out, c.SeqShare = 0, linearizability.PrimitiveTokenBucket, 1, 0, t.TempDir(), 0
+	var out strings.Builder
+	v, err := Run(c, &out)
+	if err != nil || v != Ok {
+		t.Fatalf("Run = %v, %v\n%s", v, err, out.String())
+	}
+	if strings.Contains(out.String(), "sequential check agreed") {
+		t.Errorf("no sequential check ran, but the output says one agreed:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "result: Ok — every history linearizable (no sequential check ran)") {
+		t.Errorf("the result line does not say that no sequential check ran:\n%s", out.String())
 	}
 }

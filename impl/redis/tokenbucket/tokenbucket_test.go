@@ -305,25 +305,49 @@ func TestAdmitMatchesInProcess(t *testing.T) {
 // cost, sleeps the refusal's wait otherwise, and fails at once, having taken
 // nothing, when the context's deadline comes first or the bucket could
 // never cover the cost.
+//
+// The bucket is emptied by two takes at one reading T of the table's clock
+// (milliseconds on the monotonic clock since the test began), so it holds 1
+// token no sooner than T+50. Wait can only be admitted at a reading of at
+// least T+50, whatever the load: the test asserts on the clock's readings,
+// not on how long the Wait took on the real clock (a loaded machine can
+// delay the Wait's start past T+50, and then it rightly takes at once).
 func TestWait(t *testing.T) {
 	ctx := context.Background()
-	tb, _ := newTestTable(t, "wait")
-	lim := Limits{Capacity: 2, RefillPerSecond: 20} // a token each 50 ms
-	for range 2 {
-		if _, err := tb.Wait(ctx, "w", lim, 1); err != nil {
-			t.Fatal(err)
+	srv := redisserver.StartT(t)
+	base := time.Now()
+	clock := func() int64 { return time.Since(base).Milliseconds() }
+	tb, err := New(ctx, &goredis.Options{Addr: srv.Addr}, "wait", WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tb.Close() })
+	lim := Limits{Capacity: 2, RefillPerSecond: 20}         // a token each 50 ms
+	if _, err := tb.Wait(ctx, "full", lim, 1); err != nil { // a full bucket: at once
+		t.Fatal(err)
+	}
+	emptied := clock()
+	for i := range 2 {
+		if _, ok, err := tb.TakeAt(ctx, emptied, "w", lim, 1); err != nil || !ok {
+			t.Fatalf("take %d of a full bucket of 2: %v %v", i+1, ok, err)
 		}
 	}
-	start := time.Now()
+	if _, ok, err := tb.TakeAt(ctx, emptied, "w", lim, 1); err != nil || ok {
+		t.Fatalf("third take at the same reading: admitted %v, %v; want refused", ok, err)
+	}
 	if _, err := tb.Wait(ctx, "w", lim, 1); err != nil {
 		t.Fatal(err)
 	}
-	if waited := time.Since(start); waited < 20*time.Millisecond {
-		t.Errorf("Wait on an empty bucket returned after %v, before any token could refill", waited)
+	if end := clock(); end-emptied < 50 {
+		t.Errorf("Wait on a bucket empty at %d ms returned at %d ms, before a token could refill (50 ms)", emptied, end)
+	}
+	slow := Limits{Capacity: 1, RefillPerSecond: 0.001}
+	if _, ok, err := tb.TakeAt(ctx, clock(), "slow", slow, 1); err != nil || !ok {
+		t.Fatalf("take of a full bucket of 1: %v %v", ok, err)
 	}
 	short, cancel := context.WithTimeout(ctx, time.Millisecond)
 	defer cancel()
-	if _, err := tb.Wait(short, "w", Limits{Capacity: 1, RefillPerSecond: 0.001}, 1); err == nil {
+	if _, err := tb.Wait(short, "slow", slow, 1); err == nil {
 		t.Fatal("Wait with 1 ms left on a bucket 1000 s from a token succeeded")
 	} else if !errors.Is(err, tokenbucket.ErrWouldExceedDeadline) && !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Wait past the deadline: %v", err)
