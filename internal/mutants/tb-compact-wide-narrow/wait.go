@@ -30,12 +30,12 @@ var ErrNever = errors.New("tokenbucket: the bucket would never cover the cost")
 // returns nil after a full d and ctx.Err() otherwise.
 type sleepFunc func(ctx context.Context, d time.Duration) error
 
-// WithSleep makes Wait block with sleep instead of a timer on the real
-// clock. sleep must return nil once d has passed and ctx.Err() if ctx is done
-// first; any other error it returns ends Wait with that error. It is meant
-// for tests that inject a clock with WithClock: a sleep that advances that
-// clock by d makes Wait instant and deterministic. A nil sleep restores the
-// default.
+// WithSleep makes Wait and ReclaimEvery block with sleep instead of a timer
+// on the real clock. sleep must return nil once d has passed and ctx.Err()
+// if ctx is done first; any other error it returns ends the call with that
+// error. It is meant for tests that inject a clock with WithClock: a sleep
+// that advances that clock by d makes Wait and ReclaimEvery instant and
+// deterministic. A nil sleep restores the default.
 func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
 	return func(c *config) { c.sleep = sleep }
 }
