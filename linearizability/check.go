@@ -135,8 +135,9 @@ func checkTokenBucket(h TBHistory, opt Options, m porcupine.Model) (Report, erro
 	return rep, nil
 }
 
-// CheckCredits checks a credit-table history with CreditsModel and
-// CheckEpochs. An invalid history (Validate) is an error, not a verdict. An
+// CheckCredits checks a credit-table history with CheckEpochs,
+// CheckListings (each listing by model.CheckListing's real-time rule, C13)
+// and CreditsModel. An invalid history (Validate) is an error, not a verdict. An
 // Illegal history that is linearizable but for the rows its sweeps had to
 // free (C17) is reported as C17, naming the sweep (FindUnswept).
 func CheckCredits(h CrHistory, opt Options) (Report, error) {
@@ -168,6 +169,12 @@ func checkCredits(h CrHistory, opt Options, m porcupine.Model) (Report, error) {
 			ann = append(ann, porcupine.Annotation{ClientId: op.Client, Start: op.Call, End: op.Return,
 				Description: fmt.Sprintf("epoch %d", v.Epoch), Details: v.Error(), BackgroundColor: "#ffb3b3"})
 		}
+	} else if v := CheckListings(h); v != nil {
+		rep.Result, rep.Invariant = Illegal, v.Err.Invariant
+		rep.Detail = v.Error()
+		op := h.Ops[v.Index]
+		ann = append(ann, porcupine.Annotation{ClientId: op.Client, Start: op.Call, End: op.Return,
+			Description: v.Err.Invariant, Details: v.Error(), BackgroundColor: "#ffb3b3"})
 	} else {
 		var res porcupine.CheckResult
 		res, info = check(m, ops, opt)

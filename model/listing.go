@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // TimedCrOp is one credit-table operation of a concurrent history with its
 // real-time interval: the stamps of its call and of its return, on one
@@ -25,9 +28,75 @@ type ListingError[P comparable] struct {
 
 func (e *ListingError[P]) Error() string { return e.Invariant + ": " + e.Detail }
 
-// ListingRows reads a history for the rows a non-atomic listing l (an
-// enqueued call, spec/credits.md §5) may and must show, by the rule of
-// spec/credits.md C13. It returns indexes into ops of enqueue operations:
+// Listings indexes a history for its listings' checks: for every enqueue
+// that answered ok or is unknown, the earliest return of an operation that
+// proves its row gone and the earliest call of one that may have moved it
+// (see Rows). Build it once per history; it does not change ops.
+type Listings[P comparable] struct {
+	ops     []TimedCrOp[P]
+	enq     []int   // indexes of the enqueues that answered ok or are unknown
+	goneAt  []int64 // by position in enq
+	movedAt []int64
+}
+
+// NewListings indexes ops (see Listings).
+func NewListings[P comparable](ops []TimedCrOp[P]) *Listings[P] {
+	x := &Listings[P]{ops: ops}
+	byTok := map[Token][]int{} // token → take and finish operations
+	var reserves [Slots + 1][]int
+	closeGone, closeMoved := int64(math.MaxInt64), int64(math.MaxInt64)
+	for i, o := range ops {
+		switch o.Input.Kind {
+		case CrEnqueue:
+			if o.Unknown || o.Output.Result == OK {
+				x.enq = append(x.enq, i)
+			}
+		case CrTake, CrFinish:
+			byTok[o.Input.Token] = append(byTok[o.Input.Token], i)
+		case CrClose:
+			if !o.Unknown {
+				closeGone = min(closeGone, o.Return)
+			}
+			closeMoved = min(closeMoved, o.Call)
+		case CrReserve:
+			if t := o.Output.Token; !o.Unknown && o.Output.Result == OK && t.Slot >= 1 && t.Slot <= Slots {
+				reserves[t.Slot] = append(reserves[t.Slot], i)
+			}
+		}
+	}
+	for _, i := range x.enq {
+		e := ops[i]
+		tok := e.Input.Token
+		gone, moved := closeGone, closeMoved
+		for _, j := range byTok[tok] {
+			o := ops[j]
+			won := !o.Unknown && o.Output.OK
+			if won {
+				gone = min(gone, o.Return)
+			}
+			if won || o.Unknown {
+				moved = min(moved, o.Call)
+			}
+		}
+		if tok.Slot >= 1 && tok.Slot <= Slots && !e.Unknown {
+			// A later claim of the slot needs the row freed first.
+			for _, j := range reserves[tok.Slot] {
+				if o := ops[j]; o.Output.Token.Epoch != tok.Epoch && o.Call > e.Return {
+					gone = min(gone, o.Return)
+				}
+			}
+		}
+		x.goneAt, x.movedAt = append(x.goneAt, gone), append(x.movedAt, moved)
+	}
+	return x
+}
+
+// Op returns operation i of the indexed history.
+func (x *Listings[P]) Op(i int) TimedCrOp[P] { return x.ops[i] }
+
+// Rows returns the rows a non-atomic listing l (an enqueued call,
+// spec/credits.md §5) may and must show, by the rule of spec/credits.md
+// C13, as indexes into the history of enqueue operations:
 //
 //   - may: enqueues whose row the slot may have held, enqueued, at some
 //     instant inside l's interval: the enqueue answered ok (or its outcome
@@ -45,37 +114,14 @@ func (e *ListingError[P]) Error() string { return e.Invariant + ": " + e.Detail 
 //
 // An entry of l that is none of the may rows' is a row its slot never held
 // during the call; a must row that l leaves out is one it skipped.
-func ListingRows[P comparable](l TimedCrOp[P], ops []TimedCrOp[P]) (may, must []int) {
-	for i, e := range ops {
-		if e.Input.Kind != CrEnqueue || (!e.Unknown && e.Output.Result != OK) || e.Call >= l.Return {
-			continue
-		}
-		tok := e.Input.Token
-		gone, moved := false, false
-		for _, o := range ops {
-			known := !o.Unknown
-			switch o.Input.Kind {
-			case CrTake, CrFinish:
-				if o.Input.Token != tok {
-					continue
-				}
-				won := known && (o.Output.OK)
-				gone = gone || (won && o.Return < l.Call)
-				moved = moved || ((won || o.Unknown) && o.Call < l.Return)
-			case CrClose:
-				gone = gone || (known && o.Return < l.Call)
-				moved = moved || o.Call < l.Return
-			case CrReserve:
-				// A later claim of the slot needs the row freed first.
-				gone = gone || (known && o.Output.Result == OK && o.Output.Token.Slot == tok.Slot &&
-					o.Output.Token.Epoch != tok.Epoch && !e.Unknown && o.Call > e.Return && o.Return < l.Call)
-			}
-		}
-		if gone {
+func (x *Listings[P]) Rows(l TimedCrOp[P]) (may, must []int) {
+	for k, i := range x.enq {
+		e := x.ops[i]
+		if e.Call >= l.Return || x.goneAt[k] < l.Call {
 			continue
 		}
 		may = append(may, i)
-		if !e.Unknown && e.Return < l.Call && !moved {
+		if !e.Unknown && e.Return < l.Call && x.movedAt[k] >= l.Return {
 			must = append(must, i)
 		}
 	}
@@ -87,7 +133,7 @@ func ListingRows[P comparable](l TimedCrOp[P], ops []TimedCrOp[P]) (may, must []
 // real-time order of calls and returns, so it holds for every
 // linearization: the entries are ordered by mark then slot, name slots
 // 1..32 at most once each, and each is the row of one of the enqueues
-// ListingRows says l may show (model.ListedBy: its token, payload and
+// Listings.Rows says l may show (model.ListedBy: its token, payload and
 // mark); every row it says l must show is listed. A listing whose outcome
 // is unknown, or that is not an enqueued call, is not checked (nil).
 //
@@ -100,6 +146,12 @@ func ListingRows[P comparable](l TimedCrOp[P], ops []TimedCrOp[P]) (may, must []
 // listing was called; and no listing may leave out a row that was enqueued
 // throughout the call.
 func CheckListing[P comparable](l TimedCrOp[P], ops []TimedCrOp[P]) *ListingError[P] {
+	return NewListings(ops).Check(l)
+}
+
+// Check is CheckListing of l over the indexed history.
+func (x *Listings[P]) Check(l TimedCrOp[P]) *ListingError[P] {
+	ops := x.ops
 	if l.Input.Kind != CrEnqueued || l.Unknown {
 		return nil
 	}
@@ -124,7 +176,7 @@ func CheckListing[P comparable](l TimedCrOp[P], ops []TimedCrOp[P]) *ListingErro
 			}
 		}
 	}
-	may, must := ListingRows(l, ops)
+	may, must := x.Rows(l)
 	for _, e := range list {
 		ok := false
 		for _, i := range may {
