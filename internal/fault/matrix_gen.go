@@ -154,10 +154,24 @@ const (
 	// end the holder stamped on its own clock has passed on the sweeper's,
 	// whatever the renewals the cluster saw.
 	ECRLeaseByCallerClock Fault = 39
+
+	// Faults of impl/credits.
+
+	// CrListStaleBox: the list of enqueued rows loads the box before the row
+	// word and names the token from the box, so it can list a row taken before
+	// the list began.
+	CrListStaleBox Fault = 40
+
+	// Faults of impl/tokenbucket.
+
+	// TBAdmitTornWait: a refused admit reads the bucket word for its wait as
+	// two 64-bit halves, so a take in between pairs one state's tokens with
+	// another's timestamp.
+	TBAdmitTornWait Fault = 41
 )
 
 // numFaults is one more than the largest fault.
-const numFaults Fault = 40
+const numFaults Fault = 42
 
 // layerNames are the layers a patch's Caught-by line may name, in the
 // order of the README's mutant table.
@@ -401,5 +415,15 @@ var rows = [...]row{
 		name: "ecr-lease-by-caller-clock", pkg: "impl/etcd/credits",
 		bug:      "the lease judged by the caller's clock, not the cluster",
 		killedBy: "`TestEtcdSweepSparesRenewedHolder` (a holder of ttl 2 s that renews every 500 ms has its reservation swept after 2.5 s)",
+	},
+	CrListStaleBox: {
+		name: "cr-list-stale-box", pkg: "impl/credits",
+		bug:      "the list of enqueued rows loads the box first and names the token from it: a row taken or never published listed under its old token",
+		caughtBy: []string{"explore"},
+	},
+	TBAdmitTornWait: {
+		name: "tb-admit-torn-wait", pkg: "impl/tokenbucket",
+		bug:      "a refused admit reads its wait's bucket word as two 64-bit halves: a take in between makes the wait too short",
+		caughtBy: []string{"explore"},
 	},
 }

@@ -16,6 +16,7 @@ import (
 	crexhaustedstateonly "github.com/tollgate/tollgate/internal/mutants/cr-exhausted-state-only"
 	crfinishblind "github.com/tollgate/tollgate/internal/mutants/cr-finish-blind"
 	crgenwrap "github.com/tollgate/tollgate/internal/mutants/cr-gen-wrap"
+	crliststalebox "github.com/tollgate/tollgate/internal/mutants/cr-list-stale-box"
 	crnoepochpin "github.com/tollgate/tollgate/internal/mutants/cr-no-epoch-pin"
 	cronescan "github.com/tollgate/tollgate/internal/mutants/cr-one-scan"
 	crpublishedlate "github.com/tollgate/tollgate/internal/mutants/cr-published-late"
@@ -27,6 +28,7 @@ import (
 	crtwowriteenqueue "github.com/tollgate/tollgate/internal/mutants/cr-two-write-enqueue"
 	exploredcredits "github.com/tollgate/tollgate/internal/mutants/explored/credits"
 	exploredtokenbucket "github.com/tollgate/tollgate/internal/mutants/explored/tokenbucket"
+	tbadmittornwait "github.com/tollgate/tollgate/internal/mutants/tb-admit-torn-wait"
 	tbcasonehalf "github.com/tollgate/tollgate/internal/mutants/tb-cas-one-half"
 	tbcompactnofreeze "github.com/tollgate/tollgate/internal/mutants/tb-compact-no-freeze"
 	tbfailclosed "github.com/tollgate/tollgate/internal/mutants/tb-fail-closed"
@@ -78,6 +80,8 @@ func NewTBTable[K comparable](f fault.Fault) TBTable[K] {
 		return tbfrozennextlate.New[K]()
 	case fault.TBPeekTorn:
 		return tbpeektorn.New[K]()
+	case fault.TBAdmitTornWait:
+		return tbadmittornwait.New[K]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a token-bucket mutant (defect)", f))
 }
@@ -121,6 +125,8 @@ func NewCrTable[P any](f fault.Fault) CrTable[P] {
 		return crboxfilledlate.New[P]()
 	case fault.CrExhaustedStateOnly:
 		return crexhaustedstateonly.New[P]()
+	case fault.CrListStaleBox:
+		return crliststalebox.New[P]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a credit-table mutant (defect)", f))
 }
