@@ -152,9 +152,21 @@ func (h CrHistory) Operations() []porcupine.Operation {
 	return h.operations(func(i int) []model.Token { return owed[i] })
 }
 
+// bareOperations is Operations without the listings' reads: every listing
+// changes nothing and checks nothing.
+func (h CrHistory) bareOperations() []porcupine.Operation {
+	owed := h.OwedBySweeps()
+	return h.build(func(i int) []model.Token { return owed[i] }, false)
+}
+
 // operations is Operations with the rows each sweep owes given by owed (by
 // the sweep's index in h.Ops; nil: none, and no end operation).
 func (h CrHistory) operations(owed func(i int) []model.Token) []porcupine.Operation {
+	return h.build(owed, true)
+}
+
+// build is operations, with the listings' reads when reads is set.
+func (h CrHistory) build(owed func(i int) []model.Token, reads bool) []porcupine.Operation {
 	ops := make([]porcupine.Operation, 0, len(h.Ops))
 	var lists *model.Listings[Payload]
 	for i, op := range h.Ops {
@@ -172,15 +184,18 @@ func (h CrHistory) operations(owed func(i int) []model.Token) []porcupine.Operat
 		}
 		switch {
 		case op.Input.Kind == model.CrEnqueued:
-			if lists == nil {
-				lists = model.NewListings(h.Timed())
+			var rs []CrInput
+			if reads {
+				if lists == nil {
+					lists = model.NewListings(h.Timed())
+				}
+				rs = listReads(op, lists)
 			}
-			reads := listReads(op, lists)
-			if op.Unknown || len(reads) == 0 {
+			if op.Unknown || len(rs) == 0 {
 				add(CrInput{Op: op.Input, step: crListNil})
 			}
-			for k, in := range reads {
-				in.Part, in.Of = k+1, len(reads)
+			for k, in := range rs {
+				in.Part, in.Of = k+1, len(rs)
 				add(in)
 			}
 		case op.Input.Kind != model.CrSweep:
