@@ -420,10 +420,12 @@ var rows = [...]row{
 		name: "cr-list-stale-box", pkg: "impl/credits",
 		bug:      "the list of enqueued rows loads the box first and names the token from it: a row taken or never published listed under its old token",
 		caughtBy: []string{"explore"},
+		measured: []figure{{"explore", "C13 0.2 s"}},
 	},
 	TBAdmitTornWait: {
 		name: "tb-admit-torn-wait", pkg: "impl/tokenbucket",
 		bug:      "a refused admit reads its wait's bucket word as two 64-bit halves: a take in between makes the wait too short",
-		caughtBy: []string{"explore"},
+		caughtBy: []string{"porcupine", "explore"},
+		measured: []figure{{"porcupine", "T11 18 ms"}, {"explore", "T11 0.2 s"}},
 	},
 }
