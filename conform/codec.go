@@ -24,22 +24,25 @@ const (
 	OpReset      = "tb.reset"
 	OpResetAll   = "tb.reset_all"
 	OpReclaim    = "tb.reclaim"
-	OpNew        = "cr.new"
-	OpReserve    = "cr.reserve"
-	OpEnqueue    = "cr.enqueue"
-	OpCrTake     = "cr.take"
-	OpFinish     = "cr.finish"
-	OpRelease    = "cr.release"
-	OpSweep      = "cr.sweep"
-	OpEnqueued   = "cr.enqueued"
-	OpSnapshot   = "cr.snapshot"
-	OpBounds     = "cr.bounds"
-	OpExit       = "cr.exit"
-	OpClose      = "cr.close"
+	// OpAdmit is optional: a driver serves it when its hello lists it in
+	// ops (spec/protocol.md §4, tb.admit).
+	OpAdmit    = "tb.admit"
+	OpNew      = "cr.new"
+	OpReserve  = "cr.reserve"
+	OpEnqueue  = "cr.enqueue"
+	OpCrTake   = "cr.take"
+	OpFinish   = "cr.finish"
+	OpRelease  = "cr.release"
+	OpSweep    = "cr.sweep"
+	OpEnqueued = "cr.enqueued"
+	OpSnapshot = "cr.snapshot"
+	OpBounds   = "cr.bounds"
+	OpExit     = "cr.exit"
+	OpClose    = "cr.close"
 )
 
 var tbOps = map[string]model.TBKind{OpTake: model.TBTake, OpPeek: model.TBPeek, OpRetryAfter: model.TBRetryAfter,
-	OpReset: model.TBReset, OpResetAll: model.TBResetAll, OpReclaim: model.TBReclaim}
+	OpReset: model.TBReset, OpResetAll: model.TBResetAll, OpReclaim: model.TBReclaim, OpAdmit: model.TBAdmit}
 
 var crOps = map[string]model.CrKind{OpReserve: model.CrReserve, OpEnqueue: model.CrEnqueue, OpCrTake: model.CrTake,
 	OpFinish: model.CrFinish, OpRelease: model.CrRelease, OpSweep: model.CrSweep, OpEnqueued: model.CrEnqueued,
@@ -137,6 +140,11 @@ func TBResponse(in model.TBInput[string], out model.TBOutput) Response {
 	case model.TBTake:
 		if !out.OK {
 			return Response{Error: ErrRateLimited}
+		}
+		return Response{OK: true, Remaining: F(out.Remaining)}
+	case model.TBAdmit:
+		if !out.OK {
+			return Response{Error: ErrRateLimited, RetryAfterMs: I(out.RetryAfterMs)}
 		}
 		return Response{OK: true, Remaining: F(out.Remaining)}
 	case model.TBPeek:

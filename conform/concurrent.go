@@ -32,7 +32,7 @@ func TBAnswer(in model.TBInput[string], r Response) (model.TBOutput, error) {
 	if r.Error == ErrInvalidArgument {
 		return model.TBOutput{Invalid: r.Field}, nil
 	}
-	if r.Error != "" && !(r.Error == ErrRateLimited && in.Kind == model.TBTake) {
+	if r.Error != "" && !(r.Error == ErrRateLimited && (in.Kind == model.TBTake || in.Kind == model.TBAdmit)) {
 		return model.TBOutput{}, fmt.Errorf("error %q is not an answer of %s", r.Error, in.Kind)
 	}
 	var out model.TBOutput
@@ -45,6 +45,17 @@ func TBAnswer(in model.TBInput[string], r Response) (model.TBOutput, error) {
 				return out, missing("remaining")
 			}
 			out.Remaining = float64(*r.Remaining)
+		}
+	case model.TBAdmit:
+		switch {
+		case r.OK && r.Remaining == nil:
+			return out, missing("remaining")
+		case r.OK:
+			out.Remaining = float64(*r.Remaining)
+		case r.RetryAfterMs == nil:
+			return out, missing("retry_after_ms")
+		default:
+			out.RetryAfterMs = *r.RetryAfterMs
 		}
 	case model.TBPeek:
 		if r.Tokens == nil {
@@ -218,16 +229,22 @@ const checkTimeout = 20 * time.Second
 
 // runConcurrentTB records one token-bucket session, the workload chosen by
 // seed from linearizability.TBWorkloads and scaled to shape, and checks it.
-// noReclaim drops tb.reclaim from the mix (a protocol 1 driver).
-func runConcurrentTB(conn *Conn, prefix string, seed uint64, shape concurrentShape, dir, name string, noReclaim bool) *CaseFailure {
+// noReclaim drops tb.reclaim from the mix (a protocol 1 driver); admit
+// keeps tb.admit in it (a driver whose hello lists it in ops).
+func runConcurrentTB(conn *Conn, prefix string, seed uint64, shape concurrentShape, dir, name string, noReclaim, admit bool) *CaseFailure {
 	covers := []string{"T11"}
 	ws := linearizability.TBWorkloads()
 	w := ws[seed%uint64(len(ws))].Scaled(shape.clients, 0, shape.opsPerClient)
+	// The weights are take, peek, retry_after, reset, reset_all, reclaim,
+	// admit.
 	if noReclaim {
-		w.Mix[5] = 0 // the weights are take, peek, retry_after, reset, reset_all, reclaim
-		if w.Mix == [6]int{} {
-			w.Mix[0] = 1
-		}
+		w.Mix[5] = 0
+	}
+	if !admit {
+		w.Mix[6] = 0
+	}
+	if w.Mix == [7]int{} {
+		w.Mix[0] = 1
 	}
 	h, err := linearizability.RecordTokenBucket(w, &tbPipe{conn: conn, prefix: prefix}, seed)
 	if err != nil {

@@ -222,7 +222,7 @@ func (d *goDriver) dispatch(req Request) {
 func (d *goDriver) handle(req Request) Response {
 	switch {
 	case req.Op == OpHello:
-		return Response{OK: true, Protocol: ProtocolVersion, Primitives: []string{PrimTokenBucket, PrimCredits}, Name: DriverName}
+		return Response{OK: true, Protocol: ProtocolVersion, Primitives: []string{PrimTokenBucket, PrimCredits}, Ops: []string{OpAdmit}, Name: DriverName}
 	case IsTB(req.Op):
 		return d.handleTB(req)
 	case IsCr(req.Op):

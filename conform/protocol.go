@@ -124,13 +124,16 @@ type Entry struct {
 // Internal are numbers in cr.bounds and Counts objects in cr.snapshot, so
 // they stay raw until the operation is known.
 type Response struct {
-	ID           int64           `json:"id"`
-	OK           bool            `json:"ok"`
-	Error        string          `json:"error,omitempty"`
-	Field        string          `json:"field,omitempty"`
-	Message      string          `json:"message,omitempty"`
-	Protocol     int             `json:"protocol,omitempty"`
-	Primitives   []string        `json:"primitives,omitempty"`
+	ID         int64    `json:"id"`
+	OK         bool     `json:"ok"`
+	Error      string   `json:"error,omitempty"`
+	Field      string   `json:"field,omitempty"`
+	Message    string   `json:"message,omitempty"`
+	Protocol   int      `json:"protocol,omitempty"`
+	Primitives []string `json:"primitives,omitempty"`
+	// Ops lists, in a hello's answer, the optional operations the driver
+	// serves (spec/protocol.md §4.0: tb.admit).
+	Ops          []string        `json:"ops,omitempty"`
 	Name         string          `json:"name,omitempty"`
 	Remaining    *Float          `json:"remaining,omitempty"`
 	Tokens       *Float          `json:"tokens,omitempty"`

@@ -62,7 +62,8 @@ type Config struct {
 	Progress      io.Writer
 	ProgressEvery time.Duration
 
-	protocol int // the driver's version, once its hello is read
+	protocol int      // the driver's version, once its hello is read
+	ops      []string // the optional operations its hello lists (tb.admit)
 }
 
 // Validate reports a configuration that cannot run, naming the field.
@@ -195,7 +196,7 @@ func Run(cfg Config) *Report {
 	}
 	conn.Close()
 	rep.Driver, rep.Protocol, rep.Primitives = hello.Name, hello.Protocol, hello.Primitives
-	cfg.protocol = hello.Protocol
+	cfg.protocol, cfg.ops = hello.Protocol, hello.Ops
 	golden, err := GenerateVectors()
 	if err != nil {
 		rep.Err = err
@@ -419,7 +420,7 @@ func concurrentSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
 		name := fmt.Sprintf("%s-concurrent-seed%d-%d", prim, cfg.Seed, i)
 		var f *CaseFailure
 		if prim == PrimTokenBucket {
-			f = runConcurrentTB(conn, fmt.Sprintf("c%d", i), seed, shape, cfg.Dir, name, cfg.protocol < ProtocolVersion)
+			f = runConcurrentTB(conn, fmt.Sprintf("c%d", i), seed, shape, cfg.Dir, name, cfg.protocol < ProtocolVersion, slices.Contains(cfg.ops, OpAdmit))
 		} else {
 			f = runConcurrentCr(conn, fmt.Sprintf("c%d", i), seed, shape, cfg.Dir, name)
 		}

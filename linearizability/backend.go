@@ -42,7 +42,8 @@ type Backend[In, Out any] interface {
 type TBBackend = Backend[model.TBInput[string], model.TBOutput]
 
 // CrBackend is a credit-table backend. Its Do must also answer
-// model.CrEnqueued (the owners poll it to find work; it is never recorded).
+// model.CrEnqueued (the owners poll it to find work, and their polls are
+// recorded as listings).
 type CrBackend = Backend[model.CrInput[Payload], model.CrOutput[Payload]]
 
 // The errors a Backend's Do may wrap (see Backend).

@@ -190,7 +190,7 @@ func TestValidate(t *testing.T) {
 		"input.class":       {Input: model.CrInput[Payload]{Kind: model.CrReserve, Holder: 1}},
 		"input.token.slot":  {Input: model.CrInput[Payload]{Kind: model.CrTake, Token: model.Token{Slot: 33, Epoch: 1}}},
 		"input.token.epoch": {Input: model.CrInput[Payload]{Kind: model.CrFinish, Token: model.Token{Slot: 3}}},
-		"input.kind":        {Input: model.CrInput[Payload]{Kind: model.CrEnqueued}},
+		"input.kind":        {Input: model.CrInput[Payload]{Kind: model.CrSnapshot}},
 		"return":            {Input: model.CrInput[Payload]{Kind: model.CrSweep}, Call: 5, Return: 4},
 	}
 	for field, op := range crCases {

@@ -18,9 +18,12 @@ type Payload = string
 // CrOp is one recorded credit-table operation (spec/credits.md §3, C16).
 //
 // Kinds that may appear: reserve, enqueue, take, finish, release, sweep,
-// bounds, and the world events exit (a holder dies) and close (the owner
-// dies). enqueued and snapshot are not atomic scans (spec/credits.md §5) and
-// are refused by Validate: a recorder may call them but does not record them.
+// enqueued, bounds, and the world events exit (a holder dies) and close (the
+// owner dies). snapshot is not an atomic scan (spec/credits.md §5) and is
+// refused by Validate. enqueued is not atomic either, but its promise is
+// per slot: it is checked by model.CheckListing (CheckListings) and, in
+// porcupine, as one read per slot, each at some instant of its interval
+// (Operations).
 //
 // Call, Return and Unknown are as for TBOp. An unknown reserve may have
 // claimed any free slot of its class, under an epoch its caller never
@@ -57,6 +60,8 @@ const (
 	crSweepRow                   // one row freed by a sweep (model.Credits.SweepSlot)
 	crSweepNil                   // a sweep that freed nothing: no step of the state
 	crSweepEnd                   // the end of a sweep: none of the rows it owes is left (C17)
+	crListSlot                   // one slot's read of a listing: the row listed, or a row not enqueued (C13)
+	crListNil                    // a listing with no slot to read: no step of the state
 )
 
 // CrInput is the Input of a porcupine credit-table operation as built by
@@ -72,6 +77,11 @@ type CrInput struct {
 	Optional bool          // an unknown sweep's row: may also have freed nothing
 	owed     []model.Token // a sweep's end: the reservations it owes (C17)
 	index    int           // the operation's index in CrHistory.Ops
+	// A listing's read of one slot: the slot, and the entry listed for it
+	// (listed false: the slot is not listed).
+	slot   int
+	listed bool
+	entry  model.Entry[Payload]
 }
 
 // CrOutcome is the Output of a porcupine credit-table operation.
@@ -87,8 +97,8 @@ type CrOutcome struct {
 // the operation in CrHistory.Ops.
 type CrMeta struct{ Index int }
 
-// Validate reports the first operation that cannot be checked: enqueued or
-// snapshot (not atomic), an interval that does not run forwards, or a defect
+// Validate reports the first operation that cannot be checked: snapshot
+// (not atomic), an interval that does not run forwards, or a defect
 // the model would panic on (model.CrInput.Check, C12: an unknown kind,
 // holder 0, a non-class, a slot outside 1..32, epoch 0).
 func (h CrHistory) Validate() error {
@@ -104,7 +114,7 @@ func (h CrHistory) Validate() error {
 			return bad("return", fmt.Sprintf("must not be before call %d", op.Call), op.Return)
 		}
 		switch in.Kind {
-		case model.CrEnqueued, model.CrSnapshot:
+		case model.CrSnapshot:
 			return bad("input.kind", "is not an atomic operation (spec/credits.md §5) and cannot be checked; leave it out of the history", in.Kind)
 		}
 		if d := in.Check(); d != nil {
@@ -126,15 +136,39 @@ func (h CrHistory) Validate() error {
 // visualization; an unknown sweep becomes 32 operations that may each free a
 // row or not, and owes nothing. An unknown operation gets Return =
 // math.MaxInt64.
+//
+// A listing (enqueued) whose answer is known becomes one read per slot
+// that it lists or that may hold a row it could list (model.Listings.Rows),
+// but for a slot listed with a row it had to list (held throughout the call,
+// so its read holds anywhere), each over the listing's interval: it holds in a state whose row of that
+// slot is the entry listed or, for a slot not listed, is not enqueued. The
+// slots read at their own instants, so the listing need not be one
+// snapshot; every other slot is not enqueued at any instant of the call in
+// any linearization (no enqueue of it may have taken effect), so reading
+// it would prove nothing. An unknown listing, or one with no slot to read,
+// is one operation that changes nothing.
 func (h CrHistory) Operations() []porcupine.Operation {
 	owed := h.OwedBySweeps()
 	return h.operations(func(i int) []model.Token { return owed[i] })
 }
 
+// bareOperations is Operations without the listings' reads: every listing
+// changes nothing and checks nothing.
+func (h CrHistory) bareOperations() []porcupine.Operation {
+	owed := h.OwedBySweeps()
+	return h.build(func(i int) []model.Token { return owed[i] }, false)
+}
+
 // operations is Operations with the rows each sweep owes given by owed (by
 // the sweep's index in h.Ops; nil: none, and no end operation).
 func (h CrHistory) operations(owed func(i int) []model.Token) []porcupine.Operation {
+	return h.build(owed, true)
+}
+
+// build is operations, with the listings' reads when reads is set.
+func (h CrHistory) build(owed func(i int) []model.Token, reads bool) []porcupine.Operation {
 	ops := make([]porcupine.Operation, 0, len(h.Ops))
+	var lists *model.Listings[Payload]
 	for i, op := range h.Ops {
 		ret := op.Return
 		if op.Unknown && !op.Settled {
@@ -149,6 +183,21 @@ func (h CrHistory) operations(owed func(i int) []model.Token) []porcupine.Operat
 			})
 		}
 		switch {
+		case op.Input.Kind == model.CrEnqueued:
+			var rs []CrInput
+			if reads {
+				if lists == nil {
+					lists = model.NewListings(h.Timed())
+				}
+				rs = listReads(op, lists)
+			}
+			if op.Unknown || len(rs) == 0 {
+				add(CrInput{Op: op.Input, step: crListNil})
+			}
+			for k, in := range rs {
+				in.Part, in.Of = k+1, len(rs)
+				add(in)
+			}
 		case op.Input.Kind != model.CrSweep:
 			add(CrInput{Op: op.Input, step: crWhole})
 		case op.Unknown:
@@ -173,6 +222,97 @@ func (h CrHistory) operations(owed func(i int) []model.Token) []porcupine.Operat
 		}
 	}
 	return ops
+}
+
+// listReads is the per-slot reads of a known listing (Operations): the
+// slots it lists, and those of the rows it may show (lists.Rows).
+func listReads(op CrOp, lists *model.Listings[Payload]) []CrInput {
+	if op.Unknown {
+		return nil
+	}
+	var slots [model.Slots + 1]bool
+	for _, e := range op.Output.Entries {
+		if e.Slot >= 1 && e.Slot <= model.Slots {
+			slots[e.Slot] = true
+		}
+	}
+	may, must := lists.Rows(model.TimedCrOp[Payload]{Input: op.Input, Output: op.Output, Call: op.Call, Return: op.Return})
+	for _, i := range may {
+		if n := lists.Op(i).Input.Token.Slot; n >= 1 && n <= model.Slots {
+			slots[n] = true
+		}
+	}
+	var reads []CrInput
+	for n := 1; n <= model.Slots; n++ {
+		if !slots[n] {
+			continue
+		}
+		in := CrInput{Op: op.Input, step: crListSlot, slot: n}
+		for _, e := range op.Output.Entries {
+			if e.Slot == n {
+				in.listed, in.entry = true, e
+				break
+			}
+		}
+		// A slot listed with a row it must show held that row at every
+		// instant of the call in every linearization: its read holds
+		// wherever it is placed, and would only multiply porcupine's
+		// search (each read pending doubles the subsets it tries).
+		settled := false
+		for _, i := range must {
+			settled = settled || (in.listed && model.ListedBy(in.entry, lists.Op(i).Input))
+		}
+		if !settled {
+			reads = append(reads, in)
+		}
+	}
+	return reads
+}
+
+// Timed is the history as model.CheckListing reads it: each operation's
+// input, output and interval, an unknown one's open to the end
+// (math.MaxInt64) unless it is settled.
+func (h CrHistory) Timed() []model.TimedCrOp[Payload] {
+	out := make([]model.TimedCrOp[Payload], len(h.Ops))
+	for i, op := range h.Ops {
+		ret := op.Return
+		if op.Unknown && !op.Settled {
+			ret = math.MaxInt64
+		}
+		out[i] = model.TimedCrOp[Payload]{Input: op.Input, Output: op.Output, Call: op.Call, Return: ret, Unknown: op.Unknown}
+	}
+	return out
+}
+
+// ListingViolation is a listing of the history that breaks C13 (or C11)
+// whatever the linearization (model.CheckListing).
+type ListingViolation struct {
+	Index int // the listing's index in CrHistory.Ops
+	Err   *model.ListingError[Payload]
+}
+
+func (v ListingViolation) Error() string {
+	return fmt.Sprintf("%s: op #%d, an enqueued listing: %s", v.Err.Invariant, v.Index, v.Err.Detail)
+}
+
+// CheckListings checks every listing of the history with
+// model.CheckListing and reports the first that breaks its rule.
+func CheckListings(h CrHistory) *ListingViolation {
+	var lists *model.Listings[Payload]
+	var timed []model.TimedCrOp[Payload]
+	for i, op := range h.Ops {
+		if op.Input.Kind != model.CrEnqueued || op.Unknown {
+			continue
+		}
+		if lists == nil {
+			timed = h.Timed()
+			lists = model.NewListings(timed)
+		}
+		if err := lists.Check(timed[i]); err != nil {
+			return &ListingViolation{Index: i, Err: err}
+		}
+	}
+	return nil
 }
 
 // OwedBySweeps returns, by the index in h.Ops of each sweep whose answer is
@@ -313,8 +453,17 @@ func (h CrHistory) OwedBySweeps() map[int][]model.Token {
 func creditsStep(x crState, in CrInput, o CrOutcome) []crState {
 	s := x.s
 	switch in.step {
-	case crSweepNil:
+	case crSweepNil, crListNil:
 		return []crState{x}
+	case crListSlot:
+		r := s.Row(in.slot)
+		enqueued := !s.Closed() && r.State == model.Enqueued
+		e := in.entry
+		if in.listed && enqueued && r.Epoch == e.Epoch && r.MarkedMs == e.MarkedMs && r.Payload == e.Payload ||
+			!in.listed && !enqueued {
+			return []crState{x}
+		}
+		return nil
 	case crSweepEnd:
 		for _, tok := range in.owed {
 			if s.Unswept(tok) {
@@ -590,6 +739,11 @@ func DescribeCrOp(in CrInput, o CrOutcome) string {
 		call = fmt.Sprintf("sweep row %d of %d", in.Part, o.Output.Count)
 	case in.step == crSweepEnd:
 		call = "sweep end, owing " + describeToks(in.owed) + " (C17)"
+	case in.step == crListSlot && in.listed:
+		return fmt.Sprintf("enqueued, read of slot %d (%d of %d) → listed {%d %d %dms %q}", in.slot, in.Part, in.Of,
+			in.entry.Slot, in.entry.Epoch, in.entry.MarkedMs, in.entry.Payload)
+	case in.step == crListSlot:
+		return fmt.Sprintf("enqueued, read of slot %d (%d of %d) → not listed", in.slot, in.Part, in.Of)
 	}
 	if o.Unknown {
 		return call + " → ?"

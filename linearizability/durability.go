@@ -25,7 +25,7 @@ func FaultTBWorkload() TBWorkload {
 	return TBWorkload{
 		Name: "acked-takes", Clients: 8, Keys: 16, OpsPerClient: 150,
 		Limits: model.Limits{Capacity: 1e6, RefillPerSecond: 1}, Costs: []float64{1},
-		StartMs: 1000, Mix: [6]int{8, 1, 1, 0, 0, 0}, OwnKeys: 0.5,
+		StartMs: 1000, Mix: [7]int{8, 1, 1, 0, 0, 0, 0}, OwnKeys: 0.5,
 	}
 }
 

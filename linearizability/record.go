@@ -87,8 +87,9 @@ type TBWorkload struct {
 	StaleProb   float64
 	StaleSteps  int
 	// Operation mix, as weights: take, peek, retry_after, reset, reset_all,
-	// reclaim (with the workload's limits: T12).
-	Mix [6]int
+	// reclaim (with the workload's limits: T12), admit (a take that answers
+	// a refusal's wait from the state that refused, T7).
+	Mix [7]int
 	// Yield calls runtime.Gosched between reading the clock and calling,
 	// which widens the window in which a newer reading commits first.
 	Yield bool
@@ -153,7 +154,7 @@ type tbStep struct {
 }
 
 func (w TBWorkload) script(r *rand.Rand, client int) []tbStep {
-	kinds := [6]model.TBKind{model.TBTake, model.TBPeek, model.TBRetryAfter, model.TBReset, model.TBResetAll, model.TBReclaim}
+	kinds := [7]model.TBKind{model.TBTake, model.TBPeek, model.TBRetryAfter, model.TBReset, model.TBResetAll, model.TBReclaim, model.TBAdmit}
 	keys := make([]string, w.Keys)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("k%d", i)

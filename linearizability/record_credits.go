@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -35,8 +36,11 @@ const (
 // with probability UnknownProb the enqueue's answer is dropped (recorded as
 // unknown), as if the caller died before it arrived.
 //
-// Owners goroutines poll the table's Enqueued list (not recorded: not
-// atomic) and take and finish what they find, racing each other; with
+// Owners goroutines poll the table's Enqueued list and take and finish what
+// they find, racing each other. A poll is recorded (a listing, checked per
+// slot: CrOp) when its answer differs from the owner's previous poll's, so
+// that an owner spinning on an unchanged table does not grow the history
+// without bound; with
 // probability DoubleFinishProb they finish twice (C8). Sweepers goroutines
 // sweep whenever a holder has exited since their last sweep, racing the
 // enqueues; a holder that died waits for such a sweep before it starts again
@@ -374,11 +378,17 @@ func (r *crRecorder) race(client, helper int, enqueue model.CrInput[Payload], sw
 
 func (r *crRecorder) owner(w CrWorkload, c int, rng *rand.Rand, stop *atomic.Bool, closer bool) {
 	finished := 0
+	var last []model.Entry[Payload]
+	first := true
 	for {
 		stopping := stop.Load() || r.broke.stopped()
 		var entries []model.Entry[Payload]
 		if op, ok := r.call(c, model.CrInput[Payload]{Kind: model.CrEnqueued}); ok && !op.Unknown {
 			entries = op.Output.Entries
+			if first || !slices.Equal(entries, last) {
+				r.record(op)
+				last, first = slices.Clone(entries), false
+			}
 		}
 		for _, e := range entries {
 			tok := model.Token{Slot: e.Slot, Epoch: e.Epoch}

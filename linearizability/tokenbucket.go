@@ -61,9 +61,9 @@ type TBMeta struct{ Index int }
 func (h TBHistory) Validate() error {
 	for i, op := range h.Ops {
 		switch op.Input.Kind {
-		case model.TBTake, model.TBPeek, model.TBRetryAfter, model.TBReset, model.TBResetAll, model.TBReclaim:
+		case model.TBTake, model.TBPeek, model.TBRetryAfter, model.TBReset, model.TBResetAll, model.TBReclaim, model.TBAdmit:
 		default:
-			return fmt.Errorf("linearizability: token-bucket op %d: input.kind %d is not an operation (take=1 … reclaim=6)", i, op.Input.Kind)
+			return fmt.Errorf("linearizability: token-bucket op %d: input.kind %d is not an operation (take=1 … admit=7)", i, op.Input.Kind)
 		}
 		if op.Client < 0 {
 			return fmt.Errorf("linearizability: token-bucket op %d: client %d must be >= 0", i, op.Client)

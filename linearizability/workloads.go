@@ -25,30 +25,30 @@ func TBWorkloads() []TBWorkload {
 			Name: "hot-key", Clients: 8, Keys: 1, OpsPerClient: 40,
 			Limits: model.Limits{Capacity: 1000, RefillPerSecond: 100}, Costs: []float64{1, 2},
 			ClockStepMs: 1, StepProb: 0.05, StaleProb: 0.2, StaleSteps: 2,
-			Mix: [6]int{10, 1, 1, 0, 0, 0},
+			Mix: [7]int{10, 1, 1, 0, 0, 0, 2},
 		},
 		{
 			Name: "contention", Clients: 4, Keys: 1, OpsPerClient: 500,
 			Limits: model.Limits{Capacity: 1e9, RefillPerSecond: 1}, Costs: []float64{1},
-			Mix: [6]int{1, 0, 0, 0, 0, 0},
+			Mix: [7]int{1, 0, 0, 0, 0, 0, 0},
 		},
 		{
 			Name: "many-keys", Clients: 8, Keys: 16, OpsPerClient: 40,
 			Limits: model.Limits{Capacity: 5, RefillPerSecond: 10}, Costs: []float64{1, 2, 0.5},
 			ClockStepMs: 10, StepProb: 0.1, StaleProb: 0.1, StaleSteps: 2,
-			Mix: [6]int{12, 3, 3, 1, 0, 0},
+			Mix: [7]int{12, 3, 3, 1, 0, 0, 3},
 		},
 		{
 			Name: "stale-clock", Clients: 8, Keys: 2, OpsPerClient: 40,
 			Limits: model.Limits{Capacity: 10, RefillPerSecond: 20}, Costs: []float64{1, 3},
 			StartMs: 1000, ClockStepMs: 50, StepProb: 0.2, StaleProb: 0.5, StaleSteps: 3,
-			Mix: [6]int{8, 2, 2, 0, 0, 0}, Yield: true,
+			Mix: [7]int{8, 2, 2, 0, 0, 0, 4}, Yield: true,
 		},
 		{
 			Name: "idle-keys", Clients: 6, Keys: 4, OpsPerClient: 40,
 			Limits: model.Limits{Capacity: 3, RefillPerSecond: 40}, Costs: []float64{1, 2},
 			StartMs: 1000, ClockStepMs: 50, StepProb: 0.3, StaleProb: 0.4, StaleSteps: 3,
-			Mix: [6]int{8, 2, 1, 1, 0, 3}, Yield: true,
+			Mix: [7]int{8, 2, 1, 1, 0, 3, 3}, Yield: true,
 		},
 	}
 }

@@ -68,8 +68,11 @@ func TBDivergence[K comparable](prior []TBInput[K], in TBInput[K], want, got TBO
 		return "T6"
 	}
 	stale := f.stale || (f.bucket.Present && in.NowMs < f.bucket.LastMs)
+	if in.Kind == TBAdmit && got.OK == want.OK && !got.OK {
+		return "T7" // a refusal's wait that is not its state's
+	}
 	switch in.Kind {
-	case TBTake:
+	case TBTake, TBAdmit:
 		switch {
 		case got.OK && !want.OK && stale:
 			return "T4"
@@ -155,7 +158,7 @@ func stepNeverForgets[K comparable](b Bucket, in TBInput[K]) (Bucket, TBOutput) 
 // clock even when it is older (the seed's rule).
 func stepStoresClock[K comparable](b Bucket, in TBInput[K]) (Bucket, TBOutput) {
 	next, out := StepBucket(b, in)
-	if in.Kind == TBTake && out.OK {
+	if (in.Kind == TBTake || in.Kind == TBAdmit) && out.OK {
 		next.LastMs = in.NowMs
 	}
 	return next, out
@@ -165,7 +168,7 @@ func stepStoresClock[K comparable](b Bucket, in TBInput[K]) (Bucket, TBOutput) {
 // take stores the refilled tokens.
 func stepRefusalWrites[K comparable](b Bucket, in TBInput[K]) (Bucket, TBOutput) {
 	next, out := StepBucket(b, in)
-	if in.Kind == TBTake && out.Invalid == "" && !out.OK {
+	if (in.Kind == TBTake || in.Kind == TBAdmit) && out.Invalid == "" && !out.OK {
 		next = stored(b, in.Limits, in.NowMs)
 	}
 	return next, out
@@ -206,10 +209,10 @@ func tbKeyFacts[K comparable](ins []TBInput[K]) tbFacts {
 			continue
 		}
 		f.stale = f.stale || (f.bucket.Present && in.NowMs < f.bucket.LastMs)
-		f.readAbsent = f.readAbsent || (!f.bucket.Present && in.Kind != TBTake)
+		f.readAbsent = f.readAbsent || (!f.bucket.Present && in.Kind != TBTake && in.Kind != TBAdmit)
 		f.capMax = max(f.capMax, in.Limits.Capacity)
 		next, out := StepBucket(f.bucket, in)
-		if out.OK && in.Kind == TBTake {
+		if out.OK && (in.Kind == TBTake || in.Kind == TBAdmit) {
 			f.afterReset = false
 		}
 		f.bucket = next

@@ -31,7 +31,7 @@ func (l Limits) String() string {
 // `reset k0`, `reset_all`, `reclaim at 9ms [cap 5, 10/s]`.
 func (in TBInput[K]) String() string {
 	switch in.Kind {
-	case TBTake, TBRetryAfter:
+	case TBTake, TBRetryAfter, TBAdmit:
 		return fmt.Sprintf("%v %s cost=%v at %dms %v", in.Kind, show("k", in.Key), in.Cost, in.NowMs, in.Limits)
 	case TBPeek:
 		return fmt.Sprintf("peek %s at %dms %v", show("k", in.Key), in.NowMs, in.Limits)
@@ -58,7 +58,7 @@ func (o TBOutput) Answer(kind TBKind) string {
 		b.WriteString("invalid " + o.Invalid)
 	case o.OK:
 		b.WriteString("ok")
-	case kind == 0 || kind == TBTake:
+	case kind == 0 || kind == TBTake || kind == TBAdmit:
 		b.WriteString("rate_limited")
 	default:
 		b.WriteString("not ok")
@@ -69,9 +69,9 @@ func (o TBOutput) Answer(kind TBKind) string {
 			b.WriteString(" " + name + "=" + value)
 		}
 	}
-	field("remaining", fmt.Sprint(o.Remaining), (answers && kind == TBTake) || math.Float64bits(o.Remaining) != 0)
+	field("remaining", fmt.Sprint(o.Remaining), (answers && (kind == TBTake || kind == TBAdmit)) || math.Float64bits(o.Remaining) != 0)
 	field("tokens", fmt.Sprint(o.Tokens), (answers && kind == TBPeek) || math.Float64bits(o.Tokens) != 0)
-	field("retry_after", fmt.Sprintf("%dms", o.RetryAfterMs), (answers && kind == TBRetryAfter) || o.RetryAfterMs != 0)
+	field("retry_after", fmt.Sprintf("%dms", o.RetryAfterMs), (answers && kind == TBRetryAfter) || (kind == TBAdmit && o.Invalid == "" && !o.OK) || o.RetryAfterMs != 0)
 	field("reclaimed", fmt.Sprint(o.Reclaimed), (answers && kind == TBReclaim) || o.Reclaimed != 0)
 	return b.String()
 }

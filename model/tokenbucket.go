@@ -199,6 +199,18 @@ func RetryAfter(b Bucket, lim Limits, cost float64, nowMs int64) int64 {
 	return hi
 }
 
+// Admit is take that answers a refusal's wait from the same state: on a
+// refusal, RetryAfterMs is RetryAfter of the bucket that refused, at the
+// same nowMs (T7; at least 1, since the bucket does not cover cost then,
+// or Never). The bucket changes as Take changes it. Limits must be valid.
+func Admit(b Bucket, lim Limits, cost float64, nowMs int64) (Bucket, TBOutput) {
+	next, ok, rem := Take(b, lim, cost, nowMs)
+	if ok {
+		return next, TBOutput{OK: true, Remaining: rem}
+	}
+	return b, TBOutput{RetryAfterMs: RetryAfter(b, lim, cost, nowMs)}
+}
+
 // TBKind names a token-bucket operation.
 type TBKind uint8
 
@@ -210,9 +222,12 @@ const (
 	TBReset
 	TBResetAll
 	TBReclaim
+	// TBAdmit is take that answers a refusal's wait in the same call
+	// (Admit; spec/tokenbucket.md, admit).
+	TBAdmit
 )
 
-var tbKindNames = [...]string{TBTake: "take", TBPeek: "peek", TBRetryAfter: "retry_after", TBReset: "reset", TBResetAll: "reset_all", TBReclaim: "reclaim"}
+var tbKindNames = [...]string{TBTake: "take", TBPeek: "peek", TBRetryAfter: "retry_after", TBReset: "reset", TBResetAll: "reset_all", TBReclaim: "reclaim", TBAdmit: "admit"}
 
 func (k TBKind) String() string {
 	if int(k) < len(tbKindNames) && tbKindNames[k] != "" {
@@ -234,8 +249,8 @@ type TBInput[K comparable] struct {
 
 // TBOutput is what an operation returns. Invalid is the field named by the
 // ArgError when the arguments were refused (and then nothing else is set);
-// Remaining is set by a successful take, Tokens by peek, RetryAfterMs by
-// retry_after, Reclaimed (the number of buckets forgotten) by reclaim.
+// Remaining is set by a successful take or admit, Tokens by peek,
+// RetryAfterMs by retry_after and by a refused admit, Reclaimed (the number of buckets forgotten) by reclaim.
 type TBOutput struct {
 	Invalid      string
 	OK           bool
@@ -314,7 +329,7 @@ func StepBucket[K comparable](b Bucket, in TBInput[K]) (Bucket, TBOutput) {
 			out.Reclaimed = 1
 		}
 		return next, out
-	case TBTake, TBPeek, TBRetryAfter:
+	case TBTake, TBPeek, TBRetryAfter, TBAdmit:
 	default:
 		panic(fmt.Sprintf("model: unknown token-bucket operation %d", in.Kind))
 	}
@@ -325,6 +340,9 @@ func StepBucket[K comparable](b Bucket, in TBInput[K]) (Bucket, TBOutput) {
 	case TBTake:
 		next, ok, rem := Take(b, in.Limits, in.Cost, in.NowMs)
 		return next, TBOutput{OK: ok, Remaining: rem}
+	case TBAdmit:
+		next, out := Admit(b, in.Limits, in.Cost, in.NowMs)
+		return next, out
 	case TBPeek:
 		return b, TBOutput{OK: true, Tokens: Refill(b, in.Limits, in.NowMs)}
 	default:

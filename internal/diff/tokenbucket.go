@@ -121,8 +121,14 @@ func (m *TBMachine) properties(in model.TBInput[int], before model.Bucket, got m
 	}
 	m.limits[in.Key] = in.Limits
 	lim := in.Limits
+	if in.Kind == model.TBAdmit && !got.OK {
+		// T7: a refusal's wait is RetryAfter of the state that refused.
+		if w := model.RetryAfter(before, lim, in.Cost, in.NowMs); got.RetryAfterMs != w {
+			return m.hist.fail("T7", fmt.Sprintf("admit of %v refused with a wait of %d ms; the bucket that refused gives %d ms", in.Cost, got.RetryAfterMs, w))
+		}
+	}
 	switch in.Kind {
-	case model.TBTake:
+	case model.TBTake, model.TBAdmit:
 		if !got.OK {
 			// T2: no refusal while the model has the tokens.
 			if have := model.Refill(before, lim, in.NowMs); have >= in.Cost {
@@ -321,6 +327,7 @@ var tbActions = []tbAction{
 		}
 		return nil
 	}},
+	{"admit", func(m *TBMachine, c chooser) *Failure { return m.Step(m.drawInput(c, model.TBAdmit)) }},
 	{"peek", func(m *TBMachine, c chooser) *Failure { return m.Step(m.drawInput(c, model.TBPeek)) }},
 	{"retry_after", func(m *TBMachine, c chooser) *Failure { return m.Step(m.drawInput(c, model.TBRetryAfter)) }},
 	{"wait-and-take", func(m *TBMachine, c chooser) *Failure { // ask retry_after, move the clock there, take (T7)

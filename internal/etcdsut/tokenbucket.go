@@ -8,6 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	etokenbucket "github.com/tollgate/tollgate/impl/etcd/tokenbucket"
+	"github.com/tollgate/tollgate/impl/tokenbucket"
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/model"
 )
@@ -17,6 +18,7 @@ import (
 // copy of the package, whose Limits and ArgError are impl/tokenbucket's).
 type etcdTokenbucketTable interface {
 	TakeAt(ctx context.Context, nowMs int64, key string, lim etokenbucket.Limits, cost float64) (float64, bool, error)
+	AdmitAt(ctx context.Context, nowMs int64, key string, lim etokenbucket.Limits, cost float64) (tokenbucket.Decision, error)
 	PeekAt(ctx context.Context, nowMs int64, key string, lim etokenbucket.Limits) (float64, error)
 	RetryAfterAt(ctx context.Context, nowMs int64, key string, lim etokenbucket.Limits, cost float64) (int64, error)
 	Reset(ctx context.Context, key string) error
@@ -60,6 +62,10 @@ func (s *TokenBucket) Apply(ctx context.Context, in model.TBInput[string]) (mode
 	switch in.Kind {
 	case model.TBTake:
 		out.Remaining, out.OK, err = s.table.TakeAt(ctx, in.NowMs, in.Key, lim, in.Cost)
+	case model.TBAdmit:
+		var d tokenbucket.Decision
+		d, err = s.table.AdmitAt(ctx, in.NowMs, in.Key, lim, in.Cost)
+		out.OK, out.Remaining, out.RetryAfterMs = d.OK, d.Remaining, d.RetryAfterMs
 	case model.TBPeek:
 		out.Tokens, err = s.table.PeekAt(ctx, in.NowMs, in.Key, lim)
 		out.OK = true

@@ -112,6 +112,11 @@ func tbTake(key string, cost float64, now int64) model.TBInput[string] {
 	return model.TBInput[string]{Kind: model.TBTake, Key: key, Limits: tbLim, Cost: cost, NowMs: now}
 }
 
+// tbAdmit is a take that answers a refusal's wait (model.Admit).
+func tbAdmit(key string, cost float64, now int64) model.TBInput[string] {
+	return model.TBInput[string]{Kind: model.TBAdmit, Key: key, Limits: tbLim, Cost: cost, NowMs: now}
+}
+
 func tbPeek(key string, now int64) model.TBInput[string] {
 	return model.TBInput[string]{Kind: model.TBPeek, Key: key, Limits: tbLim, NowMs: now}
 }
@@ -203,6 +208,11 @@ func Catalogue() []Scenario {
 			[]CrStep{Reserve(h9, inl), Reserve(h9, inl), Reserve(h9, inl), Reserve(h9, inl), Reserve(h9, inl), Reserve(h1, inl), Enqueue(h1, SetupTok(5), "old", 1), Take(SetupTok(5))},
 			[]CrStep{Finish(SetupTok(5))},
 			[]CrStep{Reserve(h2, inl), Enqueue(h2, Mine(0), "fresh", 2), Take(Mine(0))}),
+		CreditsScenario("cr-poll-vs-recycle",
+			"C13, C7: the owner's list of enqueued rows runs while a row taken before it began is finished and its slot, the last internal one, is reserved and enqueued again: the list may show the new row under its own token, never the taken row, whose take returned before the list was called",
+			[]CrStep{Reserve(h9, inl), Reserve(h9, inl), Reserve(h9, inl), Reserve(h9, inl), Reserve(h9, inl), Reserve(h1, inl), Enqueue(h1, SetupTok(5), "old", 1), Take(SetupTok(5))},
+			[]CrStep{EnqueuedRows()},
+			[]CrStep{Finish(SetupTok(5)), Reserve(h2, inl), Enqueue(h2, Mine(1), "fresh", 2)}),
 		CreditsScenario("cr-poll-vs-close",
 			"C11, C15: the owner's poll (enqueued → take → finish) races the table's close and a caller's reserve: after close nothing is taken, finished or reserved",
 			[]CrStep{Reserve(h1, gen), Enqueue(h1, SetupTok(0), "p", 1)},
@@ -322,6 +332,12 @@ func Catalogue() []Scenario {
 			[]model.TBInput[string]{tbTake("a", 2, 2), tbTake("b", 2, 2), tbTake("c", 2, 0)},
 			[]model.TBInput[string]{tbReclaim(2)},
 			[]model.TBInput[string]{tbReset("a")}).Hashes(map[string]uint64{"a": 0x1321, "b": 0x1321, "c": 0x2321}),
+		TokenBucketScenario("tb-admit-vs-take",
+			"T7, T11: an admit is refused on a key emptied at 1 ms while another caller's take at 3 ms commits: the refusal's wait must be RetryAfter of one state the bucket had (2 ms before the take, 3 ms after it), read in one snapshot, never one state's tokens with another's timestamp",
+			nil,
+			[]model.TBInput[string]{tbTake("k", 2, 0), tbTake("k", 1, 1)},
+			[]model.TBInput[string]{tbAdmit("k", 2, 1)},
+			[]model.TBInput[string]{tbTake("k", 1, 3)}),
 		TokenBucketScenario("tb-take-vs-reclaims",
 			"T12: a take finds its key's cell killed by a reclaim that forgot it and makes the next one, which a second reclaim kills (absent, no take committed) before the take loads it: the take must find that cell dead too, or it commits into a cell the reclaim unlinks; the first reclaim's count puts it before the take",
 			nil,

@@ -89,9 +89,12 @@ func liveOf(k model.CrKind) int8 {
 	return liveNone
 }
 
-// recorded reports whether an operation goes into the history: enqueued
-// and snapshot are not atomic scans (spec/credits.md §5) and are left out.
-func recorded(k model.CrKind) bool { return k != model.CrEnqueued && k != model.CrSnapshot }
+// recorded reports whether an operation goes into the history: snapshot is
+// not an atomic scan (spec/credits.md §5) and is left out. enqueued is not
+// atomic either, but its promise is per slot, and the history's checks
+// read it so (linearizability.CheckListings, and porcupine's reads of its
+// slots).
+func recorded(k model.CrKind) bool { return k != model.CrSnapshot }
 
 func (p *crProgram) begin(c *controller) []func() {
 	n := p.threads()
@@ -199,31 +202,25 @@ func (p *crProgram) end(c *controller, outcome bool) (*Failure, string) {
 	return f, p.outcome(r, final)
 }
 
-// listings checks every enqueued listing a thread made (C13). A listing is
-// not one atomic step, so it is not an operation of the history porcupine
-// checks; each of its entries must still be a row its slot held during the
-// call: the row of some enqueue of the entry's token (model.ListedBy), in the
-// setup or a thread.
+// listings checks every enqueued listing a thread made against the rule of
+// C13 (model.CheckListing through linearizability.CheckListings): each
+// entry a row of an enqueue that answered ok and whose row no take,
+// finish, close or later reserve had ended before the listing began, and
+// no row left out that was enqueued throughout the call. A listing is not
+// one atomic step; porcupine then checks its slots' reads against the
+// linearization (verdict).
 func (p *crProgram) listings(r *crRun) *Failure {
-	enqueues := slices.Clone(r.setupIn)
-	for _, ins := range r.in {
-		enqueues = append(enqueues, ins...)
+	v := linearizability.CheckListings(linearizability.CrHistory{Ops: r.ops})
+	if v == nil {
+		return nil
 	}
-	for t, ins := range r.in {
-		for k, in := range ins {
-			if in.Kind != model.CrEnqueued {
-				continue
-			}
-			for _, e := range r.out[t][k].Entries {
-				if !slices.ContainsFunc(enqueues, func(q model.CrInput[string]) bool { return model.ListedBy(e, q) }) {
-					return &Failure{Kind: KindInvariant, Invariant: "C13", Thread: -1, Detail: fmt.Sprintf(
-						"T%d's enqueued listing has slot %d epoch %d with payload %q marked %dms: no enqueue of that token made that row, so the slot never held it",
-						t, e.Slot, e.Epoch, e.Payload, e.MarkedMs)}
-				}
-			}
-		}
+	op := r.ops[v.Index]
+	who := fmt.Sprintf("T%d's", op.Client)
+	if op.Client >= p.threads() {
+		who = "the setup's"
 	}
-	return nil
+	return &Failure{Kind: KindInvariant, Invariant: v.Err.Invariant, Thread: -1, Detail: fmt.Sprintf(
+		"%s enqueued listing: %s", who, v.Err.Detail)}
 }
 
 // verdict checks the run's history, from the cache when it was seen.

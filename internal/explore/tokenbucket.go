@@ -265,7 +265,7 @@ func (p *tbProgram) verdict(r *tbRun) *Failure {
 func (p *tbProgram) conservation(r *tbRun) *Failure {
 	admitted := map[string]float64{}
 	for _, op := range r.ops {
-		if op.Input.Kind == model.TBTake && op.Output.OK && op.Output.Invalid == "" {
+		if (op.Input.Kind == model.TBTake || op.Input.Kind == model.TBAdmit) && op.Output.OK && op.Output.Invalid == "" {
 			admitted[op.Input.Key] += op.Input.Cost
 		}
 	}

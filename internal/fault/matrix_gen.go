@@ -167,10 +167,21 @@ const (
 	// CrFinishClearsPayload: a finish zeroes the payload in its box after
 	// freeing the row, while a listing may be reading it
 	CrFinishClearsPayload Fault = 41
+	// CrListStaleBox: the list of enqueued rows loads the box before the row
+	// word and names the token from the box, so it can list a row taken before
+	// the list began.
+	CrListStaleBox Fault = 42
+
+	// Faults of impl/tokenbucket.
+
+	// TBAdmitTornWait: a refused admit reads the bucket word for its wait as
+	// two 64-bit halves, so a take in between pairs one state's tokens with
+	// another's timestamp.
+	TBAdmitTornWait Fault = 43
 )
 
 // numFaults is one more than the largest fault.
-const numFaults Fault = 42
+const numFaults Fault = 44
 
 // layerNames are the layers a patch's Caught-by line may name, in the
 // order of the README's mutant table.
@@ -426,5 +437,17 @@ var rows = [...]row{
 		bug:      "a finish clears a freed row's payload in place: a listing that checked the row before reads the zero",
 		caughtBy: []string{"explore"},
 		measured: []figure{{"explore", "data race 10 ms"}},
+	},
+	CrListStaleBox: {
+		name: "cr-list-stale-box", pkg: "impl/credits",
+		bug:      "the list of enqueued rows loads the box first and names the token from it: a row taken or never published listed under its old token",
+		caughtBy: []string{"explore"},
+		measured: []figure{{"explore", "C13 0.2 s"}},
+	},
+	TBAdmitTornWait: {
+		name: "tb-admit-torn-wait", pkg: "impl/tokenbucket",
+		bug:      "a refused admit reads its wait's bucket word as two 64-bit halves: a take in between makes the wait too short",
+		caughtBy: []string{"porcupine", "explore"},
+		measured: []figure{{"porcupine", "T11 18 ms"}, {"explore", "T11 0.2 s"}},
 	},
 }

@@ -33,6 +33,7 @@ import (
 // impl/tokenbucket's).
 type TBTable[K comparable] interface {
 	TakeAt(nowMs int64, key K, lim tokenbucket.Limits, cost float64) (remaining float64, ok bool, err error)
+	AdmitAt(nowMs int64, key K, lim tokenbucket.Limits, cost float64) (tokenbucket.Decision, error)
 	PeekAt(nowMs int64, key K, lim tokenbucket.Limits) (float64, error)
 	RetryAfterAt(nowMs int64, key K, lim tokenbucket.Limits, cost float64) (int64, error)
 	Reset(key K)
@@ -83,6 +84,10 @@ func (s *TokenBucket[K]) Apply(in model.TBInput[K]) model.TBOutput {
 	switch in.Kind {
 	case model.TBTake:
 		out.Remaining, out.OK, err = s.Table.TakeAt(in.NowMs, in.Key, lim, in.Cost)
+	case model.TBAdmit:
+		var d tokenbucket.Decision
+		d, err = s.Table.AdmitAt(in.NowMs, in.Key, lim, in.Cost)
+		out.OK, out.Remaining, out.RetryAfterMs = d.OK, d.Remaining, d.RetryAfterMs
 	case model.TBPeek:
 		out.Tokens, err = s.Table.PeekAt(in.NowMs, in.Key, lim)
 		out.OK = true

@@ -17,6 +17,7 @@ import (
 	crfinishblind "github.com/tollgate/tollgate/internal/mutants/cr-finish-blind"
 	crfinishclearspayload "github.com/tollgate/tollgate/internal/mutants/cr-finish-clears-payload"
 	crgenwrap "github.com/tollgate/tollgate/internal/mutants/cr-gen-wrap"
+	crliststalebox "github.com/tollgate/tollgate/internal/mutants/cr-list-stale-box"
 	crnoepochpin "github.com/tollgate/tollgate/internal/mutants/cr-no-epoch-pin"
 	cronescan "github.com/tollgate/tollgate/internal/mutants/cr-one-scan"
 	crpublishedlate "github.com/tollgate/tollgate/internal/mutants/cr-published-late"
@@ -28,6 +29,7 @@ import (
 	crtwowriteenqueue "github.com/tollgate/tollgate/internal/mutants/cr-two-write-enqueue"
 	exploredcredits "github.com/tollgate/tollgate/internal/mutants/explored/credits"
 	exploredtokenbucket "github.com/tollgate/tollgate/internal/mutants/explored/tokenbucket"
+	tbadmittornwait "github.com/tollgate/tollgate/internal/mutants/tb-admit-torn-wait"
 	tbcasonehalf "github.com/tollgate/tollgate/internal/mutants/tb-cas-one-half"
 	tbcompactnofreeze "github.com/tollgate/tollgate/internal/mutants/tb-compact-no-freeze"
 	tbcompactwidenarrow "github.com/tollgate/tollgate/internal/mutants/tb-compact-wide-narrow"
@@ -82,6 +84,8 @@ func NewTBTable[K comparable](f fault.Fault) TBTable[K] {
 		return tbpeektorn.New[K]()
 	case fault.TBCompactWideNarrow:
 		return tbcompactwidenarrow.New[K]()
+	case fault.TBAdmitTornWait:
+		return tbadmittornwait.New[K]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a token-bucket mutant (defect)", f))
 }
@@ -127,6 +131,8 @@ func NewCrTable[P any](f fault.Fault) CrTable[P] {
 		return crexhaustedstateonly.New[P]()
 	case fault.CrFinishClearsPayload:
 		return crfinishclearspayload.New[P]()
+	case fault.CrListStaleBox:
+		return crliststalebox.New[P]()
 	}
 	panic(fmt.Sprintf("sut: %v is not a credit-table mutant (defect)", f))
 }
