@@ -46,7 +46,7 @@ var helpTails = map[string]struct {
 		examples: []string{
 			"go run ./cmd/tollgate mutants -budget 10s -seed 1    # every patch mutant, every layer",
 			"go run ./cmd/tollgate mutants -layer explore -mutant cr-box-filled-late",
-			"go run ./cmd/tollgate mutants --list -readme README.md",
+			"go run ./cmd/tollgate mutants --list -readme docs/checks.md",
 			"go run ./cmd/tollgate mutants --auto -h              # the generated-mutant campaign and its flags",
 			"go run ./cmd/tollgate mutants --patch my.patch       # a draft mutant judged through an -overlay, nothing generated",
 		},

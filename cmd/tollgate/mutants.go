@@ -36,7 +36,7 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	list := fs.Bool("list", false, "write the README's mutant tables (each mutant, its bug, the layers expected to kill it and their measured kills) from the patches' headers, and exit")
-	readme := fs.String("readme", "", "with --list: rewrite the mutant tables in this markdown `file` (README.md) instead of printing them")
+	readme := fs.String("readme", "", "with --list: rewrite the mutant tables in this markdown `file` (docs/checks.md) instead of printing them")
 	budget := fs.Duration("budget", 3*time.Second, "time budget per (mutant, layer)")
 	seed := fs.Uint64("seed", 0, "seed for every hunt (0: derived from the clock, printed)")
 	only := fs.String("mutant", "", "comma-separated mutant names to run (default: all)")

@@ -53,25 +53,25 @@ func orElse(s, other string) string {
 	return s
 }
 
-// TestMutantsReadmeTables: README.md's mutant tables are what --list
+// TestMutantsReadmeTables: docs/checks.md's mutant tables are what --list
 // writes from the patches' headers.
 func TestMutantsReadmeTables(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(mutant.TablesFile)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixed, err := mutant.ReplaceTables(doc)
+	fixed, err := mutant.ReplaceTables(doc, "..")
 	if err != nil {
-		t.Fatalf("README.md: %v", err)
+		t.Fatalf("%s: %v", mutant.TablesFile, err)
 	}
 	if !bytes.Equal(fixed, doc) {
 		d, g := strings.Split(string(doc), "\n"), strings.Split(string(fixed), "\n")
 		for i := range min(len(d), len(g)) {
 			if d[i] != g[i] {
-				t.Fatalf("README.md's mutant tables differ from the patches' headers at line %d:\n  README:  %s\n  headers: %s\nrun: %s", i+1, d[i], g[i], mutant.RewriteCommand)
+				t.Fatalf("docs/checks.md's mutant tables differ from the patches' headers at line %d:\n  README:  %s\n  headers: %s\nrun: %s", i+1, d[i], g[i], mutant.RewriteCommand)
 			}
 		}
-		t.Fatalf("README.md's mutant tables differ from the patches' headers in length; run: %s", mutant.RewriteCommand)
+		t.Fatalf("docs/checks.md's mutant tables differ from the patches' headers in length; run: %s", mutant.RewriteCommand)
 	}
 }
 

@@ -5,17 +5,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/tollgate/tollgate/internal/fault"
 )
 
-// ListCommand is the command that writes the README's mutant tables, and
-// RewriteCommand the one that rewrites them in README.md, as messages say
-// them.
+// ListCommand is the command that writes the mutant tables, and
+// RewriteCommand the one that rewrites them in docs/checks.md, where they
+// live, as messages say them.
 const (
+	TablesFile     = "docs/checks.md"
 	ListCommand    = "go run ./cmd/tollgate mutants --list"
-	RewriteCommand = ListCommand + " -readme README.md"
+	RewriteCommand = ListCommand + " -readme " + TablesFile
 )
 
 // WriteTables writes the README's mutant tables from the patches' headers
@@ -46,10 +48,13 @@ func Tables() []string {
 
 // ReplaceTables returns doc, a markdown document, with each table of
 // Tables put in place of the table of doc that starts with the same header
-// row. It fails when doc has no such table.
-func ReplaceTables(doc []byte) ([]byte, error) {
+// row. It fails when doc has no such table. root is the path from doc's
+// directory to the repository's ("..", or "." for a file at the top): the
+// tables' links, written from the top, are rewritten to start there.
+func ReplaceTables(doc []byte, root string) ([]byte, error) {
 	lines := strings.Split(string(doc), "\n")
 	for _, t := range Tables() {
+		t = relink(t, root)
 		rows := strings.Split(strings.TrimSuffix(t, "\n"), "\n")
 		start := -1
 		for i, l := range lines {
@@ -70,6 +75,27 @@ func ReplaceTables(doc []byte) ([]byte, error) {
 	return []byte(strings.Join(lines, "\n")), nil
 }
 
+// relink makes the relative links of a table, written from the top of the
+// repository, start at root.
+func relink(t, root string) string {
+	if root == "." || root == "" {
+		return t
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(t, "](")
+		if i < 0 {
+			b.WriteString(t)
+			return b.String()
+		}
+		b.WriteString(t[:i+2])
+		t = t[i+2:]
+		if !strings.HasPrefix(t, "http") && !strings.HasPrefix(t, "#") {
+			b.WriteString(root + "/")
+		}
+	}
+}
+
 // RewriteReadme puts Tables in place of the mutant tables of the markdown
 // file at path, and reports whether that changed it.
 func RewriteReadme(path string) (changed bool, err error) {
@@ -77,7 +103,11 @@ func RewriteReadme(path string) (changed bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	out, err := ReplaceTables(doc)
+	root, err := filepath.Rel(filepath.Dir(path), ".")
+	if err != nil {
+		return false, err
+	}
+	out, err := ReplaceTables(doc, filepath.ToSlash(root))
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", path, err)
 	}

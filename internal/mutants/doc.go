@@ -33,7 +33,7 @@
 //     it are named, so the Caught-by line can be written from them.
 //  3. Run go generate ./internal/mutants, which also writes the constant,
 //     its name and the matrix into internal/fault, and commit the generated
-//     files; go run ./cmd/tollgate mutants --list -readme README.md puts the
+//     files; go run ./cmd/tollgate mutants --list -readme docs/checks.md puts the
 //     mutant in the README's table.
 //
 // # Mutants of the Redis-backed tables
