@@ -350,14 +350,14 @@ func (t *trie[K]) appendKey(c *cell[K], key K, fresh **cell[K]) *cell[K] {
 			c = asCell(next)
 			continue
 		}
-		if (*seam.PlainLoad(&*fresh)) == nil {
+		if (*seam.PlainLoad(fresh)) == nil {
 			seam.PlainStore(fresh)
 			*fresh = newCell(key)
 		}
 		// nil → cell at the chain's tail. A dead tail may take a successor:
 		// it is then unlinked to that successor instead of to nil.
-		if c.next.CompareAndSwap(nil, &(*seam.PlainLoad(&(*fresh))).node) {
-			return (*seam.PlainLoad(&*fresh))
+		if c.next.CompareAndSwap(nil, &(*seam.PlainLoad(fresh)).node) {
+			return (*seam.PlainLoad(fresh))
 		}
 		return nil
 	}

@@ -350,13 +350,13 @@ func (t *trie[K]) appendKey(c *cell[K], key K, fresh **cell[K]) *cell[K] {
 			c = asCell(next)
 			continue
 		}
-		if (*seam.PlainLoad(&*fresh)) == nil {
+		if (*seam.PlainLoad(fresh)) == nil {
 			seam.PlainStore(fresh)
 			*fresh = newCell(key)
 		}
 		// nil → cell at the chain's tail, by a plain store.
-		c.next.Store(&(*seam.PlainLoad(&(*fresh))).node)
-		return (*seam.PlainLoad(&*fresh))
+		c.next.Store(&(*seam.PlainLoad(fresh)).node)
+		return (*seam.PlainLoad(fresh))
 	}
 }
 

@@ -121,6 +121,11 @@ func plainLoads(root, target string, src, copy []byte, structs map[string]bool, 
 	}
 	var edits []edit
 	for _, e := range l.loads {
+		if star, ok := ast.Unparen(e).(*ast.StarExpr); ok {
+			// *p is read as (*seam.PlainLoad(p)): its address is p.
+			edits = append(edits, edit{shift(star.Pos()), shift(star.Pos()) + 1, "(*seam.PlainLoad("}, edit{shift(star.End()), shift(star.End()), "))"})
+			continue
+		}
 		edits = append(edits, edit{shift(e.Pos()), shift(e.Pos()), "(*seam.PlainLoad(&"}, edit{shift(e.End()), shift(e.End()), "))"})
 	}
 	return edits, nil
