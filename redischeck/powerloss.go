@@ -39,6 +39,9 @@ func powerLossScenarios() []Scenario {
 			Fsync:    p.policy,
 			OnLazyFS: true,
 			MustLose: p.mustLose,
+			// What a power loss under everysec or no keeps is not the
+			// whole state: the credit table finds it gone and refuses.
+			StateLost: p.mustLose,
 			inject:   powerLoss,
 		})
 	}

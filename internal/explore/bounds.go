@@ -36,18 +36,18 @@ func (o *objects) reset() {
 	o.list = o.list[:0]
 }
 
-// containing is the recorded object that holds the byte at p.
-func (o *objects) containing(p unsafe.Pointer) (object, bool) {
-	i, _ := slices.BinarySearchFunc(o.list, uintptr(p), byBase)
+// containing is the recorded object that holds the byte at address p.
+func (o *objects) containing(p uintptr) (object, bool) {
+	i, _ := slices.BinarySearchFunc(o.list, p, byBase)
 	// o.list[i] is the first object at or after p.
-	if i < len(o.list) && o.list[i].base == p {
+	if i < len(o.list) && uintptr(o.list[i].base) == p {
 		return o.list[i], true
 	}
 	if i == 0 {
 		return object{}, false
 	}
 	x := o.list[i-1]
-	if uintptr(p) < uintptr(x.base)+x.size {
+	if p < uintptr(x.base)+x.size {
 		return x, true
 	}
 	return object{}, false
@@ -74,18 +74,18 @@ func byBase(x object, p uintptr) int {
 }
 
 // Within implements hooked.Bounds.
-func (c *controller) Within(base, p unsafe.Pointer, size uintptr, what string) {
+func (c *controller) Within(base unsafe.Pointer, p, size uintptr, what string) {
 	from := p
 	if base != nil {
-		from = base
+		from = uintptr(base)
 	}
 	x, ok := c.objs.containing(from)
 	if !ok {
 		return // memory the explored code did not allocate: not judged
 	}
 	end := uintptr(x.base) + x.size
-	if uintptr(p) < uintptr(x.base) || uintptr(p)+size > end {
+	if p < uintptr(x.base) || p+size > end {
 		panic(fmt.Sprintf("memory safety: %s reaches [%#x, %#x), outside its object of %d bytes at %#x",
-			what, uintptr(p), uintptr(p)+size, x.size, uintptr(x.base)))
+			what, p, p+size, x.size, uintptr(x.base)))
 	}
 }

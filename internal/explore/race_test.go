@@ -267,3 +267,30 @@ func TestRacesFindWhatSwitchPointsMiss(t *testing.T) {
 	}
 	t.Logf("killed by %v", killed)
 }
+
+// TestBoundsCheck: an explored run that reads past an object it allocated,
+// through unsafe.Add and a conversion as the trie's kid does, fails at the
+// step that left the object, as a panic naming memory safety; the same
+// read inside the object passes. (Without the check such a read lands in
+// whatever the allocator put next.)
+func TestBoundsCheck(t *testing.T) {
+	type word struct{ v hooked.Uint64 }
+	read := func(i uintptr) *toy {
+		return &toy{name: "bounds", n: 1, build: func(c *controller, r *toyRun) {
+			node := &hooked.Alloc(new([4]word))[0]
+			r.bodies = []func(){func() {
+				c.operation(liveNone, func() {
+					p := (*word)(hooked.UnsafeCast[word](hooked.UnsafeAdd(unsafe.Pointer(node), i*unsafe.Sizeof(*node))))
+					p.v.Load()
+				})
+			}}
+		}}
+	}
+	if r := exploreProgram(read(3), "inside", Options{}); r.Failure != nil {
+		t.Fatalf("a read inside the object failed: %s", r.Failure.Report())
+	}
+	r := exploreProgram(read(4), "past the end", Options{})
+	if r.Failure == nil || r.Failure.Kind != KindPanic || !strings.Contains(r.Failure.Detail, "memory safety") {
+		t.Fatalf("a read past the object: %s", r.Summary())
+	}
+}

@@ -155,33 +155,26 @@ const (
 	// whatever the renewals the cluster saw.
 	ECRLeaseByCallerClock Fault = 39
 
-	// Faults of impl/tokenbucket.
-
-	// TBCompactWideNarrow: a compaction freezes sixteen child words of every
-	// inner node, the 4-way ones too, reading and writing past a 4-way node's
-	// end
-	TBCompactWideNarrow Fault = 40
-
 	// Faults of impl/credits.
 
 	// CrFinishClearsPayload: a finish zeroes the payload in its box after
 	// freeing the row, while a listing may be reading it
-	CrFinishClearsPayload Fault = 41
+	CrFinishClearsPayload Fault = 40
 	// CrListStaleBox: the list of enqueued rows loads the box before the row
 	// word and names the token from the box, so it can list a row taken before
 	// the list began.
-	CrListStaleBox Fault = 42
+	CrListStaleBox Fault = 41
 
 	// Faults of impl/tokenbucket.
 
 	// TBAdmitTornWait: a refused admit reads the bucket word for its wait as
 	// two 64-bit halves, so a take in between pairs one state's tokens with
 	// another's timestamp.
-	TBAdmitTornWait Fault = 43
+	TBAdmitTornWait Fault = 42
 )
 
 // numFaults is one more than the largest fault.
-const numFaults Fault = 44
+const numFaults Fault = 43
 
 // layerNames are the layers a patch's Caught-by line may name, in the
 // order of the README's mutant table.
@@ -425,12 +418,6 @@ var rows = [...]row{
 		name: "ecr-lease-by-caller-clock", pkg: "impl/etcd/credits",
 		bug:      "the lease judged by the caller's clock, not the cluster",
 		killedBy: "`TestEtcdSweepSparesRenewedHolder` (a holder of ttl 2 s that renews every 500 ms has its reservation swept after 2.5 s)",
-	},
-	TBCompactWideNarrow: {
-		name: "tb-compact-wide-narrow", pkg: "impl/tokenbucket",
-		bug:      "a compaction freezes 16 words of a 4-way trie node: it writes past the node",
-		caughtBy: []string{"explore"},
-		measured: []figure{{"explore", "panic (memory safety) 10 ms"}},
 	},
 	CrFinishClearsPayload: {
 		name: "cr-finish-clears-payload", pkg: "impl/credits",

@@ -32,7 +32,6 @@ import (
 	tbadmittornwait "github.com/tollgate/tollgate/internal/mutants/tb-admit-torn-wait"
 	tbcasonehalf "github.com/tollgate/tollgate/internal/mutants/tb-cas-one-half"
 	tbcompactnofreeze "github.com/tollgate/tollgate/internal/mutants/tb-compact-no-freeze"
-	tbcompactwidenarrow "github.com/tollgate/tollgate/internal/mutants/tb-compact-wide-narrow"
 	tbfailclosed "github.com/tollgate/tollgate/internal/mutants/tb-fail-closed"
 	tbfloorafterkill "github.com/tollgate/tollgate/internal/mutants/tb-floor-after-kill"
 	tbfrozennextlate "github.com/tollgate/tollgate/internal/mutants/tb-frozen-next-late"
@@ -82,8 +81,6 @@ func NewTBTable[K comparable](f fault.Fault) TBTable[K] {
 		return tbfrozennextlate.New[K]()
 	case fault.TBPeekTorn:
 		return tbpeektorn.New[K]()
-	case fault.TBCompactWideNarrow:
-		return tbcompactwidenarrow.New[K]()
 	case fault.TBAdmitTornWait:
 		return tbadmittornwait.New[K]()
 	}

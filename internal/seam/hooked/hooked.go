@@ -279,8 +279,10 @@ type Bounds interface {
 	Alloc(p unsafe.Pointer, size uintptr)
 	// Within panics when [p, p+size) starts inside a recorded object and
 	// does not end inside it, or when base is inside one and p is not
-	// (what names the operation for the message). base nil: p alone.
-	Within(base, p unsafe.Pointer, size uintptr, what string)
+	// (what names the operation for the message). base nil: p alone. p is
+	// an address, not yet a pointer: the check comes before the
+	// arithmetic, which a -race build's checkptr would stop first.
+	Within(base unsafe.Pointer, p, size uintptr, what string)
 }
 
 // Alloc reports the object p to a scheduler that checks bounds and returns
@@ -306,13 +308,12 @@ func Alloc[T any](p *T) *T {
 // UnsafeAdd is unsafe.Add(p, off), judged by a scheduler that checks
 // bounds: the result must stay inside the object p points into.
 func UnsafeAdd(p unsafe.Pointer, off uintptr) unsafe.Pointer {
-	q := unsafe.Add(p, off)
 	if s := current(); s != nil {
 		if b, ok := s.(Bounds); ok {
-			b.Within(p, q, 1, "unsafe.Add")
+			b.Within(p, uintptr(p)+off, 1, "unsafe.Add")
 		}
 	}
-	return q
+	return unsafe.Add(p, off)
 }
 
 // UnsafeCast returns p, judged by a scheduler that checks bounds: a *T at
@@ -322,7 +323,7 @@ func UnsafeCast[T any](p unsafe.Pointer) unsafe.Pointer {
 	if s := current(); s != nil && p != nil {
 		if b, ok := s.(Bounds); ok {
 			var t T
-			b.Within(nil, p, unsafe.Sizeof(t), fmt.Sprintf("conversion to *%T", t))
+			b.Within(nil, uintptr(p), unsafe.Sizeof(t), fmt.Sprintf("conversion to *%T", t))
 		}
 	}
 	return p
