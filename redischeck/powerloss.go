@@ -42,7 +42,7 @@ func powerLossScenarios() []Scenario {
 			// What a power loss under everysec or no keeps is not the
 			// whole state: the credit table finds it gone and refuses.
 			StateLost: p.mustLose,
-			inject:   powerLoss,
+			inject:    powerLoss,
 		})
 	}
 	return out
