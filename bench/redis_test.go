@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tollgate/tollgate/backends/redisserver"
 	"github.com/tollgate/tollgate/internal/testlong"
-	"github.com/tollgate/tollgate/redisserver"
 )
 
 // BenchmarkRedisTake measures a take against one local redis-server, for

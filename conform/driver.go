@@ -37,7 +37,7 @@ type Tables interface {
 }
 
 // TBTable is one token-bucket table of a driver. A table in process never
-// returns an error; one on a server (internal/redissut's DriverTables)
+// returns an error; one on a server (backends/redissut's DriverTables)
 // returns one made by OutcomeUnknown when the call's outcome is unknown
 // (the driver answers "unknown"), and a server's refusal as it is
 // (bad_request naming it: nothing ran).

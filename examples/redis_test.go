@@ -11,8 +11,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/tollgate/tollgate/backends/redisserver"
 	redistb "github.com/tollgate/tollgate/impl/redis/tokenbucket"
-	"github.com/tollgate/tollgate/redisserver"
 )
 
 // childAddr is the variable through which TestTwoProcesses hands a child

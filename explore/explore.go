@@ -14,7 +14,7 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/tollgate/tollgate/explore/internal/vclock"
 	"github.com/tollgate/tollgate/explore/rt"
-	iexplore "github.com/tollgate/tollgate/internal/explore"
+	iexplore "github.com/tollgate/tollgate/internal/interleave"
 	"github.com/tollgate/tollgate/internal/seam/hooked"
 )
 

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-	iexplore "github.com/tollgate/tollgate/internal/explore"
+	iexplore "github.com/tollgate/tollgate/internal/interleave"
 )
 
 // Spec describes one exploration: the object under test (T), its

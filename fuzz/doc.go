@@ -1,7 +1,7 @@
 // Package fuzz holds tollgate's native fuzz targets (in its tests) and their
 // committed seed corpora under testdata/fuzz/<Target>/.
 //
-// The targets decode bytes into operation sequences with internal/diff and
+// The targets decode bytes into operation sequences with fuzz and
 // run the same model-vs-implementation comparison as the rapid state
 // machines:
 //
@@ -17,7 +17,7 @@
 //
 // (-fuzzminimizetime keeps the go command from spending up to a minute
 // minimising each new interesting input, during which no new inputs run.)
-// The decoders read at most diff.MaxInputBytes of an input.
+// The decoders read at most fuzz.MaxInputBytes of an input.
 //
 // The seed files named kill-<mutant> are inputs that kill that mutant
 // (regenerate them with go test ./fuzz -run TestWriteSeeds

@@ -8,18 +8,17 @@ import (
 	"testing"
 
 	"github.com/tollgate/tollgate/fuzz"
-	"github.com/tollgate/tollgate/internal/diff"
 	"github.com/tollgate/tollgate/internal/fault"
 )
 
 var writeSeeds = flag.Bool("fuzz.write-seeds", false, "regenerate the generated seed files under testdata/fuzz (kill-<mutant>, random-<n>)")
 
-type runner = func([]byte, fault.Fault, diff.Options) *diff.Failure
+type runner = func([]byte, fault.Fault, fuzz.Options) *fuzz.Failure
 
 var runners = map[string]runner{
-	"FuzzCredits":     diff.RunCreditsBytes,
-	"FuzzTokenBucket": diff.RunTokenBucketBytes,
-	"FuzzHostile":     diff.RunHostileBytes,
+	"FuzzCredits":     fuzz.RunCreditsBytes,
+	"FuzzTokenBucket": fuzz.RunTokenBucketBytes,
+	"FuzzHostile":     fuzz.RunHostileBytes,
 }
 
 // shortestKill searches random inputs for one that kills f under run and
@@ -28,14 +27,14 @@ var runners = map[string]runner{
 func shortestKill(run runner, f fault.Fault, tries int) []byte {
 	var best []byte
 	for i := range tries {
-		in := diff.RandomInput(1, i)
-		if run(in, f, diff.Options{}) == nil {
+		in := fuzz.RandomInput(1, i)
+		if run(in, f, fuzz.Options{}) == nil {
 			continue
 		}
 		lo, hi := 0, len(in) // run(in[:hi]) fails
 		for hi-lo > 1 {
 			mid := (lo + hi) / 2
-			if run(in[:mid], f, diff.Options{}) != nil {
+			if run(in[:mid], f, fuzz.Options{}) != nil {
 				hi = mid
 			} else {
 				lo = mid
@@ -43,7 +42,7 @@ func shortestKill(run runner, f fault.Fault, tries int) []byte {
 		}
 		// Failure need not be monotone in the prefix; scan down from hi.
 		for n := hi; n > 0; n-- {
-			if run(in[:n], f, diff.Options{}) != nil {
+			if run(in[:n], f, fuzz.Options{}) != nil {
 				hi = n
 			}
 		}
@@ -73,7 +72,7 @@ func TestWriteSeeds(t *testing.T) {
 			t.Logf("wrote %s (%d bytes)", filepath.Join(dir, file), len(in))
 		}
 		for _, f := range fault.All() {
-			if f.Credits() != (name == "FuzzCredits") || !diff.SequentiallyVisible(f) {
+			if f.Credits() != (name == "FuzzCredits") || !fuzz.SequentiallyVisible(f) {
 				continue
 			}
 			if in := shortestKill(run, f, 300); in != nil {
@@ -83,7 +82,7 @@ func TestWriteSeeds(t *testing.T) {
 			}
 		}
 		for i, n := range []int{7, 64, 500} {
-			write(fmt.Sprintf("random-%d", i), diff.RandomInput(2, i)[:min(n, len(diff.RandomInput(2, i)))])
+			write(fmt.Sprintf("random-%d", i), fuzz.RandomInput(2, i)[:min(n, len(fuzz.RandomInput(2, i)))])
 		}
 	}
 }

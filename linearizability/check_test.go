@@ -50,7 +50,7 @@ func TestShortTokenBucket(t *testing.T) { shortCheck(t, PrimitiveTokenBucket) }
 // linearizable and issues no epoch twice (C16, C3), over every workload.
 func TestShortCredits(t *testing.T) { shortCheck(t, PrimitiveCredits) }
 
-// concurrencyOnly are the faults no sequential check can see (internal/diff
+// concurrencyOnly are the faults no sequential check can see (fuzz
 // SequentiallyVisible): this layer must report each of them.
 var concurrencyOnly = []fault.Fault{fault.TBPlainStore, fault.TBFailClosed, fault.CrTwoWriteEnqueue, fault.CrReserveNoCAS}
 

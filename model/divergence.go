@@ -3,7 +3,7 @@ package model
 import "slices"
 
 // The classifiers below name the invariant an answer breaks when it differs
-// from the model's: the checkers that compare answers (internal/diff's
+// from the model's: the checkers that compare answers (fuzz's
 // machines, the conformance harness's vectors and random sessions) report a
 // difference by this ID, so a failure says which rule of spec/ to read.
 // They judge the first answer that differs, given the inputs before it,

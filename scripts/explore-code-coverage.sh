@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The code coverage of the tables by the default explore run: builds
 # tollgate with -cover over the explored copies of impl/, runs the default
-# `tollgate explore`, and renders the table (internal/explore/codecov).
+# `tollgate explore`, and renders the table (internal/interleave/codecov).
 #   bash scripts/explore-code-coverage.sh            # compare with spec/explore-code-coverage.md
 #   bash scripts/explore-code-coverage.sh -write     # rewrite it
 # Exit 1 when the table differs from the committed one, when a block not
-# reached has no reason in internal/explore/codecov/testdata/unreached.txt,
+# reached has no reason in internal/interleave/codecov/testdata/unreached.txt,
 # or when a reason names a block that is reached.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,7 @@ GOCOVERDIR="$work/cov" "$work/tollgate" explore -progress 0 >"$work/explore.txt"
   echo "the default explore run failed:"; cat "$work/explore.txt"; exit 1; }
 go tool covdata textfmt -i "$work/cov" -o "$work/profile.txt"
 rc=0
-go run ./internal/explore/codecov/table -profile "$work/profile.txt" >"$work/table.md" || rc=$?
+go run ./internal/interleave/codecov/table -profile "$work/profile.txt" >"$work/table.md" || rc=$?
 if [ "${1:-}" = "-write" ]; then
   cp "$work/table.md" spec/explore-code-coverage.md
   echo "wrote spec/explore-code-coverage.md"

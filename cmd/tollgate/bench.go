@@ -8,9 +8,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/tollgate/tollgate/backends/etcdserver"
+	"github.com/tollgate/tollgate/backends/redisserver"
 	"github.com/tollgate/tollgate/bench"
-	"github.com/tollgate/tollgate/etcdserver"
-	"github.com/tollgate/tollgate/redisserver"
 )
 
 func init() {

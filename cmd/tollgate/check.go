@@ -12,9 +12,9 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/tollgate/tollgate/etcdserver"
-	"github.com/tollgate/tollgate/internal/mainjob"
-	"github.com/tollgate/tollgate/redisserver"
+	"github.com/tollgate/tollgate/backends/etcdserver"
+	"github.com/tollgate/tollgate/backends/redisserver"
+	"github.com/tollgate/tollgate/mainjob"
 )
 
 func init() {
@@ -49,7 +49,7 @@ func parseCheck(args []string, stderr io.Writer) (mainjob.Config, string, error)
 Records concurrent histories of the token bucket and the credit table (goroutines
 running random operation scripts against the lock-free implementations), checks
 each with porcupine against the sequential model, and runs a short sequential
-differential check (model.Step against the implementation, internal/diff). On a
+differential check (model.Step against the implementation, fuzz). On a
 violation it writes porcupine's HTML visualization and the raw history (JSON),
 prints both paths and a replay command, and exits 1. A checker timeout is
 reported as Unknown (exit 3), never as a pass.

@@ -6,22 +6,22 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tollgate/tollgate/internal/explore"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/interleave"
 	"github.com/tollgate/tollgate/internal/mutants/auto"
 )
 
 // TestOneDefaultExploreRun: the three checks that call themselves "the
-// default explore run" run the same one, explore.DefaultRun: `tollgate
+// default explore run" run the same one, interleave.DefaultRun: `tollgate
 // explore` with no flags (and with -mutant alone, per mutant), the mutant
-// matrix's explore layer (explore.Hunt, through explore.HuntPlan), and the
+// matrix's explore layer (interleave.Hunt, through interleave.HuntPlan), and the
 // explore layer of the mutation oracles, which `tollgate mutants --patch`
 // and both automatic campaigns run (auto.Layers, auto.ConcurrencyLayers:
 // TestDefaultExplore behind -explore.default, which runs DefaultRun).
 func TestOneDefaultExploreRun(t *testing.T) {
-	same := func(what string, got []explore.Scenario, gotOpt explore.Options, want []explore.Scenario, wantOpt explore.Options) {
+	same := func(what string, got []interleave.Scenario, gotOpt interleave.Options, want []interleave.Scenario, wantOpt interleave.Options) {
 		t.Helper()
-		names := func(ss []explore.Scenario) []string {
+		names := func(ss []interleave.Scenario) []string {
 			out := make([]string, len(ss))
 			for i, s := range ss {
 				out[i] = s.Name
@@ -41,7 +41,7 @@ func TestOneDefaultExploreRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, wantOpt := explore.DefaultRun(fault.None)
+	want, wantOpt := interleave.DefaultRun(fault.None)
 	same("tollgate explore", c.scenarios, c.opt, want, wantOpt)
 
 	for _, f := range fault.All() {
@@ -49,7 +49,7 @@ func TestOneDefaultExploreRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ss, opt := explore.HuntPlan(f)
+		ss, opt := interleave.HuntPlan(f)
 		same("the matrix's explore hunt of "+f.String(), ss, opt, c.scenarios, c.opt)
 	}
 
@@ -60,7 +60,7 @@ func TestOneDefaultExploreRun(t *testing.T) {
 	}{{"auto.Layers (--patch, --auto)", auto.Layers}, {"auto.ConcurrencyLayers (--auto -concurrency)", auto.ConcurrencyLayers}} {
 		n := 0
 		for _, l := range set.layers {
-			if l.Pkg != "./internal/explore" {
+			if l.Pkg != "./internal/interleave" {
 				continue
 			}
 			n++

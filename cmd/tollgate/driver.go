@@ -10,14 +10,14 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/tollgate/tollgate/backends/etcdserver"
+	"github.com/tollgate/tollgate/backends/etcdsut"
+	"github.com/tollgate/tollgate/backends/redisserver"
+	"github.com/tollgate/tollgate/backends/redissut"
 	"github.com/tollgate/tollgate/conform"
-	"github.com/tollgate/tollgate/etcdserver"
 	"github.com/tollgate/tollgate/impl/etcd/econn"
 	"github.com/tollgate/tollgate/impl/redis/rconn"
-	"github.com/tollgate/tollgate/internal/etcdsut"
 	"github.com/tollgate/tollgate/internal/fault"
-	"github.com/tollgate/tollgate/internal/redissut"
-	"github.com/tollgate/tollgate/redisserver"
 )
 
 func init() {

@@ -11,8 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tollgate/tollgate/internal/explore"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/interleave"
 	"github.com/tollgate/tollgate/internal/shard"
 )
 
@@ -32,11 +32,11 @@ const (
 )
 
 type exploreConfig struct {
-	scenarios []explore.Scenario
+	scenarios []interleave.Scenario
 	// generated marks the scenarios of the generated set (Systematic), whose
 	// results are summed by prefix unless verbose.
 	generated map[string]bool
-	opt       explore.Options
+	opt       interleave.Options
 	replay    string
 	progress  time.Duration
 	coverage  bool
@@ -53,17 +53,17 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { exploreHelp(fs, stderr) }
-	scenario := fs.String("scenario", explore.DefaultSelection, "scenarios to run: names or glob patterns, comma-separated; all (the three sets), catalogue, generated or directed")
+	scenario := fs.String("scenario", interleave.DefaultSelection, "scenarios to run: names or glob patterns, comma-separated; all (the three sets), catalogue, generated or directed")
 	strategy := fs.String("strategy", "dfs", "dfs, pct or random")
-	bound := fs.Int("bound", explore.DefaultBound, "dfs: the largest preemption bound (bounds 0..N in turn)")
-	depth := fs.Int("depth", explore.DefaultDepth, "pct: the bug depth d")
-	budget := fs.String("budget", "", "per scenario: a number of schedules, a duration (10s), or both (5000,10s); dfs: none by default, pct and random: "+strconv.Itoa(explore.DefaultSchedules)+" schedules")
+	bound := fs.Int("bound", interleave.DefaultBound, "dfs: the largest preemption bound (bounds 0..N in turn)")
+	depth := fs.Int("depth", interleave.DefaultDepth, "pct: the bug depth d")
+	budget := fs.String("budget", "", "per scenario: a number of schedules, a duration (10s), or both (5000,10s); dfs: none by default, pct and random: "+strconv.Itoa(interleave.DefaultSchedules)+" schedules")
 	seed := fs.Uint64("seed", 1, "seed of pct and random")
 	mutant := fs.String("mutant", "", "explore this mutant of internal/fault instead of the real table (scenarios of the other primitive are skipped)")
 	replay := fs.String("replay", "", "replay this schedule of one -scenario (as a failure prints it) and print its trace")
 	dir := fs.String("dir", filepath.Join(os.TempDir(), "tollgate-explore"), "directory for porcupine's visualization of a failing history")
 	fs.DurationVar(&c.progress, "progress", 2*time.Second, "interval between progress lines on stderr (0: none)")
-	fs.BoolVar(&c.coverage, "coverage", false, "print the coverage table of the generated scenarios (markdown; spec/explore-coverage.md) and exit; at bound "+strconv.Itoa(explore.CoverageBound)+" unless -bound is given")
+	fs.BoolVar(&c.coverage, "coverage", false, "print the coverage table of the generated scenarios (markdown; spec/explore-coverage.md) and exit; at bound "+strconv.Itoa(interleave.CoverageBound)+" unless -bound is given")
 	fs.BoolVar(&c.verbose, "v", false, "list every generated scenario in the results, not one line per prefix")
 	fs.BoolVar(&c.failfast, "failfast", false, "stop at the first scenario that fails")
 	shardFlag := fs.String("shard", "", "run only shard `i/n` (1-based, e.g. 2/4) of the selected scenarios, split by name: shards 1/n … n/n together run each scenario once")
@@ -101,7 +101,7 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 		return c, fmt.Errorf("explore: unexpected argument %q", fs.Arg(0))
 	}
 	var err error
-	opt := explore.Options{Strategy: explore.Strategy(*strategy), Depth: *depth, Seed: *seed, Dir: *dir, Bound: *bound}
+	opt := interleave.Options{Strategy: interleave.Strategy(*strategy), Depth: *depth, Seed: *seed, Dir: *dir, Bound: *bound}
 	if c.opt, err = exploreOptions(opt, *mutant, *budget, c.coverage && !boundSet); err != nil {
 		return c, err
 	}
@@ -110,13 +110,13 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 		return c, fmt.Errorf("explore: %w", err)
 	}
 	c.generated = map[string]bool{}
-	for _, s := range explore.Systematic() {
+	for _, s := range interleave.Systematic() {
 		c.generated[s.Name] = true
 	}
 	if c.coverage {
 		return c, nil
 	}
-	if c.scenarios, err = explore.Select(*scenario, c.opt.Fault, sh); err != nil {
+	if c.scenarios, err = interleave.Select(*scenario, c.opt.Fault, sh); err != nil {
 		return c, err
 	}
 	c.replay = *replay
@@ -146,7 +146,7 @@ func parsePkg(fs *flag.FlagSet, p pkgConfig, budget string) (exploreConfig, erro
 	visited := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { visited[f.Name] = true })
 	if !visited["bound"] {
-		p.bound = 0 // the test's Options, else explore.DefaultBound
+		p.bound = 0 // the test's Options, else interleave.DefaultBound
 	}
 	if !visited["strategy"] {
 		p.strategy = ""
@@ -166,11 +166,11 @@ func parsePkg(fs *flag.FlagSet, p pkgConfig, budget string) (exploreConfig, erro
 		return exploreConfig{}, fmt.Errorf("explore: -strategy %q: want dfs, pct or random", p.strategy)
 	}
 	if p.replay != "" {
-		if _, err := explore.ParseSchedule(p.replay); err != nil {
+		if _, err := interleave.ParseSchedule(p.replay); err != nil {
 			return exploreConfig{}, err
 		}
 	}
-	if p.budget, err = explore.ParseBudget(budget); err != nil {
+	if p.budget, err = interleave.ParseBudget(budget); err != nil {
 		return exploreConfig{}, err
 	}
 	return exploreConfig{pkg: &p}, nil
@@ -178,7 +178,7 @@ func parsePkg(fs *flag.FlagSet, p pkgConfig, budget string) (exploreConfig, erro
 
 // exploreOptions completes opt from the flags -mutant and -budget and
 // checks it; coverageBound: -coverage without -bound.
-func exploreOptions(opt explore.Options, mutant, budget string, coverageBound bool) (explore.Options, error) {
+func exploreOptions(opt interleave.Options, mutant, budget string, coverageBound bool) (interleave.Options, error) {
 	var err error
 	if mutant != "" {
 		if opt.Fault, err = fault.Parse(mutant); err != nil {
@@ -189,12 +189,12 @@ func exploreOptions(opt explore.Options, mutant, budget string, coverageBound bo
 		return opt, err
 	}
 	if coverageBound {
-		opt.Bound = explore.CoverageBound
+		opt.Bound = interleave.CoverageBound
 	}
 	if opt.Bound == 0 {
 		opt.Bound = -1 // bound 0 itself, not the default
 	}
-	opt.Budget, err = explore.ParseBudget(budget)
+	opt.Budget, err = interleave.ParseBudget(budget)
 	return opt, err
 }
 
@@ -206,7 +206,7 @@ func checkReplay(c exploreConfig) error {
 	if len(c.scenarios) != 1 {
 		return fmt.Errorf("explore: -replay needs exactly one -scenario")
 	}
-	_, err := explore.ParseSchedule(c.replay)
+	_, err := interleave.ParseSchedule(c.replay)
 	return err
 }
 
@@ -234,11 +234,11 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 		target = "mutant " + c.opt.Fault.String()
 	}
 	fmt.Fprintf(stdout, "tollgate explore: %d scenarios, %s, strategy %s\n", len(c.scenarios), target, c.opt.Strategy)
-	var progress func(explore.Scenario) func(explore.Result)
+	var progress func(interleave.Scenario) func(interleave.Result)
 	if c.progress > 0 {
-		progress = func(s explore.Scenario) func(explore.Result) {
+		progress = func(s interleave.Scenario) func(interleave.Result) {
 			last := time.Now()
-			return func(r explore.Result) {
+			return func(r interleave.Result) {
 				if time.Since(last) < c.progress {
 					return
 				}
@@ -247,7 +247,7 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	results, failed := explore.Run(c.scenarios, c.opt, c.failfast, progress, func(r explore.Result) {
+	results, failed := interleave.Run(c.scenarios, c.opt, c.failfast, progress, func(r interleave.Result) {
 		switch {
 		case r.Err != nil:
 			fmt.Fprintf(stdout, "\n%s: %v\n", r.Scenario, r.Err)
@@ -263,7 +263,7 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 }
 
 func exploreCoverage(c exploreConfig, stdout, stderr io.Writer) int {
-	cov, err := explore.ComputeCoverage(max(c.opt.Bound, 0))
+	cov, err := interleave.ComputeCoverage(max(c.opt.Bound, 0))
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exploreViolation
@@ -277,7 +277,7 @@ func exploreCoverage(c exploreConfig, stdout, stderr io.Writer) int {
 
 func exploreReplay(c exploreConfig, stdout, stderr io.Writer) int {
 	s := c.scenarios[0]
-	rep, err := explore.ReplayDir(s, c.opt.Fault, c.replay, c.opt.Dir)
+	rep, err := interleave.ReplayDir(s, c.opt.Fault, c.replay, c.opt.Dir)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exploreUsage
@@ -293,7 +293,7 @@ func exploreReplay(c exploreConfig, stdout, stderr io.Writer) int {
 
 // exploreTable writes the results, the generated scenarios summed by
 // prefix unless -v.
-func exploreTable(stdout io.Writer, results []explore.Result, c exploreConfig) {
+func exploreTable(stdout io.Writer, results []interleave.Result, c exploreConfig) {
 	rows := make([]resultRow, 0, len(results))
 	for _, r := range results {
 		rows = append(rows, resultRow{Result: r, n: 1})
@@ -319,7 +319,7 @@ func exploreHelp(fs *flag.FlagSet, stderr io.Writer) {
 Explore your own code: -pkg runs the tests of the package in DIR (or a go list
 pattern of the current module) with it and every package it imports rewritten
 for exploration, through the go command's -overlay (the source is not changed):
-each test calls explore.Check with a Spec (explore/doc.go). A failure prints
+each test calls interleave.Check with a Spec (explore/doc.go). A failure prints
 its schedule and the command that replays it with a trace (-run naming the
 test, -replay the schedule). -tags are go test's build tags; -dir keeps
 porcupine's visualization of a failing history (none is written without it).
@@ -327,7 +327,7 @@ From another module: build this command from a checkout of tollgate
 (go install ./cmd/tollgate) and require github.com/tollgate/tollgate with a
 replace line pointing at the checkout, as examples/explore/go.mod does.
 
-Without -pkg it runs the scenarios of the interleaving explorer (internal/explore, spec/explore.md)
+Without -pkg it runs the scenarios of the interleaving explorer (internal/interleave, spec/explore.md)
 against the real table code, every seam operation a switch point: exhaustively
 within a preemption bound (dfs), or with PCT or a random walk. Every run's history
 is checked by porcupine against the model. A violation prints the schedule, a
@@ -340,10 +340,10 @@ catalogue, generated, directed.
 
 scenarios of the catalogue:
 `)
-	for _, s := range explore.Catalogue() {
+	for _, s := range interleave.Catalogue() {
 		fmt.Fprintf(stderr, "  %-26s %s\n", s.Name, s.Race)
 	}
-	sys := explore.Systematic()
+	sys := interleave.Systematic()
 	fmt.Fprintf(stderr, `
 generated scenarios (spec/explore.md §10):
   %s … %s
@@ -356,8 +356,8 @@ generated scenarios (spec/explore.md §10):
 
 directed runs (-scenario directed; part of all): one schedule each, deeper
 than the bound, replayed once (trace one with -scenario NAME -replay SCHEDULE):
-`, sys[0].Name, sys[len(sys)-1].Name, len(sys), len(explore.Held()))
-	for _, d := range explore.Directed() {
+`, sys[0].Name, sys[len(sys)-1].Name, len(sys), len(interleave.Held()))
+	for _, d := range interleave.Directed() {
 		fmt.Fprintf(stderr, "  -scenario %s -replay %s\n", d.Scenario.Name, d.Schedule)
 	}
 	fmt.Fprint(stderr, "\nflags:\n")
@@ -368,7 +368,7 @@ than the bound, replayed once (trace one with -scenario NAME -replay SCHEDULE):
 // resultRow is one line of the results: one scenario's, or the sum of the
 // generated scenarios of one prefix.
 type resultRow struct {
-	explore.Result
+	interleave.Result
 	n, complete, failed int // scenarios summed; how many were exhaustive; failed
 	threadsMin, opsMin  int // the fewest threads and operations of those summed
 }
@@ -385,9 +385,9 @@ func span(lo, hi, n int) string {
 
 func (r resultRow) exhaustive() string {
 	switch {
-	case r.Strategy == explore.FixedSchedule:
+	case r.Strategy == interleave.FixedSchedule:
 		return "directed (1 schedule)"
-	case r.Strategy != explore.DFS:
+	case r.Strategy != interleave.DFS:
 		return "-"
 	case r.n > 1 && r.complete < r.n:
 		return fmt.Sprintf("%d of %d (bound %d)", r.complete, r.n, r.Bound)
@@ -433,7 +433,7 @@ func groupGenerated(rows []resultRow, generated map[string]bool) []resultRow {
 		if !ok {
 			i = len(out)
 			index[name] = i
-			out = append(out, resultRow{Result: explore.Result{Scenario: name, Strategy: r.Strategy, Threads: r.Threads, Ops: r.Ops},
+			out = append(out, resultRow{Result: interleave.Result{Scenario: name, Strategy: r.Strategy, Threads: r.Threads, Ops: r.Ops},
 				threadsMin: r.Threads, opsMin: r.Ops})
 		}
 		g := &out[i]

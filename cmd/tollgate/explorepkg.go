@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/tollgate/tollgate/explore/rewrite"
-	"github.com/tollgate/tollgate/internal/explore"
+	"github.com/tollgate/tollgate/internal/interleave"
 )
 
 // pkgConfig is explore -pkg: the tests of a package of the user's,
@@ -21,7 +21,7 @@ type pkgConfig struct {
 	strategy       string
 	bound          int
 	seed           uint64
-	budget         explore.Budget
+	budget         interleave.Budget
 	dir            string
 	verbose        bool
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tollgate/tollgate/internal/mainjob"
+	"github.com/tollgate/tollgate/mainjob"
 )
 
 // runCaptured runs command name with args, capturing what it writes to

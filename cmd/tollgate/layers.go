@@ -5,7 +5,7 @@ package main
 // One import per layer package, one line each.
 import (
 	_ "github.com/tollgate/tollgate/conform"
-	_ "github.com/tollgate/tollgate/internal/diff"
-	_ "github.com/tollgate/tollgate/internal/explore"
+	_ "github.com/tollgate/tollgate/fuzz"
+	_ "github.com/tollgate/tollgate/internal/interleave"
 	_ "github.com/tollgate/tollgate/linearizability"
 )

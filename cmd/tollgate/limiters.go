@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/tollgate/tollgate/backends/redisserver"
 	"github.com/tollgate/tollgate/limiters"
-	"github.com/tollgate/tollgate/redisserver"
 )
 
 func init() {

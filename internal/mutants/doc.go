@@ -10,7 +10,7 @@
 // applied, and aliases of impl's value types and constants, so a mutant
 // table satisfies the interfaces of internal/sut exactly as the real one
 // does; and layout.go, through which the interleaving explorer names the
-// table's words and walks its trie (internal/explore/layout). It also
+// table's words and walks its trie (internal/layout). It also
 // writes internal/sut/tables_gen.go, which builds the table of the package a
 // fault.Fault names. impl/ itself stays the correct algorithm only; the
 // generated packages are never edited by hand, and the tests of this
@@ -59,9 +59,9 @@
 // as a Redis one, a copy of that whole package but the tests, with the
 // patch applied to any of its files, and mutant.go, the copy's package
 // doc; nothing is renamed (an etcd table keeps no code on the server).
-// internal/etcdsut/tables_gen.go gets, per package, newEtcd<Pkg>(…),
+// backends/etcdsut/tables_gen.go gets, per package, newEtcd<Pkg>(…),
 // which calls NewFromClient of f's package (the real one for fault.None);
-// internal/etcdsut declares the interface etcd<Pkg>Table it returns, and
+// backends/etcdsut declares the interface etcd<Pkg>Table it returns, and
 // the generator (etcdConstructors in internal/mutants/internal/generate)
 // says how each package's table is built. Adding one is the same three
 // steps, with a Killed-by line: fault.AllEtcd lists it, and tollgate

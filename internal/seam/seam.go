@@ -10,7 +10,7 @@
 // Its twin, internal/seam/hooked, has the same types with every operation a
 // switch point. go generate (internal/mutants/gen) writes copies of the
 // impl packages that differ from them only in importing the twin; the
-// interleaving explorer (internal/explore) drives those copies. Go's atomics
+// interleaving explorer (internal/interleave) drives those copies. Go's atomics
 // are sequentially consistent (the Go memory model), so exploring the
 // interleavings of these operations is exact for them; plain memory is left
 // to the race detector.

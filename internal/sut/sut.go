@@ -11,7 +11,7 @@
 // checker runs against a mutant exactly as against the real code.
 //
 // The adapters of the Redis-backed tables (impl/redis/...) live in
-// internal/redissut, so that the in-memory checkers built on this package
+// backends/redissut, so that the in-memory checkers built on this package
 // do not link a Redis client.
 //
 // The adapters are safe for concurrent use when the table under them is.
@@ -126,7 +126,7 @@ type Credits[P comparable] struct {
 	epochs  TableEpochs
 }
 
-// TableEpochs is how an adapter (Credits, and internal/redissut's) names a
+// TableEpochs is how an adapter (Credits, and backends/redissut's) names a
 // credit table's epochs in the model's vocabulary. Epochs are opaque (C3
 // asks only that each be unique), so the zero value renames them through
 // internal/epochs: the n-th distinct epoch the table issues is n, which is

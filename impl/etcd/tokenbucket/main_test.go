@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/tollgate/tollgate/etcdserver"
+	"github.com/tollgate/tollgate/backends/etcdserver"
 )
 
 // TestMain stops the cluster the package's tests share (etcdserver.SharedT).

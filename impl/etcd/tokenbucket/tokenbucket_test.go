@@ -12,7 +12,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/tollgate/tollgate/etcdserver"
+	"github.com/tollgate/tollgate/backends/etcdserver"
 	"github.com/tollgate/tollgate/impl/etcd/econn"
 	"github.com/tollgate/tollgate/impl/etcd/tokenbucket"
 	"github.com/tollgate/tollgate/internal/testlong"

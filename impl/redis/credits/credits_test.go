@@ -14,8 +14,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/tollgate/tollgate/backends/redisserver"
 	"github.com/tollgate/tollgate/impl/redis/rconn"
-	"github.com/tollgate/tollgate/redisserver"
 )
 
 var ctx = context.Background()

@@ -11,11 +11,11 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/tollgate/tollgate/backends/redisserver"
 	"github.com/tollgate/tollgate/impl/redis/credits"
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/impl/redis/tokenbucket"
 	"github.com/tollgate/tollgate/internal/testlong"
-	"github.com/tollgate/tollgate/redisserver"
 )
 
 // TestTablesOnACluster: both tables on one three-primary Redis Cluster

@@ -11,7 +11,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/tollgate/tollgate/redisserver"
+	"github.com/tollgate/tollgate/backends/redisserver"
 )
 
 func TestNewClientNeverRetries(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/tollgate/tollgate/backends/redisserver"
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/impl/tokenbucket"
-	"github.com/tollgate/tollgate/redisserver"
 )
 
 // newTestTable starts a server and makes a table on it.

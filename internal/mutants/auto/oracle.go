@@ -24,7 +24,7 @@ import (
 // from a test binary built once per campaign with every mutant compiled in.
 type Layer struct {
 	Name string
-	// Pkg is the package whose tests run ("./internal/diff"); "" means the
+	// Pkg is the package whose tests run ("./fuzz"); "" means the
 	// mutated package itself (the unit layer).
 	Pkg  string
 	Run  string   // -test.run
@@ -67,7 +67,7 @@ var Layers = []Layer{
 	{Name: "unit-slow", Run: slowUnit},
 	{Name: "vectors", Pkg: "./conform", Run: "^(TestVectorsMatchModel|TestVectorsCoverEveryInvariant|TestGoDriverPasses|TestCrAnswerInvertsCrResponse|TestDivergeNamesTheInvariant)$"},
 	{Name: "fuzz-seeds", Pkg: "./fuzz", Run: "^Fuzz"},
-	{Name: "differential", Pkg: "./internal/diff", Run: "^(TestRapidCredits|TestRapidTokenBucket|TestRapidHostile|TestRealImplementationPassesScripts)$",
+	{Name: "differential", Pkg: "./fuzz", Run: "^(TestRapidCredits|TestRapidTokenBucket|TestRapidHostile|TestRealImplementationPassesScripts)$",
 		Args: []string{"-rapid.checks=1000", "-rapid.seed=1", "-rapid.nofailfile"}},
 	{Name: "linearizability", Pkg: "./linearizability", Run: "^(TestShortTokenBucket|TestShortCredits|TestTokenBucketModelHandHistories|TestCreditsModelHandHistories)$",
 		Args: []string{"-lin.budget=500ms", "-lin.seed=1"}},
@@ -79,7 +79,7 @@ var Layers = []Layer{
 // TestDefaultExplore on the test binary the overlay built, narrowed to the
 // scenarios of the mutated table (PerPrimitive). The mutant matrix's
 // explore layer hunts with the same run (explore.Hunt).
-var ExploreLayer = Layer{Name: "explore", Pkg: "./internal/explore", Run: "^TestDefaultExplore$",
+var ExploreLayer = Layer{Name: "explore", Pkg: "./internal/interleave", Run: "^TestDefaultExplore$",
 	Args: []string{"-explore.default"}, PerPrimitive: true}
 
 // ConcurrencyLayers is the oracle of the concurrency operators: the
@@ -436,7 +436,7 @@ func runLayer(b built, num int, timeout time.Duration, extra ...string) (ok bool
 	cmd := exec.CommandContext(ctx, b.bin, args...)
 	cmd.Dir = b.dir
 	// RAPID_NOFAILFILE: a mutant's failure must not leave a fail file in
-	// the tree (internal/diff/testdata/rapid).
+	// the tree (fuzz/testdata/rapid).
 	cmd.Env = append(os.Environ(), EnvActive+"="+strconv.Itoa(num), "RAPID_NOFAILFILE=1")
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/tollgate/tollgate/internal/explore/layout"
+	"github.com/tollgate/tollgate/internal/layout"
 )
 
-// Layout describes t to the interleaving explorer (internal/explore/layout).
+// Layout describes t to the interleaving explorer (internal/layout).
 func (t *Table[P]) Layout() layout.Layout { return (*tableLayout[P])(t) }
 
 var _ layout.Table = (*Table[int])(nil)

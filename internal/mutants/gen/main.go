@@ -1,6 +1,6 @@
 // Command gen writes the mutant packages of internal/mutants, one per patch
 // in internal/mutants/patches, and internal/sut/tables_gen.go (with
-// internal/redissut's and internal/etcdsut's tables_gen.go for the
+// backends/redissut's and backends/etcdsut's tables_gen.go for the
 // server-backed tables), which builds a table of the package a fault
 // names. It also removes generated files
 // that no patch produces any more. Run it with

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/tollgate/tollgate/internal/explore/layout"
+	"github.com/tollgate/tollgate/internal/layout"
 	"github.com/tollgate/tollgate/internal/seam/hooked"
 )
 
-// Layout describes t to the interleaving explorer (internal/explore/layout).
+// Layout describes t to the interleaving explorer (internal/layout).
 func (t *Table[K]) Layout() layout.Layout { return (*tableLayout[K])(t) }
 
 var _ layout.Table = (*Table[string])(nil)

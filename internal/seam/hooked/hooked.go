@@ -8,7 +8,7 @@
 // sync/atomic's and compile to the same instructions. go generate
 // (internal/mutants/gen) writes copies of the impl packages whose only
 // difference is that import, rewritten to this package; the interleaving
-// explorer (internal/explore) drives those copies. So the explored code is
+// explorer (internal/interleave) drives those copies. So the explored code is
 // the real code, line for line, and the real build pays nothing for it.
 //
 // One scheduler at a time is installed for the whole process (Install
@@ -372,7 +372,7 @@ func (p *Pointer[T]) CompareAndSwap(old, new *T) bool {
 
 // Peek atomically loads p's pointer without a switch point and reports
 // nothing. The tables never call it: it is for the interleaving explorer,
-// which reads a table's structure between steps (internal/explore/layout).
+// which reads a table's structure between steps (internal/layout).
 // It is a function, not a method, so that Pointer keeps seam.Pointer's
 // methods.
 func Peek[T any](p *Pointer[T]) *T { return p.v.Load() }

@@ -3,7 +3,7 @@
 // Package tokenbucket is impl/tokenbucket's table files, unchanged but for
 // importing internal/seam/hooked instead of internal/seam: the real code,
 // with every atomic operation a switch point of the interleaving explorer
-// (internal/explore). Its value types and constants are aliases of
+// (internal/interleave). Its value types and constants are aliases of
 // impl/tokenbucket's.
 package tokenbucket
 

@@ -131,7 +131,7 @@ func exploredAliases(mod string, prim primitive, v *values) ([]byte, error) {
 	head := exploredHeader(prim)
 	doc := fmt.Sprintf("Package %[1]s is %[2]s's table files, unchanged but for importing internal/seam/hooked "+
 		"instead of internal/seam: the real code, with every atomic operation a switch point of the interleaving "+
-		"explorer (internal/explore). Its value types and constants are aliases of %[2]s's.", prim.name, prim.dir())
+		"explorer (internal/interleave). Its value types and constants are aliases of %[2]s's.", prim.name, prim.dir())
 	return aliasesSource(head, doc, mod, prim, v)
 }
 

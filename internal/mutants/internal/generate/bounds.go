@@ -14,7 +14,7 @@ import (
 // unsafe.Add becomes seam.UnsafeAdd, and every conversion of an
 // unsafe.Pointer to a typed pointer, (*T)(p), becomes
 // (*T)(seam.UnsafeCast[T](p)): the explorer judges each against the object
-// it points into (internal/explore/bounds.go) and fails the run at the step
+// it points into (internal/interleave/bounds.go) and fails the run at the step
 // that left its object.
 
 // boundsChecks returns the edits that put those calls into f.

@@ -10,13 +10,13 @@ import (
 )
 
 // EtcdTablesFile is where the constructors of the etcd-backed tables and
-// their mutants go: internal/etcdsut, the adapters of the etcd-backed
+// their mutants go: backends/etcdsut, the adapters of the etcd-backed
 // tables, apart from internal/sut so that the in-memory checkers link no
 // etcd client.
 const EtcdTablesFile = EtcdTablesDir + "/tables_gen.go"
 
 // EtcdTablesDir is EtcdTablesFile's package.
-const EtcdTablesDir = "internal/etcdsut"
+const EtcdTablesDir = "backends/etcdsut"
 
 // A mutant of an etcd-backed table (a fault whose Package is under
 // impl/etcd/) is, like a Redis one, a copy of the whole package: every file

@@ -14,13 +14,13 @@ import (
 
 // LayoutFile is the file of every hooked copy (ExploredDir's and each
 // mutant's) that describes its table to the interleaving explorer: the
-// methods of internal/explore/layout, written against the copy's own
+// methods of internal/layout, written against the copy's own
 // fields, so that a field of impl/ renamed without the explorer fails to
 // compile instead of failing an exploration.
 const LayoutFile = "layout.go"
 
 // explorerWords are the words at fixed places in each primitive's Table, as
-// the explorer names them (an index is written []): internal/explore
+// the explorer names them (an index is written []): internal/interleave
 // classifies and renders words by these names (coverage.go, credits.go).
 // layoutFile finds the words in the Table's declaration, as the explorer
 // used to by reflection, and fails unless they are exactly these: a word
@@ -179,7 +179,7 @@ func layoutFile(head, mod string, prim primitive, srcs map[string][]byte) ([]byt
 	want := explorerWords[prim.name]
 	if strings.Join(w.patterns, " ") != strings.Join(want, " ") {
 		return nil, fmt.Errorf("generate: the explorer names the words %s of %s.Table, which holds %s instead: "+
-			"a word was renamed, added or removed; name it in internal/explore and in explorerWords (%s/internal/generate/layout.go)",
+			"a word was renamed, added or removed; name it in internal/interleave and in explorerWords (%s/internal/generate/layout.go)",
 			strings.Join(want, ", "), prim.name, orElse(strings.Join(w.patterns, ", "), "none"), MutantsDir)
 	}
 
@@ -187,7 +187,7 @@ func layoutFile(head, mod string, prim primitive, srcs map[string][]byte) ([]byt
 	var b bytes.Buffer
 	b.WriteString(head)
 	fmt.Fprintf(&b, "\npackage %s\n\nimport (\n", prim.name)
-	std, own := []string{`"unsafe"`}, []string{strconv.Quote(mod + "/internal/explore/layout")}
+	std, own := []string{`"unsafe"`}, []string{strconv.Quote(mod + "/internal/layout")}
 	if w.loops > 0 || prim.name == "tokenbucket" {
 		std = append([]string{`"fmt"`}, std...)
 	}
@@ -196,7 +196,7 @@ func layoutFile(head, mod string, prim primitive, srcs map[string][]byte) ([]byt
 	}
 	fmt.Fprintf(&b, "%s\n\n%s\n)\n", strings.Join(std, "\n"), strings.Join(own, "\n"))
 	fmt.Fprintf(&b, `
-// Layout describes t to the interleaving explorer (internal/explore/layout).
+// Layout describes t to the interleaving explorer (internal/layout).
 func (t *Table[%[1]s]) Layout() layout.Layout { return (*tableLayout[%[1]s])(t) }
 
 var _ layout.Table = (*Table[%[4]s])(nil)

@@ -17,7 +17,7 @@ import (
 
 // Plain loads reported to the race detector. A plain load is no switch
 // point: it runs inside the step of the seam operation before it. The
-// explorer's happens-before race detector (internal/explore/race.go) sees
+// explorer's happens-before race detector (internal/interleave/race.go) sees
 // it all the same, so a load that another thread's plain store can reach
 // unordered is a data race of the run, whatever the schedule: the explored
 // copies read shared memory as (*seam.PlainLoad(&x)), which reports the

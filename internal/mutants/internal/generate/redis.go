@@ -18,13 +18,13 @@ import (
 )
 
 // RedisTablesFile is where the constructors of the Redis-backed tables'
-// mutants go: internal/redissut, the adapters of the Redis-backed tables,
+// mutants go: backends/redissut, the adapters of the Redis-backed tables,
 // apart from internal/sut so that the in-memory checkers link no Redis
 // client.
 const RedisTablesFile = RedisTablesDir + "/tables_gen.go"
 
 // RedisTablesDir is RedisTablesFile's package.
-const RedisTablesDir = "internal/redissut"
+const RedisTablesDir = "backends/redissut"
 
 // A mutant of a Redis-backed table (a fault whose Package is under
 // impl/redis/) is a copy of the whole package: every file of its directory

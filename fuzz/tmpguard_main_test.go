@@ -1,0 +1,10 @@
+package fuzz_test
+
+import (
+	"testing"
+
+	"github.com/tollgate/tollgate/internal/tmpguard"
+)
+
+// TestMain fails the tests when they leave anything in $TMPDIR.
+func TestMain(m *testing.M) { tmpguard.Main(m) }

@@ -1,7 +1,0 @@
-//go:build race
-
-package explore
-
-// raceEnabled: the race detector slows the explorer about tenfold; the
-// costliest tests explore less under it.
-const raceEnabled = true

@@ -1,0 +1,171 @@
+package house
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/tollgate/tollgate"
+
+type pkg struct {
+	ImportPath string
+	Name       string
+	Imports    []string
+}
+
+// list returns every package of the module, with its non-test imports.
+func list(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json=ImportPath,Name,Imports", module+"/...")
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(&out)
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		p.ImportPath = strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		var ours []string
+		for _, imp := range p.Imports {
+			if rel, ok := strings.CutPrefix(imp, module+"/"); ok {
+				ours = append(ours, rel)
+			}
+		}
+		p.Imports = ours
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// reference reports whether path is reference code: what port authors read
+// and the checkers check, never a checker itself.
+func reference(path string) bool {
+	for _, prefix := range []string{"model", "impl", "internal/seam", "internal/clock", "internal/layout", "internal/mutants/explored"} {
+		if path == prefix || strings.HasPrefix(path, prefix+"/") {
+			return true
+		}
+	}
+	return generatedCopy(path)
+}
+
+// generatedCopy reports whether path is a mutant's package, a copy of
+// impl/ with its patch applied.
+func generatedCopy(path string) bool {
+	rest, ok := strings.CutPrefix(path, "internal/mutants/")
+	if !ok {
+		return false
+	}
+	first, _, _ := strings.Cut(rest, "/")
+	for _, p := range []string{"cr-", "tb-", "rcr-", "rtb-", "ecr-", "etb-"} {
+		if strings.HasPrefix(first, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// room is the part of the house path lives in: its top-level directory, or
+// its directory under internal/ or backends/.
+func room(path string) string {
+	parts := strings.Split(path, "/")
+	if (parts[0] == "internal" || parts[0] == "backends") && len(parts) > 1 {
+		return parts[0] + "/" + parts[1]
+	}
+	return parts[0]
+}
+
+func TestReferenceImportsNoChecker(t *testing.T) {
+	for _, p := range list(t) {
+		if p.ImportPath == "model" && len(p.Imports) > 0 {
+			t.Errorf("model/ imports %v: it must import nothing of ours", p.Imports)
+		}
+		if !reference(p.ImportPath) {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !reference(imp) {
+				t.Errorf("%s is reference code and imports %s, a checker", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+func TestNoArrowRunsBackUp(t *testing.T) {
+	edges := map[string]map[string]bool{}
+	for _, p := range list(t) {
+		from := room(p.ImportPath)
+		for _, imp := range p.Imports {
+			if to := room(imp); to != from {
+				if edges[from] == nil {
+					edges[from] = map[string]bool{}
+				}
+				edges[from][to] = true
+			}
+		}
+	}
+	// A depth-first search; a grey room met again closes a cycle.
+	const white, grey, black = 0, 1, 2
+	color := map[string]int{}
+	var stack []string
+	var visit func(r string)
+	visit = func(r string) {
+		color[r] = grey
+		stack = append(stack, r)
+		next := make([]string, 0, len(edges[r]))
+		for to := range edges[r] {
+			next = append(next, to)
+		}
+		sort.Strings(next)
+		for _, to := range next {
+			switch color[to] {
+			case grey:
+				i := slices.Index(stack, to)
+				t.Errorf("the rooms import each other in a circle: %s → %s", strings.Join(stack[i:], " → "), to)
+			case white:
+				visit(to)
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[r] = black
+	}
+	rooms := make([]string, 0, len(edges))
+	for r := range edges {
+		rooms = append(rooms, r)
+	}
+	sort.Strings(rooms)
+	for _, r := range rooms {
+		if color[r] == white {
+			visit(r)
+		}
+	}
+}
+
+// sameTable is the package names that several backends give the same
+// table on purpose: impl/credits, impl/redis/credits and impl/etcd/credits
+// are one API, so a program switches backend by its import path alone.
+var sameTable = map[string]bool{"credits": true, "tokenbucket": true}
+
+func TestNoPackageNameTwice(t *testing.T) {
+	byName := map[string][]string{}
+	for _, p := range list(t) {
+		if p.Name == "main" || sameTable[p.Name] || generatedCopy(p.ImportPath) {
+			continue
+		}
+		byName[p.Name] = append(byName[p.Name], p.ImportPath)
+	}
+	for name, paths := range byName {
+		if len(paths) > 1 {
+			t.Errorf("package name %q is used by %v", name, paths)
+		}
+	}
+}

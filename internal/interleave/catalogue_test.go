@@ -1,0 +1,112 @@
+package interleave
+
+import (
+	"flag"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tollgate/tollgate/internal/fault"
+)
+
+// catalogueBound, when set, is TestCatalogueRealCode's preemption bound:
+// the mutation campaign (internal/mutants/auto) runs the catalogue at
+// bound 1 to keep its oracle fast.
+var catalogueBound = flag.Int("explore.bound", -1, "TestCatalogueRealCode's preemption bound (default: 2, or 1 under -race)")
+
+// boundFor overrides the bound of single scenarios: name=bound,…
+var boundFor = flag.String("explore.bound-for", "", "TestCatalogueRealCode's bound for single scenarios, name=bound,...")
+
+// TestCatalogueRealCode: every scenario, exhaustive at bound 2 (1 under -race) on the real
+// code, finds nothing.
+func TestCatalogueRealCode(t *testing.T) {
+	// Bound 1 by default, so the test command stays under a minute; bound
+	// 2 (about 5 s more) with -long. CI's explore step runs every scenario
+	// at bound 2 (tollgate explore -bound 2); under the race detector the
+	// catalogue at bound 2 took 3 minutes.
+	bound := 1
+	if *long && !raceEnabled {
+		bound = 2
+	}
+	if *catalogueBound >= 0 {
+		bound = *catalogueBound
+	}
+	override := map[string]int{}
+	for _, kv := range strings.Split(*boundFor, ",") {
+		if name, b, ok := strings.Cut(kv, "="); ok {
+			n, err := strconv.Atoi(b)
+			if err != nil {
+				t.Fatalf("-explore.bound-for %q: %v", kv, err)
+			}
+			override[name] = n
+		}
+	}
+	for _, s := range Catalogue() {
+		bound := bound
+		if b, ok := override[s.Name]; ok {
+			bound = b
+		}
+		r := Explore(s, Options{Bound: bound})
+		if r.Err != nil || r.Failure != nil || !r.Exhaustive {
+			t.Errorf("%s: %s", s.Name, r.Summary())
+			if r.Failure != nil {
+				t.Log(r.Failure.Report())
+			}
+			continue
+		}
+		t.Logf("%-28s %d threads, %d ops: %s, %d distinct histories, %v", s.Name, s.Threads(), s.Ops(), r.Summary(), r.Histories, r.Elapsed.Round(1e5))
+	}
+}
+
+// TestMutantsFound: the scenarios find the mutants of the races they aim
+// at, within bound 2, with the fewest preemptions the bug needs.
+func TestMutantsFound(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		mutant   fault.Fault
+		kind     Kind
+		bound    int
+	}{
+		{"cr-last-slot", fault.CrReserveNoCAS, KindLinearizability, 1},
+		{"cr-exhausted-behind-scan", fault.CrOneScan, KindInvariant, 2},
+		{"cr-enqueue-vs-sweep", fault.CrTwoWriteEnqueue, KindLinearizability, 1},
+		{"cr-enqueue-vs-sweep", fault.CrSweepAll, KindLinearizability, 0},
+		{"cr-take-vs-finish", fault.CrFinishBlind, KindLinearizability, 0},
+		{"cr-stale-token-vs-recycle", fault.CrNoEpochPin, KindLinearizability, 0},
+		{"cr-stale-token-vs-recycle", fault.CrReleaseNoHolder, KindLinearizability, 0},
+		{"cr-poll-vs-close", fault.CrFinishBlind, KindLinearizability, 0},
+		{"tb-stale-clocks", fault.TBTimestampRegress, KindLinearizability, 0},
+		{"tb-stale-clocks", fault.TBPlainStore, KindLinearizability, 1},
+		{"tb-stale-clocks", fault.TBFailClosed, KindLinearizability, 1},
+		{"tb-stale-clocks", fault.TBCASOneHalf, KindLinearizability, 1},
+		{"cr-enqueue-vs-sweep", fault.CrBoxBeforePin, KindLinearizability, 0},
+		{"tb-reclaim-vs-stale-take", fault.TBFloorAfterKill, KindLinearizability, 1},
+		{"tb-reclaim-vs-stale-take", fault.TBReclaimNoFloor, KindLinearizability, 0},
+		{"tb-reclaim-vs-stale-take", fault.TBUnlinkLive, KindLinearizability, 1},
+		{"tb-reclaim-compacts", fault.TBCompactNoFreeze, KindLinearizability, 1},
+		{"tb-reclaims-race", fault.TBSweepSkipsFrozen, KindLinearizability, 1},
+		{"cr-enqueue-twice", fault.CrTwinEnqueueLost, KindLinearizability, 1},
+	} {
+		s, ok := Lookup(tc.scenario)
+		if !ok {
+			t.Fatalf("no scenario %s", tc.scenario)
+		}
+		r := Explore(s, Options{Fault: tc.mutant, Dir: t.TempDir()})
+		f := r.Failure
+		if f == nil {
+			t.Errorf("%s on %s: %s, want a %s violation", tc.scenario, tc.mutant, r.Summary(), tc.kind)
+			continue
+		}
+		if f.Kind != tc.kind || f.Bound != tc.bound || f.Preemptions != tc.bound {
+			t.Errorf("%s on %s: %s violation at bound %d with %d preemptions, want %s at bound %d",
+				tc.scenario, tc.mutant, f.Kind, f.Bound, f.Preemptions, tc.kind, tc.bound)
+		}
+		if tc.mutant == fault.CrOneScan && f.Invariant != "C2" {
+			t.Errorf("cr-one-scan: invariant %q, want C2 (%s)", f.Invariant, f.Detail)
+		}
+		if f.HTMLPath == "" || f.Trace == "" || f.Schedule == "" {
+			t.Errorf("%s on %s: the failure lacks its files, trace or schedule: %+v", tc.scenario, tc.mutant, f)
+		}
+		t.Logf("%-26s %-22s %s %s at bound %d: %s", tc.scenario, tc.mutant, f.Kind, f.Invariant, f.Bound, f.Schedule)
+	}
+}

@@ -1,0 +1,527 @@
+package interleave
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tollgate/tollgate/model"
+)
+
+// Generated scenarios. The catalogue holds the races someone thought of;
+// the generated scenarios hold every race of a fixed shape, so that a bug
+// nobody thought of still meets a scenario that drives it:
+//
+//   - Systematic is a fixed list: every pair of operations of each
+//     primitive, one thread each, from every prefix of a short list, each
+//     prefix a setup that leaves the words the operations meet in one
+//     state (a slot its reserver held last, a bucket full again, a trie
+//     node about to be compacted, …); and triples, a third operation (a
+//     sweep, a reclaim, a free behind a reserver's scan) that changes
+//     what the two meet. Each is named sys-cr-PREFIX-OP-OP or
+//     sys-tb-PREFIX-OP-OP (spec/explore.md §10), so a failure replays by
+//     name.
+//   - Generate makes a random scenario of a seed (gen-credits-N,
+//     gen-tokenbucket-N), for the random strategies and for shapes the
+//     systematic list does not have (three operations in a thread).
+//
+// Coverage reports which pairs of operations, from which prefix, met on
+// which kind of word in some explored run.
+
+// Holders, classes and keys of the generated scenarios.
+const (
+	genReserver model.HolderID = 1 // reserves; holds the prefix's slot in "own"
+	genHolder   model.HolderID = 2 // holds the prefix's slot in every other prefix
+	genRival    model.HolderID = 3 // a second reserver
+	genFiller   model.HolderID = 9 // holds the slots the prefix fills
+	genClass                   = model.Internal
+
+	genKey   = "k" // the key every keyed operation of the first thread uses
+	genOther = "j" // a second key: it shares k's first trie level (or k's whole hash, in a chain)
+)
+
+// crPrefix is a state the setup leaves the credit table in: the reservation
+// the threads aim at (its holder and token) and the slots around it.
+type crPrefix struct {
+	name, state string
+	setup       []CrStep
+	holder      model.HolderID
+	tok         TokRef
+}
+
+// crPrefixes are the credit-table prefixes. Every one leaves slot 27, the
+// first internal slot, in the state it names; a reserve by genReserver
+// then claims 27 (own) or the next free slot.
+func crPrefixes() []crPrefix {
+	h, f := genHolder, genFiller
+	return []crPrefix{
+		{"own", "slot 27 free, last held by the reserver (its reserve commits with the 64-bit compare-and-swap of the low half); the operations use the released token",
+			[]CrStep{Reserve(genReserver, genClass), Release(genReserver, SetupTok(0))}, genReserver, SetupTok(0)},
+		{"held", "slot 27 reserved by another holder",
+			[]CrStep{Reserve(h, genClass)}, h, SetupTok(0)},
+		{"enq", "slot 27 enqueued by another holder",
+			[]CrStep{Reserve(h, genClass), Enqueue(h, SetupTok(0), "p", 1)}, h, SetupTok(0)},
+		{"proc", "slot 27 taken by the owner (processing)",
+			[]CrStep{Reserve(h, genClass), Enqueue(h, SetupTok(0), "p", 1), Take(SetupTok(0))}, h, SetupTok(0)},
+		{"last", "slot 27 reserved by another holder, 28–31 by a third: one internal slot (32) left",
+			[]CrStep{Reserve(h, genClass), Reserve(f, genClass), Reserve(f, genClass), Reserve(f, genClass), Reserve(f, genClass)}, h, SetupTok(0)},
+		{"exited", "slot 27 reserved by a holder that has exited (sweepable)",
+			[]CrStep{Reserve(h, genClass), Exit(h)}, h, SetupTok(0)},
+	}
+}
+
+// crOps are the operations of the credit table the pairs are made of, in
+// the order of the names: one model operation each, on the prefix's
+// reservation, but for poll, the owner's list of enqueued rows and a take
+// of the first one listed; snapshot counts the rows. reserve2 is a reserve
+// by a second holder, paired only with reserve. Then a caller's whole life
+// on a reservation of its own: call reserves and enqueues, cycle reserves
+// and releases, die reserves and exits (its row is for a sweep to free);
+// and the owner's drain of the prefix's row, take and finish. A caller in
+// the second thread is a second holder.
+var crOps = []string{"reserve", "enqueue", "take", "finish", "release", "sweep", "exit", "close", "poll", "snapshot",
+	"call", "cycle", "die", "drain"}
+
+// crForeign are the prefix's reservation's operations called by another
+// holder than its own (with its token): paired with every operation of
+// crOps, not with each other.
+var crForeign = []string{"enqueue.x", "release.x"}
+
+// crReadOnly are the operations that change nothing: a pair of them races
+// nothing and is not made.
+var crReadOnly = map[string]bool{"snapshot": true}
+
+// crOp is the steps of operation op in thread t aimed at p's reservation.
+func crOp(op string, p crPrefix, t int) []CrStep {
+	switch op {
+	case "reserve":
+		return []CrStep{Reserve(genReserver, genClass)}
+	case "reserve2":
+		return []CrStep{Reserve(genRival, genClass)}
+	case "enqueue":
+		return []CrStep{Enqueue(p.holder, p.tok, fmt.Sprintf("e%d", t), int64(2+t))}
+	case "take":
+		return []CrStep{Take(p.tok)}
+	case "finish":
+		return []CrStep{Finish(p.tok)}
+	case "release":
+		return []CrStep{Release(p.holder, p.tok)}
+	case "enqueue.x":
+		return []CrStep{Enqueue(foreign(p), p.tok, fmt.Sprintf("x%d", t), int64(2+t))}
+	case "release.x":
+		return []CrStep{Release(foreign(p), p.tok)}
+	case "sweep":
+		return []CrStep{Sweep()}
+	case "exit":
+		return []CrStep{Exit(p.holder)}
+	case "close":
+		return []CrStep{Close()}
+	case "poll":
+		return []CrStep{EnqueuedRows(), Take(Listed(0))}
+	case "snapshot":
+		return []CrStep{Input(model.CrInput[string]{Kind: model.CrSnapshot})}
+	case "call":
+		h := caller(t)
+		return []CrStep{Reserve(h, genClass), Enqueue(h, Mine(0), fmt.Sprintf("c%d", t), int64(4+t))}
+	case "cycle":
+		h := caller(t)
+		return []CrStep{Reserve(h, genClass), Release(h, Mine(0))}
+	case "die":
+		h := caller(t)
+		return []CrStep{Reserve(h, genClass), Exit(h)}
+	case "drain":
+		return []CrStep{Take(p.tok), Finish(p.tok)}
+	}
+	panic("explore: no generated credit operation " + op)
+}
+
+// foreign is a holder that does not hold p's reservation.
+func foreign(p crPrefix) model.HolderID {
+	if p.holder == genRival {
+		return genReserver
+	}
+	return genRival
+}
+
+// caller is the holder of a caller's life in thread t: the reserver, or a
+// second holder in the other threads.
+func caller(t int) model.HolderID {
+	if t == 0 {
+		return genReserver
+	}
+	return genRival
+}
+
+// tbPrefix is a state the setup leaves the token-bucket table in, and the
+// clock of the operations after it (the first thread's; the second's is a
+// millisecond later).
+type tbPrefix struct {
+	name, state string
+	setup       []model.TBInput[string]
+	now         int64
+	// chain: k and j have one 64-bit hash (a chain of cells); otherwise
+	// they share the trie's first level.
+	chain bool
+	// split: both clocks of the threads forget both keys, so two racing
+	// reclaims can split them (see heldReclaims).
+	split bool
+}
+
+// tbPrefixes are the token-bucket prefixes. Capacity 2, one token a
+// millisecond: a bucket emptied at 0 is full again at 2.
+func tbPrefixes() []tbPrefix {
+	k, j := genKey, genOther
+	return []tbPrefix{
+		{"new", "no key has a cell: the first take of a key inserts it", nil, 0, false, false},
+		{"empty", "k's bucket just emptied (one token back at 1 ms)",
+			[]model.TBInput[string]{tbTake(k, 2, 0)}, 1, false, false},
+		{"full", "k's bucket full again at 2 ms: a reclaim forgets it",
+			[]model.TBInput[string]{tbTake(k, 2, 0)}, 2, false, false},
+		{"dead", "k's cell killed by a reset and unlinked: its next take makes a new cell",
+			[]model.TBInput[string]{tbTake(k, 2, 0), tbReset(k)}, 1, false, false},
+		{"collide", "k and j share an inner node, both full again at 2 ms: a reclaim forgets both and compacts the node away",
+			[]model.TBInput[string]{tbTake(k, 2, 0), tbTake(j, 2, 0)}, 2, false, true},
+		{"chain", "j and k have one hash: k's cell is second in j's chain",
+			[]model.TBInput[string]{tbTake(j, 2, 0), tbTake(k, 2, 0)}, 1, true, false},
+		{"deadhead", "j and k have one hash and the chain's head, j, is dead: it waits to be unlinked in front of k",
+			[]model.TBInput[string]{tbTake(j, 2, 0), tbTake(k, 2, 0), tbReset(j)}, 1, true, false},
+		{"compact", "k and j share an inner node; at 2 ms j is full and k is not (it is at 3 ms): a reclaim at 2 ms forgets j and compacts the node to k's cell, one at 3 ms forgets both",
+			[]model.TBInput[string]{tbTake(j, 2, 0), tbTake(k, 1, 2)}, 2, false, false},
+	}
+}
+
+// tbOps are the operations of the token-bucket table the pairs are made
+// of; peek is the read-only one.
+var tbOps = []string{"take", "peek", "reset", "reset_all", "reclaim"}
+
+var tbReadOnly = map[string]bool{"peek": true}
+
+// tbKeyed are the operations with a key: a pair of them is made twice, on
+// one key and on k and j.
+var tbKeyed = map[string]bool{"take": true, "peek": true, "reset": true}
+
+// tbOp is operation op on key at clock now.
+func tbOp(op, key string, now int64) model.TBInput[string] {
+	switch op {
+	case "take":
+		return tbTake(key, 1, now)
+	case "peek":
+		return tbPeek(key, now)
+	case "reset":
+		return tbReset(key)
+	case "reset_all":
+		return tbResetAll()
+	case "reclaim":
+		return tbReclaim(now)
+	}
+	panic("explore: no generated token-bucket operation " + op)
+}
+
+// generated is one systematic scenario and the prefix it starts from.
+type generated struct {
+	Scenario
+	prefix string
+	// hold, when set, is why the scenario is held back: made and
+	// replayable by name, but not in Systematic, not run and not counted.
+	hold string
+}
+
+// heldReclaims is why a reclaim racing operations on two keys is held
+// back. The explorer checks a scenario with a reclaim against the whole
+// table (CheckTokenBucketTable, spec/explore.md §3), where a reclaim is
+// one atomic step over every bucket; the table's reclaim is linearizable
+// per key (it kills each forgotten bucket with its own compare-and-swap,
+// spec/tokenbucket.md §6), so an operation on one key that falls between
+// its kills of two others, or a second reclaim that forgets one of two
+// keys both would forget, gives counts and buckets no atomic order
+// explains. Until the check and the spec agree, these are not run.
+const heldReclaims = "a reclaim racing operations on two keys: the whole-table check takes the reclaim for one atomic step, the table's reclaim is linearizable per key"
+
+// Systematic is the fixed list of systematic scenarios, credit-table ones
+// first, in the order of the prefixes, then of the pairs; held-back ones
+// (Held) are left out.
+func Systematic() []Scenario {
+	var out []Scenario
+	for _, g := range systematic() {
+		if g.hold == "" {
+			out = append(out, g.Scenario)
+		}
+	}
+	return out
+}
+
+// Held is the systematic scenarios held back, each with why.
+func Held() map[string]string {
+	out := map[string]string{}
+	for _, g := range systematic() {
+		if g.hold != "" {
+			out[g.Name] = g.hold
+		}
+	}
+	return out
+}
+
+// systematic is the systematic list, made once (its scenarios are
+// values, never changed).
+var systematic = sync.OnceValue(func() []generated { return append(sysCredits(), sysTokenBucket()...) })
+
+// pairs is every unordered pair of ops, a before b in the list's order
+// (an operation with itself too), but for two read-only ones.
+func pairs(ops []string, readOnly map[string]bool) [][2]string {
+	var out [][2]string
+	for i, a := range ops {
+		for _, b := range ops[i:] {
+			if readOnly[a] && readOnly[b] {
+				continue
+			}
+			out = append(out, [2]string{a, b})
+		}
+	}
+	return out
+}
+
+// The credit-table races beyond the pairs: a third operation that changes
+// the row the other two meet.
+var (
+	// crTriples are the pairs raced by a sweep as a third thread: the
+	// operations on a reserved row, which a sweep frees once its holder
+	// has exited (C10, C16).
+	crTriples = []string{"reserve", "enqueue", "release", "exit"}
+	// crSwept are the operations raced by a caller that dies and then
+	// sweeps (die+sweep, one thread): two callers race for a slot, and the
+	// sweep after one's exit must free its row (C17).
+	crSwept = []string{"reserve", "call", "cycle", "die"}
+	// crTwins are the operations raced by two enqueues of the prefix's
+	// reservation (two goroutines of its holder): whichever installs its
+	// box must learn whether it was published (C4, C16).
+	crTwins = []string{"take", "finish", "release"}
+	// crBehind are the operations that free a row while two reservers
+	// scan the class: the free slot can move behind one reserver's scan
+	// (C2).
+	crBehind = []string{"release", "finish"}
+	// crRecycles are the triples in which the prefix's row is drained and
+	// its slot reserved and enqueued again by a caller while a reader
+	// lists or counts the rows (from the prefixes with an enqueued row).
+	crRecycles = [][]string{{"poll", "drain", "call"}, {"snapshot", "drain", "call"}}
+)
+
+func sysCredits() []generated {
+	var out []generated
+	for _, p := range crPrefixes() {
+		add := func(ops ...string) {
+			var threads [][]CrStep
+			var race []string
+			for t, op := range ops {
+				var steps []CrStep
+				for _, part := range strings.Split(op, "+") {
+					steps = append(steps, crOp(part, p, t)...)
+				}
+				threads = append(threads, steps)
+				race = append(race, fmt.Sprintf("T%d %s", t, strings.ReplaceAll(op, "+", " then ")))
+			}
+			name := "sys-cr-" + p.name + "-" + strings.Join(ops, "-")
+			out = append(out, generated{
+				Scenario: CreditsScenario(name, "generated: "+p.state+"; "+strings.Join(race, ", "), p.setup, threads...),
+				prefix:   p.name})
+		}
+		for _, pr := range pairs(crOps, crReadOnly) {
+			add(pr[0], pr[1])
+			if pr == [2]string{"reserve", "reserve"} {
+				add("reserve", "reserve2")
+			}
+		}
+		for _, x := range crForeign {
+			for _, op := range crOps {
+				add(op, x)
+			}
+		}
+		for _, pr := range pairs(crTriples, nil) {
+			add(pr[0], pr[1], "sweep")
+		}
+		for _, op := range crSwept {
+			add("die+sweep", op)
+		}
+		for _, op := range crTwins {
+			add("enqueue", "enqueue", op)
+		}
+		for _, op := range crBehind {
+			add("reserve", op, "reserve2")
+		}
+		if p.name == "enq" || p.name == "proc" {
+			for _, ops := range crRecycles {
+				add(ops...)
+			}
+		}
+	}
+	return out
+}
+
+// tbTriples are the keyed pairs raced by a reclaim as a third thread.
+var tbTriples = []string{"take", "peek", "reset"}
+
+func sysTokenBucket() []generated {
+	var out []generated
+	for _, p := range tbPrefixes() {
+		add := func(ops []string, keys []string) {
+			var threads [][]model.TBInput[string]
+			var labels, race []string
+			used := map[string]bool{}
+			keyed := map[string]bool{} // the keys of the threads' operations
+			for _, in := range p.setup {
+				used[in.Key] = true
+			}
+			for t, op := range ops {
+				in := tbOp(op, keys[t], p.now+int64(min(t, 1)))
+				threads = append(threads, []model.TBInput[string]{in})
+				label := op
+				if tbKeyed[op] {
+					used[keys[t]], keyed[keys[t]] = true, true
+					if keys[t] != genKey {
+						label += "." + keys[t]
+					}
+				}
+				labels = append(labels, label)
+				race = append(race, fmt.Sprintf("T%d %s", t, in))
+			}
+			name := "sys-tb-" + p.name + "-" + strings.Join(labels, "-")
+			var collide []string
+			if used[genKey] && used[genOther] && !p.chain {
+				collide = []string{genKey, genOther}
+			}
+			s := TokenBucketScenario(name, "generated: "+p.state+"; "+strings.Join(race, ", "), collide, p.setup, threads...)
+			if used[genKey] && used[genOther] && p.chain {
+				s = s.SameHash(genOther, genKey)
+			}
+			g := generated{Scenario: s, prefix: p.name}
+			if reclaims := slices.Index(ops, "reclaim"); reclaims >= 0 && (len(keyed) > 1 || p.split && slices.Index(ops[reclaims+1:], "reclaim") >= 0) {
+				g.hold = heldReclaims
+			}
+			out = append(out, g)
+		}
+		for _, pr := range pairs(tbOps, tbReadOnly) {
+			ops := []string{pr[0], pr[1]}
+			add(ops, []string{genKey, genKey})
+			if tbKeyed[pr[0]] && tbKeyed[pr[1]] {
+				add(ops, []string{genKey, genOther})
+			}
+		}
+		for _, pr := range pairs(tbTriples, tbReadOnly) {
+			ops := []string{pr[0], pr[1], "reclaim"}
+			add(ops, []string{genKey, genKey, ""})
+			add(ops, []string{genKey, genOther, ""})
+		}
+	}
+	return out
+}
+
+// generatedScenario finds a systematic scenario by name, or makes the
+// random one a gen-credits-N or gen-tokenbucket-N name asks for.
+func generatedScenario(name string) (Scenario, bool) {
+	if strings.HasPrefix(name, "sys-") {
+		for _, g := range systematic() {
+			if g.Name == name {
+				return g.Scenario, true
+			}
+		}
+		return Scenario{}, false
+	}
+	for _, p := range []Primitive{Credits, TokenBucket} {
+		if rest, ok := strings.CutPrefix(name, "gen-"+string(p)+"-"); ok {
+			var seed uint64
+			if _, err := fmt.Sscanf(rest, "%d", &seed); err == nil && fmt.Sprint(seed) == rest {
+				return Generate(p, seed), true
+			}
+		}
+	}
+	return Scenario{}, false
+}
+
+// Generate makes a random scenario of the primitive for the random
+// strategies: 2–3 threads of 1–3 operations over a small vocabulary that
+// makes them contend (the internal class, two keys of one trie level,
+// clocks a few milliseconds apart).
+//
+// A credit thread's holder reserves, uses its token and may reserve again
+// once it released it; the setup leaves slot 31 free with thread 0's holder
+// its last holder, so thread 0's first reserve takes the returning holder's
+// path. A token-bucket thread takes, peeks and resets, on half the seeds a
+// thread also reclaims; the setup empties x and y, which share a trie
+// node, at 0 ms, and the clocks run to 3 ms, by which both are full again:
+// a reclaim forgets y, or both, and compacts their node.
+func Generate(p Primitive, seed uint64) Scenario {
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	n := 2 + rng.IntN(2)
+	name := fmt.Sprintf("gen-%s-%d", p, seed)
+	if p == TokenBucket {
+		// Half the seeds have one reclaim, in a random place. Their other
+		// operations use x alone (y is the setup's, and only the reclaim
+		// meets it), and none is a reset_all: the whole-table check takes
+		// a reclaim for one atomic step, which the table's reclaim is per
+		// key only (heldReclaims).
+		keys := []string{"x", "y"}
+		reclaimAt := -1
+		if rng.IntN(2) == 0 {
+			keys, reclaimAt = keys[:1], rng.IntN(n)
+		}
+		var threads [][]model.TBInput[string]
+		for t := 0; t < n; t++ {
+			var ops []model.TBInput[string]
+			for k := 1 + rng.IntN(3); k > 0; k-- {
+				key := keys[rng.IntN(len(keys))]
+				now := int64(rng.IntN(4))
+				switch r := rng.IntN(10); {
+				case r < 6:
+					ops = append(ops, tbTake(key, float64(1+rng.IntN(2)), now))
+				case r < 8:
+					ops = append(ops, tbPeek(key, now))
+				case r < 9 || reclaimAt >= 0:
+					ops = append(ops, tbReset(key))
+				default:
+					ops = append(ops, tbResetAll())
+				}
+			}
+			if t == reclaimAt {
+				at := rng.IntN(len(ops) + 1)
+				ops = slices.Insert(ops, at, tbReclaim(2+int64(rng.IntN(2))))
+			}
+			threads = append(threads, ops)
+		}
+		return TokenBucketScenario(name, "generated", []string{"x", "y"},
+			[]model.TBInput[string]{tbTake("x", 2, 0), tbTake("y", 2, 0)}, threads...)
+	}
+	// Slots 27–29 are holder 9's, 30 is holder 8's and enqueued, 31 was
+	// thread 0's holder's and is free, 32 is free.
+	setup := []CrStep{Reserve(9, model.Internal), Reserve(9, model.Internal), Reserve(9, model.Internal),
+		Reserve(8, model.Internal), Enqueue(8, SetupTok(3), "s", 1),
+		Reserve(1, model.Internal), Release(1, SetupTok(5))}
+	var threads [][]CrStep
+	for t := 0; t < n; t++ {
+		h := model.HolderID(t + 1)
+		var ops []CrStep
+		reserved := -1 // the step of the reserve whose token the thread holds
+		for k, nops := 0, 1+rng.IntN(3); k < nops; k++ {
+			switch r := rng.IntN(10); {
+			case reserved < 0 && r < 5:
+				ops, reserved = append(ops, Reserve(h, model.Internal)), k
+			case reserved >= 0 && r < 4:
+				ops = append(ops, Enqueue(h, Mine(reserved), fmt.Sprintf("p%d", t), int64(k)))
+			case reserved >= 0 && r < 6:
+				// A release gives the slot back; the holder may reserve
+				// again, and then takes its own last slot's path.
+				ops, reserved = append(ops, Release(h, Mine(reserved))), -1
+			case r < 7:
+				ops = append(ops, Take(SetupTok(3)))
+			case r < 8:
+				ops = append(ops, Finish(SetupTok(3)))
+			case r < 9:
+				ops = append(ops, Exit(model.HolderID(1+rng.IntN(n))))
+			default:
+				ops = append(ops, Sweep())
+			}
+		}
+		threads = append(threads, ops)
+	}
+	return CreditsScenario(name, "generated", setup, threads...)
+}

@@ -1,0 +1,134 @@
+package interleave
+
+import (
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/tollgate/tollgate/internal/fault"
+)
+
+// generatedLong runs the generated set at the default bound (TestSystematicRealCode).
+var generatedLong = flag.Bool("explore.long", false, "TestSystematicRealCode: explore every generated scenario at bound 2 (CI runs it through tollgate explore)")
+
+// TestSystematicList: the generated set is a fixed list of distinct names,
+// each found by Lookup and each a program the explorer can run, with 2–3
+// threads of 1–3 operations; the held-back ones are found by name too and
+// are not in the list.
+func TestSystematicList(t *testing.T) {
+	sys := Systematic()
+	again := Systematic()
+	seen := map[string]bool{}
+	count := map[Primitive]int{}
+	for i, s := range sys {
+		if again[i].Name != s.Name {
+			t.Fatalf("Systematic is not a fixed list: %s, then %s", s.Name, again[i].Name)
+		}
+		if seen[s.Name] {
+			t.Errorf("%s twice", s.Name)
+		}
+		seen[s.Name] = true
+		count[s.Primitive]++
+		if !strings.HasPrefix(s.Name, map[Primitive]string{Credits: "sys-cr-", TokenBucket: "sys-tb-"}[s.Primitive]) {
+			t.Errorf("%s: a %s scenario", s.Name, s.Primitive)
+		}
+		if got, ok := Lookup(s.Name); !ok || got.Name != s.Name {
+			t.Errorf("Lookup(%s) does not find it", s.Name)
+		}
+		if _, err := s.program(fault.None); err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+		}
+		if n := s.Threads(); n < 2 || n > 3 {
+			t.Errorf("%s: %d threads", s.Name, n)
+		}
+		if s.cr != nil {
+			for _, th := range s.cr.threads {
+				if len(th) < 1 || len(th) > 3 {
+					t.Errorf("%s: a thread of %d operations", s.Name, len(th))
+				}
+			}
+		}
+	}
+	for name := range Held() {
+		if seen[name] {
+			t.Errorf("held-back %s is in Systematic", name)
+		}
+		if _, ok := Lookup(name); !ok {
+			t.Errorf("held-back %s is not found by name", name)
+		}
+	}
+	if _, ok := Lookup("sys-cr-no-such"); ok {
+		t.Error("Lookup found a systematic scenario that is not made")
+	}
+	t.Logf("%d credit-table, %d token-bucket scenarios; %d held back", count[Credits], count[TokenBucket], len(Held()))
+}
+
+// TestSystematicRealCode (with -explore.long): every generated scenario
+// passes on the real code at bound 2. TestCoverageTable runs them all at
+// bound 1 on every go test; tollgate explore (CI) runs them at bound 2.
+func TestSystematicRealCode(t *testing.T) {
+	if !*generatedLong {
+		t.Skip("with -explore.long; TestCoverageTable explores every generated scenario at bound 1")
+	}
+	schedules := 0
+	for _, s := range Systematic() {
+		r := Explore(s, Options{Bound: 2})
+		if r.Err != nil || r.Failure != nil || !r.Exhaustive {
+			t.Errorf("%s: %s", s.Name, r.Summary())
+			if r.Failure != nil {
+				t.Log(r.Failure.Report())
+			}
+		}
+		schedules += r.Schedules
+	}
+	t.Logf("%d scenarios, %d schedules at bound 2", len(Systematic()), schedules)
+}
+
+// TestGenerateDeterministic: a seed makes the same scenario every time
+// (its runs have the same outcome).
+func TestGenerateDeterministic(t *testing.T) {
+	for _, p := range []Primitive{Credits, TokenBucket} {
+		for seed := uint64(0); seed < 20; seed++ {
+			a, b := Generate(p, seed), Generate(p, seed)
+			ra, err := Replay(a, fault.None, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rb, _ := Replay(b, fault.None, "")
+			if ra.Outcome != rb.Outcome || ra.Trace != rb.Trace || a.Name != b.Name {
+				t.Fatalf("%s: two different scenarios of one seed:\n%s\n%s", a.Name, ra.Outcome, rb.Outcome)
+			}
+			if s, ok := Lookup(a.Name); !ok || s.Threads() != a.Threads() || s.Ops() != a.Ops() {
+				t.Errorf("Lookup(%s) does not make it", a.Name)
+			}
+		}
+	}
+}
+
+// TestGenerateReachesItsBlindSpots: among the first seeds, some credit
+// scenario has a holder reserve the slot it held last, which commits with
+// the 64-bit compare-and-swap of the row's low half, and some token-bucket
+// scenario reclaims and compacts a node (a frozen word in its trace).
+func TestGenerateReachesItsBlindSpots(t *testing.T) {
+	returning, compacts := 0, 0
+	for seed := uint64(0); seed < 40; seed++ {
+		rc, err := Replay(Generate(Credits, seed), fault.None, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(rc.Trace, "reserve: cas slots[30].word.lo: free") {
+			returning++
+		}
+		rt, err := Replay(Generate(TokenBucket, seed), fault.None, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(rt.Trace, "→ frozen(") {
+			compacts++
+		}
+	}
+	if returning == 0 || compacts == 0 {
+		t.Errorf("of 40 seeds, %d have a returning holder's reserve and %d a compaction: want some of each", returning, compacts)
+	}
+	t.Logf("of 40 seeds: %d returning holders' reserves, %d compactions", returning, compacts)
+}

@@ -1,0 +1,263 @@
+package interleave
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"unsafe"
+)
+
+// program is what the controller explores: a fixed number of threads, a
+// fresh instance per run, and a check of each completed run. Scenarios of
+// the two primitives are programs; so are the test toys.
+type program interface {
+	threads() int
+	// begin builds a fresh instance (table, setup operations, run in direct
+	// mode) and returns the script of each thread.
+	begin(c *controller) (bodies []func())
+	// end checks a completed run (in direct mode). With outcome set it also
+	// returns the run's outcome: every thread's outputs and a summary of
+	// the final state.
+	end(c *controller, outcome bool) (*Failure, string)
+	// tracer renders the operations and words of a replayed run (nil: the
+	// default rendering, by address).
+	tracer() tracer
+}
+
+// stepObserver is a program that observes the instance between steps
+// (in direct mode: nothing runs while it looks) after every step whose
+// write the controller's seen reported.
+type stepObserver interface {
+	afterStep(c *controller)
+}
+
+// invariantChecker is a program that checks the instance after every step
+// (in direct mode); a non-empty answer ends the run as an invariant
+// failure.
+type invariantChecker interface {
+	checkStep(c *controller) string
+}
+
+// chooser picks the thread of every step of one run.
+type chooser interface {
+	// choose returns the thread to run next, or false to abandon the run
+	// (a sleep set blocked it).
+	choose(v *view) (int, bool)
+	// stepped reports the step that was just run.
+	stepped(r *stepRec)
+}
+
+// view is what a chooser sees before a step.
+type view struct {
+	depth  int // steps run so far in this run
+	last   int // thread of the previous step, -1 before the first
+	states []tstate
+	// pend is, for every thread inside an operation, the address of the
+	// seam word its next step operates on, in this run.
+	pend []unsafe.Pointer
+}
+
+func (v *view) lastMid() bool { return v.last >= 0 && v.states[v.last] == midOp }
+
+// status is how a run ended.
+type status uint8
+
+const (
+	complete   status = iota // every thread finished; checked
+	blocked                  // abandoned by the chooser (redundant)
+	stalled                  // no operation completed within the step cap
+	panicked                 // the code under test panicked
+	deadlocked               // every unfinished thread waits
+	stopped                  // the exploration's budget ran out mid-run
+)
+
+// runResult is one executed run.
+type runResult struct {
+	status      status
+	schedule    []int8 // thread of every step (storage reused by the next run: clone to keep)
+	steps       []stepRec
+	preemptions int
+	failure     *Failure
+	outcome     string
+}
+
+// runOptions configure execute.
+type runOptions struct {
+	stepCap  int  // steps without a completed operation before a stall
+	keep     bool // keep every stepRec (traces, shrinking)
+	outcome  bool // compute the outcome string
+	observer func(c *controller, r *stepRec)
+}
+
+// execute performs one run of p under ch.
+func execute(c *controller, p program, ch chooser, opt runOptions) (res runResult) {
+	c.step, c.completed, c.tracing = 0, 0, opt.keep
+	c.objs.reset()
+	c.direct = true
+	var bodies []func()
+	if f := guard(func() { bodies = p.begin(c) }); f != nil {
+		c.direct = false
+		f.Detail = "setup: " + f.Detail
+		res.status, res.failure = panicked, f
+		return res
+	}
+	c.direct = false
+	c.begin(bodies)
+	obs, _ := p.(stepObserver)
+	inv, _ := p.(invariantChecker)
+	n := len(c.workers)
+	if len(c.states) != n {
+		c.states = make([]tstate, n)
+	}
+	states := c.states
+	if len(c.pend) != n {
+		c.pend = make([]unsafe.Pointer, n)
+	}
+	pend := c.pend
+	res.schedule = c.sched[:0]
+	defer func() { c.sched = res.schedule[:0] }()
+	v := view{last: -1, states: states, pend: pend}
+	idle, lastDone := 0, c.completed
+	for {
+		live, ready := 0, 0
+		for i, w := range c.workers {
+			states[i], pend[i] = w.state, nil
+			if w.state == midOp {
+				pend[i] = w.pendWord
+				if w.pendReady != nil && !w.pendReady() {
+					states[i] = waiting
+				}
+			}
+			if w.state != finished {
+				live++
+			}
+			if runnable(states[i]) {
+				ready++
+			}
+		}
+		if live == 0 {
+			break
+		}
+		if ready == 0 {
+			res.status, res.failure = deadlocked, deadlock(c, p)
+			c.abandon()
+			return res
+		}
+		t, ok := ch.choose(&v)
+		if !ok {
+			c.abandon()
+			res.status = blocked
+			return res
+		}
+		if t < 0 || t >= n || !runnable(states[t]) {
+			panic(fmt.Sprintf("explore: chooser picked thread %d, which cannot run", t))
+		}
+		pre := v.last >= 0 && t != v.last && states[v.last] == midOp
+		c.run(t)
+		if obs != nil && c.rec.acc.seen {
+			obs.afterStep(c)
+		}
+		var broken string
+		if inv != nil && !c.workers[t].panicked {
+			broken = inv.checkStep(c)
+		}
+		c.step++
+		c.rec.preempt = pre
+		if pre {
+			res.preemptions++
+		}
+		res.schedule = append(res.schedule, int8(t))
+		if opt.keep {
+			res.steps = append(res.steps, c.rec)
+		}
+		if opt.observer != nil {
+			opt.observer(c, &c.rec)
+		}
+		ch.stepped(&c.rec)
+		v.depth++
+		v.last = t
+		if w := c.workers[t]; w.panicked {
+			c.abandon()
+			res.status = panicked
+			res.failure = &Failure{Kind: KindPanic, Thread: t,
+				Detail: fmt.Sprintf("thread %d panicked: %v", t, w.pval), Stack: string(w.pstack), Panic: w.pval}
+			if r := c.race.found; r != nil {
+				// The panic may be the race's consequence: the race is the
+				// cause to report.
+				f := raceFailure(r, p.tracer())
+				f.Detail += fmt.Sprintf("; then thread %d panicked: %v", t, w.pval)
+				f.Stack, f.Panic = res.failure.Stack, res.failure.Panic
+				res.failure = f
+			}
+			return res
+		}
+		if broken != "" {
+			c.abandon()
+			res.status = panicked
+			res.failure = &Failure{Kind: KindInvariant, Thread: -1, Detail: fmt.Sprintf("after step %d (T%d): %s", v.depth+1, t, broken)}
+			return res
+		}
+		if c.completed != lastDone {
+			lastDone, idle = c.completed, 0
+		} else if idle++; opt.stepCap > 0 && idle >= opt.stepCap {
+			var where []string
+			for i, w := range c.workers {
+				if w.state == midOp {
+					name := fmt.Sprintf("%p", w.pendWord)
+					if tr := p.tracer(); tr != nil {
+						name = tr.word(w.pendWord)
+					}
+					where = append(where, fmt.Sprintf("T%d before %s %s", i, w.pendOp, name))
+				}
+			}
+			c.abandon()
+			res.status = stalled
+			res.failure = &Failure{Kind: KindProgress, Thread: -1, Detail: fmt.Sprintf(
+				"no operation completed in %d steps while threads kept stepping (lock-freedom): %s", opt.stepCap, strings.Join(where, ", "))}
+			return res
+		}
+	}
+	c.direct = true
+	var fail *Failure
+	var out string
+	if f := guard(func() { fail, out = p.end(c, opt.outcome) }); f != nil {
+		f.Detail = "final check: " + f.Detail
+		fail = f
+	}
+	c.direct = false
+	if r := c.race.found; r != nil {
+		// A racy program has no defined behaviour to check: the race is
+		// the verdict, whatever the oracle said of the run.
+		fail = raceFailure(r, p.tracer())
+	}
+	res.status, res.failure, res.outcome = complete, fail, out
+	return res
+}
+
+// deadlock is the failure of a run in which every unfinished thread waits
+// before a blocking operation.
+func deadlock(c *controller, p program) *Failure {
+	var where []string
+	for i, w := range c.workers {
+		if w.state == finished {
+			continue
+		}
+		name := fmt.Sprintf("%p", w.pendWord)
+		if tr := p.tracer(); tr != nil {
+			name = tr.word(w.pendWord)
+		}
+		where = append(where, fmt.Sprintf("T%d waits to %s %s", i, w.pendOp, name))
+	}
+	return &Failure{Kind: KindDeadlock, Thread: -1, Detail: "deadlock: every thread waits: " + strings.Join(where, ", ")}
+}
+
+// guard runs f and turns a panic into a panic failure.
+func guard(f func()) (fail *Failure) {
+	defer func() {
+		if r := recover(); r != nil {
+			fail = &Failure{Kind: KindPanic, Thread: -1, Detail: fmt.Sprint(r), Stack: string(debug.Stack()), Panic: r}
+		}
+	}()
+	f()
+	return nil
+}

@@ -1,0 +1,170 @@
+package interleave
+
+import (
+	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/model"
+)
+
+// Primitive names the table a scenario drives.
+type Primitive string
+
+// The primitives.
+const (
+	Credits     Primitive = "credits"
+	TokenBucket Primitive = "tokenbucket"
+)
+
+// Scenario is one bounded concurrent test: a fresh table, setup operations
+// run before the threads start (no switches), then 2–3 threads of 1–3 model
+// operations each. Every operation goes through internal/sut and a
+// linearization Backend; the history of each run is checked by porcupine
+// against model/.
+type Scenario struct {
+	Name      string
+	Race      string // the race it targets
+	Primitive Primitive
+	cr        *crScript
+	tb        *tbScript
+	// fixed is a directed run's schedule: Explore replays it once instead
+	// of searching (DirectedScenarios).
+	fixed string
+}
+
+// Fixed is the one schedule a directed run's scenario replays (see
+// DirectedScenarios), or "" for a scenario that is searched.
+func (s Scenario) Fixed() string { return s.fixed }
+
+// Threads is the number of threads.
+func (s Scenario) Threads() int {
+	if s.cr != nil {
+		return len(s.cr.threads)
+	}
+	if s.tb != nil {
+		return len(s.tb.threads)
+	}
+	return 0
+}
+
+// Ops is the number of operations of the threads (at most: a step may be
+// skipped when what it needs did not happen).
+func (s Scenario) Ops() int {
+	n := 0
+	if s.cr != nil {
+		for _, t := range s.cr.threads {
+			n += len(t)
+		}
+	}
+	if s.tb != nil {
+		for _, t := range s.tb.threads {
+			n += len(t)
+		}
+	}
+	return n
+}
+
+// CrEnv is what a credit-table step sees when it makes its input: the
+// answers of the setup operations and of its thread's earlier steps
+// (aligned with the steps; a skipped step's is the zero output).
+type CrEnv struct {
+	Setup []model.CrOutput[string]
+	Mine  []model.CrOutput[string]
+}
+
+// CrStep makes the input of one credit-table operation; false skips it
+// (for instance a finish whose take found nothing).
+type CrStep func(e CrEnv) (model.CrInput[string], bool)
+
+type crScript struct {
+	setup   []CrStep
+	threads [][]CrStep
+}
+
+// CreditsScenario builds a credit-table scenario.
+func CreditsScenario(name, race string, setup []CrStep, threads ...[]CrStep) Scenario {
+	return Scenario{Name: name, Race: race, Primitive: Credits, cr: &crScript{setup: setup, threads: threads}}
+}
+
+type tbScript struct {
+	setup   []model.TBInput[string]
+	threads [][]model.TBInput[string]
+	// collide are keys whose hashes share their first trie level (4 bits)
+	// and differ at the second: the trie's seed is pinned so that they do.
+	collide []string
+	// same are keys whose hashes are equal in all 64 bits: they share one
+	// chain of cells. The first stands for all of them in collide's shape.
+	same []string
+	// hashes, when set, is every key's 64-bit hash, in place of the shape
+	// collide and same ask for.
+	hashes map[string]uint64
+}
+
+// TokenBucketScenario builds a token-bucket scenario. The keys in collide
+// share the first level of the trie (their hashes agree in the low 4 bits
+// and differ in the next 4), every other key of the scenario has a first
+// level of its own: every trie of every run is given a seed with that
+// shape, so runs are deterministic and schedules replay across processes.
+func TokenBucketScenario(name, race string, collide []string, setup []model.TBInput[string], threads ...[]model.TBInput[string]) Scenario {
+	return Scenario{Name: name, Race: race, Primitive: TokenBucket, tb: &tbScript{setup: setup, threads: threads, collide: collide}}
+}
+
+// SameHash returns s, a token-bucket scenario, with the keys of same given
+// one 64-bit hash, that of same[0]: their cells share one chain (an insert
+// appends to it, an unlink of its dead head moves the chain up). same[0]
+// takes its place in the shape collide asks for; the others follow it.
+func (s Scenario) SameHash(same ...string) Scenario {
+	if s.tb == nil {
+		panic("explore: SameHash of a scenario that is not a token-bucket one")
+	}
+	tb := *s.tb
+	tb.same = append([]string(nil), same...)
+	s.tb = &tb
+	return s
+}
+
+// Hashes returns s, a token-bucket scenario, with every key given the 64-bit
+// hash hashes names (the trie reads 4 bits a level, lowest first): for the
+// shapes collide and SameHash cannot ask for, such as two keys that share
+// two levels. Every key of the scenario must be listed.
+func (s Scenario) Hashes(hashes map[string]uint64) Scenario {
+	if s.tb == nil {
+		panic("explore: Hashes of a scenario that is not a token-bucket one")
+	}
+	tb := *s.tb
+	tb.hashes = hashes
+	s.tb = &tb
+	return s
+}
+
+// reclaims reports whether s is a token-bucket scenario with a reclaim,
+// whose searches walk every word of each trie node it visits and whose
+// histories are checked against the whole table (CheckTokenBucketTable).
+func (s Scenario) reclaims() bool {
+	if s.tb == nil {
+		return false
+	}
+	for _, t := range append([][]model.TBInput[string]{s.tb.setup}, s.tb.threads...) {
+		for _, in := range t {
+			if in.Kind == model.TBReclaim {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// program builds the explorable program of s over f's table.
+func (s Scenario) program(f fault.Fault) (program, error) {
+	switch {
+	case s.cr != nil:
+		if f != fault.None && !f.Credits() {
+			return nil, errWrongFault(s, f)
+		}
+		return newCrProgram(s, f), nil
+	case s.tb != nil:
+		if f.Credits() {
+			return nil, errWrongFault(s, f)
+		}
+		return newTBProgram(s, f)
+	}
+	return nil, ErrNotExplorable
+}

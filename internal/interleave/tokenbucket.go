@@ -1,0 +1,406 @@
+package interleave
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"unsafe"
+
+	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/seam/hooked"
+	"github.com/tollgate/tollgate/internal/sut"
+	"github.com/tollgate/tollgate/linearizability"
+	"github.com/tollgate/tollgate/model"
+)
+
+// newTBTable builds the explored token-bucket table of a fault.
+var newTBTable = func(f fault.Fault) sut.TBTable[string] { return sut.NewHookedTBTable[string](f) }
+
+func errWrongFault(s Scenario, f fault.Fault) error {
+	return fmt.Errorf("explore: scenario %s is a %s scenario; mutant %s is not a %s mutant", s.Name, s.Primitive, f, s.Primitive)
+}
+
+// tbProgram explores a token-bucket scenario.
+type tbProgram struct {
+	sc       Scenario
+	script   *tbScript
+	fault    fault.Fault
+	cache    *verdicts
+	words    *words
+	keys     []string
+	limits   map[string]model.Limits // the limits each key is used with
+	peekAt   int64                   // the clock of the final peeks
+	frozen   bool                    // one clock reading and no resets: T1 conservation holds
+	reclaims bool                    // some operation is a reclaim: check the whole table
+	checked  int
+	dir      string
+	fname    string
+	run      *tbRun
+}
+
+type tbRun struct {
+	table   sut.TBTable[string]
+	backend linearizability.TBBackend
+	setup   []model.TBOutput
+	out     [][]model.TBOutput
+	ops     []linearizability.TBOp
+	final   []linearizability.TBOp
+}
+
+func newTBProgram(s Scenario, f fault.Fault) (*tbProgram, error) {
+	p := &tbProgram{sc: s, script: s.tb, fault: f, cache: newVerdicts(), limits: map[string]model.Limits{}, reclaims: s.reclaims()}
+	seen := map[string]bool{}
+	clocks := map[int64]bool{}
+	p.frozen = true
+	visit := func(in model.TBInput[string]) {
+		switch in.Kind {
+		case model.TBReset, model.TBResetAll, model.TBReclaim:
+			p.frozen = false
+		}
+		if in.Kind == model.TBReclaim {
+			clocks[in.NowMs] = true
+			p.peekAt = max(p.peekAt, in.NowMs)
+		}
+		if in.Kind == model.TBResetAll || in.Kind == model.TBReclaim {
+			return
+		}
+		if !seen[in.Key] {
+			seen[in.Key] = true
+			p.keys = append(p.keys, in.Key)
+		}
+		if in.Kind != model.TBReset {
+			if l, ok := p.limits[in.Key]; ok && l != in.Limits {
+				p.frozen = false
+			}
+			p.limits[in.Key] = in.Limits
+			clocks[in.NowMs] = true
+			p.peekAt = max(p.peekAt, in.NowMs)
+		}
+	}
+	for _, in := range s.tb.setup {
+		visit(in)
+	}
+	for _, t := range s.tb.threads {
+		for _, in := range t {
+			visit(in)
+		}
+	}
+	if len(clocks) > 1 {
+		p.frozen = false
+	}
+	for _, k := range append(append([]string(nil), s.tb.collide...), s.tb.same...) {
+		if !seen[k] {
+			return nil, fmt.Errorf("explore: scenario %s: colliding key %q is not used", s.Name, k)
+		}
+	}
+	if s.tb.hashes != nil {
+		if len(s.tb.collide)+len(s.tb.same) > 0 {
+			return nil, fmt.Errorf("explore: scenario %s: hashes given with colliding keys: give every hash", s.Name)
+		}
+		for _, k := range p.keys {
+			if _, ok := s.tb.hashes[k]; !ok {
+				return nil, fmt.Errorf("explore: scenario %s: key %q has no hash", s.Name, k)
+			}
+		}
+	}
+	if len(s.tb.same) == 1 {
+		return nil, fmt.Errorf("explore: scenario %s: one key of the same hash: it needs two or more", s.Name)
+	}
+	return p, nil
+}
+
+func (p *tbProgram) threads() int { return len(p.script.threads) }
+
+func (p *tbProgram) histories() int { return p.checked }
+
+func (p *tbProgram) writeFiles(dir, name string) { p.dir, p.fname = dir, name }
+
+func (p *tbProgram) begin(c *controller) []func() {
+	n := p.threads()
+	tab := newTBTable(p.fault)
+	lay := tableLayout(tab)
+	if p.words == nil {
+		p.words = newWords(lay)
+		p.words.keys = p.keys
+		if p.words.trie != nil {
+			var others []string
+			for _, k := range p.keys {
+				if !slices.Contains(p.script.collide, k) && !slices.Contains(p.script.same[min(1, len(p.script.same)):], k) {
+					others = append(others, k)
+				}
+			}
+			p.words.hash = pinnedHash(p.script.collide, others, p.script.same)
+			if hs := p.script.hashes; hs != nil {
+				p.words.hash = func(k string) uint64 { return hs[k] }
+			}
+		}
+	}
+	w := p.words
+	w.reset(lay)
+	if tries := w.trie; tries != nil {
+		buckets := tries.Buckets()
+		w.addTrie(tries.Trie(), "trie0")
+		c.onAccess = func(a hooked.Access) {
+			if a.Word != buckets || a.Op != hooked.Store || !a.Wrote() {
+				return
+			}
+			// A reset_all published a fresh trie: pin its seed before any
+			// other thread can reach it (nothing runs between the store and
+			// this report), and name it by the operation that made it.
+			name := "trie(setup)"
+			if cur := c.cur; cur != nil {
+				name = fmt.Sprintf("trie(T%d#%d)", cur.id, cur.curOp)
+			}
+			w.addTrie(tries.Trie(), name)
+		}
+	}
+	r := &tbRun{table: tab, backend: linearizability.Local((&sut.TokenBucket[string]{Table: tab}).Apply),
+		out: make([][]model.TBOutput, n)}
+	p.run = r
+	for _, in := range p.script.setup {
+		var out model.TBOutput
+		call, ret := c.operation(liveNone, func() { out = p.do(n, in) })
+		r.setup = append(r.setup, out)
+		r.ops = append(r.ops, linearizability.TBOp{Client: n, Input: in, Output: out, Call: call, Return: ret})
+	}
+	bodies := make([]func(), n)
+	for t := range bodies {
+		bodies[t] = func() {
+			for _, in := range p.script.threads[t] {
+				var out model.TBOutput
+				call, ret := c.operation(liveNone, func() { out = p.do(t, in) })
+				r.out[t] = append(r.out[t], out)
+				r.ops = append(r.ops, linearizability.TBOp{Client: t, Input: in, Output: out, Call: call, Return: ret})
+			}
+		}
+	}
+	return bodies
+}
+
+func (p *tbProgram) do(client int, in model.TBInput[string]) model.TBOutput {
+	out, err := p.run.backend.Do(client, in)
+	if err != nil {
+		panic(fmt.Sprintf("explore: the in-process backend failed: %v", err))
+	}
+	return out
+}
+
+func (p *tbProgram) end(c *controller, outcome bool) (*Failure, string) {
+	r := p.run
+	n := p.threads()
+	// Final peeks: operations of the history, after every other one.
+	r.final = r.final[:0]
+	for _, k := range p.keys {
+		in := model.TBInput[string]{Kind: model.TBPeek, Key: k, Limits: p.limits[k], NowMs: p.peekAt}
+		var out model.TBOutput
+		call, ret := c.operation(liveNone, func() { out = p.do(n+1, in) })
+		r.final = append(r.final, linearizability.TBOp{Client: n + 1, Input: in, Output: out, Call: call, Return: ret})
+	}
+	f := p.verdict(r)
+	if !outcome {
+		return f, ""
+	}
+	var b strings.Builder
+	for t := range r.out {
+		fmt.Fprintf(&b, "T%d:", t)
+		for k, o := range r.out[t] {
+			fmt.Fprintf(&b, " %s", o.Answer(p.script.threads[t][k].Kind))
+		}
+		b.WriteString("; ")
+	}
+	for _, op := range r.final {
+		fmt.Fprintf(&b, "%q %s; ", op.Input.Key, op.Output.Answer(model.TBPeek))
+	}
+	b.WriteString(p.dump())
+	return f, b.String()
+}
+
+func (p *tbProgram) verdict(r *tbRun) *Failure {
+	report := p.dir != ""
+	all := append(append([]linearizability.TBOp(nil), r.ops...), r.final...)
+	p.cache.keyb = tbKey(&p.cache.canon, p.cache.keyb, all)
+	if !report {
+		if f, ok := p.cache.m[string(p.cache.keyb)]; ok {
+			return f.copy()
+		}
+	}
+	key := string(p.cache.keyb)
+	p.checked++
+	h := linearizability.TBHistory{Workload: p.sc.Name, Mutant: p.fault.String(), Ops: all}
+	if h.Mutant == "none" {
+		h.Mutant = ""
+	}
+	check := linearizability.CheckTokenBucket
+	if p.reclaims {
+		// A reclaim's count is the whole table's: judge it too.
+		check = linearizability.CheckTokenBucketTable
+	}
+	rep, err := check(h, linearizability.Options{Dir: p.dir, Name: p.fname})
+	var f *Failure
+	switch {
+	case err != nil:
+		f = &Failure{Kind: KindLinearizability, Thread: -1, Detail: "the history cannot be checked: " + err.Error()}
+	case rep.Result != linearizability.Ok:
+		f = &Failure{Kind: KindLinearizability, Thread: -1, Invariant: rep.Invariant, Detail: rep.Detail,
+			HTMLPath: rep.HTMLPath, JSONPath: rep.JSONPath}
+	case p.frozen:
+		f = p.conservation(r)
+		if f != nil && report {
+			if rep, err := check(h, linearizability.Options{Dir: p.dir, Name: p.fname, AlwaysWrite: true}); err == nil {
+				f.HTMLPath, f.JSONPath = rep.HTMLPath, rep.JSONPath
+			}
+		}
+	}
+	if !report {
+		p.cache.m[key] = f
+	}
+	return f.copy()
+}
+
+// conservation is T1 on a frozen clock with no resets: for every key, the
+// cost admitted by successful takes plus the tokens left equals the
+// capacity.
+func (p *tbProgram) conservation(r *tbRun) *Failure {
+	admitted := map[string]float64{}
+	for _, op := range r.ops {
+		if (op.Input.Kind == model.TBTake || op.Input.Kind == model.TBAdmit) && op.Output.OK && op.Output.Invalid == "" {
+			admitted[op.Input.Key] += op.Input.Cost
+		}
+	}
+	for _, op := range r.final {
+		k := op.Input.Key
+		capacity := p.limits[k].Capacity
+		if got := admitted[k] + op.Output.Tokens; math.Abs(got-capacity) > 1e-9*capacity {
+			return &Failure{Kind: KindInvariant, Thread: -1, Invariant: "T1", Detail: fmt.Sprintf(
+				"key %q on a frozen clock: admitted cost %v + tokens left %v = %v, not the capacity %v",
+				k, admitted[k], op.Output.Tokens, got, capacity)}
+		}
+	}
+	return nil
+}
+
+// dump renders the tries' cells.
+func (p *tbProgram) dump() string {
+	w := p.words
+	if w.trie == nil {
+		return ""
+	}
+	w.walk()
+	var cells []string
+	for _, t := range w.tries {
+		cells = append(cells, p.cellsOf(w.trie.Root(t.p), 0, t.name)...)
+	}
+	sort.Strings(cells)
+	return strings.Join(cells, " ")
+}
+
+// cellsOf renders the cells under node, an inner node at level.
+func (p *tbProgram) cellsOf(node unsafe.Pointer, level int, trie string) []string {
+	s := p.words.trie
+	var out []string
+	for j := range s.Fanout(level) {
+		_, child := s.Child(node, j)
+		child = p.words.thaw(child)
+		switch {
+		case child == nil:
+		case p.words.isInner(child):
+			out = append(out, p.cellsOf(child, level+1, trie)...)
+		default:
+			for c := child; c != nil && !p.words.isSealed(c); _, c = s.Next(c) {
+				lo, hi := s.LoadState(c)
+				out = append(out, fmt.Sprintf("%s/%q=%s", trie, s.Key(c), bucketWord([2]uint64{lo, hi})))
+			}
+		}
+	}
+	return out
+}
+
+func (p *tbProgram) tracer() tracer { return &tbTracer{p: p} }
+
+type tbTracer struct{ p *tbProgram }
+
+// observe names the words of the structure as it grows, so a trie a
+// reset_all replaced is still named after it is gone.
+func (t *tbTracer) observe(c *controller, r *stepRec) {
+	if t.p.words.trie != nil {
+		t.p.words.walk()
+	}
+}
+
+func (t *tbTracer) word(addr unsafe.Pointer) string { return t.p.words.name(addr) }
+
+func (t *tbTracer) value(addr unsafe.Pointer, v any) string {
+	name := t.p.words.name(addr)
+	if w, ok := v.(uint64); ok && strings.HasSuffix(name, ".floor") {
+		if w == 0 {
+			return "no floor"
+		}
+		return fmt.Sprintf("floor=%dms", int64(w^bucketPresent))
+	}
+	// Every other number is a half or the whole of a bucket word, the
+	// table's only Pair: told by its type, not its name, so a cell's state
+	// renders alike before the cell is published (when no walk names it).
+	if !strings.HasSuffix(name, ".floor") {
+		switch w := v.(type) {
+		case [2]uint64:
+			return bucketWord(w)
+		case uint64: // the lo half
+			if w == bucketDead {
+				return "dead"
+			}
+			if w&bucketPresent == 0 {
+				return "absent"
+			}
+			return fmt.Sprintf("tokens=%v", math.Float64frombits(w&^bucketPresent))
+		case hiHalf:
+			return fmt.Sprintf("last=%dms", int64(w))
+		}
+	}
+	return t.p.words.value(v)
+}
+
+// bucketWord renders a bucket word as impl/tokenbucket lays it out: (0, 0)
+// for an absent bucket, lo = 1 for a dead one, else the tokens' bits under a
+// presence bit in lo and the timestamp in hi.
+func bucketWord(w [2]uint64) string {
+	if w[0] == bucketDead {
+		return "dead"
+	}
+	if w[0]&bucketPresent == 0 {
+		return "absent"
+	}
+	return fmt.Sprintf("{tokens=%v last=%dms}", math.Float64frombits(w[0]&^bucketPresent), int64(w[1]))
+}
+
+// bucketPresent is the presence bit of a bucket word's lo half, bucketDead
+// the lo half of a dead bucket word; the floor word is biased by
+// bucketPresent too.
+const (
+	bucketPresent = 1 << 63
+	bucketDead    = 1
+)
+
+func (t *tbTracer) call(th, op int) string { return t.p.script.threads[th][op].String() }
+
+func (t *tbTracer) ret(th, op int) string {
+	r := t.p.run
+	if op >= len(r.out[th]) {
+		return "?"
+	}
+	return r.out[th][op].Answer(t.p.script.threads[th][op].Kind)
+}
+
+func (t *tbTracer) setup() []string {
+	var out []string
+	r := t.p.run
+	for i, in := range t.p.script.setup {
+		ans := "?" // the setup failed before this operation answered
+		if r != nil && i < len(r.setup) {
+			ans = r.setup[i].Answer(in.Kind)
+		}
+		out = append(out, fmt.Sprintf("%s ⇒ %s", in, ans))
+	}
+	return out
+}
