@@ -42,6 +42,9 @@ type exploreConfig struct {
 	coverage  bool
 	verbose   bool
 	failfast  bool
+	// sitePairs: -site-pairs, the file that receives the interleaving
+	// coverage of the run.
+	sitePairs string
 	// pkg: explore -pkg, the tests of a package of the user's.
 	pkg *pkgConfig
 	// targets: explore -targets, the campaign over code written elsewhere.
@@ -66,6 +69,7 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	fs.BoolVar(&c.coverage, "coverage", false, "print the coverage table of the generated scenarios (markdown; spec/explore-coverage.md) and exit; at bound "+strconv.Itoa(interleave.CoverageBound)+" unless -bound is given")
 	fs.BoolVar(&c.verbose, "v", false, "list every generated scenario in the results, not one line per prefix")
 	fs.BoolVar(&c.failfast, "failfast", false, "stop at the first scenario that fails")
+	fs.StringVar(&c.sitePairs, "site-pairs", "", "write the run's interleaving coverage to this `file`: every pair of access sites of the tables that some run executed in that order with a switch of threads between them (a measurement: it records every step's call site; scripts/explore-site-pairs.sh renders spec/explore-site-pairs.md from it)")
 	shardFlag := fs.String("shard", "", "run only shard `i/n` (1-based, e.g. 2/4) of the selected scenarios, split by name: shards 1/n … n/n together run each scenario once")
 	pkg := fs.String("pkg", "", "explore your own code: run the tests of this package (a directory, or a go list pattern in the current module) with it and every package it imports rewritten for exploration (no source changes; see explore/doc.go); -run, -tags, -dir, -strategy, -bound, -seed, -budget, -replay and -v apply")
 	run := fs.String("run", "", "with -pkg: run only the tests matching this regexp (go test -run)")
@@ -247,6 +251,9 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	if c.sitePairs != "" {
+		c.opt.SitePairs = interleave.NewSitePairs()
+	}
 	results, failed := interleave.Run(c.scenarios, c.opt, c.failfast, progress, func(r interleave.Result) {
 		switch {
 		case r.Err != nil:
@@ -256,6 +263,13 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 		}
 	})
 	exploreTable(stdout, results, c)
+	if c.sitePairs != "" {
+		if err := writeSitePairs(c.sitePairs, c.opt.SitePairs); err != nil {
+			fmt.Fprintf(stderr, "explore: -site-pairs: %v\n", err)
+			return exploreUsage
+		}
+		fmt.Fprintf(stdout, "interleaving coverage: %d site pairs written to %s\n", len(c.opt.SitePairs.Pairs()), c.sitePairs)
+	}
 	if failed {
 		return exploreViolation
 	}
@@ -452,4 +466,22 @@ func groupGenerated(rows []resultRow, generated map[string]bool) []resultRow {
 		}
 	}
 	return out
+}
+
+// writeSitePairs writes the pairs sp collected to path, paths relative to
+// the working directory.
+func writeSitePairs(path string, sp *interleave.SitePairs) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := interleave.WriteSitePairs(f, sp.Pairs(), wd); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -209,6 +209,9 @@ type controller struct {
 	objs objects
 	// noRaces, inlinePlain: Options.NoRaces and InlinePlainStores.
 	noRaces, inlinePlain bool
+	// pairs, when Options.SitePairs is set, notes which thread handed
+	// each word to which (interleaving coverage, sitepairs.go).
+	pairs *pairTracker
 	// storage reused by every run
 	states []tstate
 	pend   []unsafe.Pointer
@@ -326,6 +329,9 @@ func (c *controller) After(a hooked.Access) {
 	if c.direct || a.Op == hooked.Plain && c.inlinePlain {
 		return
 	}
+	if c.pairs != nil {
+		c.pairs.atomic(c.cur.id, a)
+	}
 	c.race.sync(c.cur.id, a)
 	r := &c.rec
 	r.raw, r.hasRaw = a, true
@@ -351,6 +357,9 @@ func (c *controller) After(a hooked.Access) {
 func (c *controller) begin(bodies []func()) {
 	clear(c.touched)
 	c.race.reset()
+	if c.pairs != nil {
+		c.pairs.begin()
+	}
 	for i, w := range c.workers {
 		w.body = bodies[i]
 		w.state = atBoundary

@@ -65,6 +65,10 @@ type Options struct {
 	// step before it, as a plain load does): both for measuring what the
 	// detector costs and finds (spec/explore.md §4), never for a verdict.
 	NoRaces, InlinePlainStores bool
+	// SitePairs, when set, collects the interleaving coverage of every run
+	// (sitepairs.go): a measurement that records every step's call site,
+	// never part of a verdict.
+	SitePairs *SitePairs
 	// Dir receives porcupine's visualization of a failing history (empty:
 	// no files).
 	Dir string
@@ -305,6 +309,12 @@ func exploreProgram(p program, name string, opt Options) Result {
 		Seed: opt.Seed}
 	x.c = newController(p.threads())
 	x.c.noRaces, x.c.inlinePlain = opt.NoRaces, opt.InlinePlainStores
+	if opt.SitePairs != nil {
+		x.c.pairs = newPairTracker(opt.SitePairs)
+		defer x.c.pairs.flush()
+		hooked.SetSites(true)
+		defer hooked.SetSites(false)
+	}
 	x.c.install()
 	func() {
 		defer x.c.remove()

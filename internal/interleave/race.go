@@ -239,7 +239,13 @@ func (r *racer) report(prev epoch, prevWrite bool, cur epoch, curWrite bool) {
 // Plain implements hooked.Racer: a plain access of the running thread.
 // Accesses outside the threads (setup, observations) are not checked.
 func (c *controller) Plain(addr unsafe.Pointer, size uintptr, write bool, site uintptr) {
-	if c.direct || c.cur == nil || c.noRaces {
+	if c.direct || c.cur == nil {
+		return
+	}
+	if c.pairs != nil {
+		c.pairs.plain(c.cur.id, addr, size, write, site)
+	}
+	if c.noRaces {
 		return
 	}
 	c.race.access(c.cur.id, c.step, addr, size, write, site)

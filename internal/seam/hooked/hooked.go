@@ -206,7 +206,7 @@ func PlainStore[T any](p *T) {
 	}
 	w := unsafe.Pointer(p)
 	s.Before(w, Plain)
-	s.After(Access{Word: w, Op: Plain, OK: true})
+	s.After(Access{Word: w, Op: Plain, OK: true, Site: callerPC()})
 	if r, ok := s.(Racer); ok {
 		r.Plain(w, unsafe.Sizeof(*p), true, callerPC())
 	}
@@ -342,7 +342,7 @@ func (p *Pointer[T]) Load() *T {
 	}
 	s.Before(p.word(), Load)
 	v := p.v.Load()
-	s.After(Access{Word: p.word(), Op: Load, Old: v, OK: true})
+	s.After(Access{Word: p.word(), Op: Load, Old: v, OK: true, Site: callerPC()})
 	return v
 }
 
@@ -355,7 +355,7 @@ func (p *Pointer[T]) Store(v *T) {
 	}
 	s.Before(p.word(), Store)
 	p.v.Store(v)
-	s.After(Access{Word: p.word(), Op: Store, New: v, OK: true})
+	s.After(Access{Word: p.word(), Op: Store, New: v, OK: true, Site: callerPC()})
 }
 
 // CompareAndSwap executes the compare-and-swap operation on the pointer.
@@ -366,7 +366,7 @@ func (p *Pointer[T]) CompareAndSwap(old, new *T) bool {
 	}
 	s.Before(p.word(), CAS)
 	ok := p.v.CompareAndSwap(old, new)
-	s.After(Access{Word: p.word(), Op: CAS, Old: old, New: new, OK: ok})
+	s.After(Access{Word: p.word(), Op: CAS, Old: old, New: new, OK: ok, Site: callerPC()})
 	return ok
 }
 
@@ -390,7 +390,7 @@ func (u *Uint64) Load() uint64 {
 	}
 	s.Before(u.word(), Load)
 	v := u.v.Load()
-	s.After(Access{Word: u.word(), Op: Load, Old: v, OK: true})
+	s.After(Access{Word: u.word(), Op: Load, Old: v, OK: true, Site: callerPC()})
 	return v
 }
 
@@ -402,7 +402,7 @@ func (u *Uint64) Add(delta uint64) uint64 {
 	}
 	s.Before(u.word(), Add)
 	v := u.v.Add(delta)
-	s.After(Access{Word: u.word(), Op: Add, Old: v - delta, New: v, OK: true})
+	s.After(Access{Word: u.word(), Op: Add, Old: v - delta, New: v, OK: true, Site: callerPC()})
 	return v
 }
 
@@ -414,7 +414,7 @@ func (u *Uint64) CompareAndSwap(old, new uint64) bool {
 	}
 	s.Before(u.word(), CAS)
 	ok := u.v.CompareAndSwap(old, new)
-	s.After(Access{Word: u.word(), Op: CAS, Old: old, New: new, OK: ok})
+	s.After(Access{Word: u.word(), Op: CAS, Old: old, New: new, OK: ok, Site: callerPC()})
 	return ok
 }
 
@@ -428,7 +428,7 @@ func (u *Uint64) Store(v uint64) {
 	}
 	s.Before(u.word(), Store)
 	u.v.Store(v)
-	s.After(Access{Word: u.word(), Op: Store, New: v, OK: true})
+	s.After(Access{Word: u.word(), Op: Store, New: v, OK: true, Site: callerPC()})
 }
 
 // Bool is an atomic bool whose operations are switch points.
@@ -444,7 +444,7 @@ func (b *Bool) Load() bool {
 	}
 	s.Before(b.word(), Load)
 	v := b.v.Load()
-	s.After(Access{Word: b.word(), Op: Load, Old: v, OK: true})
+	s.After(Access{Word: b.word(), Op: Load, Old: v, OK: true, Site: callerPC()})
 	return v
 }
 
@@ -457,7 +457,7 @@ func (b *Bool) Store(v bool) {
 	}
 	s.Before(b.word(), Store)
 	b.v.Store(v)
-	s.After(Access{Word: b.word(), Op: Store, New: v, OK: true})
+	s.After(Access{Word: b.word(), Op: Store, New: v, OK: true, Site: callerPC()})
 }
 
 // Pair is a seam.Pair whose operations are switch points. It is the real
@@ -478,7 +478,7 @@ func (p *Pair) Load() (lo, hi uint64) {
 	}
 	s.Before(p.word(), Load)
 	lo, hi = p.v.Load()
-	s.After(Access{Word: p.word(), Op: Load, Old: [2]uint64{lo, hi}, OK: true})
+	s.After(Access{Word: p.word(), Op: Load, Old: [2]uint64{lo, hi}, OK: true, Site: callerPC()})
 	return lo, hi
 }
 
@@ -490,7 +490,7 @@ func (p *Pair) LoadLo() uint64 {
 	}
 	s.Before(p.word(), Load)
 	lo := p.v.LoadLo()
-	s.After(Access{Word: p.word(), Op: Load, Old: lo, OK: true, Lo: true})
+	s.After(Access{Word: p.word(), Op: Load, Old: lo, OK: true, Lo: true, Site: callerPC()})
 	return lo
 }
 
@@ -502,7 +502,7 @@ func (p *Pair) LoadHi() uint64 {
 	}
 	s.Before(p.word(), Load)
 	hi := p.v.LoadHi()
-	s.After(Access{Word: p.word(), Op: Load, Old: hi, OK: true, Hi: true})
+	s.After(Access{Word: p.word(), Op: Load, Old: hi, OK: true, Hi: true, Site: callerPC()})
 	return hi
 }
 
@@ -515,7 +515,7 @@ func (p *Pair) Store(lo, hi uint64) {
 	}
 	s.Before(p.word(), Store)
 	p.v.Store(lo, hi)
-	s.After(Access{Word: p.word(), Op: Store, New: [2]uint64{lo, hi}, OK: true})
+	s.After(Access{Word: p.word(), Op: Store, New: [2]uint64{lo, hi}, OK: true, Site: callerPC()})
 }
 
 // CompareAndSwap executes the compare-and-swap operation on both halves.
@@ -526,7 +526,7 @@ func (p *Pair) CompareAndSwap(oldLo, oldHi, newLo, newHi uint64) (swapped bool) 
 	}
 	s.Before(p.word(), CAS)
 	ok := p.v.CompareAndSwap(oldLo, oldHi, newLo, newHi)
-	s.After(Access{Word: p.word(), Op: CAS, Old: [2]uint64{oldLo, oldHi}, New: [2]uint64{newLo, newHi}, OK: ok})
+	s.After(Access{Word: p.word(), Op: CAS, Old: [2]uint64{oldLo, oldHi}, New: [2]uint64{newLo, newHi}, OK: ok, Site: callerPC()})
 	return ok
 }
 
@@ -539,6 +539,6 @@ func (p *Pair) CompareAndSwapLo(old, new uint64) (swapped bool) {
 	}
 	s.Before(p.word(), CAS)
 	ok := p.v.CompareAndSwapLo(old, new)
-	s.After(Access{Word: p.word(), Op: CAS, Old: old, New: new, OK: ok, Lo: true})
+	s.After(Access{Word: p.word(), Op: CAS, Old: old, New: new, OK: ok, Lo: true, Site: callerPC()})
 	return ok
 }

@@ -1,0 +1,198 @@
+package interleave
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"github.com/tollgate/tollgate/internal/seam/hooked"
+)
+
+// Interleaving coverage (spec/explore.md §10, "Interleaving coverage"). Code coverage says which
+// lines of the tables some explored run reached; it cannot say which
+// orders of two threads' accesses to one word some run produced, and a
+// concurrency bug lives in an order. SitePairs measures the orders: in
+// every explored run, for every word (an atomic word by its address, plain
+// memory by its 8-byte granule, as the race detector shadows it), it notes
+// each time the word passes from one thread to another, that is, when
+// thread u accesses the word at site b right after thread t ≠ u accessed
+// it at site a, and one of the two wrote. The ordered pair (a, b) is then
+// covered: some run switched threads between the two accesses, in that
+// order. The static pairs of the tables (two sites that can touch one
+// word, one of them a write) are read from the source by
+// internal/interleave/sitepairs; what no run covers is a hole, listed with
+// the reason it cannot be covered or left open.
+
+// SitePairs collects the covered pairs of every run explored with it
+// (Options.SitePairs). Collecting records every operation's call site,
+// about a microsecond a step, so it is a measurement, not part of a
+// verdict. It is safe for concurrent use.
+type SitePairs struct {
+	mu    sync.Mutex
+	pairs map[[2]uintptr]int // (first site, then site) → runs that covered it
+}
+
+// NewSitePairs returns an empty collector.
+func NewSitePairs() *SitePairs { return &SitePairs{pairs: map[[2]uintptr]int{}} }
+
+// A Site is a call site of the code under test.
+type Site struct {
+	Func string // package-qualified function ("credits.(*Table).Reserve")
+	File string // absolute path of the source file
+	Line int
+}
+
+// A SitePair is a covered pair: an access at First, then, after a switch
+// of threads, an access of the same word at Then, one of them a write.
+type SitePair struct {
+	First, Then Site
+	Runs        int // how many runs produced it
+}
+
+// Pairs returns the covered pairs, sorted by file, line and function.
+func (s *SitePairs) Pairs() []SitePair {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sites := map[uintptr]Site{}
+	site := func(pc uintptr) Site {
+		if v, ok := sites[pc]; ok {
+			return v
+		}
+		f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
+		v := Site{Func: f.Function, File: f.File, Line: f.Line}
+		sites[pc] = v
+		return v
+	}
+	var out []SitePair
+	seen := map[[2]Site]int{}
+	for k, n := range s.pairs {
+		key := [2]Site{site(k[0]), site(k[1])}
+		if i, ok := seen[key]; ok {
+			out[i].Runs += n
+			continue
+		}
+		seen[key] = len(out)
+		out = append(out, SitePair{First: key[0], Then: key[1], Runs: n})
+	}
+	less := func(a, b Site) int {
+		switch {
+		case a.File != b.File:
+			return cmpString(a.File, b.File)
+		case a.Line != b.Line:
+			return a.Line - b.Line
+		}
+		return cmpString(a.Func, b.Func)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if c := less(out[i].First, out[j].First); c != 0 {
+			return c < 0
+		}
+		return less(out[i].Then, out[j].Then) < 0
+	})
+	return out
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// pairTracker is one controller's view of the current run: the last access
+// of every word.
+type pairTracker struct {
+	into *SitePairs
+	last map[uintptr]lastAccess
+	run  map[[2]uintptr]bool // the pairs of the current run
+}
+
+type lastAccess struct {
+	thread int
+	site   uintptr
+	write  bool
+}
+
+func newPairTracker(into *SitePairs) *pairTracker {
+	return &pairTracker{into: into, last: map[uintptr]lastAccess{}, run: map[[2]uintptr]bool{}}
+}
+
+// begin starts a run: what the last one did is folded into the collector.
+func (p *pairTracker) begin() {
+	p.flush()
+	clear(p.last)
+}
+
+// flush adds the current run's pairs to the collector.
+func (p *pairTracker) flush() {
+	if len(p.run) == 0 {
+		return
+	}
+	p.into.mu.Lock()
+	for k := range p.run {
+		p.into.pairs[k]++
+	}
+	p.into.mu.Unlock()
+	clear(p.run)
+}
+
+// note records an access of the word at addr by thread t at site.
+func (p *pairTracker) note(addr uintptr, t int, site uintptr, write bool) {
+	if site == 0 {
+		return
+	}
+	prev, ok := p.last[addr]
+	if ok && prev.thread != t && (prev.write || write) {
+		p.run[[2]uintptr{prev.site, site}] = true
+	}
+	p.last[addr] = lastAccess{thread: t, site: site, write: write}
+}
+
+// atomic notes a seam operation of the running thread: the synchronization
+// operations of mutexes and wait groups and the clock are not words of the
+// tables, and a plain store is noted as the plain access it also is.
+func (p *pairTracker) atomic(t int, a hooked.Access) {
+	switch a.Op {
+	case hooked.Lock, hooked.Unlock, hooked.RLock, hooked.RUnlock, hooked.Wait, hooked.Now, hooked.Tick:
+		return
+	case hooked.Plain:
+		return // a plain store is also reported as plain memory (plain)
+	}
+	p.note(uintptr(a.Word), t, a.Site, a.Wrote())
+}
+
+// plain notes a plain access of size bytes at addr, granule by granule.
+func (p *pairTracker) plain(t int, addr unsafe.Pointer, size uintptr, write bool, site uintptr) {
+	start := uintptr(addr) &^ 7
+	end := uintptr(addr) + max(size, 1)
+	for g := start; g < end; g += 8 {
+		p.note(g, t, site, write)
+	}
+}
+
+// WriteSitePairs writes pairs a line each, "file:line<TAB>file:line<TAB>runs"
+// (internal/interleave/sitepairs reads it), each file as a slash path
+// relative to root when it lies under root.
+func WriteSitePairs(w io.Writer, pairs []SitePair, root string) error {
+	rel := func(s Site) string {
+		f := s.File
+		if r, err := filepath.Rel(root, f); err == nil && filepath.IsLocal(r) {
+			f = r
+		}
+		return filepath.ToSlash(f) + ":" + strconv.Itoa(s.Line)
+	}
+	bw := bufio.NewWriter(w)
+	for _, p := range pairs {
+		fmt.Fprintf(bw, "%s\t%s\t%d\n", rel(p.First), rel(p.Then), p.Runs)
+	}
+	return bw.Flush()
+}
