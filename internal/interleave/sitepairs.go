@@ -20,11 +20,10 @@ import (
 // concurrency bug lives in an order. SitePairs measures the orders: in
 // every explored run, for every word (an atomic word by its address, plain
 // memory by its 8-byte granule, as the race detector shadows it), it notes
-// each time the word passes from one thread to another, that is, when
-// thread u accesses the word at site b right after thread t ≠ u accessed
-// it at site a, and one of the two wrote. The ordered pair (a, b) is then
-// covered: some run switched threads between the two accesses, in that
-// order. The static pairs of the tables (two sites that can touch one
+// each dependence between two threads: thread u accesses the word at site
+// b after thread t ≠ u accessed it at site a, one of the two a write, and
+// no write came between them. The ordered pair (a, b) is then covered:
+// some run ran the two accesses in that order, on two threads. The static pairs of the tables (two sites that can touch one
 // word, one of them a write) are read from the source by
 // internal/interleave/sitepairs; what no run covers is a hole, listed with
 // the reason it cannot be covered or left open.
@@ -108,28 +107,32 @@ func cmpString(a, b string) int {
 	return 0
 }
 
-// pairTracker is one controller's view of the current run: the last access
-// of every word.
+// pairTracker is one controller's view of the current run: for every
+// word, its last write and the reads since.
 type pairTracker struct {
-	into *SitePairs
-	last map[uintptr]lastAccess
-	run  map[[2]uintptr]bool // the pairs of the current run
+	into  *SitePairs
+	words map[uintptr]*wordHistory
+	run   map[[2]uintptr]bool // the pairs of the current run
 }
 
-type lastAccess struct {
+type wordHistory struct {
+	write   siteAccess // the last write (site 0: none yet)
+	readers []siteAccess
+}
+
+type siteAccess struct {
 	thread int
 	site   uintptr
-	write  bool
 }
 
 func newPairTracker(into *SitePairs) *pairTracker {
-	return &pairTracker{into: into, last: map[uintptr]lastAccess{}, run: map[[2]uintptr]bool{}}
+	return &pairTracker{into: into, words: map[uintptr]*wordHistory{}, run: map[[2]uintptr]bool{}}
 }
 
 // begin starts a run: what the last one did is folded into the collector.
 func (p *pairTracker) begin() {
 	p.flush()
-	clear(p.last)
+	clear(p.words)
 }
 
 // flush adds the current run's pairs to the collector.
@@ -145,16 +148,41 @@ func (p *pairTracker) flush() {
 	clear(p.run)
 }
 
-// note records an access of the word at addr by thread t at site.
+// note records an access of the word at addr by thread t at site. The
+// pairs are the run's dependences between threads: a write, then a read
+// or write of another thread (it reads or overwrites what the write
+// left), and a read, then a write of another thread (it overwrites what
+// the read saw). These are the orders the reduction keeps (spec/explore.md
+// §5): two runs it treats as one order these pairs alike, so a pair is
+// covered whichever of them it explores.
 func (p *pairTracker) note(addr uintptr, t int, site uintptr, write bool) {
 	if site == 0 {
 		return
 	}
-	prev, ok := p.last[addr]
-	if ok && prev.thread != t && (prev.write || write) {
-		p.run[[2]uintptr{prev.site, site}] = true
+	h := p.words[addr]
+	if h == nil {
+		h = &wordHistory{}
+		p.words[addr] = h
 	}
-	p.last[addr] = lastAccess{thread: t, site: site, write: write}
+	if h.write.site != 0 && h.write.thread != t {
+		p.run[[2]uintptr{h.write.site, site}] = true
+	}
+	if !write {
+		for _, r := range h.readers {
+			if r.thread == t && r.site == site {
+				return
+			}
+		}
+		h.readers = append(h.readers, siteAccess{t, site})
+		return
+	}
+	for _, r := range h.readers {
+		if r.thread != t {
+			p.run[[2]uintptr{r.site, site}] = true
+		}
+	}
+	h.readers = h.readers[:0]
+	h.write = siteAccess{t, site}
 }
 
 // atomic notes a seam operation of the running thread: the synchronization
