@@ -58,7 +58,8 @@ var (
 	// have committed.
 	ErrUnknown = errors.New("etcd: outcome unknown: the call was sent and no answer came, so it may have committed")
 	// ErrNotSent: the call never reached a member, or a member refused it
-	// before proposing it; nothing ran.
+	// before proposing it, or every member refused it when applying it;
+	// nothing changed.
 	ErrNotSent = errors.New("etcd: the call was not sent, or refused before it ran")
 )
 
@@ -85,6 +86,13 @@ var beforeProposal = []error{
 	rpctypes.ErrGRPCNoLeader,
 }
 
+// refusedWhenApplied are the refusals etcd decides when it applies a
+// committed request: every member refuses it alike and nothing changes (a
+// lease granted with a TTL above etcd's maximum; a Txn, a Put or a
+// keep-alive naming a lease that does not exist fails whole). The request
+// ran, but its outcome is known: it did nothing.
+var refusedWhenApplied = []error{rpctypes.ErrGRPCLeaseTTLTooLarge, rpctypes.ErrGRPCLeaseNotFound}
+
 // Classify returns err, wrapped in ErrNotSent or ErrUnknown as the package
 // doc says; sentMaybe is false when the caller knows the request never
 // left. nil stays nil.
@@ -96,7 +104,11 @@ func Classify(err error, sentMaybe bool) error {
 		return fmt.Errorf("%w: %w", ErrNotSent, err)
 	}
 	desc := rpctypes.ErrorDesc(err)
-	for _, r := range beforeProposal {
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		desc = ee.Error() // the client's form, wrapped by a caller
+	}
+	for _, r := range append(beforeProposal[:len(beforeProposal):len(beforeProposal)], refusedWhenApplied...) {
 		if desc == rpctypes.ErrorDesc(r) {
 			return fmt.Errorf("%w: %w", ErrNotSent, err)
 		}
