@@ -40,20 +40,13 @@ func Check[T, In, Out, S any](t testing.TB, spec Spec[T, In, Out, S], opts ...Op
 	if spec.Name == "" {
 		spec.Name = t.Name()
 	}
-	if pkg := packageOf[T](); pkg != "" && !spec.Twins && !rt.IsRewritten(pkg) {
-		t.Fatalf("explore: %s was built without the rewrite, so its atomics, locks and clock readings are not switch points: run\n\ttollgate explore -pkg %s -run '^%s$'\n(rewritten packages in this binary: %v)",
-			pkg, testDir(), t.Name(), rt.Packages())
-	}
+	requireRewritten(t, spec)
 	var opt Options
 	if len(opts) > 0 {
 		opt = opts[0]
 	}
 	opt = withFlags(opt)
-	tags := ""
-	if *flagTags != "" {
-		tags = " -tags " + shellQuote(*flagTags)
-	}
-	replay := fmt.Sprintf("tollgate explore -pkg %s%s -run %s -replay %%s", shellQuote(testDir()), tags, shellQuote("^"+t.Name()+"$"))
+	replay := replayCommand(t)
 	if *flagReplay != "" {
 		// One schedule fits one scenario: replayed in every test the
 		// binary runs, it would "pass" in those it does not fit.
@@ -80,6 +73,26 @@ func Check[T, In, Out, S any](t testing.TB, spec Spec[T, In, Out, S], opts ...Op
 		t.Logf("explore %s: %s (%d histories, %s)", spec.Name, r.Summary(), r.Histories, r.Elapsed.Round(time.Millisecond))
 	}
 	return r
+}
+
+// requireRewritten fails t when the package of spec's object was built
+// without the rewrite (and spec does not call the twins itself).
+func requireRewritten[T, In, Out, S any](t testing.TB, spec Spec[T, In, Out, S]) {
+	t.Helper()
+	if pkg := packageOf[T](); pkg != "" && !spec.Twins && !rt.IsRewritten(pkg) {
+		t.Fatalf("explore: %s was built without the rewrite, so its atomics, locks and clock readings are not switch points: run\n\ttollgate explore -pkg %s -run '^%s$'\n(rewritten packages in this binary: %v)",
+			pkg, testDir(), t.Name(), rt.Packages())
+	}
+}
+
+// replayCommand is the command that replays a schedule of the calling
+// test, with %s where the schedule goes.
+func replayCommand(t testing.TB) string {
+	tags := ""
+	if *flagTags != "" {
+		tags = " -tags " + shellQuote(*flagTags)
+	}
+	return fmt.Sprintf("tollgate explore -pkg %s%s -run %s -replay %%s", shellQuote(testDir()), tags, shellQuote("^"+t.Name()+"$"))
 }
 
 // Replaying reports whether the test binary was asked to replay a

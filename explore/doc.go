@@ -29,6 +29,12 @@
 // of a semaphore, say) sets CallThread instead of Call: it is passed the
 // thread's index in Threads.
 //
+// Scenarios need not be written by hand: CheckScenarios(t, spec,
+// Scenarios{Op: draw, Threads: 3, Ops: 2}) draws them from a seed, explores
+// each, and shrinks the first that fails to the fewest threads,
+// operations and simplest inputs that still fail, with a replay command
+// for it (Generate, outside a test).
+//
 // From a module of one's own: build the command from a checkout of
 // tollgate (go install ./cmd/tollgate in it), and require
 // github.com/tollgate/tollgate in the module's go.mod with a replace line

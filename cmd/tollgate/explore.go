@@ -170,7 +170,13 @@ func parsePkg(fs *flag.FlagSet, p pkgConfig, budget string) (exploreConfig, erro
 		return exploreConfig{}, fmt.Errorf("explore: -strategy %q: want dfs, pct or random", p.strategy)
 	}
 	if p.replay != "" {
-		if _, err := interleave.ParseSchedule(p.replay); err != nil {
+		// A generated scenario's failure replays as REF@SCHEDULE
+		// (explore.CheckScenarios): the test reads the reference.
+		schedule := p.replay
+		if _, after, ok := strings.Cut(schedule, "@"); ok {
+			schedule = after
+		}
+		if _, err := interleave.ParseSchedule(schedule); err != nil {
 			return exploreConfig{}, err
 		}
 	}

@@ -20,6 +20,7 @@ func TestExplorePkgFlags(t *testing.T) {
 		{[]string{"-pkg", ".", "-bound", "0"}, "-bound 0: with -pkg it must be at least 1"},
 		{[]string{"-pkg", ".", "-strategy", "bfs"}, `-strategy "bfs"`},
 		{[]string{"-pkg", ".", "-run", "TestX", "-replay", "0x"}, "schedule"},
+		{[]string{"-pkg", ".", "-run", "TestX", "-replay", "0:t1@0x"}, "schedule"},
 		{[]string{"-pkg", ".", "-replay", "0x2"}, "-replay 0x2 needs -run naming the one test"},
 		{[]string{"-pkg", ".", "-budget", "lots"}, "budget"},
 		{[]string{"-run", "TestX"}, "-run and -tags go with -pkg"},
