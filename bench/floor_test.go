@@ -3,10 +3,10 @@ package bench
 import (
 	"fmt"
 	"math"
-	"regexp"
-	"strconv"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
