@@ -113,7 +113,7 @@ func Run(c Config, progress io.Writer) error {
 	if err := os.WriteFile(mdPath, md.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("tollgate bench: %w", err)
 	}
-	writeSummary(progress, c, results, redisResults, mem)
+	writeSummary(progress, c, results, mem)
 	fmt.Fprintf(progress, "wrote %s, %s and %d plots in %s (%s)\n", rawPath, mdPath, len(plots), c.Out, time.Since(began).Round(time.Second))
 	if len(failed) > 0 {
 		return fmt.Errorf("tollgate bench: %d case(s) failed their checks and have no numbers:\n  %s", len(failed), strings.Join(failed, "\n  "))
@@ -258,7 +258,7 @@ func significanceNote(rounds int) string {
 
 // writeSummary writes the run's outcome to the terminal: every target with
 // its verdict, and how many were met, missed or not significant.
-func writeSummary(w io.Writer, c Config, results, redisResults []Result, mem []MemResult) {
+func writeSummary(w io.Writer, c Config, results []Result, mem []MemResult) {
 	ts := Targets(results, mem)
 	if len(ts) == 0 {
 		return
