@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -253,13 +254,13 @@ func TestSuiteNamesAreUniqueAndGrouped(t *testing.T) {
 
 func TestTableMarksWhereTollgateLoses(t *testing.T) {
 	rs := []Result{
-		{Case: Case{Group: "TB/work=admit/keys=1", Design: Tollgate, G: 1}, NsPerOp: 30, Extra: map[string]float64{"p99-ns": 90, "cpu-ns/op": 40}},
-		{Case: Case{Group: "TB/work=admit/keys=1", Design: XRateSingle, G: 1}, NsPerOp: 20, Extra: map[string]float64{"cpu-ns/op": 20}},
-		{Case: Case{Group: "TB/work=admit/keys=1", Design: MutexMap, G: 1}, NsPerOp: 60, Extra: map[string]float64{"cpu-ns/op": 100}},
+		{Case: Case{Group: "TB/work=admit/keys=1", Design: Tollgate, G: 1}, NsPerOp: 30, Rounds: []float64{29, 30, 31, 32, 28, 30.5}, Extra: map[string]float64{"p50-ns": 35, "p99-ns": 90, "clock-ns": 20, "cpu-ns/op": 40}},
+		{Case: Case{Group: "TB/work=admit/keys=1", Design: XRateSingle, G: 1}, NsPerOp: 20, Rounds: []float64{20, 19, 21, 20, 22, 18}, Extra: map[string]float64{"cpu-ns/op": 20}},
+		{Case: Case{Group: "TB/work=admit/keys=1", Design: MutexMap, G: 1}, NsPerOp: 60, Rounds: []float64{60, 58, 62, 61, 59, 60.5}, Extra: map[string]float64{"cpu-ns/op": 100}},
 	}
 	var buf bytes.Buffer
 	WriteTable(&buf, rs, nil)
-	if !strings.Contains(buf.String(), "| 1 | 30.0 | 40.0 | 90 | 0 | **1.50** (2.00) | 0.50 (0.40) |") {
+	if !strings.Contains(buf.String(), "| 1 | 30.0 | 40.0 | 35 (timer) | 90 | 0 | **1.50** [1.27–1.69] (2.00) | 0.50 [0.47–0.52] (0.40) |") {
 		t.Errorf("table:\n%s", buf.String())
 	}
 	ts := Targets(rs, []MemResult{{Design: Tollgate, Keys: 1000, BytesPerKey: 120}})
@@ -268,8 +269,23 @@ func TestTableMarksWhereTollgateLoses(t *testing.T) {
 		ts[2].Ratio != 120.0/memTarget || ts[2].Verdict() != "MISSED" {
 		t.Errorf("targets: %+v", ts)
 	}
-	if v := (Target{Ratio: 0.9, CPURatio: 1.1}).Verdict(); !strings.HasPrefix(v, "borderline") {
+	if v := (Target{Ratio: 0.9, CPURatio: 1.1, P: 0.01, N: 6}).Verdict(); !strings.HasPrefix(v, "borderline") {
 		t.Errorf("wall 0.9, CPU 1.1: verdict %q, want borderline", v)
+	}
+	// The same ratios over rounds that do not tell the designs apart are
+	// no verdict, whichever side they fall on.
+	for _, r := range []float64{0.5, 1.5} {
+		if v := (Target{Ratio: r, CPURatio: r, P: 0.1, N: 3}).Verdict(); v != "~ (not significant, p=0.100, n=3)" {
+			t.Errorf("ratio %v at p=0.1: verdict %q", r, v)
+		}
+	}
+	// Three rounds each, separated: benchstat's "~ (p=0.100 n=3)".
+	three := slices.Clone(rs)
+	for i := range three {
+		three[i].Rounds = three[i].Rounds[:3]
+	}
+	if ts := Targets(three, nil); len(ts) == 0 || !strings.HasPrefix(ts[0].Verdict(), "~ (not significant, p=0.100, n=3)") {
+		t.Errorf("three rounds: %+v", ts)
 	}
 }
 
@@ -286,7 +302,11 @@ func TestRunnerReportsFailedChecks(t *testing.T) {
 	}
 	rs, failed := Runner{Rounds: 2, Benchtime: time.Millisecond}.Run(cases)
 	if len(rs) != 1 || rs[0].Design != Tollgate || len(rs[0].Rounds) != 2 {
-		t.Errorf("results: %+v", rs)
+		t.Fatalf("results: %+v", rs)
+	}
+	// Two rounds: the median is their mean, as benchstat takes it.
+	if r := rs[0]; r.NsPerOp != (r.Rounds[0]+r.Rounds[1])/2 {
+		t.Errorf("ns/op %v, want the mean of the two rounds %v", r.NsPerOp, r.Rounds)
 	}
 	if len(failed) != 2 || !strings.Contains(failed[0], "T1 lost update (test)") || !strings.Contains(failed[0], "-bench 'Suite/TB/work=admit/keys=1/g=1/design=broken$'") {
 		t.Errorf("failed: %q", failed)

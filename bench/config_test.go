@@ -46,8 +46,8 @@ func TestResolveCompletes(t *testing.T) {
 		benchtime time.Duration
 		rounds    int
 	}{
-		{Defaults(), 40 * time.Millisecond, 3},
-		{Config{Out: "o", Full: true}, 100 * time.Millisecond, 3},
+		{Defaults(), 40 * time.Millisecond, 6},
+		{Config{Out: "o", Full: true}, 100 * time.Millisecond, 6},
 		{Config{Out: "o", Full: true, Benchtime: time.Millisecond, Rounds: 1}, time.Millisecond, 1},
 	} {
 		r, err := c.in.Resolve()

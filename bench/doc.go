@@ -38,6 +38,9 @@
 // to ns/op, B/op and allocs/op:
 //
 //	p50-ns, p99-ns  latency of every 64th operation (includes ~20 ns of clock reads)
+//	clock-ns        the p50 of the same sampling around an operation that does
+//	                nothing: a p50 or p99 under twice it measures the timer,
+//	                and RESULTS.md marks it "(timer)"
 //	admit/op        fraction of operations admitted
 //	fair-spread     (max-min)/mean of admissions per goroutine (mixed workload)
 //	casretries/op   lost compare-and-swap races per operation; only in builds
@@ -53,6 +56,16 @@
 //	fullwaits/op    (full cycle) times a caller found all 26 credits in flight
 //	                and yielded before it could send, per request
 //
+// Every case runs in DefaultRounds (6) rounds, interleaved with the other
+// designs at its goroutine count. A ratio is the ratio of the two designs'
+// median ns/op over the rounds (benchstat's medians), and it is a verdict
+// — a target met or missed — only when a Mann–Whitney U test of the two
+// designs' rounds (MannWhitney, benchstat's test) finds the difference
+// significant at p < 0.05; otherwise the target reads "~ (not
+// significant, p=…, n=…)". Three rounds can never be significant (the
+// smallest p is 0.10), four only without a single round out of order; six
+// tolerate a few. The run ends by printing the targets' verdicts.
+//
 // The goroutine counts are exact (1, 2, 4, 8, 16, 64) rather than the
 // GOMAXPROCS multiples of b.RunParallel, which cannot express 1 goroutine on
 // a 2-core machine. The Admit and Refuse workloads inject a fixed clock, so
@@ -67,7 +80,7 @@
 //
 // Running:
 //
-//	go run ./cmd/tollgate bench                 # quick suite, about a minute, into a new directory
+//	go run ./cmd/tollgate bench                 # quick suite, 6 rounds, a few minutes, into a new directory
 //	go run ./cmd/tollgate bench -out bench/results  # refresh the committed results
 //	go run ./cmd/tollgate bench -full           # every dimension, about 5 minutes
 //	go run -tags tollgate_stats ./cmd/tollgate bench -run 'keys=1/|CR/'  # with casretries/op

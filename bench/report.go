@@ -14,16 +14,19 @@ import (
 	"time"
 )
 
-// Result is one measured case: the median round by ns/op, and every
-// round's ns/op.
+// Result is one measured case: the median of its rounds' ns/op (the mean
+// of the middle two for an even count, as benchstat has it), the median
+// round's other figures (the lower middle one for an even count), and
+// every round's ns/op and p99.
 type Result struct {
 	Case
 	NsPerOp     float64
 	AllocsPerOp int64
 	BytesPerOp  int64
 	N           int
-	Extra       map[string]float64 // cpu-ns/op, p50-ns, p99-ns, admit/op, fair-spread, casretries/op
+	Extra       map[string]float64 // cpu-ns/op, p50-ns, p99-ns, clock-ns, admit/op, fair-spread, casretries/op
 	Rounds      []float64          // ns/op of each round
+	P99Rounds   []float64          // p99-ns of each round
 }
 
 // line formats one round of r as a benchmark result line that benchstat
@@ -126,10 +129,27 @@ func (rn Runner) Run(cases []Case) (results []Result, failed []string) {
 		res := Result{Case: c, NsPerOp: med.nsPerOp(), AllocsPerOp: med.allocsPerOp(), BytesPerOp: med.bytesPerOp(), N: med.N, Extra: med.Extra}
 		for _, m := range ms {
 			res.Rounds = append(res.Rounds, m.nsPerOp())
+			res.P99Rounds = append(res.P99Rounds, m.Extra["p99-ns"])
 		}
+		res.NsPerOp = median(res.Rounds)
 		out = append(out, res)
 	}
 	return out, failed
+}
+
+// median is the median of xs: the middle value, or the mean of the two
+// middle ones (NaN when empty).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // Noise is the median, over results with two or more rounds, of the
@@ -245,9 +265,11 @@ func gsOf(rs []Result, group string) []int {
 }
 
 // WriteTable writes the markdown ratio tables: for every group and
-// goroutine count, tollgate's ns/op, cpu-ns/op and p99, and tollgate's
-// ns/op divided by each peer's, with the same ratio of cpu-ns/op in
-// parentheses (below 1.00 tollgate is faster; above, it loses).
+// goroutine count, tollgate's ns/op, cpu-ns/op, p50 and p99, and tollgate's
+// ns/op divided by each peer's (Compare), with the same ratio of cpu-ns/op
+// in parentheses (below 1.00 tollgate is faster; above, it loses). A ratio
+// whose difference is not significant over the rounds is marked "~"; a
+// latency the clock reads cannot resolve, "(timer)".
 func WriteTable(w io.Writer, rs []Result, mem []MemResult) {
 	for _, group := range groups(rs) {
 		peers := peersOf(rs, group)
@@ -256,7 +278,7 @@ func WriteTable(w io.Writer, rs []Result, mem []MemResult) {
 			writeDesigns(w, rs, group, peers)
 			continue
 		}
-		cols := []string{"goroutines", "tollgate ns/op", "cpu-ns/op", "p99 ns", "allocs/op"}
+		cols := []string{"goroutines", "tollgate ns/op", "cpu-ns/op", "p50 ns", "p99 ns", "allocs/op"}
 		for _, p := range peers {
 			cols = append(cols, "÷ "+p)
 		}
@@ -266,10 +288,10 @@ func WriteTable(w io.Writer, rs []Result, mem []MemResult) {
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(w, "| %d | %.1f | %.1f | %.0f | %d |", g, tg.NsPerOp, tg.Extra["cpu-ns/op"], tg.Extra["p99-ns"], tg.AllocsPerOp)
+			fmt.Fprintf(w, "| %d | %.1f | %.1f | %s | %s | %d |", g, tg.NsPerOp, tg.Extra["cpu-ns/op"], latencyCell(tg, "p50-ns"), latencyCell(tg, "p99-ns"), tg.AllocsPerOp)
 			for _, p := range peers {
 				if pr, ok := find(rs, group, p, g); ok {
-					fmt.Fprintf(w, " %s (%.2f) |", spreadCell(pairedRatio(tg, pr)), tg.Extra["cpu-ns/op"]/pr.Extra["cpu-ns/op"])
+					fmt.Fprintf(w, " %s (%.2f) |", Compare(tg, pr, 1).cell(), tg.Extra["cpu-ns/op"]/pr.Extra["cpu-ns/op"])
 				} else {
 					fmt.Fprint(w, " – |")
 				}
@@ -286,6 +308,21 @@ func WriteTable(w io.Writer, rs []Result, mem []MemResult) {
 			fmt.Fprintf(w, "| %s | %.1f |\n", m.Design, m.BytesPerKey)
 		}
 	}
+}
+
+// timerBound reports whether a latency of v ns, measured as one operation
+// between two clock reads that alone take clock ns, is mostly the clock:
+// under twice the clock reads, the operation is less than half of it.
+func timerBound(v, clock float64) bool { return clock > 0 && v < 2*clock }
+
+// latencyCell is r's latency metric (p50-ns or p99-ns) in ns, followed by
+// "(timer)" when the clock reads cannot resolve it (timerBound).
+func latencyCell(r Result, metric string) string {
+	v := r.Extra[metric]
+	if timerBound(v, r.Extra["clock-ns"]) {
+		return fmt.Sprintf("%.0f (timer)", v)
+	}
+	return fmt.Sprintf("%.0f", v)
 }
 
 // tableHead writes a markdown table's head: the columns, right-aligned.
@@ -314,31 +351,58 @@ func writeDesigns(w io.Writer, rs []Result, group string, designs []string) {
 	}
 }
 
-// pairedRatio is a's time per operation over b's: the median over the
-// rounds of the ratio within each round (the two ran one right after the
-// other in it, so a round's ratio shares its few seconds of the machine),
-// with the smallest and the largest. Rounds that do not pair (one round, or
-// a failed one) give the ratio of the medians, alone.
-func pairedRatio(a, b Result) (med, lo, hi float64) {
-	if len(a.Rounds) < 2 || len(a.Rounds) != len(b.Rounds) {
-		r := a.NsPerOp / b.NsPerOp
-		return r, r, r
-	}
-	rs := make([]float64, len(a.Rounds))
-	for i := range rs {
-		rs[i] = a.Rounds[i] / b.Rounds[i]
-	}
-	slices.Sort(rs)
-	return rs[(len(rs)-1)/2], rs[0], rs[len(rs)-1]
+// Comparison is one design's time per operation against another's at the
+// same goroutine count, over the rounds in which they ran interleaved.
+type Comparison struct {
+	A, B  float64 // the two medians, ns/op
+	Ratio float64 // A ÷ B: the ratio of the medians
+	// Lo and Hi are the smallest and the largest ratio within one round
+	// (both designs ran one right after the other in it); Ratio when the
+	// rounds do not pair (one round, or a failed one).
+	Lo, Hi float64
+	// P is the two-sided Mann–Whitney p-value of the rounds' ns/op of the
+	// one design against the other's times the bound; N the rounds of each
+	// (the fewer).
+	P float64
+	N int
 }
 
-// spreadCell is a ratio cell: the median, bold above 1, and the range of
-// the rounds' ratios in brackets when they differ.
-func spreadCell(med, lo, hi float64) string {
-	if lo == hi {
-		return ratioCell(med)
+// Significant reports whether the difference is significant at Alpha.
+func (c Comparison) Significant() bool { return c.P < Alpha }
+
+// Compare compares a's rounds with b's scaled by bound (a target "a ≤
+// bound × b" holds significantly when a is below and P < Alpha).
+func Compare(a, b Result, bound float64) Comparison {
+	c := Comparison{A: a.NsPerOp, B: b.NsPerOp, Ratio: a.NsPerOp / b.NsPerOp}
+	c.Lo, c.Hi = c.Ratio, c.Ratio
+	if len(a.Rounds) >= 2 && len(a.Rounds) == len(b.Rounds) {
+		c.Lo, c.Hi = math.Inf(1), math.Inf(-1)
+		for i := range a.Rounds {
+			r := a.Rounds[i] / b.Rounds[i]
+			c.Lo, c.Hi = min(c.Lo, r), max(c.Hi, r)
+		}
 	}
-	return fmt.Sprintf("%s [%.2f–%.2f]", ratioCell(med), lo, hi)
+	ys := make([]float64, len(b.Rounds))
+	for i, y := range b.Rounds {
+		ys[i] = bound * y
+	}
+	_, c.P = MannWhitney(a.Rounds, ys)
+	c.N = min(len(a.Rounds), len(b.Rounds))
+	return c
+}
+
+// cell is a ratio cell: the ratio of the medians, bold above 1, the range
+// of the rounds' own ratios in brackets when they differ, and "~" when the
+// difference is not significant.
+func (c Comparison) cell() string {
+	s := ratioCell(c.Ratio)
+	if c.Lo != c.Hi {
+		s = fmt.Sprintf("%s [%.2f–%.2f]", s, c.Lo, c.Hi)
+	}
+	if !c.Significant() {
+		s += " ~"
+	}
+	return s
 }
 
 // ratioCell prints a ratio, bold where tollgate loses (above 1.00).
@@ -356,7 +420,12 @@ type Target struct {
 	// CPURatio is the same ratio of CPU time per operation, for the
 	// timing targets (0 for the others).
 	CPURatio float64
-	Text     string
+	// P and N are the timing targets' Mann–Whitney p-value and rounds
+	// (Comparison); N is 0 for the allocation and memory targets, which
+	// are counted, not sampled.
+	P    float64
+	N    int
+	Text string
 }
 
 // memTarget is the memory target per idle key, bytes (issue 28: below the
@@ -365,8 +434,8 @@ const memTarget = 80
 
 // Targets evaluates the targets the results cover (issues 12 and 28): a
 // ratio of tollgate's time per operation to a peer's at the same goroutine
-// count must be at most the bound, and the allocation and memory targets at
-// most their limits.
+// count must be at most the bound, significantly over the rounds, and the
+// allocation and memory targets at most their limits.
 func Targets(rs []Result, mem []MemResult) []Target {
 	var ts []Target
 	ratio := func(what, group, peer string, g int, bound float64) {
@@ -375,10 +444,10 @@ func Targets(rs []Result, mem []MemResult) []Target {
 		if !ok1 || !ok2 {
 			return
 		}
-		r, lo, hi := pairedRatio(tg, pr)
+		c := Compare(tg, pr, bound)
 		cr := tg.Extra["cpu-ns/op"] / pr.Extra["cpu-ns/op"]
-		ts = append(ts, Target{What: what, Ratio: r / bound, CPURatio: cr / bound, Text: fmt.Sprintf("%.1f ns ÷ %.1f ns: %.2f× over %d rounds, %.2f–%.2f (target ≤ %.2f×; CPU time per op: %.1f ÷ %.1f = %.2f×)",
-			tg.NsPerOp, pr.NsPerOp, r, len(tg.Rounds), lo, hi, bound, tg.Extra["cpu-ns/op"], pr.Extra["cpu-ns/op"], cr)})
+		ts = append(ts, Target{What: what, Ratio: c.Ratio / bound, CPURatio: cr / bound, P: c.P, N: c.N, Text: fmt.Sprintf("%.1f ns ÷ %.1f ns = %.2f× (medians of %d rounds; the rounds' own ratios %.2f–%.2f; Mann–Whitney p=%.3f) (target ≤ %.2f×; CPU time per op: %.1f ÷ %.1f = %.2f×)",
+			c.A, c.B, c.Ratio, c.N, c.Lo, c.Hi, c.P, bound, tg.Extra["cpu-ns/op"], pr.Extra["cpu-ns/op"], cr)})
 	}
 	allocs := func(what, group string) {
 		worst, found := Result{}, false
@@ -422,17 +491,24 @@ func Targets(rs []Result, mem []MemResult) []Target {
 	return ts
 }
 
-// WriteTargets writes the targets as a markdown list. A timing target is
-// met when both the wall-time and the CPU-time ratio are at most 1, missed
-// when both exceed it, and borderline when they disagree.
+// WriteTargets writes the targets as a markdown list, each with its
+// Verdict.
 func WriteTargets(w io.Writer, ts []Target) {
 	for _, t := range ts {
 		fmt.Fprintf(w, "- %s: %s — %s\n", t.What, t.Text, t.Verdict())
 	}
 }
 
-// Verdict is "met", "MISSED" or "borderline" (see WriteTargets).
+// Verdict is the target's outcome. A timing target whose rounds do not
+// tell the two designs apart (P ≥ Alpha) is "~ (not significant, p=…,
+// n=…)", whichever side its ratio falls on. Otherwise a timing target is
+// "met" when both the wall-time and the CPU-time ratio are at most 1,
+// "MISSED" when both exceed it, and borderline when they disagree; an
+// allocation or memory target is met or MISSED by its count.
 func (t Target) Verdict() string {
+	if t.N > 0 && t.P >= Alpha {
+		return fmt.Sprintf("~ (not significant, p=%.3f, n=%d)", t.P, t.N)
+	}
 	met := t.Ratio <= 1
 	if t.CPURatio != 0 && met != (t.CPURatio <= 1) {
 		return "borderline (wall and CPU time disagree)"

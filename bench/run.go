@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -49,6 +50,9 @@ func Run(c Config, progress io.Writer) error {
 		return fmt.Errorf("tollgate bench: -out: %w", err)
 	}
 	fmt.Fprintf(progress, "writing to %s\n", c.Out)
+	if c.Rounds < MinRoundsForSignificance {
+		fmt.Fprintf(progress, "with -rounds %d no difference can be significant at p < %v (that takes at least %d rounds; the default is %d): every timing target will read \"not significant\"\n", c.Rounds, Alpha, MinRoundsForSignificance, DefaultRounds)
+	}
 	began := time.Now()
 	var raw bytes.Buffer
 	raw.WriteString(RawHeader())
@@ -92,7 +96,14 @@ func Run(c Config, progress io.Writer) error {
 	var md bytes.Buffer
 	writeResults(&md, c, began, len(results)+len(redisResults), results, mem, reclaimed, failed)
 	writeRedis(&md, redisResults, redisServerUs)
-	fmt.Fprintf(&md, "\n## Plots\n\n")
+	fmt.Fprintf(&md, "\n## Plots\n\nA p99 point is the median of the rounds' p99; the dashed line is the clock reads alone (clock-ns), where a p99 measures the timer, not the operation.\n")
+	if out := P99Outliers(append(slices.Clone(results), redisResults...)); len(out) > 0 {
+		fmt.Fprintf(&md, "\nRounds whose p99 is more than %d× their case's median, left out of the plots:\n\n", outlierFactor)
+		for _, o := range out {
+			fmt.Fprintf(&md, "- %s\n", o)
+		}
+	}
+	fmt.Fprintln(&md)
 	for _, p := range plots {
 		if strings.HasSuffix(p, ".png") {
 			fmt.Fprintf(&md, "![%s](%s)\n", filepath.Base(p), filepath.Base(p))
@@ -102,6 +113,7 @@ func Run(c Config, progress io.Writer) error {
 	if err := os.WriteFile(mdPath, md.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("tollgate bench: %w", err)
 	}
+	writeSummary(progress, c, results, mem)
 	fmt.Fprintf(progress, "wrote %s, %s and %d plots in %s (%s)\n", rawPath, mdPath, len(plots), c.Out, time.Since(began).Round(time.Second))
 	if len(failed) > 0 {
 		return fmt.Errorf("tollgate bench: %d case(s) failed their checks and have no numbers:\n  %s", len(failed), strings.Join(failed, "\n  "))
@@ -184,7 +196,8 @@ func writeResults(md io.Writer, c Config, began time.Time, cases int, results []
 	if n := Noise(results); n == n {
 		fmt.Fprintf(md, "Noise: the median case's ns/op varied by %.0f%% between rounds ((max−min)/median).\n\n", 100*n)
 	}
-	fmt.Fprintf(md, "Ratios are tollgate's ns/op (wall time per operation, all goroutines together) divided by the peer's at the same goroutine count: the median over the rounds of the ratio within each round (the designs of a goroutine count run one after the other in every round), with the range of the rounds' ratios in brackets, then the ratio of CPU time per operation (process user+system time, GC included) in parentheses. Below 1.00 tollgate is faster; **bold** marks where it loses on wall time.\n\n## Targets\n\n")
+	fmt.Fprintf(md, "Ratios are tollgate's ns/op (wall time per operation, all goroutines together) divided by the peer's at the same goroutine count: the ratio of the two medians over the rounds, with the range of the rounds' own ratios in brackets (the designs of a goroutine count run one after the other in every round), then the ratio of CPU time per operation (process user+system time, GC included) in parentheses. Below 1.00 tollgate is faster; **bold** marks where it loses on wall time. %s\n\n", significanceNote(c.Rounds))
+	fmt.Fprintf(md, "p50 and p99 are single operations timed between two clock reads; \"(timer)\" marks a latency under twice what the clock reads alone take (clock-ns in raw.txt), which measures the timer more than the operation: ns/op, timed over N operations, is the figure to read there.\n\n## Targets\n\n")
 	WriteTargets(md, Targets(results, mem))
 	if len(failed) > 0 {
 		fmt.Fprintf(md, "\n## Failed checks (these cases have no numbers)\n\n")
@@ -231,4 +244,44 @@ func hasGroup(rs []Result, group string) bool {
 		}
 	}
 	return false
+}
+
+// significanceNote says how the differences were tested, and whether the
+// rounds could show any.
+func significanceNote(rounds int) string {
+	note := fmt.Sprintf("A difference counts only where it is significant: a Mann–Whitney U test of the %d rounds' ns/op of one design against the other's, two-sided, p < %v (benchstat's test and level); \"~\" marks a ratio whose difference is not significant, and a target with one reads \"not significant\" instead of met or missed.", rounds, Alpha)
+	if rounds < MinRoundsForSignificance {
+		note += fmt.Sprintf(" With %d round(s) no difference can be: that takes at least %d rounds of each design (6 tolerate a few rounds ordered the other way).", rounds, MinRoundsForSignificance)
+	}
+	return note
+}
+
+// writeSummary writes the run's outcome to the terminal: every target with
+// its verdict, and how many were met, missed or not significant.
+func writeSummary(w io.Writer, c Config, results []Result, mem []MemResult) {
+	ts := Targets(results, mem)
+	if len(ts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nsummary (%d rounds; a verdict needs Mann–Whitney p < %v, else ~):\n", c.Rounds, Alpha)
+	counts := map[string]int{}
+	for _, t := range ts {
+		v := t.Verdict()
+		if t.N > 0 {
+			fmt.Fprintf(w, "  %s: %.2f× (p=%.3f) — %s\n", t.What, t.Ratio, t.P, v)
+		} else {
+			fmt.Fprintf(w, "  %s: %s — %s\n", t.What, t.Text, v)
+		}
+		switch {
+		case v == "met":
+			counts["met"]++
+		case v == "MISSED":
+			counts["missed"]++
+		case strings.HasPrefix(v, "~"):
+			counts["not significant"]++
+		default:
+			counts["borderline"]++
+		}
+	}
+	fmt.Fprintf(w, "  %d met, %d missed, %d not significant, %d borderline\n", counts["met"], counts["missed"], counts["not significant"], counts["borderline"])
 }

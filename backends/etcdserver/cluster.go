@@ -78,6 +78,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/lazyfs"
+	"github.com/tollgate/tollgate/internal/skipnote"
 )
 
 // Install is how to get etcd on Debian, as the messages say it.
@@ -291,6 +292,11 @@ func forTest(t testing.TB, err error) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v; CI must have it", err)
 		}
+		program := "etcd"
+		if errors.Is(err, lazyfs.ErrUnavailable) {
+			program = "FUSE"
+		}
+		skipnote.Missing(program, err) // shown without -v
 		t.Skipf("%v", err)
 	}
 	if err != nil {

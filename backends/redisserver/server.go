@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/lazyfs"
+	"github.com/tollgate/tollgate/internal/skipnote"
 )
 
 // Install is how to get redis-server on Debian, as the messages say it.
@@ -265,6 +266,11 @@ func forTest(t testing.TB, s *Server, err error) *Server {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v; CI must have it", err)
 		}
+		program := "redis-server"
+		if errors.Is(err, lazyfs.ErrUnavailable) {
+			program = "FUSE"
+		}
+		skipnote.Missing(program, err) // shown without -v
 		t.Skipf("%v", err)
 	}
 	if err != nil {

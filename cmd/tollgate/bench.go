@@ -30,14 +30,14 @@ func parseBenchFlags(args []string, stderr io.Writer) (bench.Config, error) {
 	fs.BoolVar(&c.Full, "full", false, "run the complete matrix (goroutines 1,2,4,8,16,64; keys 1,16,10000; every workload)")
 	fs.StringVar(&c.Out, "out", c.Out, "directory for raw.txt, RESULTS.md and the plots (default: a new directory under the system's temporary directory, printed; bench/results holds the committed run)")
 	fs.DurationVar(&c.Benchtime, "benchtime", 0, "target time per case per round (default 40ms, 100ms with -full)")
-	fs.IntVar(&c.Rounds, "rounds", 0, "rounds of every case, interleaved with the other designs at the same goroutine count; each case keeps its median round (default 3)")
+	fs.IntVar(&c.Rounds, "rounds", 0, "rounds of every case, interleaved with the other designs at the same goroutine count; each case keeps its median round, and a ratio is a verdict only when a Mann–Whitney test over the rounds finds it significant (p < 0.05), which takes at least 4 rounds (default 6)")
 	fs.StringVar(&c.Run, "run", "", "only cases whose name matches this regular expression")
 	fs.IntVar(&c.MemKeys, "memkeys", c.MemKeys, "keys for the memory-per-idle-key measurement (0 skips it)")
 	fs.BoolVar(&c.Redis, "redis", false, "also measure the Redis-backed take (impl/redis/tokenbucket) against go-redis/redis_rate v10 and PING on one throwaway redis-server (needs redis-server on PATH)")
 	fs.BoolVar(&c.RedisCluster, "redis-cluster", false, "also measure how takes on three Redis tables scale from 1 to 3 primaries, on two throwaway Redis Clusters (needs redis-server on PATH)")
 	fs.BoolVar(&c.Etcd, "etcd", false, "also measure the etcd-backed take (impl/etcd/tokenbucket) on a throwaway cluster of 3 etcd members against the Redis-backed take on a throwaway redis-server and one etcd Put (needs etcd and redis-server on PATH)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: tollgate bench [flags]\n\nRuns tollgate's contention benchmarks in process and writes, to -out:\n  raw.txt      every round's results in the format benchstat reads\n  RESULTS.md   machine, targets, and tollgate-vs-peer ratio tables\n  *.png *.svg  throughput and p99 latency against goroutines, per design\n\nflags:")
+		fmt.Fprintln(stderr, "usage: tollgate bench [flags]\n\nRuns tollgate's contention benchmarks in process, prints a summary of the targets\n(met, MISSED, or ~ when the rounds do not show a significant difference) and\nwrites, to -out:\n  raw.txt      every round's results in the format benchstat reads\n  RESULTS.md   machine, targets, and tollgate-vs-peer ratio tables\n  *.png *.svg  throughput and p99 latency against goroutines, per design\n\nflags:")
 		fs.PrintDefaults()
 		helpTail(stderr, "bench")
 	}

@@ -24,7 +24,7 @@ func TestBenchFlagsRejectBadInput(t *testing.T) {
 		}
 	}
 	o, err := parseBenchFlags([]string{"-full"}, io.Discard)
-	if err != nil || o.Benchtime != 100*time.Millisecond || o.Rounds != 3 {
+	if err != nil || o.Benchtime != 100*time.Millisecond || o.Rounds != 6 {
 		t.Errorf("-full defaults: %+v, %v", o, err)
 	}
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/tollgate/tollgate/internal/skipnote"
 )
 
 // Install is how to get what a mount needs on Debian, as the messages say
@@ -246,6 +248,11 @@ func MountT(t testing.TB, backing, dir string) *Mount {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v; CI must be able to mount FUSE (%s)", err, Install)
 		}
+		why := err
+		if !strings.Contains(err.Error(), Install) {
+			why = fmt.Errorf("%w (install: %s)", err, Install)
+		}
+		skipnote.Missing("FUSE", why) // shown without -v
 		t.Skipf("%v (install: %s)", err, Install)
 	}
 	m, err := New(backing, dir)
