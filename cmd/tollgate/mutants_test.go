@@ -12,18 +12,20 @@ import (
 
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/mutant"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 // TestMutantsList: --list writes the mutant table of the selected mutants
 // with a column per selected layer, from the patches' headers: a layer the
 // header does not name shows "—" or its kill in parentheses.
 func TestMutantsList(t *testing.T) {
+	build.Need(t)
 	var out, errb bytes.Buffer
 	if code := mutants([]string{"--list", "-layer", "rapid,fuzz", "-mutant", "cr-no-epoch-pin,cr-two-write-enqueue,tb-sweep-skips-frozen"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	want := "| mutant | the bug | rapid | fuzz | spin |\n|--------|---------|-------|------|------|\n"
-	for _, f := range []fault.Fault{fault.CrNoEpochPin, fault.CrTwoWriteEnqueue, fault.TBSweepSkipsFrozen} {
+	for _, f := range []fault.Fault{fault.Named("cr-no-epoch-pin"), fault.Named("cr-two-write-enqueue"), fault.Named("tb-sweep-skips-frozen")} {
 		want += fmt.Sprintf("| [`%s`](internal/mutants/patches/%s.patch) | %s | %s | %s | %s |\n", f, f, f.Bug(),
 			cell(f, "rapid"), cell(f, "fuzz"), orElse(f.Spin(), "not modelled"))
 	}
@@ -79,6 +81,7 @@ func TestMutantsReadmeTables(t *testing.T) {
 // layers of the matrix (fault.Layers), so every Caught-by name is a layer
 // that runs and every layer that runs reads its own column.
 func TestMutantsLayersAreTheMatrix(t *testing.T) {
+	build.Need(t)
 	var got []string
 	for _, l := range mutant.Layers() {
 		if !strings.HasPrefix(l.Name, "fake-") { // this file's test layers
@@ -156,7 +159,7 @@ func init() {
 			input := "input-" + f.String()
 			var run func(g fault.Fault) mutant.Outcome
 			run = func(g fault.Fault) mutant.Outcome {
-				if g != f && (g != fault.None || f != fault.TBPlainStore) {
+				if g != f && (g != fault.None || f != fault.Named("tb-plain-store")) {
 					return mutant.Outcome{Seed: seed}
 				}
 				return mutant.Outcome{Killed: true, Property: "T5", Seed: seed, Replay: "replay " + input + " against " + g.String(),

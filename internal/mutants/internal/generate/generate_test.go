@@ -12,6 +12,7 @@ import (
 	"github.com/tollgate/tollgate/impl/credits"
 	"github.com/tollgate/tollgate/impl/tokenbucket"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/internal/mutants/internal/generate"
 	"github.com/tollgate/tollgate/internal/sut"
 )
@@ -19,6 +20,7 @@ import (
 // TestTablesComeFromTheirPackage: sut builds the table of the package a
 // fault names, and refuses a fault of the other primitive.
 func TestTablesComeFromTheirPackage(t *testing.T) {
+	build.Need(t)
 	pkgOf := func(v any) string { return reflect.TypeOf(v).Elem().PkgPath() }
 	crImpl, tbImpl := pkgOf(credits.New[int]()), pkgOf(tokenbucket.New[int]())
 	module := strings.TrimSuffix(crImpl, "/impl/credits")
@@ -115,6 +117,17 @@ func fakeRoot(t *testing.T) (string, func(f fault.Fault) string) {
 	return dir, text
 }
 
+// generateAll returns the committed files and the overlay's, in that
+// order.
+func generateAll(root string) ([]generate.File, error) {
+	c, err := generate.Committed(root)
+	if err != nil {
+		return nil, err
+	}
+	o, err := generate.Overlay(root)
+	return append(c, o...), err
+}
+
 func writePatch(t *testing.T, root, name, text string) {
 	t.Helper()
 	p := filepath.Join(root, filepath.FromSlash(generate.PatchesDir), name+".patch")
@@ -128,7 +141,7 @@ func writePatch(t *testing.T, root, name, text string) {
 
 func TestGenerateFakeRoot(t *testing.T) {
 	root, _ := fakeRoot(t)
-	files, err := generate.Generate(root)
+	files, err := generateAll(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +197,7 @@ func TestGenerateFakeRoot(t *testing.T) {
 	if _, ok := got["internal/mutants/cr-no-epoch-pin/owner.go"]; ok {
 		t.Error("owner.go was copied")
 	}
-	if !strings.Contains(got[generate.TablesFile], "case fault.CrNoEpochPin:\n\t\treturn crnoepochpin.New[P]()") {
+	if !strings.Contains(got[generate.TablesFile], "case \"cr-no-epoch-pin\":\n\t\treturn crnoepochpin.New[P]()") {
 		t.Errorf("tables_gen.go:\n%s", got[generate.TablesFile])
 	}
 	// A Redis mutant is the whole package: the Lua library keeps its
@@ -207,7 +220,7 @@ func TestGenerateFakeRoot(t *testing.T) {
 	if _, ok := got["internal/mutants/rtb-tostring/tokenbucket_test.go"]; ok {
 		t.Error("a test file of impl/redis/tokenbucket was copied")
 	}
-	if r := got[generate.RedisTablesFile]; !strings.Contains(r, "case fault.RTBToString:\n\t\treturn rtbtostring.New(ctx, opts, name)") ||
+	if r := got[generate.RedisTablesFile]; !strings.Contains(r, "case \"rtb-tostring\":\n\t\treturn rtbtostring.New(ctx, opts, name)") ||
 		!strings.Contains(r, "func newRedisTokenbucket(ctx context.Context, f fault.Fault, opts *goredis.Options, name string) (redisTokenbucketTable, error)") {
 		t.Errorf("%s:\n%s", generate.RedisTablesFile, r)
 	}
@@ -224,7 +237,7 @@ func TestGenerateFakeRoot(t *testing.T) {
 	if _, ok := got["internal/mutants/etb-take-no-compare/tokenbucket_test.go"]; ok {
 		t.Error("a test file of impl/etcd/tokenbucket was copied")
 	}
-	if r := got[generate.EtcdTablesFile]; !strings.Contains(r, "case fault.ECRReserveNoCompare:\n\t\tt, err := ecrreservenocompare.NewFromClient(ctx, c, name)") ||
+	if r := got[generate.EtcdTablesFile]; !strings.Contains(r, "case \"ecr-reserve-no-compare\":\n\t\tt, err := ecrreservenocompare.NewFromClient(ctx, c, name)") ||
 		!strings.Contains(r, "return etcdCredits[*ecrreservenocompare.Holder]{t}, nil") ||
 		!strings.Contains(r, "func newEtcdTokenbucket(f fault.Fault, c *clientv3.Client, name string) (etcdTokenbucketTable, error)") {
 		t.Errorf("%s:\n%s", generate.EtcdTablesFile, r)
@@ -238,16 +251,16 @@ func TestGenerateRejects(t *testing.T) {
 		want  string
 	}{
 		{"a value-type file", func(t *testing.T, root string, text func(fault.Fault) string) {
-			writePatch(t, root, "cr-sweep-all", strings.ReplaceAll(text(fault.CrSweepAll), "impl/credits/stats_off.go", "impl/credits/types.go"))
+			writePatch(t, root, "cr-sweep-all", strings.ReplaceAll(text(fault.Named("cr-sweep-all")), "impl/credits/stats_off.go", "impl/credits/types.go"))
 		}, "internal/mutants/patches/cr-sweep-all.patch: patches impl/credits/types.go, but a credits mutant may patch only the table files it copies"},
 		{"the other primitive", func(t *testing.T, root string, text func(fault.Fault) string) {
-			writePatch(t, root, "cr-sweep-all", strings.Replace(text(fault.TBNoClamp), "Fault: TBNoClamp 19", "Fault: CrSweepAll 3", 1))
+			writePatch(t, root, "cr-sweep-all", strings.Replace(text(fault.Named("tb-no-clamp")), "Fault: TBNoClamp 19", "Fault: CrSweepAll 3", 1))
 		}, "patches impl/tokenbucket/stats_off.go, but a credits mutant may patch only"},
 		{"a patch without a fault", func(t *testing.T, root string, text func(fault.Fault) string) {
-			writePatch(t, root, "xx-bogus", text(fault.CrSweepAll))
+			writePatch(t, root, "xx-bogus", text(fault.Named("cr-sweep-all")))
 		}, "internal/mutants/patches/xx-bogus.patch names no fault"},
 		{"two patches of one fault", func(t *testing.T, root string, text func(fault.Fault) string) {
-			writePatch(t, root, "cr-bogus", text(fault.CrSweepAll))
+			writePatch(t, root, "cr-bogus", text(fault.Named("cr-sweep-all")))
 		}, "internal/mutants/patches/cr-bogus.patch and internal/mutants/patches/cr-sweep-all.patch both declare fault 3"},
 		{"a fault without a patch", func(t *testing.T, root string, _ func(fault.Fault) string) {
 			if err := os.Remove(filepath.Join(root, "internal/mutants/patches/tb-seed-ceil.patch")); err != nil {
@@ -255,10 +268,10 @@ func TestGenerateRejects(t *testing.T) {
 			}
 		}, "no patch declares fault 18"},
 		{"a patch without fields", func(t *testing.T, root string, text func(fault.Fault) string) {
-			writePatch(t, root, "tb-no-clamp", strings.Replace(text(fault.TBNoClamp), "Fault: TBNoClamp", "The fault TBNoClamp", 1))
+			writePatch(t, root, "tb-no-clamp", strings.Replace(text(fault.Named("tb-no-clamp")), "Fault: TBNoClamp", "The fault TBNoClamp", 1))
 		}, "internal/mutants/patches/tb-no-clamp.patch: the comment's last paragraph must be its fields"},
 		{"a layer that is none", func(t *testing.T, root string, text func(fault.Fault) string) {
-			writePatch(t, root, "tb-no-clamp", strings.Replace(text(fault.TBNoClamp), "Caught-by: rapid", "Caught-by: unit rapid", 1))
+			writePatch(t, root, "tb-no-clamp", strings.Replace(text(fault.Named("tb-no-clamp")), "Caught-by: rapid", "Caught-by: unit rapid", 1))
 		}, `internal/mutants/patches/tb-no-clamp.patch: Caught-by names "unit", which is no layer`},
 		{"an unclassified impl file", func(t *testing.T, root string, _ func(fault.Fault) string) {
 			if err := os.WriteFile(filepath.Join(root, "impl/tokenbucket/extra.go"), []byte("package tokenbucket\n"), 0o644); err != nil {
@@ -266,7 +279,7 @@ func TestGenerateRejects(t *testing.T) {
 			}
 		}, "impl/tokenbucket/extra.go is neither a table file nor a value-type file"},
 		{"a Redis mutant outside its package", func(t *testing.T, root string, text func(fault.Fault) string) {
-			writePatch(t, root, "rtb-tostring", strings.ReplaceAll(text(fault.RTBToString), "impl/redis/tokenbucket/", "impl/redis/rconn/"))
+			writePatch(t, root, "rtb-tostring", strings.ReplaceAll(text(fault.Named("rtb-tostring")), "impl/redis/tokenbucket/", "impl/redis/rconn/"))
 		}, "patches impl/redis/rconn/tokenbucket.lua, but a mutant of impl/redis/tokenbucket may patch only its files"},
 		{"a Redis package with no library variable", func(t *testing.T, root string, _ func(fault.Fault) string) {
 			p := filepath.Join(root, "impl/redis/tokenbucket/tokenbucket.go")
@@ -279,7 +292,7 @@ func TestGenerateRejects(t *testing.T) {
 			}
 		}, "impl/redis/tokenbucket declares no package-level var library"},
 		{"an etcd mutant outside its package", func(t *testing.T, root string, text func(fault.Fault) string) {
-			writePatch(t, root, "ecr-reserve-no-compare", strings.ReplaceAll(text(fault.ECRReserveNoCompare), "impl/etcd/credits/credits.go", "impl/etcd/econn/credits.go"))
+			writePatch(t, root, "ecr-reserve-no-compare", strings.ReplaceAll(text(fault.Named("ecr-reserve-no-compare")), "impl/etcd/credits/credits.go", "impl/etcd/econn/credits.go"))
 		}, "patches impl/etcd/econn/credits.go, but a mutant of impl/etcd/credits may patch only its files"},
 		{"a word renamed", func(t *testing.T, root string, _ func(fault.Fault) string) {
 			edit(t, root, "impl/credits/credits.go", "\tclosed seam.Bool\n", "\tshut   seam.Bool\n")
@@ -288,13 +301,13 @@ func TestGenerateRejects(t *testing.T) {
 			edit(t, root, "impl/tokenbucket/tokenbucket.go", "\tclock   func() int64\n", "\tclock   func() int64\n\tepoch   seam.Uint64\n")
 		}, "the explorer names the words buckets of tokenbucket.Table, which holds buckets, epoch instead"},
 		{"a patch that no longer applies", func(t *testing.T, root string, text func(fault.Fault) string) {
-			writePatch(t, root, "tb-no-clamp", strings.Replace(text(fault.TBNoClamp), "\n-//", "\n-// not", 1))
+			writePatch(t, root, "tb-no-clamp", strings.Replace(text(fault.Named("tb-no-clamp")), "\n-//", "\n-// not", 1))
 		}, "internal/mutants/patches/tb-no-clamp.patch: hunk 1 (@@ -5 +5 @@) does not apply to impl/tokenbucket/stats_off.go: line 5: expected \"// not"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root, text := fakeRoot(t)
 			c.setup(t, root, text)
-			_, err := generate.Generate(root)
+			_, err := generateAll(root)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v\nwant it to contain %q", err, c.want)
 			}
@@ -320,7 +333,7 @@ func edit(t *testing.T, root, rel, old, new string) {
 
 func TestOwnedListsEveryGeneratedPlace(t *testing.T) {
 	root, _ := fakeRoot(t)
-	for _, rel := range []string{"internal/mutants/old-mutant/x.go", "internal/mutants/patch/patch.go", "internal/mutants/doc.go", "internal/sut/tables_gen.go"} {
+	for _, rel := range []string{"internal/mutants/old-mutant/x.go", "internal/mutants/explored/credits/old.go", "internal/mutants/patch/patch.go", "internal/mutants/doc.go", "internal/sut/tables_gen.go"} {
 		p := filepath.Join(root, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -333,7 +346,9 @@ func TestOwnedListsEveryGeneratedPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"internal/mutants/old-mutant/x.go", "internal/sut/tables_gen.go"}; !reflect.DeepEqual(owned, want) {
+	if want := []string{"internal/mutants/explored/credits/old.go", "internal/sut/tables_gen.go"}; !reflect.DeepEqual(owned, want) {
 		t.Errorf("owned %q, want %q", owned, want)
 	}
 }
+
+func TestMain(m *testing.M) { build.Main(m) }
