@@ -9,7 +9,6 @@ import (
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/interleave"
 	"github.com/tollgate/tollgate/internal/mutants/auto"
-	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 // TestOneDefaultExploreRun: the three checks that call themselves "the
@@ -20,7 +19,6 @@ import (
 // and both automatic campaigns run (auto.Layers, auto.ConcurrencyLayers:
 // TestDefaultExplore behind -explore.default, which runs DefaultRun).
 func TestOneDefaultExploreRun(t *testing.T) {
-	build.Need(t)
 	same := func(what string, got []interleave.Scenario, gotOpt interleave.Options, want []interleave.Scenario, wantOpt interleave.Options) {
 		t.Helper()
 		names := func(ss []interleave.Scenario) []string {

@@ -12,14 +12,12 @@ import (
 
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/mutant"
-	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 // TestMutantsList: --list writes the mutant table of the selected mutants
 // with a column per selected layer, from the patches' headers: a layer the
 // header does not name shows "—" or its kill in parentheses.
 func TestMutantsList(t *testing.T) {
-	build.Need(t)
 	var out, errb bytes.Buffer
 	if code := mutants([]string{"--list", "-layer", "rapid,fuzz", "-mutant", "cr-no-epoch-pin,cr-two-write-enqueue,tb-sweep-skips-frozen"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
@@ -81,7 +79,6 @@ func TestMutantsReadmeTables(t *testing.T) {
 // layers of the matrix (fault.Layers), so every Caught-by name is a layer
 // that runs and every layer that runs reads its own column.
 func TestMutantsLayersAreTheMatrix(t *testing.T) {
-	build.Need(t)
 	var got []string
 	for _, l := range mutant.Layers() {
 		if !strings.HasPrefix(l.Name, "fake-") { // this file's test layers

@@ -2,12 +2,15 @@ package build
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/tollgate/tollgate/internal/mutants/internal/generate"
 )
@@ -113,4 +116,61 @@ func goBuild(dir string, args ...string) error {
 		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return nil
+}
+
+// Rerun builds the command pkg (an import path relative to the root, e.g.
+// "./cmd/tollgate") of the checkout at root with the overlay of the
+// mutants into a temporary directory, runs it with args, standard streams
+// shared, and returns its exit status once it exits, removing the binary.
+// The go build cache makes a second build a link. An interrupt or a
+// termination is passed on to the new binary, which decides what to do
+// with it. The binary runs marked (childEnv), so that one which still
+// lacks the mutants cannot rebuild itself again.
+func Rerun(root, pkg string, args []string) (int, error) {
+	if os.Getenv(childEnv) != "" {
+		return 0, fmt.Errorf("this binary was rebuilt with the mutants' overlay but they are not compiled in (defect)")
+	}
+	json, err := Cached(root)
+	if err != nil {
+		return 0, err
+	}
+	dir, err := os.MkdirTemp("", "tollgate-mutants-bin-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	if err := goBuild(root, append(append([]string{"build", "-overlay", json, "-o", bin}, buildFlags()...), pkg)...); err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case s := <-sig:
+				cmd.Process.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		if code := exit.ExitCode(); code >= 0 {
+			return code, nil
+		}
+		return 1, fmt.Errorf("the rebuilt binary: %v", err)
+	}
+	return 0, err
 }
