@@ -3,6 +3,7 @@ package build
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -86,6 +87,10 @@ func inputsKey(root string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", root, runtime.Version())
 	for _, in := range inputs {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(in))); errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(h, "%s: none\x00", in)
+			continue
+		}
 		err := filepath.WalkDir(filepath.Join(root, filepath.FromSlash(in)), func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err

@@ -179,7 +179,7 @@ func childArgs(args, tests []string) []string {
 	for _, a := range args {
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch name {
-		case "test.run", "test.skip", "test.testlogfile", "test.gocoverdir", "test.coverprofile", "test.fuzzcachedir", "test.paniconexit0":
+		case "test.run", "test.skip", "test.testlogfile", "test.gocoverdir", "test.coverprofile", "test.fuzzcachedir":
 			continue
 		}
 		out = append(out, a)

@@ -160,7 +160,11 @@ func Committed(root string) ([]File, error) {
 // tables (redis.go), each of the etcd-backed tables (etcd.go), the
 // constructors files with a case per mutant (replacing the committed forms
 // at their paths), and CompiledFile saying the mutants are compiled in.
-func Overlay(root string) ([]File, error) {
+func Overlay(root string) ([]File, error) { return OverlayOf(root) }
+
+// OverlayOf is Overlay for the mutants named (all of them when none is),
+// every patch's header still read and checked.
+func OverlayOf(root string, names ...string) ([]File, error) {
 	mod, err := modulePath(root)
 	if err != nil {
 		return nil, err
@@ -171,6 +175,9 @@ func Overlay(root string) ([]File, error) {
 	ms, err := Mutants(root)
 	if err != nil {
 		return nil, err
+	}
+	if len(names) > 0 {
+		ms = slices.DeleteFunc(ms, func(m Mutant) bool { return !slices.Contains(names, m.Name()) })
 	}
 	var out []File
 	for _, m := range ms {

@@ -117,14 +117,14 @@ func fakeRoot(t *testing.T) (string, func(f fault.Fault) string) {
 	return dir, text
 }
 
-// generateAll returns the committed files and the overlay's, in that
-// order.
-func generateAll(root string) ([]generate.File, error) {
+// generateAll returns the committed files and the overlay's of the
+// mutants named, in that order.
+func generateAll(root string, names ...string) ([]generate.File, error) {
 	c, err := generate.Committed(root)
 	if err != nil {
 		return nil, err
 	}
-	o, err := generate.Overlay(root)
+	o, err := generate.OverlayOf(root, names...)
 	return append(c, o...), err
 }
 
@@ -141,7 +141,7 @@ func writePatch(t *testing.T, root, name, text string) {
 
 func TestGenerateFakeRoot(t *testing.T) {
 	root, _ := fakeRoot(t)
-	files, err := generateAll(root)
+	files, err := generateAll(root, "cr-sweep-all", "tb-no-clamp", "cr-no-epoch-pin", "rtb-tostring", "ecr-reserve-no-compare", "etb-take-no-compare")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,42 +264,43 @@ func checkEtcdMutant(t *testing.T, got map[string]string) {
 
 func TestGenerateRejects(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		setup func(t *testing.T, root string, text func(fault.Fault) string)
-		want  string
+		name   string
+		mutant string // the mutant whose package shows the error; "" for the committed files
+		setup  func(t *testing.T, root string, text func(fault.Fault) string)
+		want   string
 	}{
-		{"a value-type file", func(t *testing.T, root string, text func(fault.Fault) string) {
+		{"a value-type file", "cr-sweep-all", func(t *testing.T, root string, text func(fault.Fault) string) {
 			writePatch(t, root, "cr-sweep-all", strings.ReplaceAll(text(fault.Named("cr-sweep-all")), "impl/credits/stats_off.go", "impl/credits/types.go"))
 		}, "internal/mutants/patches/cr-sweep-all.patch: patches impl/credits/types.go, but a credits mutant may patch only the table files it copies"},
-		{"the other primitive", func(t *testing.T, root string, text func(fault.Fault) string) {
+		{"the other primitive", "cr-sweep-all", func(t *testing.T, root string, text func(fault.Fault) string) {
 			writePatch(t, root, "cr-sweep-all", strings.Replace(text(fault.Named("tb-no-clamp")), "Fault: TBNoClamp 19", "Fault: CrSweepAll 3", 1))
 		}, "patches impl/tokenbucket/stats_off.go, but a credits mutant may patch only"},
-		{"a patch without a fault", func(t *testing.T, root string, text func(fault.Fault) string) {
+		{"a patch without a fault", "cr-sweep-all", func(t *testing.T, root string, text func(fault.Fault) string) {
 			writePatch(t, root, "xx-bogus", text(fault.Named("cr-sweep-all")))
 		}, "internal/mutants/patches/xx-bogus.patch names no fault"},
-		{"two patches of one fault", func(t *testing.T, root string, text func(fault.Fault) string) {
+		{"two patches of one fault", "cr-sweep-all", func(t *testing.T, root string, text func(fault.Fault) string) {
 			writePatch(t, root, "cr-bogus", text(fault.Named("cr-sweep-all")))
 		}, "internal/mutants/patches/cr-bogus.patch and internal/mutants/patches/cr-sweep-all.patch both declare fault 3"},
-		{"a fault without a patch", func(t *testing.T, root string, _ func(fault.Fault) string) {
+		{"a fault without a patch", "cr-sweep-all", func(t *testing.T, root string, _ func(fault.Fault) string) {
 			if err := os.Remove(filepath.Join(root, "internal/mutants/patches/tb-seed-ceil.patch")); err != nil {
 				t.Fatal(err)
 			}
 		}, "no patch declares fault 18"},
-		{"a patch without fields", func(t *testing.T, root string, text func(fault.Fault) string) {
+		{"a patch without fields", "tb-no-clamp", func(t *testing.T, root string, text func(fault.Fault) string) {
 			writePatch(t, root, "tb-no-clamp", strings.Replace(text(fault.Named("tb-no-clamp")), "Fault: TBNoClamp", "The fault TBNoClamp", 1))
 		}, "internal/mutants/patches/tb-no-clamp.patch: the comment's last paragraph must be its fields"},
-		{"a layer that is none", func(t *testing.T, root string, text func(fault.Fault) string) {
+		{"a layer that is none", "tb-no-clamp", func(t *testing.T, root string, text func(fault.Fault) string) {
 			writePatch(t, root, "tb-no-clamp", strings.Replace(text(fault.Named("tb-no-clamp")), "Caught-by: rapid", "Caught-by: unit rapid", 1))
 		}, `internal/mutants/patches/tb-no-clamp.patch: Caught-by names "unit", which is no layer`},
-		{"an unclassified impl file", func(t *testing.T, root string, _ func(fault.Fault) string) {
+		{"an unclassified impl file", "tb-no-clamp", func(t *testing.T, root string, _ func(fault.Fault) string) {
 			if err := os.WriteFile(filepath.Join(root, "impl/tokenbucket/extra.go"), []byte("package tokenbucket\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}, "impl/tokenbucket/extra.go is neither a table file nor a value-type file"},
-		{"a Redis mutant outside its package", func(t *testing.T, root string, text func(fault.Fault) string) {
+		{"a Redis mutant outside its package", "rtb-tostring", func(t *testing.T, root string, text func(fault.Fault) string) {
 			writePatch(t, root, "rtb-tostring", strings.ReplaceAll(text(fault.Named("rtb-tostring")), "impl/redis/tokenbucket/", "impl/redis/rconn/"))
 		}, "patches impl/redis/rconn/tokenbucket.lua, but a mutant of impl/redis/tokenbucket may patch only its files"},
-		{"a Redis package with no library variable", func(t *testing.T, root string, _ func(fault.Fault) string) {
+		{"a Redis package with no library variable", "rtb-tostring", func(t *testing.T, root string, _ func(fault.Fault) string) {
 			p := filepath.Join(root, "impl/redis/tokenbucket/tokenbucket.go")
 			data, err := os.ReadFile(p)
 			if err != nil {
@@ -309,23 +310,28 @@ func TestGenerateRejects(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "impl/redis/tokenbucket declares no package-level var library"},
-		{"an etcd mutant outside its package", func(t *testing.T, root string, text func(fault.Fault) string) {
+		{"an etcd mutant outside its package", "ecr-reserve-no-compare", func(t *testing.T, root string, text func(fault.Fault) string) {
 			writePatch(t, root, "ecr-reserve-no-compare", strings.ReplaceAll(text(fault.Named("ecr-reserve-no-compare")), "impl/etcd/credits/credits.go", "impl/etcd/econn/credits.go"))
 		}, "patches impl/etcd/econn/credits.go, but a mutant of impl/etcd/credits may patch only its files"},
-		{"a word renamed", func(t *testing.T, root string, _ func(fault.Fault) string) {
+		{"a word renamed", "", func(t *testing.T, root string, _ func(fault.Fault) string) {
 			edit(t, root, "impl/credits/credits.go", "\tclosed seam.Bool\n", "\tshut   seam.Bool\n")
 		}, "the explorer names the words slots[].word, slots[].holder, slots[].box, closed of credits.Table, which holds slots[].word, slots[].holder, slots[].box, shut instead"},
-		{"a word added", func(t *testing.T, root string, _ func(fault.Fault) string) {
+		{"a word added", "", func(t *testing.T, root string, _ func(fault.Fault) string) {
 			edit(t, root, "impl/tokenbucket/tokenbucket.go", "\tclock   func() int64\n", "\tclock   func() int64\n\tepoch   seam.Uint64\n")
 		}, "the explorer names the words buckets of tokenbucket.Table, which holds buckets, epoch instead"},
-		{"a patch that no longer applies", func(t *testing.T, root string, text func(fault.Fault) string) {
+		{"a patch that no longer applies", "tb-no-clamp", func(t *testing.T, root string, text func(fault.Fault) string) {
 			writePatch(t, root, "tb-no-clamp", strings.Replace(text(fault.Named("tb-no-clamp")), "\n-//", "\n-// not", 1))
 		}, "internal/mutants/patches/tb-no-clamp.patch: hunk 1 (@@ -5 +5 @@) does not apply to impl/tokenbucket/stats_off.go: line 5: expected \"// not"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root, text := fakeRoot(t)
 			c.setup(t, root, text)
-			_, err := generateAll(root)
+			var err error
+			if c.mutant == "" {
+				_, err = generate.Committed(root)
+			} else {
+				_, err = generate.OverlayOf(root, c.mutant)
+			}
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v\nwant it to contain %q", err, c.want)
 			}
