@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/mutant"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 // TestMutantsList: --list writes the mutant table of the selected mutants
@@ -105,6 +106,7 @@ func TestMutantsLayersAreTheMatrix(t *testing.T) {
 // TestMutantsTable runs the table for one mutant each layer must kill and
 // one only concurrency shows, and checks the verdict and exit code.
 func TestMutantsTable(t *testing.T) {
+	build.Need(t)
 	var out, errb bytes.Buffer
 	code := mutants([]string{"-mutant", "tb-no-clamp,cr-reserve-no-cas", "-layer", "rapid,fuzz", "-budget", "200ms", "-seed", "3"}, &out, &errb)
 	if code != 0 {
