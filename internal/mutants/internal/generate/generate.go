@@ -1,6 +1,9 @@
 // Package generate builds the mutant packages of internal/mutants from
-// their patches, in memory: internal/mutants/gen writes what it returns, and
-// the drift test of internal/mutants compares it with the files on disk.
+// their patches, in memory: internal/mutants/build hands them to the go
+// command through an -overlay (Overlay), and internal/mutants/gen writes
+// the files that stay committed (Committed: the explorer's copies of
+// impl/, the constructors files without mutants), which the drift test of
+// internal/mutants compares with the files on disk.
 package generate
 
 import (
@@ -26,7 +29,7 @@ const (
 // reserved are the directories of internal/mutants that are not mutant
 // packages. (explored holds generated packages too, but no mutant may take
 // its name; auto is the automatic mutation campaign.)
-var reserved = []string{"auto", "explored", "gen", "internal", "patch", "patches", "testdata"}
+var reserved = []string{"auto", "build", "explored", "gen", "internal", "patch", "patches", "testdata"}
 
 // A primitive is one package of impl/ that mutants copy.
 type primitive struct {
