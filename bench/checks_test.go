@@ -13,6 +13,7 @@ import (
 	"github.com/tollgate/tollgate/impl/credits"
 	"github.com/tollgate/tollgate/impl/tokenbucket"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/internal/sut"
 	"github.com/tollgate/tollgate/model"
 )
@@ -112,18 +113,19 @@ const teethBudget = 30 * time.Second
 // that were admitted but never removed. Races are not certain in one run,
 // so it tries for up to teethBudget.
 func TestT1ConservationCatchesTBPlainStore(t *testing.T) {
+	build.Need(t)
 	start := time.Now()
 	for attempt := 1; attempt <= 10 || time.Since(start) < teethBudget; attempt++ {
 		inst := &mutantTB{
-			t:   sut.NewTBTable[uint64](fault.TBPlainStore),
+			t:   sut.NewTBTable[uint64](fault.Named("tb-plain-store")),
 			lim: tokenbucket.Limits(Admit.Limits(1)),
 		}
 		if err := tbAdmitRun(inst, 8, 200_000, 1); err != nil {
-			t.Logf("attempt %d caught %s: %v", attempt, fault.TBPlainStore, err)
+			t.Logf("attempt %d caught %s: %v", attempt, fault.Named("tb-plain-store"), err)
 			return
 		}
 	}
-	t.Fatalf("runs of 8 goroutines × 200,000 takes on one key for %v never caught %s", teethBudget, fault.TBPlainStore)
+	t.Fatalf("runs of 8 goroutines × 200,000 takes on one key for %v never caught %s", teethBudget, fault.Named("tb-plain-store"))
 }
 
 func crRun(newCaller func() func() Admitter, g, n int) (Admitter, runStats) {
@@ -151,15 +153,16 @@ func TestReserveReleaseCheckHolds(t *testing.T) {
 // free slot with a plain store lets two goroutines hold one slot; the
 // first one's release then fails (C9). Tries for up to teethBudget.
 func TestReserveReleaseCheckCatchesCrReserveNoCAS(t *testing.T) {
+	build.Need(t)
 	start := time.Now()
 	for attempt := 1; attempt <= 10 || time.Since(start) < teethBudget; attempt++ {
-		probe, _ := crRun(func() func() Admitter { return newMutantCr(fault.CrReserveNoCAS) }, 8, 100_000)
+		probe, _ := crRun(func() func() Admitter { return newMutantCr(fault.Named("cr-reserve-no-cas")) }, 8, 100_000)
 		if err := probe.(checker).check(); err != nil {
-			t.Logf("attempt %d caught %s: %v", attempt, fault.CrReserveNoCAS, err)
+			t.Logf("attempt %d caught %s: %v", attempt, fault.Named("cr-reserve-no-cas"), err)
 			return
 		}
 	}
-	t.Fatalf("runs of 8 goroutines × 100,000 reserves for %v never caught %s", teethBudget, fault.CrReserveNoCAS)
+	t.Fatalf("runs of 8 goroutines × 100,000 reserves for %v never caught %s", teethBudget, fault.Named("cr-reserve-no-cas"))
 }
 
 // TestWorkloadsDoWhatTheySay: every design admits every take of the Admit

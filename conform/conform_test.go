@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 // The test binary doubles as a misbehaving driver: TestMain runs it as one
@@ -24,7 +25,7 @@ func TestMain(m *testing.M) {
 		fakeDriver(b)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	build.Main(m)
 }
 
 // fakeDriver answers hello correctly, then misbehaves on the first other
@@ -273,25 +274,26 @@ func TestGoDriverPasses(t *testing.T) {
 // (model.TBDivergence, model.CrDivergence). Each row names the suite that
 // must catch it, the case and the invariants the report may name.
 func TestMutantDriversFail(t *testing.T) {
+	build.Need(t)
 	for _, tc := range []struct {
 		fault  fault.Fault
 		suite  string
 		want   string   // a failing case name
 		breaks []string // the invariants the failure may name
 	}{
-		{fault.TBTimestampRegress, "tb/vectors", "T4/stale-clock-does-not-move-last", []string{"T4"}},
-		{fault.TBSeedCeil, "tb/vectors", "T7/retry-after-exact-not-closed-form", []string{"T7"}},
-		{fault.TBNoClamp, "tb/vectors", "T8/limits-per-call-clamp", []string{"T8"}},
-		{fault.TBTimestampRegress, "tb/random", "session", []string{"T4", "T5"}},
-		{fault.TBSeedCeil, "tb/random", "session", []string{"T7"}},
-		{fault.TBNoClamp, "tb/random", "session", []string{"T1", "T6", "T8"}},
-		{fault.CrNoEpochPin, "cr/vectors", "C3/epochs-never-reused", []string{"C3"}},
-		{fault.CrNoEpochPin, "cr/random", "session", []string{"C3"}},
-		{fault.CrReleaseNoHolder, "cr/vectors", "C9/release-holder-epoch-reserved-only", []string{"C9"}},
-		{fault.CrReleaseNoHolder, "cr/random", "session", []string{"C9"}},
-		{fault.CrFinishBlind, "cr/vectors", "C8/finish-exactly-once", []string{"C8", "C3"}},
-		{fault.CrSweepAll, "cr/vectors", "C10/sweep-dead-reserved-only", []string{"C10"}},
-		{fault.CrClassOffByOne, "cr/vectors", "C1/class-bounds", []string{"C1"}},
+		{fault.Named("tb-timestamp-regress"), "tb/vectors", "T4/stale-clock-does-not-move-last", []string{"T4"}},
+		{fault.Named("tb-seed-ceil"), "tb/vectors", "T7/retry-after-exact-not-closed-form", []string{"T7"}},
+		{fault.Named("tb-no-clamp"), "tb/vectors", "T8/limits-per-call-clamp", []string{"T8"}},
+		{fault.Named("tb-timestamp-regress"), "tb/random", "session", []string{"T4", "T5"}},
+		{fault.Named("tb-seed-ceil"), "tb/random", "session", []string{"T7"}},
+		{fault.Named("tb-no-clamp"), "tb/random", "session", []string{"T1", "T6", "T8"}},
+		{fault.Named("cr-no-epoch-pin"), "cr/vectors", "C3/epochs-never-reused", []string{"C3"}},
+		{fault.Named("cr-no-epoch-pin"), "cr/random", "session", []string{"C3"}},
+		{fault.Named("cr-release-no-holder"), "cr/vectors", "C9/release-holder-epoch-reserved-only", []string{"C9"}},
+		{fault.Named("cr-release-no-holder"), "cr/random", "session", []string{"C9"}},
+		{fault.Named("cr-finish-blind"), "cr/vectors", "C8/finish-exactly-once", []string{"C8", "C3"}},
+		{fault.Named("cr-sweep-all"), "cr/vectors", "C10/sweep-dead-reserved-only", []string{"C10"}},
+		{fault.Named("cr-class-off-by-one"), "cr/vectors", "C1/class-bounds", []string{"C1"}},
 	} {
 		t.Run(tc.fault.String()+"/"+tc.suite, func(t *testing.T) {
 			prim, suite, _ := strings.Cut(tc.suite, "/")
@@ -326,7 +328,8 @@ func TestMutantDriversFail(t *testing.T) {
 // mutants as not linearizable (T11) and writes porcupine's visualization.
 // tb-fail-closed and tb-plain-store need contention: 16 clients.
 func TestConcurrentSuiteKills(t *testing.T) {
-	for _, f := range []fault.Fault{fault.TBTimestampRegress, fault.TBFailClosed, fault.TBPlainStore} {
+	build.Need(t)
+	for _, f := range []fault.Fault{fault.Named("tb-timestamp-regress"), fault.Named("tb-fail-closed"), fault.Named("tb-plain-store")} {
 		t.Run(f.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			rep := Run(Config{Serve: serveWith(f), Seed: 5, Budget: 3 * time.Second, Clients: 16,
@@ -389,8 +392,9 @@ func checkProtocolForm(t *testing.T, f *CaseFailure, report, op string) {
 // only concurrency shows fails the concurrent suite, and the failure shows
 // its session in protocol form.
 func TestConcurrentCreditsFailureInProtocolForm(t *testing.T) {
+	build.Need(t)
 	dir := t.TempDir()
-	rep := Run(Config{Serve: serveWith(fault.CrReserveNoCAS), Seed: 3, Budget: 3 * time.Second, Clients: 16,
+	rep := Run(Config{Serve: serveWith(fault.Named("cr-reserve-no-cas")), Seed: 3, Budget: 3 * time.Second, Clients: 16,
 		Timeout: 10 * time.Second, Suites: []string{SuiteConcurrent}, Primitives: []string{PrimCredits}, Dir: dir})
 	var out bytes.Buffer
 	rep.Print(&out, "")
@@ -513,7 +517,8 @@ func TestProgressLines(t *testing.T) {
 // TestLayerReplayLine: the conform layer of the mutants table gives the
 // replay command in the go run ./cmd/tollgate form the other layers use.
 func TestLayerReplayLine(t *testing.T) {
-	out := conformHunt(fault.TBTimestampRegress, time.Second, 1)
+	build.Need(t)
+	out := conformHunt(fault.Named("tb-timestamp-regress"), time.Second, 1)
 	want := "go run ./cmd/tollgate conform --seed 1 --suites vectors --primitives tb -- go run ./cmd/tollgate driver --mutant tb-timestamp-regress"
 	if !out.Killed || out.Replay != want {
 		t.Fatalf("replay %q, want %q", out.Replay, want)

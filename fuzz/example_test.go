@@ -13,7 +13,7 @@ import (
 func ExampleRunCreditsBytes() {
 	input := []byte{1, 1} // action 1 ("fill"), class byte 1 (general)
 	fmt.Println(fuzz.RunCreditsBytes(input, fault.None, fuzz.Options{}))
-	f := fuzz.RunCreditsBytes(input, fault.CrClassOffByOne, fuzz.Options{})
+	f := fuzz.RunCreditsBytes(input, fault.Named("cr-class-off-by-one"), fuzz.Options{})
 	fmt.Println(f.Property, "at step", f.Step, f.Op)
 	// Output:
 	// <nil>
@@ -22,7 +22,7 @@ func ExampleRunCreditsBytes() {
 
 // A hunt is what the mutants command runs for each (mutant, layer) pair.
 func ExampleHuntRapid() {
-	out := fuzz.HuntRapid(fault.TBNoClamp, 0, 7) // budget 0: one round of rapid cases
+	out := fuzz.HuntRapid(fault.Named("tb-no-clamp"), 0, 7) // budget 0: one round of rapid cases
 	fmt.Println(out.Killed, out.Property)
 	// Output:
 	// true T6

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tollgate/tollgate/fuzz"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 // faults returns the mutant named by -diff.fault (declared beside the rapid
@@ -21,6 +22,7 @@ func faults(t testing.TB) fault.Fault {
 	if err != nil {
 		t.Fatal(err)
 	}
+	build.Need(t)
 	return f
 }
 

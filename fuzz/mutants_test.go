@@ -6,6 +6,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/mutant"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/internal/testlong"
 )
 
@@ -20,6 +21,7 @@ const (
 )
 
 func testLayer(t *testing.T, name string, hunt func(fault.Fault, time.Duration, uint64) mutant.Outcome) {
+	build.Need(t)
 	t.Setenv("TMPDIR", t.TempDir()) // the fuzz hunts' crasher files go where t.TempDir removes them
 	defer func(d time.Duration) { HuntShrinkTime = d }(HuntShrinkTime)
 	HuntShrinkTime = 100 * time.Millisecond // the kill is what counts here
@@ -59,6 +61,7 @@ func TestFuzzLayerKillsSequentialMutants(t *testing.T) {
 // TestFuzzLayerRandomInputsKill runs the fuzz layer's random inputs alone
 // (no corpus), so the kills above do not rest on the committed seeds only.
 func TestFuzzLayerRandomInputsKill(t *testing.T) {
+	build.Need(t)
 	for _, f := range fault.All() {
 		if !SequentiallyVisible(f) {
 			continue

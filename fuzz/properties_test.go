@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/model"
 )
 
@@ -72,6 +73,7 @@ func take(lim model.Limits, cost float64, now int64) model.TBInput[int] {
 }
 
 func TestPropertiesHaveTeeth(t *testing.T) {
+	build.Need(t)
 	propsOnly := Options{PropertiesOnly: true}
 	alternating := make([]model.TBInput[int], 0, 200)
 	for i := range 200 {
@@ -84,7 +86,7 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 	}{
 		{"C1/class-off-by-one", "C1", func() *Failure {
 			ins := slices.Repeat([]model.CrInput[int]{reserve(1, model.General)}, 27)
-			return runCr(fault.CrClassOffByOne, propsOnly, nil, ins)
+			return runCr(fault.Named("cr-class-off-by-one"), propsOnly, nil, ins)
 		}},
 		{"C3/epoch-repeated", "C3", func() *Failure {
 			return runCr(fault.None, Options{}, func(in model.CrInput[int], out model.CrOutput[int]) model.CrOutput[int] {
@@ -103,7 +105,7 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 			}, []model.CrInput[int]{reserve(1, model.General), enqueue(1, tok1, 7, 0), crOp(model.CrTake, tok1)})
 		}},
 		{"C6/no-epoch-pin", "C6", func() *Failure { // a stale enqueue lands on the recycled slot
-			return runCr(fault.CrNoEpochPin, propsOnly, nil, []model.CrInput[int]{
+			return runCr(fault.Named("cr-no-epoch-pin"), propsOnly, nil, []model.CrInput[int]{
 				reserve(1, model.General), {Kind: model.CrRelease, Holder: 1, Token: tok1},
 				reserve(1, model.General), enqueue(1, tok1, 7, 0), crOp(model.CrTake, model.Token{Slot: 1, Epoch: 2})})
 		}},
@@ -116,11 +118,11 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 			}, []model.CrInput[int]{reserve(1, model.General), enqueue(1, tok1, 7, 0), crOp(model.CrTake, tok1), crOp(model.CrTake, tok1)})
 		}},
 		{"C7/sweep-all-loses-payload", "C7", func() *Failure {
-			return runCr(fault.CrSweepAll, propsOnly, nil, []model.CrInput[int]{
+			return runCr(fault.Named("cr-sweep-all"), propsOnly, nil, []model.CrInput[int]{
 				reserve(1, model.General), enqueue(1, tok1, 7, 0), {Kind: model.CrExit, Holder: 1}, {Kind: model.CrSweep}})
 		}},
 		{"C8/finish-blind", "C8", func() *Failure {
-			return runCr(fault.CrFinishBlind, propsOnly, nil, []model.CrInput[int]{
+			return runCr(fault.Named("cr-finish-blind"), propsOnly, nil, []model.CrInput[int]{
 				reserve(1, model.General), enqueue(1, tok1, 7, 0), crOp(model.CrTake, tok1), crOp(model.CrFinish, tok1),
 				reserve(2, model.General), crOp(model.CrFinish, tok1)})
 		}},
@@ -173,14 +175,14 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 			}, []model.TBInput[int]{take(lim1, 1, 0)})
 		}},
 		{"T5/timestamp-regress", "T5", func() *Failure {
-			return runTB(fault.TBTimestampRegress, propsOnly, nil, alternating)
+			return runTB(fault.Named("tb-timestamp-regress"), propsOnly, nil, alternating)
 		}},
 		{"T6/no-clamp", "T6", func() *Failure {
-			return runTB(fault.TBNoClamp, propsOnly, nil, []model.TBInput[int]{
+			return runTB(fault.Named("tb-no-clamp"), propsOnly, nil, []model.TBInput[int]{
 				take(lim1, 1, 0), {Kind: model.TBPeek, Limits: lim1, NowMs: 10_000}})
 		}},
 		{"T7/seed-ceil-short", "T7", func() *Failure { // the clock behind the stored timestamp: the closed form ignores the gap
-			return runTB(fault.TBSeedCeil, propsOnly, nil, []model.TBInput[int]{
+			return runTB(fault.Named("tb-seed-ceil"), propsOnly, nil, []model.TBInput[int]{
 				take(lim1, 1, 1000), {Kind: model.TBRetryAfter, Limits: lim1, Cost: 1, NowMs: 0}})
 		}},
 		{"T7/not-smallest", "T7", func() *Failure {
@@ -197,7 +199,7 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 			}, []model.TBInput[int]{take(lim1, 1, 0)})
 		}},
 		{"divergence/timestamp-regress", "T4", func() *Failure { // named by model.TBDivergence: the seed's stored clock reproduces the answer
-			return runTB(fault.TBTimestampRegress, Options{}, nil, alternating)
+			return runTB(fault.Named("tb-timestamp-regress"), Options{}, nil, alternating)
 		}},
 	}
 	for _, c := range cases {
@@ -249,10 +251,11 @@ func TestRealImplementationPassesScripts(t *testing.T) {
 // TestBytesOpsCounted: the byte runners report the operations an input
 // applied, not its length and not the reads of the checks.
 func TestBytesOpsCounted(t *testing.T) {
+	build.Need(t)
 	if n, f := RunCreditsBytesOps([]byte{1, 1}, fault.None, Options{}); f != nil || n != model.GeneralSlots+1 {
 		t.Fatalf("fill general: %d operations (%v), want %d reserves and the refusal", n, f, model.GeneralSlots)
 	}
-	if n, f := RunCreditsBytesOps([]byte{1, 1}, fault.CrClassOffByOne, Options{}); f == nil || n != f.Step || n != 27 {
+	if n, f := RunCreditsBytesOps([]byte{1, 1}, fault.Named("cr-class-off-by-one"), Options{}); f == nil || n != f.Step || n != 27 {
 		t.Fatalf("a failing input: %d operations, failure %v", n, f)
 	}
 	if n, f := RunTokenBucketBytesOps([]byte{0}, fault.None, Options{}); f != nil || n != 1 {

@@ -7,6 +7,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 var faultFlag = flag.String("diff.fault", "", "run the rapid machines against this mutant (replays a kill from the mutants table)")
@@ -22,6 +23,7 @@ func faults(t *testing.T) fault.Fault {
 	if err != nil {
 		t.Fatal(err)
 	}
+	build.Need(t)
 	t.Logf("running against mutant %v: this run is expected to fail", f)
 	return f
 }

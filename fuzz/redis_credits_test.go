@@ -11,6 +11,7 @@ import (
 	"github.com/tollgate/tollgate/backends/redissut"
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 // redisCrTables starts a server and returns a maker of fresh credit tables
@@ -43,6 +44,7 @@ func TestRapidRedisCredits(t *testing.T) {
 // in a seeded random sequence of the machine, and the same sequences pass
 // against the real table.
 func TestRedisCreditsMutantsDiverge(t *testing.T) {
+	build.Need(t)
 	real := redisCrTables(t, fault.None)
 	for i := range 20 {
 		if fail := RunRedisCreditsBytes(RandomInput(layerSeed, i), real(), Options{}); fail != nil {

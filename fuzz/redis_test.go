@@ -11,6 +11,7 @@ import (
 	"github.com/tollgate/tollgate/backends/redissut"
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 // redisTable starts a server and returns an adapter over a table of f's
@@ -42,7 +43,8 @@ func TestRapidRedisTokenBucket(t *testing.T) {
 // and rtb-timestamp-regress's stale clocks (T4). Each dies within a few
 // inputs; the budget is slack for a busy machine.
 func TestRedisMutantsDiverge(t *testing.T) {
-	for _, f := range []fault.Fault{fault.RTBToString, fault.RTBTimestampRegress} {
+	build.Need(t)
+	for _, f := range []fault.Fault{fault.Named("rtb-tostring"), fault.Named("rtb-timestamp-regress")} {
 		t.Run(f.String(), func(t *testing.T) {
 			s := redisTable(t, f)
 			start := time.Now()

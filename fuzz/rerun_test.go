@@ -6,6 +6,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/mutant"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 // TestRerunRepeatsTheCase: a kill of the fuzz and rapid layers reruns the
@@ -13,13 +14,14 @@ import (
 // same property, seed and replay, and against the real implementation it
 // passes.
 func TestRerunRepeatsTheCase(t *testing.T) {
+	build.Need(t)
 	t.Setenv("TMPDIR", t.TempDir()) // the fuzz hunt's crasher files go where t.TempDir removes them
 	for name, hunt := range map[string]func(fault.Fault, time.Duration, uint64) mutant.Outcome{"fuzz": HuntFuzz, "rapid": HuntRapid} {
-		out := hunt(fault.TBNoClamp, 200*time.Millisecond, 3)
+		out := hunt(fault.Named("tb-no-clamp"), 200*time.Millisecond, 3)
 		if !out.Killed || out.Rerun == nil {
 			t.Fatalf("%s: tb-no-clamp not killed, or no Rerun: %+v", name, out)
 		}
-		again := out.Rerun(fault.TBNoClamp)
+		again := out.Rerun(fault.Named("tb-no-clamp"))
 		if !again.Killed || again.Property != out.Property || again.Seed != out.Seed || again.Replay != out.Replay {
 			t.Errorf("%s: the rerun against tb-no-clamp found %v %q (seed %d, %s), the hunt %v %q (seed %d, %s)", name,
 				again.Killed, again.Property, again.Seed, again.Replay, out.Killed, out.Property, out.Seed, out.Replay)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tollgate/tollgate/fuzz"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 var writeSeeds = flag.Bool("fuzz.write-seeds", false, "regenerate the generated seed files under testdata/fuzz (kill-<mutant>, random-<n>)")
@@ -59,6 +60,7 @@ func shortestKill(run runner, f fault.Fault, tries int) []byte {
 // inputs. Hand-written seeds and crashers are left alone. Run with
 // go test ./fuzz -run TestWriteSeeds -fuzz.write-seeds.
 func TestWriteSeeds(t *testing.T) {
+	build.Need(t)
 	if !*writeSeeds {
 		t.Skip("run with -fuzz.write-seeds to regenerate the seed corpora")
 	}

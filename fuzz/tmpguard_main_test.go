@@ -3,8 +3,11 @@ package fuzz_test
 import (
 	"testing"
 
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/internal/tmpguard"
 )
 
 // TestMain fails the tests when they leave anything in $TMPDIR.
-func TestMain(m *testing.M) { tmpguard.Main(m) }
+func TestMain(m *testing.M) {
+	tmpguard.Main(build.Wrap(m, "ExampleRunCreditsBytes", "ExampleHuntRapid"))
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/model"
 )
 
@@ -52,16 +53,17 @@ func TestShortCredits(t *testing.T) { shortCheck(t, PrimitiveCredits) }
 
 // concurrencyOnly are the faults no sequential check can see (fuzz
 // SequentiallyVisible): this layer must report each of them.
-var concurrencyOnly = []fault.Fault{fault.TBPlainStore, fault.TBFailClosed, fault.CrTwoWriteEnqueue, fault.CrReserveNoCAS}
+var concurrencyOnly = []fault.Fault{fault.Named("tb-plain-store"), fault.Named("tb-fail-closed"), fault.Named("cr-two-write-enqueue"), fault.Named("cr-reserve-no-cas")}
 
 // TestMutantsIllegal: every fault this layer claims to see (Sees) is
 // reported Illegal within -lin.hunt; the concurrency-only ones first.
 func TestMutantsIllegal(t *testing.T) {
+	build.Need(t)
 	// Hunt writes each failing history under $TMPDIR/tollgate-porcupine
 	// for a person to open; the test's go where t.TempDir removes them.
 	t.Setenv("TMPDIR", t.TempDir())
 	order := append([]fault.Fault(nil), concurrencyOnly...)
-	order = append(order, fault.TBTimestampRegress)
+	order = append(order, fault.Named("tb-timestamp-regress"))
 	for _, f := range fault.All() {
 		if Sees(f) && !containsFault(order, f) {
 			order = append(order, f)

@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	"github.com/tollgate/tollgate/backends/etcdserver"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 // TestMain stops the cluster the package's tests share (etcdserver.SharedT).
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := build.Wrap(m).Run()
 	etcdserver.StopShared()
 	os.Exit(code)
 }

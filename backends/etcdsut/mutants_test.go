@@ -20,6 +20,7 @@ import (
 	"github.com/tollgate/tollgate/impl/etcd/econn"
 	etokenbucket "github.com/tollgate/tollgate/impl/etcd/tokenbucket"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/internal/testlong"
 )
 
@@ -72,10 +73,11 @@ func killedBy(t *testing.T, f fault.Fault, check func(f fault.Fault) error) {
 // ecr-lease-by-caller-clock, whose sweep frees the renewing holder's
 // reservation once grant time + ttl has passed on the sweeper's clock.
 func TestEtcdSweepSparesRenewedHolder(t *testing.T) {
+	build.Need(t)
 	testlong.Skip(t)
 	t.Parallel()
 	c := etcdClient(t)
-	killedBy(t, fault.ECRLeaseByCallerClock, func(f fault.Fault) error {
+	killedBy(t, fault.Named("ecr-lease-by-caller-clock"), func(f fault.Fault) error {
 		ctx := context.Background()
 		tab, err := newEtcdCredits(ctx, f, c, tableName(t, f))
 		if err != nil {
@@ -160,11 +162,12 @@ func puts(txn *pb.TxnRequest) bool {
 // take at most). Kills etb-retry-on-unknown, which reads and commits again
 // while the caller waits, taking the cost twice.
 func TestEtcdLostAnswerIsUnknown(t *testing.T) {
+	build.Need(t)
 	t.Parallel()
 	lose := &loseAnswer{}
 	c := etcdClient(t, grpc.WithChainUnaryInterceptor(lose.intercept))
 	var mu sync.Mutex // one lost answer at a time: the interceptor is the client's
-	killedBy(t, fault.ETBRetryOnUnknown, func(f fault.Fault) error {
+	killedBy(t, fault.Named("etb-retry-on-unknown"), func(f fault.Fault) error {
 		ctx := context.Background()
 		tab, err := newEtcdTokenbucket(f, c, tableName(t, f))
 		if err != nil {
@@ -198,10 +201,11 @@ func TestEtcdLostAnswerIsUnknown(t *testing.T) {
 // (T1; T2: a lost race is read again, never refused). Kills
 // etb-take-no-compare, whose takes overwrite each other.
 func TestEtcdTakeComparesTheBucket(t *testing.T) {
+	build.Need(t)
 	testlong.Skip(t)
 	t.Parallel()
 	c := etcdClient(t)
-	killedBy(t, fault.ETBTakeNoCompare, func(f fault.Fault) error {
+	killedBy(t, fault.Named("etb-take-no-compare"), func(f fault.Fault) error {
 		ctx := context.Background()
 		tab, err := newEtcdTokenbucket(f, c, tableName(t, f))
 		if err != nil {

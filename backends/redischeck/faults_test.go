@@ -8,6 +8,7 @@ import (
 
 	"github.com/tollgate/tollgate/backends/redisserver"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/internal/testlong"
 	"github.com/tollgate/tollgate/linearizability"
 )
@@ -114,6 +115,7 @@ func TestCrashWithoutAOFLosesWrites(t *testing.T) {
 // that does not linearize. The other Redis mutants are killed by conform
 // (see .ci/run).
 func TestRetryOnTimeoutKilledByPause(t *testing.T) {
+	build.Need(t)
 	t.Parallel() // each on servers of its own; they mostly wait out faults
 	needServer(t)
 	var pause Scenario
@@ -126,7 +128,7 @@ func TestRetryOnTimeoutKilledByPause(t *testing.T) {
 	// machine one run in about fifteen sent none. Three seeds, each a run
 	// of its own.
 	for seed := uint64(1); seed <= 3; seed++ {
-		rows, err := Run(pause, nil, Options{Seed: seed, Parent: t.TempDir(), Dir: t.TempDir(), Fault: fault.RTBRetryOnTimeout, CheckTimeout: time.Minute})
+		rows, err := Run(pause, nil, Options{Seed: seed, Parent: t.TempDir(), Dir: t.TempDir(), Fault: fault.Named("rtb-retry-on-timeout"), CheckTimeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/tollgate/tollgate/backends/redisserver"
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/model"
 )
 
@@ -159,6 +160,7 @@ func TestRedisCreditsAgreesWithModel(t *testing.T) {
 // TestRedisCreditsMutantsKilled: the differential test tells every mutant
 // of impl/redis/credits from the model.
 func TestRedisCreditsMutantsKilled(t *testing.T) {
+	build.Need(t)
 	c := redisClient(t)
 	for _, f := range fault.AllRedis() {
 		if !f.Credits() {
@@ -178,6 +180,7 @@ func TestRedisCreditsMutantsKilled(t *testing.T) {
 
 // TestRedisCreditsDefects: the adapter's defects panic as the table's do.
 func TestRedisCreditsDefects(t *testing.T) {
+	build.Need(t)
 	c := redisClient(t)
 	s, err := NewCredits(fault.None, c, t.Name())
 	if err != nil {
@@ -199,7 +202,7 @@ func TestRedisCreditsDefects(t *testing.T) {
 			s.Apply(context.Background(), in)
 		}()
 	}
-	for _, f := range []fault.Fault{fault.CrNoEpochPin, fault.RTBTwoTrips} {
+	for _, f := range []fault.Fault{fault.Named("cr-no-epoch-pin"), fault.Named("rtb-two-trips")} {
 		if _, err := NewCredits(f, c, t.Name()); err == nil {
 			t.Fatalf("%v was accepted for the Redis credit table", f)
 		}

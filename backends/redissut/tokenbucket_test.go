@@ -20,6 +20,7 @@ import (
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 	redistokenbucket "github.com/tollgate/tollgate/impl/redis/tokenbucket"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/model"
 )
 
@@ -80,13 +81,14 @@ func vectorMismatches(t *testing.T, s *redissut.TokenBucket) (cases, steps int, 
 // server bit for bit (T3), and rtb-tostring, whose library formats floats
 // with tostring, fails them.
 func TestRedisVectors(t *testing.T) {
+	build.Need(t)
 	c := redisClient(t)
 	cases, steps, bad := vectorMismatches(t, newRedisTB(t, fault.None, c, "vectors"))
 	if len(bad) > 0 {
 		t.Fatalf("%d of %d cases differ:\n%s", len(bad), cases, strings.Join(bad, "\n"))
 	}
 	t.Logf("%d cases, %d steps through the server", cases, steps)
-	_, _, bad = vectorMismatches(t, newRedisTB(t, fault.RTBToString, c, "vectors-tostring"))
+	_, _, bad = vectorMismatches(t, newRedisTB(t, fault.Named("rtb-tostring"), c, "vectors-tostring"))
 	if len(bad) == 0 {
 		t.Fatal("rtb-tostring passed every vector")
 	}
@@ -180,8 +182,9 @@ func TestRedisSkewedClients(t *testing.T) {
 // and one whose take is two round trips (rtb-two-trips: two clients read
 // the same tokens and both take them).
 func TestRedisSkewKillsMutants(t *testing.T) {
+	build.Need(t)
 	c := redisClient(t)
-	for _, f := range []fault.Fault{fault.RTBTimestampRegress, fault.RTBTwoTrips} {
+	for _, f := range []fault.Fault{fault.Named("rtb-timestamp-regress"), fault.Named("rtb-two-trips")} {
 		t.Run(f.String(), func(t *testing.T) {
 			start := time.Now()
 			for seed := uint64(0); time.Since(start) < 10*time.Second; seed++ {
@@ -199,6 +202,7 @@ func TestRedisSkewKillsMutants(t *testing.T) {
 // and answers (rtb-retry-on-timeout needs a timed-out reply to show; its
 // client keeps go-redis's retries, which is its bug).
 func TestRedisMutantsConstructible(t *testing.T) {
+	build.Need(t)
 	c := redisClient(t)
 	ctx := context.Background()
 	for _, f := range fault.AllRedis() {
@@ -214,7 +218,7 @@ func TestRedisMutantsConstructible(t *testing.T) {
 	if c.Options().MaxRetries != 0 {
 		t.Fatalf("building the mutants changed the caller's client: MaxRetries %d", c.Options().MaxRetries)
 	}
-	if _, err := redissut.NewTokenBucket(fault.TBNoClamp, c, "x"); err == nil {
+	if _, err := redissut.NewTokenBucket(fault.Named("tb-no-clamp"), c, "x"); err == nil {
 		t.Fatal("an in-memory fault was accepted")
 	}
 }
@@ -235,6 +239,7 @@ func TestRedisMutantsConstructible(t *testing.T) {
 // some trial (else the take was never sent and the test proved nothing);
 // the mutant is caught when any trial takes more than one.
 func TestRedisTimeoutIsUnknown(t *testing.T) {
+	build.Need(t)
 	srv := redisserver.StartT(t)
 	ctx := context.Background()
 	lim := model.Limits{Capacity: 10, RefillPerSecond: 1e-9}
@@ -315,7 +320,7 @@ func TestRedisTimeoutIsUnknown(t *testing.T) {
 		t.Fatalf("real table: the take reached the server in none of %d trials", trials)
 	}
 	for i := 0; ; i++ {
-		n, err := taken(fault.RTBRetryOnTimeout, i)
+		n, err := taken(fault.Named("rtb-retry-on-timeout"), i)
 		t.Logf("rtb-retry-on-timeout, trial %d: one call took %v tokens (error %v)", i, n, err)
 		if n > 1 {
 			break

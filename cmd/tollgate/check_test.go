@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/linearizability"
 	"github.com/tollgate/tollgate/model"
 )
@@ -56,6 +57,7 @@ func atoi(t *testing.T, s string) int {
 // differential machine reports (model.TBDivergence for an answer that
 // differs), the porcupine row T11 or C16.
 func TestCheckNamesTheInvariant(t *testing.T) {
+	build.Need(t)
 	for _, c := range []struct{ mutant, seq, lin string }{
 		// Seed 2's first answer that differs is an admit's wait, computed
 		// from the timestamp the mutant moved back (T7).
@@ -87,6 +89,7 @@ func TestCheckNamesTheInvariant(t *testing.T) {
 // TestCheckMutant: --mutant makes the check fail with a visualization, the
 // raw history and a replay command, and the replay fails the same way.
 func TestCheckMutant(t *testing.T) {
+	build.Need(t)
 	for _, m := range []string{"tb-plain-store", "cr-reserve-no-cas"} {
 		t.Run(m, func(t *testing.T) {
 			var out, errb bytes.Buffer

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 // TestHelperDriver is not a test: run with TOLLGATE_HELPER_DRIVER set, the
@@ -69,6 +71,7 @@ func TestConformReplayLine(t *testing.T) {
 // under a new temporary directory that it prints, and nothing in the
 // working directory (issue 45: a committed conform-failures/ at the root).
 func TestConformFailureDir(t *testing.T) {
+	build.Need(t)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	cwd := t.TempDir()

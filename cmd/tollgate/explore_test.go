@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 func TestExploreCommand(t *testing.T) {
+	build.Need(t)
 	dir := t.TempDir()
 	run := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer

@@ -54,5 +54,8 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
+	if code, ok := withMutants(os.Args[1:]); ok { // rebuild.go
+		os.Exit(code)
+	}
 	os.Exit(c.run(os.Args[2:]))
 }

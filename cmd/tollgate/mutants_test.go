@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/mutant"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 // TestMutantsList: --list writes the mutant table of the selected mutants
@@ -23,7 +24,7 @@ func TestMutantsList(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	want := "| mutant | the bug | rapid | fuzz | spin |\n|--------|---------|-------|------|------|\n"
-	for _, f := range []fault.Fault{fault.CrNoEpochPin, fault.CrTwoWriteEnqueue, fault.TBSweepSkipsFrozen} {
+	for _, f := range []fault.Fault{fault.Named("cr-no-epoch-pin"), fault.Named("cr-two-write-enqueue"), fault.Named("tb-sweep-skips-frozen")} {
 		want += fmt.Sprintf("| [`%s`](internal/mutants/patches/%s.patch) | %s | %s | %s | %s |\n", f, f, f.Bug(),
 			cell(f, "rapid"), cell(f, "fuzz"), orElse(f.Spin(), "not modelled"))
 	}
@@ -105,6 +106,7 @@ func TestMutantsLayersAreTheMatrix(t *testing.T) {
 // TestMutantsTable runs the table for one mutant each layer must kill and
 // one only concurrency shows, and checks the verdict and exit code.
 func TestMutantsTable(t *testing.T) {
+	build.Need(t)
 	var out, errb bytes.Buffer
 	code := mutants([]string{"-mutant", "tb-no-clamp,cr-reserve-no-cas", "-layer", "rapid,fuzz", "-budget", "200ms", "-seed", "3"}, &out, &errb)
 	if code != 0 {
@@ -156,7 +158,7 @@ func init() {
 			input := "input-" + f.String()
 			var run func(g fault.Fault) mutant.Outcome
 			run = func(g fault.Fault) mutant.Outcome {
-				if g != f && (g != fault.None || f != fault.TBPlainStore) {
+				if g != f && (g != fault.None || f != fault.Named("tb-plain-store")) {
 					return mutant.Outcome{Seed: seed}
 				}
 				return mutant.Outcome{Killed: true, Property: "T5", Seed: seed, Replay: "replay " + input + " against " + g.String(),

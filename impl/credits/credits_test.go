@@ -10,6 +10,7 @@ import (
 
 	"github.com/tollgate/tollgate/impl/credits"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/internal/sut"
 	"github.com/tollgate/tollgate/model"
 )
@@ -416,7 +417,8 @@ func TestCyclingStorm(t *testing.T) {
 // TestClassBoundSeesOffByOne; on two cores the storm rarely holds 26
 // general slots at once.)
 func TestCyclingStormSeesBrokenTables(t *testing.T) {
-	for _, f := range []fault.Fault{fault.CrReserveNoCAS} {
+	build.Need(t)
+	for _, f := range []fault.Fault{fault.Named("cr-reserve-no-cas")} {
 		// Until one storm sees it, for at least 50 storms and at most 30 s: a
 		// race is not certain in one storm, least of all beside other jobs.
 		caught := ""
@@ -453,10 +455,11 @@ func generalCapacity(tab sut.CrTable[int]) int {
 // 26 general reservations, all on general slots; the off-by-one split hands
 // out an internal slot.
 func TestClassBoundSeesOffByOne(t *testing.T) {
+	build.Need(t)
 	if n := generalCapacity(credits.New[int]()); n != 26 {
 		t.Fatalf("granted %d general reservations, want 26", n)
 	}
-	if n := generalCapacity(sut.NewCrTable[int](fault.CrClassOffByOne)); n != -27 {
+	if n := generalCapacity(sut.NewCrTable[int](fault.Named("cr-class-off-by-one"))); n != -27 {
 		t.Fatalf("the off-by-one table answered %d; the check would not see it", n)
 	}
 }

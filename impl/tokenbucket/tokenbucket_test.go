@@ -11,6 +11,7 @@ import (
 
 	"github.com/tollgate/tollgate/impl/tokenbucket"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/internal/sut"
 	"github.com/tollgate/tollgate/model"
 )
@@ -320,13 +321,14 @@ func admittedAlternating(tb sut.TBTable[string]) int {
 }
 
 // TestStaleClockDeparture: T4/T5, and the seed's stored-clock behaviour
-// (fault.TBTimestampRegress) fails the same check. golang/go#56287,
+// (fault.Named("tb-timestamp-regress")) fails the same check. golang/go#56287,
 // tikv/pd#10744.
 func TestStaleClockDeparture(t *testing.T) {
+	build.Need(t)
 	if got := admittedAlternating(tokenbucket.New[string]()); got != 10 {
 		t.Fatalf("monotone timestamp admitted %d of 200, want 10 (capacity 10, no clock newer than the first)", got)
 	}
-	seed := sut.NewTBTable[string](fault.TBTimestampRegress)
+	seed := sut.NewTBTable[string](fault.Named("tb-timestamp-regress"))
 	if got := admittedAlternating(seed); got != 200 {
 		t.Fatalf("the seed's timestamp admitted %d of 200; the departure test expects it to over-admit all 200", got)
 	}
@@ -348,7 +350,7 @@ func TestStaleClockDeparture(t *testing.T) {
 	if got := run(tokenbucket.New[string]()); got > 2 {
 		t.Fatalf("admitted %d takes by 1300 ms, at most 2 can accrue", got)
 	}
-	if got := run(sut.NewTBTable[string](fault.TBTimestampRegress)); got != 3 {
+	if got := run(sut.NewTBTable[string](fault.Named("tb-timestamp-regress"))); got != 3 {
 		t.Fatalf("the seed's timestamp admitted %d, the issue measured 3", got)
 	}
 }
@@ -358,10 +360,11 @@ func TestStaleClockDeparture(t *testing.T) {
 // takes only, clocks included; 1e-9 relative tolerance). The seed's stored
 // clock (tb-timestamp-regress) must break it.
 func TestBoundUnderStaleClocks(t *testing.T) {
+	build.Need(t)
 	if err := staleClockBound(func() sut.TBTable[string] { return tokenbucket.New[string]() }); err != nil {
 		t.Fatal(err)
 	}
-	if err := staleClockBound(func() sut.TBTable[string] { return sut.NewTBTable[string](fault.TBTimestampRegress) }); err == nil {
+	if err := staleClockBound(func() sut.TBTable[string] { return sut.NewTBTable[string](fault.Named("tb-timestamp-regress")) }); err == nil {
 		t.Fatal("the seed's stored clock (tb-timestamp-regress) kept T5: the check cannot fail")
 	}
 }
@@ -391,6 +394,7 @@ func staleClockBound(table func() sut.TBTable[string]) error {
 // TestRetryAfterSeedRounding: the issue's case, where the seed's closed form
 // answers 1093 but the bucket holds 4.999999999999999 at that time (T7).
 func TestRetryAfterSeedRounding(t *testing.T) {
+	build.Need(t)
 	lim := tokenbucket.Limits{Capacity: 7, RefillPerSecond: 3}
 	build := func(f fault.Fault) sut.TBTable[string] {
 		tb := sut.NewTBTable[string](f)
@@ -402,7 +406,7 @@ func TestRetryAfterSeedRounding(t *testing.T) {
 	if w != 1094 {
 		t.Fatalf("retry_after = %d, want 1094", w)
 	}
-	seedW, _ := build(fault.TBSeedCeil).RetryAfterAt(907, "k", lim, 5)
+	seedW, _ := build(fault.Named("tb-seed-ceil")).RetryAfterAt(907, "k", lim, 5)
 	if seedW != 1093 {
 		t.Fatalf("the seed's formula gave %d, expected 1093", seedW)
 	}
@@ -587,7 +591,8 @@ func TestStormManyKeys(t *testing.T) {
 // goroutines then mostly run one after another. (The interleaving explorer
 // kills both deterministically: tollgate explore -mutant tb-plain-store.)
 func TestStormSeesBrokenCommit(t *testing.T) {
-	for _, f := range []fault.Fault{fault.TBPlainStore, fault.TBFailClosed} {
+	build.Need(t)
+	for _, f := range []fault.Fault{fault.Named("tb-plain-store"), fault.Named("tb-fail-closed")} {
 		caught := ""
 		start := time.Now()
 		round := 0

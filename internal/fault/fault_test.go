@@ -27,9 +27,9 @@ func TestLists(t *testing.T) {
 		pkg                  string
 		credits, redis, etcd bool
 	}{
-		{None, "", false, false, false}, {CrNoEpochPin, "impl/credits", true, false, false}, {TBNoClamp, "impl/tokenbucket", false, false, false},
-		{RTBToString, "impl/redis/tokenbucket", false, true, false}, {ECRReserveNoCompare, "impl/etcd/credits", true, false, true},
-		{ETBRetryOnUnknown, "impl/etcd/tokenbucket", false, false, true}, {numFaults, "", false, false, false},
+		{None, "", false, false, false}, {Named("cr-no-epoch-pin"), "impl/credits", true, false, false}, {Named("tb-no-clamp"), "impl/tokenbucket", false, false, false},
+		{Named("rtb-tostring"), "impl/redis/tokenbucket", false, true, false}, {Named("ecr-reserve-no-compare"), "impl/etcd/credits", true, false, true},
+		{Named("etb-retry-on-unknown"), "impl/etcd/tokenbucket", false, false, true}, {numFaults, "", false, false, false},
 	} {
 		if c.f.Package() != c.pkg || c.f.Credits() != c.credits || c.f.Redis() != c.redis || c.f.Etcd() != c.etcd {
 			t.Errorf("%v: package %q credits %v redis %v etcd %v", c.f, c.f.Package(), c.f.Credits(), c.f.Redis(), c.f.Etcd())

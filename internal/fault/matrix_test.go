@@ -49,7 +49,7 @@ func TestCaughtByUnknownLayer(t *testing.T) {
 			t.Errorf("recovered %v", r)
 		}
 	}()
-	CrNoEpochPin.CaughtBy("unit")
+	Named("cr-no-epoch-pin").CaughtBy("unit")
 }
 
 // TestTableCells: a layer's cell is its figure, in parentheses when the
@@ -57,12 +57,12 @@ func TestCaughtByUnknownLayer(t *testing.T) {
 // recorded; a mutant spin does not model says so.
 func TestTableCells(t *testing.T) {
 	var b strings.Builder
-	if err := Table(&b, []Fault{TBSweepSkipsFrozen}, []string{"explore", "porcupine", "rapid"}); err != nil {
+	if err := Table(&b, []Fault{Named("tb-sweep-skips-frozen")}, []string{"explore", "porcupine", "rapid"}); err != nil {
 		t.Fatal(err)
 	}
 	want := "| mutant | the bug | rapid | porcupine | explore | spin |\n|--------|---------|-------|-----------|---------|------|\n" +
-		"| [`tb-sweep-skips-frozen`](internal/mutants/patches/tb-sweep-skips-frozen.patch) | " + TBSweepSkipsFrozen.Bug() +
-		" | — | (" + TBSweepSkipsFrozen.Measured("porcupine") + ") | " + TBSweepSkipsFrozen.Measured("explore") + " | not modelled |\n"
+		"| [`tb-sweep-skips-frozen`](internal/mutants/patches/tb-sweep-skips-frozen.patch) | " + Named("tb-sweep-skips-frozen").Bug() +
+		" | — | (" + Named("tb-sweep-skips-frozen").Measured("porcupine") + ") | " + Named("tb-sweep-skips-frozen").Measured("explore") + " | not modelled |\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}

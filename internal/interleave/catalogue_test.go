@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 // catalogueBound, when set, is TestCatalogueRealCode's preemption bound:
@@ -61,31 +62,32 @@ func TestCatalogueRealCode(t *testing.T) {
 // TestMutantsFound: the scenarios find the mutants of the races they aim
 // at, within bound 2, with the fewest preemptions the bug needs.
 func TestMutantsFound(t *testing.T) {
+	build.Need(t)
 	for _, tc := range []struct {
 		scenario string
 		mutant   fault.Fault
 		kind     Kind
 		bound    int
 	}{
-		{"cr-last-slot", fault.CrReserveNoCAS, KindLinearizability, 1},
-		{"cr-exhausted-behind-scan", fault.CrOneScan, KindInvariant, 2},
-		{"cr-enqueue-vs-sweep", fault.CrTwoWriteEnqueue, KindLinearizability, 1},
-		{"cr-enqueue-vs-sweep", fault.CrSweepAll, KindLinearizability, 0},
-		{"cr-take-vs-finish", fault.CrFinishBlind, KindLinearizability, 0},
-		{"cr-stale-token-vs-recycle", fault.CrNoEpochPin, KindLinearizability, 0},
-		{"cr-stale-token-vs-recycle", fault.CrReleaseNoHolder, KindLinearizability, 0},
-		{"cr-poll-vs-close", fault.CrFinishBlind, KindLinearizability, 0},
-		{"tb-stale-clocks", fault.TBTimestampRegress, KindLinearizability, 0},
-		{"tb-stale-clocks", fault.TBPlainStore, KindLinearizability, 1},
-		{"tb-stale-clocks", fault.TBFailClosed, KindLinearizability, 1},
-		{"tb-stale-clocks", fault.TBCASOneHalf, KindLinearizability, 1},
-		{"cr-enqueue-vs-sweep", fault.CrBoxBeforePin, KindLinearizability, 0},
-		{"tb-reclaim-vs-stale-take", fault.TBFloorAfterKill, KindLinearizability, 1},
-		{"tb-reclaim-vs-stale-take", fault.TBReclaimNoFloor, KindLinearizability, 0},
-		{"tb-reclaim-vs-stale-take", fault.TBUnlinkLive, KindLinearizability, 1},
-		{"tb-reclaim-compacts", fault.TBCompactNoFreeze, KindLinearizability, 1},
-		{"tb-reclaims-race", fault.TBSweepSkipsFrozen, KindLinearizability, 1},
-		{"cr-enqueue-twice", fault.CrTwinEnqueueLost, KindLinearizability, 1},
+		{"cr-last-slot", fault.Named("cr-reserve-no-cas"), KindLinearizability, 1},
+		{"cr-exhausted-behind-scan", fault.Named("cr-one-scan"), KindInvariant, 2},
+		{"cr-enqueue-vs-sweep", fault.Named("cr-two-write-enqueue"), KindLinearizability, 1},
+		{"cr-enqueue-vs-sweep", fault.Named("cr-sweep-all"), KindLinearizability, 0},
+		{"cr-take-vs-finish", fault.Named("cr-finish-blind"), KindLinearizability, 0},
+		{"cr-stale-token-vs-recycle", fault.Named("cr-no-epoch-pin"), KindLinearizability, 0},
+		{"cr-stale-token-vs-recycle", fault.Named("cr-release-no-holder"), KindLinearizability, 0},
+		{"cr-poll-vs-close", fault.Named("cr-finish-blind"), KindLinearizability, 0},
+		{"tb-stale-clocks", fault.Named("tb-timestamp-regress"), KindLinearizability, 0},
+		{"tb-stale-clocks", fault.Named("tb-plain-store"), KindLinearizability, 1},
+		{"tb-stale-clocks", fault.Named("tb-fail-closed"), KindLinearizability, 1},
+		{"tb-stale-clocks", fault.Named("tb-cas-one-half"), KindLinearizability, 1},
+		{"cr-enqueue-vs-sweep", fault.Named("cr-box-before-pin"), KindLinearizability, 0},
+		{"tb-reclaim-vs-stale-take", fault.Named("tb-floor-after-kill"), KindLinearizability, 1},
+		{"tb-reclaim-vs-stale-take", fault.Named("tb-reclaim-no-floor"), KindLinearizability, 0},
+		{"tb-reclaim-vs-stale-take", fault.Named("tb-unlink-live"), KindLinearizability, 1},
+		{"tb-reclaim-compacts", fault.Named("tb-compact-no-freeze"), KindLinearizability, 1},
+		{"tb-reclaims-race", fault.Named("tb-sweep-skips-frozen"), KindLinearizability, 1},
+		{"cr-enqueue-twice", fault.Named("cr-twin-enqueue-lost"), KindLinearizability, 1},
 	} {
 		s, ok := Lookup(tc.scenario)
 		if !ok {
@@ -101,7 +103,7 @@ func TestMutantsFound(t *testing.T) {
 			t.Errorf("%s on %s: %s violation at bound %d with %d preemptions, want %s at bound %d",
 				tc.scenario, tc.mutant, f.Kind, f.Bound, f.Preemptions, tc.kind, tc.bound)
 		}
-		if tc.mutant == fault.CrOneScan && f.Invariant != "C2" {
+		if tc.mutant == fault.Named("cr-one-scan") && f.Invariant != "C2" {
 			t.Errorf("cr-one-scan: invariant %q, want C2 (%s)", f.Invariant, f.Detail)
 		}
 		if f.HTMLPath == "" || f.Trace == "" || f.Schedule == "" {

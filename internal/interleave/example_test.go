@@ -23,12 +23,12 @@ func Example() {
 	r := interleave.Explore(s, interleave.Options{Bound: 2})
 	fmt.Println("real table:", r.Summary())
 
-	r = interleave.Explore(s, interleave.Options{Bound: 2, Fault: fault.CrReserveNoCAS})
+	r = interleave.Explore(s, interleave.Options{Bound: 2, Fault: fault.Named("cr-reserve-no-cas")})
 	f := r.Failure
 	fmt.Printf("%s: %s violation (%s) with %d preemption\n", f.Mutant, f.Kind, f.Invariant, f.Preemptions)
 	fmt.Println("schedule:", f.Schedule)
 
-	rep, _ := interleave.Replay(s, fault.CrReserveNoCAS, f.Schedule)
+	rep, _ := interleave.Replay(s, fault.Named("cr-reserve-no-cas"), f.Schedule)
 	fmt.Println("replayed:", rep.Failure.Kind, rep.Schedule == f.Schedule)
 	// Output:
 	// real table: exhaustive: 14 schedules within bound 2

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 var measure = flag.Bool("explore.measure", false, "TestMeasureRaceDetector: what the race detector costs and finds, and whether plain stores still need to be switch points (spec/explore.md §5; several minutes)")
@@ -21,6 +22,7 @@ var measure = flag.Bool("explore.measure", false, "TestMeasureRaceDetector: what
 // nothing about time (figures vary with the machine); it fails if the
 // detector on loses a kill that it had off.
 func TestMeasureRaceDetector(t *testing.T) {
+	build.Need(t)
 	if !*measure {
 		t.Skip("a measurement: go test ./internal/interleave -run TestMeasureRaceDetector -explore.measure -v")
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/internal/seam/hooked"
 )
 
@@ -243,15 +244,16 @@ func TestRacerEdges(t *testing.T) {
 // them passes. With it on, the store and a read unordered by
 // happens-before fail the run.
 func TestRacesFindWhatSwitchPointsMiss(t *testing.T) {
+	build.Need(t)
 	var killed []string
 	for _, s := range Catalogue() {
 		if s.Primitive != Credits {
 			continue
 		}
-		if r := Explore(s, Options{Fault: fault.CrFinishClearsPayload, NoRaces: true}); r.Failure != nil || r.Err != nil {
+		if r := Explore(s, Options{Fault: fault.Named("cr-finish-clears-payload"), NoRaces: true}); r.Failure != nil || r.Err != nil {
 			t.Fatalf("%s with the detector off: %s", s.Name, r.Summary())
 		}
-		r := Explore(s, Options{Fault: fault.CrFinishClearsPayload})
+		r := Explore(s, Options{Fault: fault.Named("cr-finish-clears-payload")})
 		if r.Err != nil {
 			t.Fatal(r.Err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 )
 
 func TestScheduleRoundTrip(t *testing.T) {
@@ -29,12 +30,13 @@ func TestScheduleRoundTrip(t *testing.T) {
 // TestReplayExact: a failure's schedule replays to the same run, trace and
 // verdict every time, in the same process or from a fresh program.
 func TestReplayExact(t *testing.T) {
+	build.Need(t)
 	for _, tc := range []struct {
 		scenario string
 		mutant   fault.Fault
 	}{
-		{"cr-exhausted-behind-scan", fault.CrOneScan},
-		{"tb-stale-clocks", fault.TBPlainStore},
+		{"cr-exhausted-behind-scan", fault.Named("cr-one-scan")},
+		{"tb-stale-clocks", fault.Named("tb-plain-store")},
 	} {
 		s, _ := Lookup(tc.scenario)
 		r := Explore(s, Options{Fault: tc.mutant})
@@ -149,9 +151,10 @@ func (p *panicAt) stepped(*stepRec) {}
 // preemption, shrink it, and Replay reproduces the shrunk schedule; the
 // same seed finds the same schedule.
 func TestRandomStrategies(t *testing.T) {
+	build.Need(t)
 	s, _ := Lookup("cr-last-slot")
 	for _, st := range []Strategy{PCT, Random} {
-		opt := Options{Strategy: st, Seed: 7, Fault: fault.CrReserveNoCAS, Budget: Budget{Schedules: 5000}}
+		opt := Options{Strategy: st, Seed: 7, Fault: fault.Named("cr-reserve-no-cas"), Budget: Budget{Schedules: 5000}}
 		r := Explore(s, opt)
 		f := r.Failure
 		if f == nil {
@@ -167,7 +170,7 @@ func TestRandomStrategies(t *testing.T) {
 		if again.Failure == nil || again.Failure.Schedule != f.Schedule || again.Schedules != r.Schedules {
 			t.Errorf("%s: seed 7 is not reproducible: %s after %d, then %v after %d", st, f.Schedule, r.Schedules, again.Failure, again.Schedules)
 		}
-		rep, err := Replay(s, fault.CrReserveNoCAS, f.Schedule)
+		rep, err := Replay(s, fault.Named("cr-reserve-no-cas"), f.Schedule)
 		if err != nil || rep.Failure == nil || rep.Trace != f.Trace {
 			t.Errorf("%s: replaying %s: %v %v", st, f.Schedule, err, rep.Failure)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/internal/shard"
 )
 
@@ -46,6 +47,7 @@ func TestSelectShardsPartition(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
+	build.Need(t)
 	ss, err := Select("cr-take-vs-finish, sys-cr-own-reserve-*,cr-take-vs-finish", fault.None, shard.Shard{})
 	if err != nil || len(ss) < 2 || ss[0].Name != "cr-take-vs-finish" {
 		t.Fatalf("names and a pattern: %d scenarios, %v", len(ss), err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/linearizability"
 	"github.com/tollgate/tollgate/model"
 )
@@ -85,8 +86,9 @@ func TestSweepRacesRealCode(t *testing.T) {
 // first race: the winner's sweep answers 0 with the row still reserved
 // (C17).
 func TestSweepRaceKillsReserveStrands(t *testing.T) {
+	build.Need(t)
 	race, _ := sweepScenarios()
-	r := Explore(race, Options{Bound: 2, Fault: fault.CrReserveStrands})
+	r := Explore(race, Options{Bound: 2, Fault: fault.Named("cr-reserve-strands")})
 	if r.Failure == nil || r.Failure.Invariant != "C17" {
 		t.Fatalf("cr-reserve-strands survived %s (%d schedules): %+v", race.Name, r.Schedules, r.Failure)
 	}

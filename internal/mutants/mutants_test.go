@@ -1,7 +1,3 @@
-// The tests of this package import neither internal/sut nor a mutant
-// package, so that they build, and report what to regenerate, even when a
-// generated file is missing or broken.
-
 package mutants_test
 
 import (
@@ -10,13 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/internal/mutants/internal/generate"
 	"github.com/tollgate/tollgate/internal/mutants/patch"
 )
@@ -30,16 +27,16 @@ func root(t *testing.T) string {
 	return r
 }
 
-// TestGeneratedFilesAreFresh runs the generator in memory and compares its
-// output with the files on disk: a mutant package or tables_gen.go that is
-// stale, missing or extra fails, naming the file and the command that
-// brings it up to date. A patch that no longer applies to impl/ fails with
-// the applier's message.
-func TestGeneratedFilesAreFresh(t *testing.T) {
+// TestCommittedFilesAreFresh runs the generator's committed part in
+// memory (generate.Committed: the explorer's copies of impl/ and the
+// constructors files without mutants) and compares it with the files on
+// disk: a file that is stale, missing or extra fails, naming the file and
+// the command that brings it up to date.
+func TestCommittedFilesAreFresh(t *testing.T) {
 	r := root(t)
-	files, err := generate.Generate(r)
+	files, err := generate.Committed(r)
 	if err != nil {
-		t.Fatalf("the mutants cannot be generated:\n%v\nbring the patch up to date with impl/, then run: %s", err, generate.Command)
+		t.Fatalf("the committed files cannot be generated:\n%v", err)
 	}
 	owned, err := generate.Owned(r)
 	if err != nil {
@@ -60,7 +57,38 @@ func TestGeneratedFilesAreFresh(t *testing.T) {
 	}
 	for _, p := range owned {
 		if !generated[p] {
-			t.Errorf("%s is not generated from any patch; run %s, which removes it", p, generate.Command)
+			t.Errorf("%s is not generated any more; run %s, which removes it", p, generate.Command)
+		}
+	}
+}
+
+// TestOverlayBuilds: every patch applies to impl/ and every mutant
+// package, with the constructors files that link them all, compiles
+// through the overlay (internal/mutants/build). The overlay is the one
+// the layers' tests use (build.Cached), and the go build cache keeps the
+// compiled packages, so once built this costs a link-free cache lookup.
+func TestOverlayBuilds(t *testing.T) {
+	r := root(t)
+	json, err := build.Cached(r)
+	if err != nil {
+		t.Fatalf("the mutants cannot be generated:\n%v\nbring the patch up to date with impl/", err)
+	}
+	cmd := exec.Command("go", "build", "-overlay", json, "./internal/sut", "./backends/redissut", "./backends/etcdsut", "./internal/mutants/build")
+	cmd.Dir = r
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build with the mutants' overlay: %v\n%s", err, out)
+	}
+	var names []string
+	for _, f := range fault.Every() {
+		names = append(names, f.String())
+	}
+	data, err := os.ReadFile(json)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if !strings.Contains(string(data), "internal/mutants/"+n+"/") {
+			t.Errorf("the overlay has no package for %s", n)
 		}
 	}
 }
@@ -80,20 +108,6 @@ func firstDifference(disk, gen []byte) string {
 		case d[i] != g[i]:
 			return fmt.Sprintf("line %d: on disk %q, generated %q", i+1, d[i], g[i])
 		}
-	}
-}
-
-// TestGenerateIsDeterministic: two runs give the same files in the same
-// order.
-func TestGenerateIsDeterministic(t *testing.T) {
-	r := root(t)
-	a, err := generate.Generate(r)
-	if err != nil {
-		t.Skip(err) // TestGeneratedFilesAreFresh reports it
-	}
-	b, _ := generate.Generate(r)
-	if !reflect.DeepEqual(a, b) {
-		t.Fatal("two runs of the generator differ")
 	}
 }
 

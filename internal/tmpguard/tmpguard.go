@@ -14,16 +14,16 @@ package tmpguard
 import (
 	"fmt"
 	"os"
-	"testing"
 )
 
-// Main runs the tests of m in a fresh temporary directory and exits with
+// Main runs the tests of m (a *testing.M, or a wrapper of one such as
+// internal/mutants/build.Wrap's) in a fresh temporary directory and exits with
 // their status, or 1 when they passed but left something in it.
-func Main(m *testing.M) {
+func Main(m interface{ Run() int }) {
 	os.Exit(run(m))
 }
 
-func run(m *testing.M) int {
+func run(m interface{ Run() int }) int {
 	dir, err := os.MkdirTemp("", "tollgate-tmpguard-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tmpguard:", err)

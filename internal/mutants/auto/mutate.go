@@ -458,31 +458,7 @@ var negateSwap = map[token.Token]token.Token{
 func (g *generator) visit(n ast.Node) bool {
 	switch x := n.(type) {
 	case *ast.BinaryExpr:
-		if isConst(g, x) {
-			return true // a constant expression: folding, not code
-		}
-		switch {
-		case arithSwap[x.Op] != nil:
-			if t := g.typeOf(x); t != nil && isNumeric(t) {
-				for _, to := range arithSwap[x.Op] {
-					g.replaceOp("arith", x, x.OpPos, x.Op.String(), to.String())
-				}
-			}
-		case bitSwap[x.Op] != nil:
-			for _, to := range bitSwap[x.Op] {
-				g.replaceOp("bitwise", x, x.OpPos, x.Op.String(), to.String())
-			}
-		case x.Op == token.LAND:
-			g.replaceOp("logical", x, x.OpPos, "&&", "||")
-		case x.Op == token.LOR:
-			g.replaceOp("logical", x, x.OpPos, "||", "&&")
-		}
-		if to, ok := boundarySwap[x.Op]; ok {
-			g.replaceOp("boundary", x, x.OpPos, x.Op.String(), to.String())
-		}
-		if to, ok := negateSwap[x.Op]; ok {
-			g.replaceOp("negate", x, x.OpPos, x.Op.String(), to.String())
-		}
+		g.binary(x)
 	case *ast.UnaryExpr:
 		if isConst(g, x) {
 			return true
@@ -517,6 +493,36 @@ func (g *generator) visit(n ast.Node) bool {
 		g.removals(x.Body)
 	}
 	return true
+}
+
+// binary adds the operator mutants of a binary expression that is not a
+// constant (a constant expression is folding, not code).
+func (g *generator) binary(x *ast.BinaryExpr) {
+	if isConst(g, x) {
+		return
+	}
+	switch {
+	case arithSwap[x.Op] != nil:
+		if t := g.typeOf(x); t != nil && isNumeric(t) {
+			for _, to := range arithSwap[x.Op] {
+				g.replaceOp("arith", x, x.OpPos, x.Op.String(), to.String())
+			}
+		}
+	case bitSwap[x.Op] != nil:
+		for _, to := range bitSwap[x.Op] {
+			g.replaceOp("bitwise", x, x.OpPos, x.Op.String(), to.String())
+		}
+	case x.Op == token.LAND:
+		g.replaceOp("logical", x, x.OpPos, "&&", "||")
+	case x.Op == token.LOR:
+		g.replaceOp("logical", x, x.OpPos, "||", "&&")
+	}
+	if to, ok := boundarySwap[x.Op]; ok {
+		g.replaceOp("boundary", x, x.OpPos, x.Op.String(), to.String())
+	}
+	if to, ok := negateSwap[x.Op]; ok {
+		g.replaceOp("negate", x, x.OpPos, x.Op.String(), to.String())
+	}
 }
 
 // removals adds a "remove" mutant for each statement of a list that can go

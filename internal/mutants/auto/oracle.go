@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/internal/mutants/internal/generate"
 )
 
@@ -167,58 +167,16 @@ func Campaign(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	byPkg := map[string][]string{}
-	var pkgs []string
-	for _, f := range cfg.Files {
-		d := filepath.ToSlash(filepath.Dir(f))
-		if byPkg[d] == nil {
-			pkgs = append(pkgs, d)
-		}
-		byPkg[d] = append(byPkg[d], f)
-	}
-	sort.Strings(pkgs)
 	work, err := os.MkdirTemp("", "tollgate-automut-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	var outcomes []Outcome
-	loaded := map[string]*Package{}
-	for _, dir := range pkgs {
-		p, err := LoadPackage(cfg.Root, dir)
-		if err != nil {
-			return nil, err
-		}
-		loaded[dir] = p
-		n := 0
-		for _, f := range byPkg[dir] {
-			fm, dropped, err := p.GenerateSet(f, cmp.Or(cfg.Set, Classic))
-			if err != nil {
-				return nil, err
-			}
-			res.Dropped += dropped
-			for _, m := range fm {
-				if cfg.Lines != nil && !cfg.Lines[f][m.Line] {
-					continue
-				}
-				if cfg.Only != nil && !cfg.Only(m) {
-					continue
-				}
-				outcomes = append(outcomes, Outcome{Mutant: m})
-				n++
-			}
-		}
-		logf("%s: %d mutants", dir, n)
+	outcomes, loaded, err := generateMutants(cfg, res, logf)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Max > 0 && len(outcomes) > cfg.Max {
-		logf("judging %d of the %d mutants, evenly spaced (-max)", cfg.Max, len(outcomes))
-		res.Sampled = len(outcomes)
-		kept := make([]Outcome, cfg.Max)
-		for i := range kept {
-			kept[i] = outcomes[i*len(outcomes)/cfg.Max]
-		}
-		outcomes = kept
-	}
+	outcomes = sample(cfg, res, outcomes, logf)
 	for i := range outcomes {
 		outcomes[i].Num = i + 1
 	}
@@ -254,10 +212,92 @@ func Campaign(cfg Config) (*Result, error) {
 	return res, nil
 }
 
+// generateMutants loads the packages of cfg.Files and generates their
+// mutants of cfg.Set that cfg.Lines and cfg.Only keep.
+func generateMutants(cfg Config, res *Result, logf func(string, ...any)) ([]Outcome, map[string]*Package, error) {
+	byPkg := map[string][]string{}
+	var pkgs []string
+	for _, f := range cfg.Files {
+		d := filepath.ToSlash(filepath.Dir(f))
+		if byPkg[d] == nil {
+			pkgs = append(pkgs, d)
+		}
+		byPkg[d] = append(byPkg[d], f)
+	}
+	sort.Strings(pkgs)
+	var outcomes []Outcome
+	loaded := map[string]*Package{}
+	for _, dir := range pkgs {
+		p, err := LoadPackage(cfg.Root, dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		loaded[dir] = p
+		n := 0
+		for _, f := range byPkg[dir] {
+			fm, dropped, err := p.GenerateSet(f, cmp.Or(cfg.Set, Classic))
+			if err != nil {
+				return nil, nil, err
+			}
+			res.Dropped += dropped
+			for _, m := range fm {
+				if (cfg.Lines == nil || cfg.Lines[f][m.Line]) && (cfg.Only == nil || cfg.Only(m)) {
+					outcomes = append(outcomes, Outcome{Mutant: m})
+					n++
+				}
+			}
+		}
+		logf("%s: %d mutants", dir, n)
+	}
+	return outcomes, loaded, nil
+}
+
+// sample keeps cfg.Max of outcomes, evenly spaced, when there are more.
+func sample(cfg Config, res *Result, outcomes []Outcome, logf func(string, ...any)) []Outcome {
+	if cfg.Max <= 0 || len(outcomes) <= cfg.Max {
+		return outcomes
+	}
+	logf("judging %d of the %d mutants, evenly spaced (-max)", cfg.Max, len(outcomes))
+	res.Sampled = len(outcomes)
+	kept := make([]Outcome, cfg.Max)
+	for i := range kept {
+		kept[i] = outcomes[i*len(outcomes)/cfg.Max]
+	}
+	return kept
+}
+
 // judgeAll builds the schema binaries for every mutant (one overlay: the
 // schema of each mutated file and the explorer's copy of each table file)
 // and runs every mutant through the oracle.
 func judgeAll(cfg Config, mod string, pkgs map[string]*Package, dir string, outs []Outcome, res *Result, logf func(string, ...any)) error {
+	overlay, units, err := writeSchemas(cfg, mod, pkgs, dir, outs)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	layers, err := buildLayers(cfg, units, dir, overlay, logf)
+	if err != nil {
+		return err
+	}
+	res.Build += time.Since(t0)
+	if err := runBaselines(cfg, layers, res, logf); err != nil {
+		return err
+	}
+	sort.SliceStable(layers, func(i, j int) bool { return layers[i].base < layers[j].base })
+	for _, l := range layers {
+		if !slices.Contains(res.Order, l.layer.Name) {
+			res.Order = append(res.Order, l.layer.Name)
+		}
+	}
+	judgeParallel(cfg, layers, dir, outs, logf)
+	return nil
+}
+
+// writeSchemas writes into dir the schema of each file the mutants of outs
+// change, the explorer's copy of each table file among them, and the
+// overlay naming them, and returns the overlay file and the mutated
+// packages' directories.
+func writeSchemas(cfg Config, mod string, pkgs map[string]*Package, dir string, outs []Outcome) (string, []string, error) {
 	replace := map[string]string{}
 	byFile := map[string][]int{}
 	var files []string
@@ -279,33 +319,31 @@ func judgeAll(cfg Config, mod string, pkgs map[string]*Package, dir string, outs
 		}
 		schema := Schema(mod, p.Source(file), ms, nums)
 		if err := writeReplace(replace, cfg.Root, dir, file, schema); err != nil {
-			return err
+			return "", nil, err
 		}
 		if ex, ok, err := generate.ExploredCopy(cfg.Root, file, schema); err != nil {
-			return fmt.Errorf("the explorer's copy of the schema of %s: %w", file, err)
+			return "", nil, fmt.Errorf("the explorer's copy of the schema of %s: %w", file, err)
 		} else if ok {
 			if err := writeReplace(replace, cfg.Root, dir, ex.Path, ex.Data); err != nil {
-				return err
+				return "", nil, err
 			}
 		}
 	}
 	overlay := filepath.Join(dir, "overlay.json")
 	if err := writeOverlay(overlay, replace); err != nil {
-		return err
+		return "", nil, err
 	}
-	t0 := time.Now()
 	var units []string
 	for d := range mutated {
 		units = append(units, d)
 	}
 	sort.Strings(units)
-	layers, err := buildLayers(cfg, units, dir, overlay, logf)
-	if err != nil {
-		return err
-	}
-	res.Build += time.Since(t0)
-	// The baseline: with no mutant active every layer passes, and its time
-	// sets the layer's order and time-out.
+	return overlay, units, nil
+}
+
+// runBaselines runs every layer with no mutant active: each must pass, and
+// its time sets the layer's order and time-out.
+func runBaselines(cfg Config, layers []built, res *Result, logf func(string, ...any)) error {
 	for i := range layers {
 		l := &layers[i]
 		if d, ok := res.Baseline[l.layer.Name]; ok && res.rounds > 0 {
@@ -329,17 +367,16 @@ func judgeAll(cfg Config, mod string, pkgs map[string]*Package, dir string, outs
 		}
 		logf("baseline %-16s %-20s %v", l.layer.Name, l.pkg, d.Round(time.Millisecond))
 	}
-	sort.SliceStable(layers, func(i, j int) bool { return layers[i].base < layers[j].base })
-	for _, l := range layers {
-		if !slices.Contains(res.Order, l.layer.Name) {
-			res.Order = append(res.Order, l.layer.Name)
-		}
-	}
-	workers := max(cfg.Workers, 1)
+	return nil
+}
+
+// judgeParallel judges every mutant of outs with cfg.Workers workers, each
+// through the layers of its package and the whole-suite layers.
+func judgeParallel(cfg Config, layers []built, dir string, outs []Outcome, logf func(string, ...any)) {
 	var mu sync.Mutex
 	next, done := 0, 0
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for w := 0; w < max(cfg.Workers, 1); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -368,25 +405,14 @@ func judgeAll(cfg Config, mod string, pkgs map[string]*Package, dir string, outs
 		}()
 	}
 	wg.Wait()
-	return nil
 }
 
-func writeReplace(replace map[string]string, root, dir, file string, data []byte) error {
-	tmp := filepath.Join(dir, strings.ReplaceAll(file, "/", "_"))
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	replace[filepath.Join(root, filepath.FromSlash(file))] = tmp
-	return nil
-}
-
-func writeOverlay(path string, replace map[string]string) error {
-	data, err := json.Marshal(map[string]any{"Replace": replace})
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o644)
-}
+// writeReplace and writeOverlay are the shared overlay writers of
+// internal/mutants/build.
+var (
+	writeReplace = build.AddFile
+	writeOverlay = build.WriteJSON
+)
 
 // buildLayers builds one test binary per layer with the overlay (none when
 // overlay is ""), in dir: the unit layers once per mutated package, every

@@ -1,35 +1,59 @@
-// Command gen writes the mutant packages of internal/mutants, one per patch
-// in internal/mutants/patches, and internal/sut/tables_gen.go (with
-// backends/redissut's and backends/etcdsut's tables_gen.go for the
-// server-backed tables), which builds a table of the package a fault
-// names. It also removes generated files
-// that no patch produces any more. Run it with
+// Command gen writes the files of internal/mutants that are committed
+// (generate.Committed): the explorer's copies of impl/ under
+// internal/mutants/explored, and the constructors files of internal/sut,
+// backends/redissut and backends/etcdsut in their form without mutants.
+// Nothing it writes comes from a patch. It also removes generated files
+// that it no longer writes. Run it with
 //
 //	go generate ./internal/mutants
+//
+// With -overlay DIR it writes instead the mutants, built from the patches
+// of internal/mutants/patches (internal/mutants/build), into DIR, and
+// DIR/overlay.json, which hands them to the go command: go build (or go
+// test, go vet) -overlay DIR/overlay.json then compiles every mutant in.
 package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/tollgate/tollgate/internal/mutants/build"
 	"github.com/tollgate/tollgate/internal/mutants/internal/generate"
 )
 
 func main() {
-	if err := run(); err != nil {
+	overlay := flag.String("overlay", "", "write the mutants and `DIR`/overlay.json for go -overlay, instead of the committed files")
+	flag.Parse()
+	if err := run(*overlay); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	root, err := generate.Root()
+func run(overlay string) error {
+	root, err := build.Root()
 	if err != nil {
 		return err
 	}
-	files, err := generate.Generate(root)
+	if overlay != "" {
+		dir, err := filepath.Abs(overlay)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		json, err := build.WriteInto(root, dir)
+		if err != nil {
+			return err
+		}
+		fmt.Println(json)
+		return nil
+	}
+	files, err := generate.Committed(root)
 	if err != nil {
 		return err
 	}
@@ -40,31 +64,26 @@ func run() error {
 	keep := map[string]bool{}
 	for _, f := range files {
 		keep[f.Path] = true
-		name := filepath.Join(root, filepath.FromSlash(f.Path))
-		if old, err := os.ReadFile(name); err == nil && bytes.Equal(old, f.Data) {
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(name, f.Data, 0o644); err != nil {
+		if err := writeIfChanged(filepath.Join(root, filepath.FromSlash(f.Path)), f.Data); err != nil {
 			return err
 		}
 	}
 	for _, p := range owned {
-		if keep[p] {
-			continue
-		}
-		name := filepath.Join(root, filepath.FromSlash(p))
-		if err := os.Remove(name); err != nil {
-			return err
-		}
-		// Remove the directories the removal left empty, up to internal/mutants.
-		for dir := filepath.Dir(name); dir != filepath.Join(root, filepath.FromSlash(generate.MutantsDir)); dir = filepath.Dir(dir) {
-			if entries, err := os.ReadDir(dir); err != nil || len(entries) > 0 || os.Remove(dir) != nil {
-				break
+		if !keep[p] {
+			if err := os.Remove(filepath.Join(root, filepath.FromSlash(p))); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
+}
+
+func writeIfChanged(name string, data []byte) error {
+	if old, err := os.ReadFile(name); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(name, data, 0o644)
 }

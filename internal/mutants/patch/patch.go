@@ -168,61 +168,31 @@ func filePath(line, marker, prefix string) (string, error) {
 // parseHunk parses the hunk whose @@ line is lines[i] and returns it with
 // the index of the line after it.
 func parseHunk(lines []string, i, number int) (*Hunk, int, error) {
-	m := hunkHeader.FindStringSubmatch(lines[i])
-	if m == nil {
-		return nil, 0, fmt.Errorf("%d: malformed hunk header %q", i+1, lines[i])
-	}
-	num := func(s string) int {
-		if s == "" {
-			return 1
-		}
-		n, _ := strconv.Atoi(s)
-		return n
-	}
-	h := &Hunk{
-		OldStart: num(m[1]), OldLines: num(m[2]), NewStart: num(m[3]), NewLines: num(m[4]),
-		Header: lines[i], PatchLine: i + 1,
-	}
-	if m[2] == "" {
-		h.OldLines = 1
-	}
-	if m[4] == "" {
-		h.NewLines = 1
-	}
-	if h.OldLines == 0 && h.NewLines == 0 {
-		return nil, 0, fmt.Errorf("%d: hunk %d is empty", i+1, number)
-	}
-	if h.OldLines > 0 && h.OldStart == 0 {
-		return nil, 0, fmt.Errorf("%d: hunk %d starts at line 0", i+1, number)
+	h, err := parseHunkHeader(lines[i], i, number)
+	if err != nil {
+		return nil, 0, err
 	}
 	i++
-	oldLeft, newLeft := h.OldLines, h.NewLines
+	left := [2]int{h.OldLines, h.NewLines} // old and new lines still expected
 	var last byte
-	for oldLeft > 0 || newLeft > 0 {
+	for left[0] > 0 || left[1] > 0 {
 		if i == len(lines) {
-			return nil, 0, fmt.Errorf("%d: hunk %d ends early: %d old and %d new lines missing", i, number, oldLeft, newLeft)
+			return nil, 0, fmt.Errorf("%d: hunk %d ends early: %d old and %d new lines missing", i, number, left[0], left[1])
 		}
 		l := lines[i]
 		op, text := byte(' '), ""
 		if l != "" { // git apply reads an empty line as an empty context line
 			op, text = l[0], l[1:]
 		}
-		switch {
-		case op == '\\':
+		if op == '\\' {
 			if err := h.noEOL(last, i, number); err != nil {
 				return nil, 0, err
 			}
 			i++
 			continue
-		case op == ' ' && oldLeft > 0 && newLeft > 0:
-			oldLeft--
-			newLeft--
-		case op == '-' && oldLeft > 0:
-			oldLeft--
-		case op == '+' && newLeft > 0:
-			newLeft--
-		default:
-			return nil, 0, fmt.Errorf("%d: hunk %d: unexpected line %q (%d old and %d new lines still expected)", i+1, number, l, oldLeft, newLeft)
+		}
+		if !take(&left, op) {
+			return nil, 0, fmt.Errorf("%d: hunk %d: unexpected line %q (%d old and %d new lines still expected)", i+1, number, l, left[0], left[1])
 		}
 		if h.OldNoEOL && op != '+' || h.NewNoEOL && op != '-' {
 			return nil, 0, fmt.Errorf("%d: hunk %d: a line follows \"\\ No newline at end of file\"", i+1, number)
@@ -238,6 +208,49 @@ func parseHunk(lines []string, i, number int) (*Hunk, int, error) {
 		i++
 	}
 	return h, i, nil
+}
+
+// take counts a hunk line of op against the old and new lines still
+// expected, and reports whether one of its side was expected.
+func take(left *[2]int, op byte) bool {
+	switch {
+	case op == ' ' && left[0] > 0 && left[1] > 0:
+		left[0]--
+		left[1]--
+	case op == '-' && left[0] > 0:
+		left[0]--
+	case op == '+' && left[1] > 0:
+		left[1]--
+	default:
+		return false
+	}
+	return true
+}
+
+// parseHunkHeader parses the @@ line of hunk number, line i of the patch.
+func parseHunkHeader(line string, i, number int) (*Hunk, error) {
+	m := hunkHeader.FindStringSubmatch(line)
+	if m == nil {
+		return nil, fmt.Errorf("%d: malformed hunk header %q", i+1, line)
+	}
+	num := func(s string) int {
+		if s == "" {
+			return 1 // a side's count is 1 when the header leaves it out
+		}
+		n, _ := strconv.Atoi(s)
+		return n
+	}
+	h := &Hunk{
+		OldStart: num(m[1]), OldLines: num(m[2]), NewStart: num(m[3]), NewLines: num(m[4]),
+		Header: line, PatchLine: i + 1,
+	}
+	if h.OldLines == 0 && h.NewLines == 0 {
+		return nil, fmt.Errorf("%d: hunk %d is empty", i+1, number)
+	}
+	if h.OldLines > 0 && h.OldStart == 0 {
+		return nil, fmt.Errorf("%d: hunk %d starts at line 0", i+1, number)
+	}
+	return h, nil
 }
 
 // noEOL records a "\ No newline at end of file" marker after a line of op.

@@ -1,6 +1,9 @@
 // Package generate builds the mutant packages of internal/mutants from
-// their patches, in memory: internal/mutants/gen writes what it returns, and
-// the drift test of internal/mutants compares it with the files on disk.
+// their patches, in memory: internal/mutants/build hands them to the go
+// command through an -overlay (Overlay), and internal/mutants/gen writes
+// the files that stay committed (Committed: the explorer's copies of
+// impl/, the constructors files without mutants), which the drift test of
+// internal/mutants compares with the files on disk.
 package generate
 
 import (
@@ -10,6 +13,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/tollgate/tollgate/internal/mutants/patch"
 )
 
 // Paths, relative to the module root and slash-separated.
@@ -24,7 +29,7 @@ const (
 // reserved are the directories of internal/mutants that are not mutant
 // packages. (explored holds generated packages too, but no mutant may take
 // its name; auto is the automatic mutation campaign.)
-var reserved = []string{"auto", "explored", "gen", "internal", "patch", "patches", "testdata"}
+var reserved = []string{"auto", "build", "explored", "gen", "internal", "patch", "patches", "testdata"}
 
 // A primitive is one package of impl/ that mutants copy.
 type primitive struct {
@@ -100,73 +105,40 @@ func (m Mutant) Name() string { return m.Fault.String() }
 func (m Mutant) Dir() string { return MutantsDir + "/" + m.Name() }
 
 // Mutants lists the patches under root in the order of their faults'
-// values, read from each patch's header (Header), and fails unless the
-// values run from 1 with no gap and no two patches share a value or an
-// identifier.
+// values, read from each patch's header (patch.DeclareAll), and fails
+// unless the values run from 1 with no gap and no two patches share a
+// value or an identifier.
 func Mutants(root string) ([]Mutant, error) {
-	names, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(PatchesDir), "*.patch"))
+	fs, err := patch.DeclareAll(os.DirFS(root), PatchesDir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("generate: %w", err)
 	}
-	byValue := map[int]Mutant{}
-	byIdent := map[string]string{}
-	var problems []string
-	for _, n := range names {
-		base := strings.TrimSuffix(filepath.Base(n), ".patch")
-		rel := PatchesDir + "/" + base + ".patch"
-		if slices.Contains(reserved, base) {
-			problems = append(problems, fmt.Sprintf("%s: %q is a reserved directory of %s", rel, base, MutantsDir))
-			continue
+	out := make([]Mutant, len(fs))
+	for i, f := range fs {
+		if slices.Contains(reserved, f.String()) {
+			return nil, fmt.Errorf("generate: %s/%s.patch: %q is a reserved directory of %s", PatchesDir, f, f, MutantsDir)
 		}
-		f, err := readFault(root, rel)
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		if other, dup := byValue[f.Value]; dup {
-			problems = append(problems, fmt.Sprintf("%s and %s both declare fault %d", other.Patch, rel, f.Value))
-			continue
-		}
-		if other, dup := byIdent[f.Ident]; dup {
-			problems = append(problems, fmt.Sprintf("%s and %s both declare the constant %s", other, rel, f.Ident))
-			continue
-		}
-		byValue[f.Value], byIdent[f.Ident] = Mutant{Fault: f, Patch: rel, Ident: f.Ident}, rel
-	}
-	var out []Mutant
-	for v := 1; len(out) < len(byValue); v++ {
-		m, ok := byValue[v]
-		if !ok {
-			problems = append(problems, fmt.Sprintf("no patch declares fault %d: the values of the Fault: lines run from 1 with no gap (a new patch takes the next value)", v))
-			break
-		}
-		out = append(out, m)
-	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("generate: the patches' headers do not declare the faults:\n\t%s", strings.Join(problems, "\n\t"))
+		out[i] = Mutant{Fault: f, Patch: PatchesDir + "/" + f.String() + ".patch", Ident: f.Ident}
 	}
 	return out, nil
 }
 
-// Generate returns every file the generator owns, in a fixed order: each
-// mutant package of the in-memory tables, each of the Redis-backed tables
-// (redis.go), each of the etcd-backed tables (etcd.go),
-// internal/sut/tables_gen.go, FaultFile (the faults and the mutant matrix,
-// from the patches' headers), then RedisTablesFile when some fault is of a
-// Redis-backed table, and EtcdTablesFile (the constructors of the
-// etcd-backed tables, real or mutant).
-func Generate(root string) ([]File, error) {
+// CompiledFile is the file of internal/mutants/build that says whether
+// the mutants are compiled in: its committed form says no, the overlay's
+// yes.
+const CompiledFile = MutantsDir + "/build/compiled.go"
+
+// Committed returns the files the generator writes into the tree, in a
+// fixed order: the explorer's copies of impl/ (ExploredDir), and the
+// constructors files of internal/sut, backends/redissut and
+// backends/etcdsut in their form without mutants (only the real tables).
+// Nothing in them comes from a patch.
+func Committed(root string) ([]File, error) {
 	mod, err := modulePath(root)
 	if err != nil {
 		return nil, err
 	}
-	for _, credits := range []bool{true, false} {
-		if err := primitives[credits].checkFiles(root); err != nil {
-			return nil, err
-		}
-	}
-	ms, err := Mutants(root)
-	if err != nil {
+	if err := checkPrimitives(root); err != nil {
 		return nil, err
 	}
 	var out []File
@@ -177,55 +149,105 @@ func Generate(root string) ([]File, error) {
 		}
 		out = append(out, fs...)
 	}
+	tables, err := constructorFiles(mod, nil)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, tables...)
+	return append(out, File{Path: CompiledFile, Data: compiledFile(false)}), nil
+}
+
+// Overlay returns the files that build the mutants, never written into the
+// tree but handed to the go command as an -overlay (internal/mutants/build):
+// each mutant package of the in-memory tables, each of the Redis-backed
+// tables (redis.go), each of the etcd-backed tables (etcd.go), the
+// constructors files with a case per mutant (replacing the committed forms
+// at their paths), and CompiledFile saying the mutants are compiled in.
+func Overlay(root string) ([]File, error) { return OverlayOf(root) }
+
+// OverlayOf is Overlay for the mutants named (all of them when none is),
+// every patch's header still read and checked.
+func OverlayOf(root string, names ...string) ([]File, error) {
+	mod, err := modulePath(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPrimitives(root); err != nil {
+		return nil, err
+	}
+	ms, err := Mutants(root)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) > 0 {
+		ms = slices.DeleteFunc(ms, func(m Mutant) bool { return !slices.Contains(names, m.Name()) })
+	}
+	var out []File
+	for _, m := range ms {
+		fs, err := packageFiles(root, mod, m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs...)
+	}
+	tables, err := constructorFiles(mod, ms)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, tables...)
+	return append(out, File{Path: CompiledFile, Data: compiledFile(true)}), nil
+}
+
+// packageFiles returns the files of m's package.
+func packageFiles(root, mod string, m Mutant) ([]File, error) {
+	switch {
+	case m.Fault.Redis():
+		return redisMutantFiles(root, mod, m)
+	case m.Fault.Etcd():
+		return etcdMutantFiles(root, mod, m)
+	}
+	return mutantFiles(root, mod, m)
+}
+
+// constructorFiles returns TablesFile, RedisTablesFile and EtcdTablesFile
+// with a case for each mutant of ms.
+func constructorFiles(mod string, ms []Mutant) ([]File, error) {
 	memory, redis, etcd := splitBackends(ms)
-	for _, m := range memory {
-		fs, err := mutantFiles(root, mod, m)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, fs...)
-	}
-	for _, m := range redis {
-		fs, err := redisMutantFiles(root, mod, m)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, fs...)
-	}
-	for _, m := range etcd {
-		fs, err := etcdMutantFiles(root, mod, m)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, fs...)
-	}
 	tables, err := tablesFile(mod, memory)
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, File{Path: TablesFile, Data: tables})
-	faults := make([]Fault, len(ms))
-	for i, m := range ms {
-		faults[i] = m.Fault
-	}
-	fault, err := faultFile(faults)
+	redisTables, err := redisTablesFile(mod, redis)
 	if err != nil {
 		return nil, err
-	}
-	out = append(out, File{Path: FaultFile, Data: fault})
-	if len(redis) > 0 {
-		tables, err := redisTablesFile(mod, redis)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, File{Path: RedisTablesFile, Data: tables})
 	}
 	etcdTables, err := etcdTablesFile(mod, etcd)
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, File{Path: EtcdTablesFile, Data: etcdTables})
-	return out, nil
+	return []File{{TablesFile, tables}, {RedisTablesFile, redisTables}, {EtcdTablesFile, etcdTables}}, nil
+}
+
+// compiledFile returns CompiledFile's text: compiled says whether it is
+// the overlay's form.
+func compiledFile(compiled bool) []byte {
+	return []byte(fmt.Sprintf(`// Code generated by go run ./%s/gen; DO NOT EDIT.
+
+package build
+
+// compiled reports whether this binary was built with the overlay of the
+// mutants (Overlay): the file on disk says false, the overlay's form true.
+const compiled = %v
+`, MutantsDir, compiled))
+}
+
+func checkPrimitives(root string) error {
+	for _, credits := range []bool{true, false} {
+		if err := primitives[credits].checkFiles(root); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkFiles fails when impl/<p> holds a non-test Go file that p does not
@@ -269,37 +291,27 @@ func ModulePath(root string) (string, error) {
 
 func modulePath(root string) (string, error) { return ModulePath(root) }
 
-// Owned lists the files on disk under root that the generator owns: every
-// file below a mutant directory of internal/mutants (any directory but the
-// reserved ones), internal/sut/tables_gen.go, FaultFile, RedisTablesFile
-// and EtcdTablesFile. A file owned but not generated is stale.
+// Owned lists the files on disk under root that the generator writes
+// (Committed): every file below ExploredDir and the constructors files. A
+// file owned but not generated is stale.
 func Owned(root string) ([]string, error) {
 	var out []string
-	base := filepath.Join(root, filepath.FromSlash(MutantsDir))
-	entries, err := os.ReadDir(base)
-	if err != nil {
+	base := filepath.Join(root, filepath.FromSlash(ExploredDir))
+	err := filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		out = append(out, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil && !os.IsNotExist(err) {
 		return nil, err
 	}
-	for _, e := range entries {
-		if !e.IsDir() || (slices.Contains(reserved, e.Name()) && e.Name() != "explored") {
-			continue
-		}
-		err := filepath.WalkDir(filepath.Join(base, e.Name()), func(p string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			rel, err := filepath.Rel(root, p)
-			if err != nil {
-				return err
-			}
-			out = append(out, filepath.ToSlash(rel))
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	for _, f := range []string{TablesFile, FaultFile, RedisTablesFile, EtcdTablesFile} {
+	for _, f := range []string{TablesFile, RedisTablesFile, EtcdTablesFile, CompiledFile} {
 		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(f))); err == nil {
 			out = append(out, f)
 		}

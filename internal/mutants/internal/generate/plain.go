@@ -157,73 +157,92 @@ func ownPlace(e ast.Expr, private map[string]bool) bool {
 // call's own memory (see the comment at the top). A name declared in any
 // other way anywhere in fn (a parameter, a := of anything else) is not.
 func privateLocals(fn *ast.FuncDecl, structs map[string]bool) map[string]bool {
-	verdict := map[string]bool{}
-	mark := func(name string, own bool) {
-		if prev, ok := verdict[name]; ok {
-			own = own && prev
-		}
-		verdict[name] = own
-	}
-	for _, l := range []*ast.FieldList{fn.Recv, fn.Type.Params, fn.Type.Results} {
-		if l == nil {
-			continue
-		}
-		for _, fld := range l.List {
-			for _, n := range fld.Names {
-				mark(n.Name, false)
-			}
-		}
-	}
-	valueType := func(t ast.Expr) bool {
-		switch t := t.(type) {
-		case *ast.ArrayType:
-			return t.Len != nil
-		case *ast.StructType:
-			return true
-		}
-		return structs[typeName(t)]
+	l := &locals{verdict: map[string]bool{}, structs: structs}
+	for _, fl := range []*ast.FieldList{fn.Recv, fn.Type.Params, fn.Type.Results} {
+		l.markFields(fl)
 	}
 	// Two passes, so that c := &s.General sees s's verdict whatever the
 	// order of the declarations.
 	for pass := 0; pass < 2; pass++ {
-		ast.Inspect(fn.Body, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.ValueSpec:
-				for _, id := range n.Names {
-					mark(id.Name, n.Type != nil && valueType(n.Type))
-				}
-			case *ast.AssignStmt:
-				if n.Tok != token.DEFINE {
-					return true
-				}
-				for i, l := range n.Lhs {
-					id, ok := l.(*ast.Ident)
-					if !ok || id.Name == "_" {
-						continue
-					}
-					own := false
-					if len(n.Rhs) == len(n.Lhs) {
-						own = ownValue(n.Rhs[i], verdict, valueType)
-					}
-					mark(id.Name, own)
-				}
-			case *ast.RangeStmt:
-				for _, e := range []ast.Expr{n.Key, n.Value} {
-					if id, ok := e.(*ast.Ident); ok && n.Tok == token.DEFINE {
-						mark(id.Name, false)
-					}
-				}
-			case *ast.FuncLit:
-				for _, fld := range n.Type.Params.List {
-					for _, id := range fld.Names {
-						mark(id.Name, false)
-					}
-				}
-			}
-			return true
-		})
+		ast.Inspect(fn.Body, l.visit)
 	}
-	return verdict
+	return l.verdict
+}
+
+// locals is privateLocals' verdict so far: a name is the call's own while
+// every declaration of it seen makes it so.
+type locals struct {
+	verdict map[string]bool
+	structs map[string]bool // the package's struct types
+}
+
+func (l *locals) mark(name string, own bool) {
+	if prev, ok := l.verdict[name]; ok {
+		own = own && prev
+	}
+	l.verdict[name] = own
+}
+
+// markFields marks the names of a parameter or result list as not the
+// call's own.
+func (l *locals) markFields(fl *ast.FieldList) {
+	if fl == nil {
+		return
+	}
+	for _, fld := range fl.List {
+		for _, n := range fld.Names {
+			l.mark(n.Name, false)
+		}
+	}
+}
+
+// valueType reports whether t is a type whose values are copied whole:
+// an array, a struct.
+func (l *locals) valueType(t ast.Expr) bool {
+	switch t := t.(type) {
+	case *ast.ArrayType:
+		return t.Len != nil
+	case *ast.StructType:
+		return true
+	}
+	return l.structs[typeName(t)]
+}
+
+func (l *locals) visit(n ast.Node) bool {
+	switch n := n.(type) {
+	case *ast.ValueSpec:
+		for _, id := range n.Names {
+			l.mark(id.Name, n.Type != nil && l.valueType(n.Type))
+		}
+	case *ast.AssignStmt:
+		if n.Tok == token.DEFINE {
+			l.define(n)
+		}
+	case *ast.RangeStmt:
+		for _, e := range []ast.Expr{n.Key, n.Value} {
+			if id, ok := e.(*ast.Ident); ok && n.Tok == token.DEFINE {
+				l.mark(id.Name, false)
+			}
+		}
+	case *ast.FuncLit:
+		l.markFields(n.Type.Params)
+	}
+	return true
+}
+
+// define marks the names a := declares.
+func (l *locals) define(n *ast.AssignStmt) {
+	for i, e := range n.Lhs {
+		id, ok := e.(*ast.Ident)
+		if !ok || id.Name == "_" {
+			continue
+		}
+		own := false
+		if len(n.Rhs) == len(n.Lhs) {
+			own = ownValue(n.Rhs[i], l.verdict, l.valueType)
+		}
+		l.mark(id.Name, own)
+	}
 }
 
 // ownValue reports whether e, assigned to a new local, makes that local
