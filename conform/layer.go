@@ -3,8 +3,6 @@ package conform
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,12 +14,12 @@ import (
 // the Go driver built with a fault, in process, through all three suites of
 // the fault's primitive.
 func init() {
-	mutant.Register(mutant.Layer{Name: "conform", Sees: conformSees, Hunt: conformHunt})
+	mutant.Register(mutant.Layer{Name: "conform", Hunt: conformHunt})
 }
 
-// conformSees reports whether a protocol-level check is expected to kill f
-// in a few seconds: whether f's patch names conform on its Caught-by line
-// (fault.Fault.CaughtBy). tb-plain-store, tb-fail-closed and tb-cas-one-half
+// The layer sees (mutant.Layer.Sees) the faults a protocol-level check is
+// expected to kill in a few seconds: those whose patch names conform on its
+// Caught-by line (fault.Fault.CaughtBy). tb-plain-store, tb-fail-closed and tb-cas-one-half
 // need two takes to overlap inside one compare-and-swap window: the
 // concurrent suite with 16 clients of the in-process driver killed them with
 // each of the seeds 1 to 13. cr-gen-wrap and cr-box-before-pin show in the
@@ -34,7 +32,6 @@ func init() {
 // race reclaims. cr-reserve-strands dies in the concurrent suite too (seeds
 // 1 to 3): a sweep after a holder's exit leaves its stranded row reserved
 // (C17).
-func conformSees(f fault.Fault) bool { return f.CaughtBy("conform") }
 
 func conformHunt(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcome {
 	prim := PrimTokenBucket
@@ -49,7 +46,7 @@ func conformHunt(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcom
 		rep := Run(Config{
 			Serve: func(in io.Reader, w, logw io.Writer) error { return ServeGo(in, w, logw, f) },
 			Seed:  seed, Budget: max(budget/2, 100*time.Millisecond), Clients: 16, Timeout: 10 * time.Second,
-			Suites: []string{suite}, Primitives: []string{prim}, Dir: filepath.Join(os.TempDir(), "tollgate-conform-failures"),
+			Suites: []string{suite}, Primitives: []string{prim}, Dir: mutant.Dir("tollgate-conform-failures"),
 		})
 		for _, r := range rep.Results {
 			if len(r.Failures) == 0 {

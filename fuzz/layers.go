@@ -19,8 +19,8 @@ import (
 )
 
 func init() {
-	mutant.Register(mutant.Layer{Name: "rapid", Sees: func(f fault.Fault) bool { return f.CaughtBy("rapid") }, Hunt: HuntRapid})
-	mutant.Register(mutant.Layer{Name: "fuzz", Sees: func(f fault.Fault) bool { return f.CaughtBy("fuzz") }, Hunt: HuntFuzz})
+	mutant.Register(mutant.Layer{Name: "rapid", Hunt: HuntRapid})
+	mutant.Register(mutant.Layer{Name: "fuzz", Hunt: HuntFuzz})
 }
 
 // SequentiallyVisible reports whether f changes what some sequence of
@@ -57,7 +57,9 @@ func init() {
 //     wrapper before its next is written;
 //   - tb-peek-torn: the bucket word must change between the peek's two
 //     loads.
-func SequentiallyVisible(f fault.Fault) bool { return f.CaughtBy("rapid") && f.CaughtBy("fuzz") }
+func SequentiallyVisible(f fault.Fault) bool {
+	return mutant.Expected("rapid", f) && mutant.Expected("fuzz", f)
+}
 
 // killRecord collects what a hunt's hook saw.
 type killRecord struct {

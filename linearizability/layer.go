@@ -3,21 +3,15 @@ package linearizability
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/mutant"
 )
 
-func init() {
-	mutant.Register(mutant.Layer{Name: "porcupine", Sees: Sees, Hunt: Hunt})
-}
-
-// Sees reports whether the porcupine layer is expected to kill f: whether
-// f's patch names porcupine on its Caught-by line (fault.Fault.CaughtBy).
-// Each fault it names changes an answer that some recorded workload
+// The porcupine layer of the mutant table. It sees (mutant.Layer.Sees) the
+// faults whose patch names porcupine on its Caught-by line
+// (fault.Fault.CaughtBy). Each fault it names changes an answer that some recorded workload
 // observes (cr-class-off-by-one, for instance, when enqueued rows pile up
 // behind the single owner of owner-dies until the general class is full).
 // Not named: three whose window free-running goroutines on two cores do not
@@ -37,7 +31,9 @@ func init() {
 // reserved through a sweep called after its holder's reserve and exit
 // returned, which C17 refuses (OwedBySweeps); the cycling workload shows it
 // in its first history.
-func Sees(f fault.Fault) bool { return f.CaughtBy("porcupine") }
+func init() {
+	mutant.Register(mutant.Layer{Name: "porcupine", Hunt: Hunt})
+}
 
 // HuntTimeout is porcupine's budget for one history in a hunt.
 const HuntTimeout = 10 * time.Second
@@ -50,7 +46,7 @@ func Hunt(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcome {
 	p := Plan{
 		Primitive: PrimitiveTokenBucket, Duration: budget, Seed: seed,
 		Fault: f, Mutant: f.String(), Timeout: HuntTimeout,
-		Dir: filepath.Join(os.TempDir(), "tollgate-porcupine"), StopOnIllegal: true,
+		Dir: mutant.Dir("tollgate-porcupine"), StopOnIllegal: true,
 	}
 	if f.Credits() {
 		p.Primitive = PrimitiveCredits

@@ -40,7 +40,7 @@ var lyingDisks = Scenario{Name: "power-loss-all-lying-disks", What: "as power-lo
 // powerLoss crashes the leader's machine, or every member's, at 30% of
 // the calls.
 func (e *env) powerLoss(all bool) error {
-	if !e.at(0.3) {
+	if !e.At(0.3) {
 		return nil
 	}
 	var members []int
@@ -55,7 +55,7 @@ func (e *env) powerLoss(all bool) error {
 	}
 	// The members are chosen first: the power goes at once after the
 	// strike, while the write it found is still in flight.
-	if !e.clock.Strike(e.stop) {
+	if !e.Clock.Strike(e.Stop) {
 		return nil
 	}
 	e.faulting.Store(true)
@@ -71,7 +71,7 @@ func (e *env) powerLoss(all bool) error {
 	for _, l := range losses {
 		pages, files, undone = pages+l.Pages, files+l.Files, undone+len(l.Undone)
 	}
-	e.note = fmt.Sprintf("power loss of members %v: dropped %d files' unsynced changes (%d pages), %d directory operations undone", members, files, pages, undone)
+	e.Note = fmt.Sprintf("power loss of members %v: dropped %d files' unsynced changes (%d pages), %d directory operations undone", members, files, pages, undone)
 	return nil
 }
 

@@ -67,7 +67,6 @@ package etcdserver
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,19 +76,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tollgate/tollgate/backends/throwaway"
 	"github.com/tollgate/tollgate/internal/lazyfs"
-	"github.com/tollgate/tollgate/internal/skipnote"
 )
 
 // Install is how to get etcd on Debian, as the messages say it.
 const Install = "apt-get update && apt-get install -y etcd-server"
 
-// ErrNotInstalled reports that no etcd is on PATH.
-var ErrNotInstalled = errors.New("etcdserver: etcd is not on PATH (install it: " + Install + ")")
-
-// ErrNotRunning reports a call that needs a member's process while it is
-// not running (after Kill and before Restart, or after Stop).
-var ErrNotRunning = errors.New("etcdserver: the member is not running")
+var (
+	// ErrNotInstalled reports that no etcd is on PATH.
+	ErrNotInstalled = throwaway.NotInstalled("etcdserver", "etcd", Install)
+	// ErrNotRunning reports a call that needs a member's process while it
+	// is not running (after Kill and before Restart, or after Stop).
+	ErrNotRunning = errors.New("etcdserver: the member is not running")
+)
 
 // Option configures a cluster.
 type Option func(*config)
@@ -165,14 +165,8 @@ type member struct {
 	logPath   string
 	initial   string // --initial-cluster
 	removed   bool
-	proc      *process      // nil when not running
-	mount     *lazyfs.Mount // OnLazyFS: the data directory's mount
-}
-
-// process is one run of etcd.
-type process struct {
-	cmd    *exec.Cmd
-	exited chan struct{} // closed once the process has exited
+	proc      *throwaway.Process // nil when not running
+	mount     *lazyfs.Mount      // OnLazyFS: the data directory's mount
 }
 
 // StartCluster starts n members (3 when n is 0) in a new directory under
@@ -288,20 +282,7 @@ func StartClusterT(t testing.TB, n int, opts ...Option) *Cluster {
 
 func forTest(t testing.TB, err error) {
 	t.Helper()
-	if errors.Is(err, ErrNotInstalled) || errors.Is(err, lazyfs.ErrUnavailable) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v; CI must have it", err)
-		}
-		program := "etcd"
-		if errors.Is(err, lazyfs.ErrUnavailable) {
-			program = "FUSE"
-		}
-		skipnote.Missing(program, err) // shown without -v
-		t.Skipf("%v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	throwaway.ForTest(t, err, ErrNotInstalled, "etcd")
 }
 
 var shared struct {
@@ -401,16 +382,11 @@ func (c *Cluster) launch(m *member, state string) error {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Killed with the test binary, even when it dies without cleaning up.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	p, err := throwaway.Start(cmd, func() { logf.Close() })
+	if err != nil {
 		logf.Close()
 		return fmt.Errorf("etcdserver: starting member %d: %w", m.index, err)
 	}
-	p := &process{cmd: cmd, exited: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(p.exited)
-	}()
 	c.mu.Lock()
 	m.proc = p
 	c.mu.Unlock()
@@ -418,38 +394,30 @@ func (c *Cluster) launch(m *member, state string) error {
 }
 
 // running is m's process while it runs, or nil.
-func (c *Cluster) running(m *member) *process {
+func (c *Cluster) running(m *member) *throwaway.Process {
 	c.mu.Lock()
 	p := m.proc
 	c.mu.Unlock()
 	if p == nil {
 		return nil
 	}
-	select {
-	case <-p.exited:
+	if p.Wait(0) {
 		return nil
-	default:
-		return p
 	}
+	return p
 }
 
 // kill sends m SIGKILL (which ends a stopped process too) and waits for it
 // to exit.
 func (c *Cluster) kill(m *member) error {
+	var p *throwaway.Process
 	c.mu.Lock()
-	p := m.proc
-	m.proc = nil
+	p, m.proc = m.proc, nil
 	c.mu.Unlock()
-	if p == nil {
-		return nil
+	if err := p.Kill(10 * time.Second); err != nil {
+		return fmt.Errorf("etcdserver: member %d: %w", m.index, err)
 	}
-	_ = p.cmd.Process.Kill()
-	select {
-	case <-p.exited:
-		return nil
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("etcdserver: member %d (pid %d) has not exited 10 s after SIGKILL", m.index, p.cmd.Process.Pid)
-	}
+	return nil
 }
 
 func (m *member) logTail(n int) string {
@@ -529,7 +497,7 @@ func (c *Cluster) indexOfPid(pid int) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range c.members {
-		if m.proc != nil && m.proc.cmd.Process.Pid == pid {
+		if m.proc != nil && m.proc.Cmd.Process.Pid == pid {
 			return m.index
 		}
 	}
@@ -543,7 +511,7 @@ func (c *Cluster) pids() []int {
 	var out []int
 	for _, m := range c.members {
 		if m.proc != nil {
-			out = append(out, m.proc.cmd.Process.Pid)
+			out = append(out, m.proc.Cmd.Process.Pid)
 		}
 	}
 	return out
@@ -603,10 +571,8 @@ func (c *Cluster) Member(i int) Member {
 	d := Member{Index: i, Name: m.name, ID: m.id, ClientURL: m.clientURL, PeerURL: m.proxy.url(),
 		ListenPeerURL: "http://" + m.peerAddr, Dir: m.dir, LogPath: m.logPath, Removed: m.removed}
 	if m.proc != nil {
-		select {
-		case <-m.proc.exited:
-		default:
-			d.Pid = m.proc.cmd.Process.Pid
+		if !m.proc.Wait(0) {
+			d.Pid = m.proc.Cmd.Process.Pid
 		}
 	}
 	return d
@@ -736,10 +702,9 @@ func (c *Cluster) Stop() {
 }
 
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := throwaway.FreePort()
 	if err != nil {
-		return 0, fmt.Errorf("etcdserver: finding a free port: %w", err)
+		return 0, fmt.Errorf("etcdserver: %w", err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return port, nil
 }

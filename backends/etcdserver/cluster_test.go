@@ -405,23 +405,18 @@ func TestReplaceAFollower(t *testing.T) {
 	f := (l + 1) % 3
 	load := others(t, c, f)
 	var wrote atomic.Int64
-	stop := make(chan struct{})
+	var stopped atomic.Bool
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for n := 0; ; n++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
+		for n := 0; !stopped.Load(); n++ {
 			if put(load, fmt.Sprintf("load/%d", n), "x", time.Second) == nil {
 				wrote.Add(1)
 			}
 		}
 	}()
-	defer func() { close(stop); wg.Wait() }()
+	defer func() { stopped.Store(true); wg.Wait() }()
 	if err := c.RemoveMember(f); err != nil {
 		t.Fatal(err)
 	}

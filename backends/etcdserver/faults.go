@@ -60,8 +60,8 @@ func (c *Cluster) signal(i int, sig syscall.Signal) error {
 	if p == nil {
 		return ErrNotRunning
 	}
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		return fmt.Errorf("etcdserver: %v to member %d (pid %d): %w", sig, i, p.cmd.Process.Pid, err)
+	if err := p.Cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("etcdserver: %v to member %d (pid %d): %w", sig, i, p.Cmd.Process.Pid, err)
 	}
 	return nil
 }

@@ -70,7 +70,7 @@ func (c *Cluster) PowerLoss(members ...int) ([]lazyfs.Loss, error) {
 		if p == nil {
 			return nil, fmt.Errorf("etcdserver: PowerLoss: member %d: %w", m.index, ErrNotRunning)
 		}
-		if err := lazyfs.Halt(p.cmd.Process.Pid, 5*time.Second); err != nil {
+		if err := lazyfs.Halt(p.Cmd.Process.Pid, 5*time.Second); err != nil {
 			return nil, err
 		}
 	}

@@ -8,16 +8,14 @@ package etcdsut
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/tollgate/tollgate/backends/remote"
 	"github.com/tollgate/tollgate/impl/credits"
 	ecredits "github.com/tollgate/tollgate/impl/etcd/credits"
 	"github.com/tollgate/tollgate/internal/fault"
-	"github.com/tollgate/tollgate/internal/sut"
-	"github.com/tollgate/tollgate/model"
 )
 
 // etcdCreditsTable is what Credits uses of a credit table of
@@ -25,18 +23,10 @@ import (
 // with the holder erased to any: each mutant, a copy of the package, has a
 // Holder type of its own. Its value types are impl/credits's in both.
 type etcdCreditsTable interface {
+	remote.CrTable[any]
 	NewHolder(ctx context.Context, ttl time.Duration) (any, error)
 	Renew(ctx context.Context, h any) error
-	Exit(ctx context.Context, h any) error
-	Reserve(ctx context.Context, h any, c credits.Class) (credits.Token, credits.Result, error)
-	EnqueueAt(ctx context.Context, nowMs int64, h any, tok credits.Token, payload string) (credits.Result, error)
-	Take(ctx context.Context, tok credits.Token) (string, bool, error)
-	Finish(ctx context.Context, tok credits.Token) (bool, error)
-	Release(ctx context.Context, h any, tok credits.Token) (bool, error)
 	Sweep(ctx context.Context) (int, error)
-	Enqueued(ctx context.Context) ([]ecredits.Entry, error)
-	Snapshot(ctx context.Context) (credits.Snapshot, error)
-	Destroy(ctx context.Context) error
 }
 
 // etcdCreditsOf is the method set of *impl/etcd/credits.Table, whose
@@ -95,6 +85,9 @@ func (e etcdCredits[H]) Release(ctx context.Context, h any, tok credits.Token) (
 
 func (e etcdCredits[H]) Sweep(ctx context.Context) (int, error) { return e.t.Sweep(ctx) }
 
+// SweepAt is Sweep: the cluster judges the leases, so nowMs plays no part.
+func (e etcdCredits[H]) SweepAt(ctx context.Context, _ int64) (int, error) { return e.t.Sweep(ctx) }
+
 func (e etcdCredits[H]) Enqueued(ctx context.Context) ([]ecredits.Entry, error) {
 	return e.t.Enqueued(ctx)
 }
@@ -111,8 +104,8 @@ func (e etcdCredits[H]) Destroy(ctx context.Context) error { return e.t.Destroy(
 // hour after a run that left them.)
 const HolderTTL = time.Hour
 
-// Credits applies model credit-table inputs to an etcd credit table, as
-// sut.Credits does to an in-process one, with the same naming of epochs
+// Credits applies model credit-table inputs to an etcd credit table
+// through remote.Credits, with the same naming of epochs as sut.Credits
 // (sut.TableEpochs).
 //
 // Each model holder ID maps to a holder made on first use (NewHolder, with
@@ -125,17 +118,8 @@ const HolderTTL = time.Hour
 // ecredits.ErrUnknown or ErrNotSent); the output is then meaningless.
 // Credits is safe for concurrent use.
 type Credits struct {
+	*remote.Credits[any]
 	table etcdCreditsTable
-
-	mu      sync.Mutex
-	holders map[model.HolderID]*holder
-	epochs  sut.TableEpochs
-}
-
-type holder struct {
-	mu     sync.Mutex
-	h      any // a holder of the table's package
-	exited bool
 }
 
 // NewCredits returns an adapter over the credit table called name, on c
@@ -150,7 +134,8 @@ func NewCredits(ctx context.Context, f fault.Fault, c *clientv3.Client, name str
 	if err != nil {
 		return nil, err
 	}
-	return &Credits{table: t, holders: map[model.HolderID]*holder{}}, nil
+	grant := func(ctx context.Context) (any, error) { return t.NewHolder(ctx, HolderTTL) }
+	return &Credits{Credits: remote.NewCredits(t, grant, ecredits.TableBounds()), table: t}, nil
 }
 
 // Table is the table the adapter drives when it is the real one (built
@@ -161,113 +146,4 @@ func (s *Credits) Table() *ecredits.Table {
 		return t
 	}
 	return nil
-}
-
-func (s *Credits) slot(id model.HolderID) *holder {
-	if id == 0 {
-		panic("etcdsut: holder 0 is not a holder (defect)")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	h := s.holders[id]
-	if h == nil {
-		h = &holder{}
-		s.holders[id] = h
-	}
-	return h
-}
-
-// holder returns the holder standing for id, made on first use.
-func (s *Credits) holder(ctx context.Context, id model.HolderID) (any, error) {
-	h := s.slot(id)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.h == nil {
-		eh, err := s.table.NewHolder(ctx, HolderTTL)
-		if err != nil {
-			return nil, err
-		}
-		h.h = eh
-		if h.exited {
-			if err := s.table.Exit(ctx, eh); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return h.h, nil
-}
-
-// exit revokes id's lease for good.
-func (s *Credits) exit(ctx context.Context, id model.HolderID) error {
-	h := s.slot(id)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.exited = true
-	if h.h == nil {
-		return nil // made dead on first use
-	}
-	return s.table.Exit(ctx, h.h)
-}
-
-// Apply performs in on the table and returns its answer in model form, or
-// the table's transport error.
-func (s *Credits) Apply(ctx context.Context, in model.CrInput[string]) (model.CrOutput[string], error) {
-	var out model.CrOutput[string]
-	var tok credits.Token
-	if in.Token != (model.Token{}) {
-		tok = s.epochs.Token(in.Token)
-	}
-	var err error
-	var h any
-	switch in.Kind {
-	case model.CrReserve, model.CrEnqueue, model.CrRelease:
-		if h, err = s.holder(ctx, in.Holder); err != nil {
-			return out, err
-		}
-	}
-	switch in.Kind {
-	case model.CrReserve:
-		var t credits.Token
-		var r credits.Result
-		t, r, err = s.table.Reserve(ctx, h, credits.Class(in.Class))
-		out.Result = sut.Result(r)
-		if err == nil && r == credits.OK {
-			out.Token = model.Token{Slot: t.Slot, Epoch: s.epochs.Model(t.Epoch, true)}
-		}
-	case model.CrEnqueue:
-		var r credits.Result
-		r, err = s.table.EnqueueAt(ctx, in.NowMs, h, tok, in.Payload)
-		out.Result = sut.Result(r)
-	case model.CrTake:
-		out.Payload, out.OK, err = s.table.Take(ctx, tok)
-	case model.CrFinish:
-		out.OK, err = s.table.Finish(ctx, tok)
-	case model.CrRelease:
-		out.OK, err = s.table.Release(ctx, h, tok)
-	case model.CrSweep:
-		out.Count, err = s.table.Sweep(ctx)
-		out.OK = true
-	case model.CrEnqueued:
-		var es []ecredits.Entry
-		es, err = s.table.Enqueued(ctx)
-		out.Entries, out.OK = sut.Entries(es, &s.epochs), true
-	case model.CrSnapshot:
-		var snap credits.Snapshot
-		snap, err = s.table.Snapshot(ctx)
-		out.Snap, out.OK = sut.Snapshot(snap), true
-	case model.CrBounds:
-		out.Bounds, out.OK = sut.Bounds(ecredits.TableBounds()), true
-	case model.CrExit:
-		err = s.exit(ctx, in.Holder)
-		out.OK = true
-	case model.CrClose:
-		err = s.table.Destroy(ctx)
-		out.OK = true
-	default:
-		panic(fmt.Sprintf("etcdsut: unknown credit-table operation %d", in.Kind))
-	}
-	if err != nil {
-		return model.CrOutput[string]{}, err
-	}
-	return out, nil
 }

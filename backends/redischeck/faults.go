@@ -2,13 +2,11 @@ package redischeck
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/tollgate/tollgate/backends/faultrun"
 	"github.com/tollgate/tollgate/backends/redisserver"
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/internal/fault"
@@ -72,35 +70,18 @@ const ClusterRecovery = 10 * ClusterNodeTimeout
 // its own.
 const ClusterNodeTimeout = time.Second
 
-// env is a scenario's servers while it runs.
+// env is a scenario's servers while it runs, and its recording
+// (faultrun.Run: its faults wait on At and strike through Strike).
 type env struct {
+	*faultrun.Run
 	primary, replica *redisserver.Server
 	spare            *redisserver.Server // the new primary's replica after a failover
 	target           *Target
-	calls            *atomic.Int64
-	total            int64 // the calls the recording is expected to make
 	timeout          time.Duration
-	stop             chan struct{}
 
-	cluster  *redisserver.Cluster
-	owner    int          // the index of the primary (and its replica) serving the table's slot
-	slot     int          // the table's slot
-	injected atomic.Int64 // when the fault was injected, in Unix nanoseconds (0: not yet)
-	// after counts the calls begun once the fault was injected, and
-	// afterOK those of them acknowledged.
-	after, afterOK atomic.Int64
-	firstOK        atomic.Int64 // when the first call begun after the fault was acknowledged
-	note           string       // what the fault found, for the row's detail (lag)
-	// clock places the fault on the recording's time base: every fault
-	// acts only once a write is in flight (strike).
-	clock linearizability.FaultClock
-}
-
-// strike waits until share of the expected calls are made and a write is
-// in flight, and stamps the fault's start; false if the recording ended
-// first (the row then fails: the fault never struck).
-func (e *env) strike(share float64) bool {
-	return e.at(share) && e.clock.Strike(e.stop)
+	cluster *redisserver.Cluster
+	owner   int // the index of the primary (and its replica) serving the table's slot
+	slot    int // the table's slot
 }
 
 // lag notes how far the replica r trailed its primary p just before a
@@ -108,30 +89,17 @@ func (e *env) strike(share float64) bool {
 func (e *env) lag(p, r *redisserver.Server) {
 	ri, err := r.Info("replication")
 	if err != nil {
-		e.note = "replica offset unknown: " + err.Error()
+		e.Note = "replica offset unknown: " + err.Error()
 		return
 	}
 	pi, err := p.Info("replication")
 	if err != nil {
-		e.note = "primary offset unknown: " + err.Error()
+		e.Note = "primary offset unknown: " + err.Error()
 		return
 	}
 	ro, _ := strconv.ParseInt(ri["slave_repl_offset"], 10, 64)
 	po, _ := strconv.ParseInt(pi["master_repl_offset"], 10, 64)
-	e.note = fmt.Sprintf("at the fault the replica was at most %d bytes behind (offsets %d of %d)", po-ro, ro, po)
-}
-
-// at waits until share of the expected calls are made; false if the
-// recording ended first.
-func (e *env) at(share float64) bool {
-	for e.calls.Load() < int64(share*float64(e.total)) {
-		select {
-		case <-e.stop:
-			return false
-		case <-time.After(time.Millisecond):
-		}
-	}
-	return true
+	e.Note = fmt.Sprintf("at the fault the replica was at most %d bytes behind (offsets %d of %d)", po-ro, ro, po)
 }
 
 // Scenarios are the fault workloads, in the order they run.
@@ -140,7 +108,7 @@ func Scenarios() []Scenario {
 		{Name: "none", What: "no fault (the baseline)", inject: func(*env) error { return nil }},
 		{Name: "pause", What: "SIGSTOP for 3 call timeouts, then SIGCONT: the calls sent meanwhile run after it",
 			inject: func(e *env) error {
-				if !e.strike(0.3) {
+				if !e.Strike(0.3) {
 					return nil
 				}
 				if err := e.primary.Pause(); err != nil {
@@ -151,7 +119,7 @@ func Scenarios() []Scenario {
 			}},
 		{Name: "crash", What: "kill -9, restart from the AOF (appendfsync always) after 2 call timeouts", AOF: true,
 			inject: func(e *env) error {
-				if !e.strike(0.3) {
+				if !e.Strike(0.3) {
 					return nil
 				}
 				if err := e.primary.Crash(); err != nil {
@@ -162,7 +130,7 @@ func Scenarios() []Scenario {
 			}},
 		{Name: "client-pause", What: "CLIENT PAUSE WRITE for 3 call timeouts",
 			inject: func(e *env) error {
-				if !e.strike(0.3) {
+				if !e.Strike(0.3) {
 					return nil
 				}
 				if err := e.primary.PauseWrites(3 * e.timeout); err != nil {
@@ -193,7 +161,7 @@ func Scenarios() []Scenario {
 }
 
 func clusterReshard(e *env) error {
-	if !e.strike(0.3) {
+	if !e.Strike(0.3) {
 		return nil
 	}
 	from := e.cluster.Primaries[e.owner]
@@ -201,14 +169,14 @@ func clusterReshard(e *env) error {
 	if err := e.cluster.MoveSlot(e.slot, to, 1, 20*time.Millisecond); err != nil {
 		return err
 	}
-	if !e.strike(0.6) {
+	if !e.Strike(0.6) {
 		return nil
 	}
 	return e.cluster.MoveSlot(e.slot, from, 1, 20*time.Millisecond)
 }
 
 func clusterFailover(e *env) error {
-	if !e.strike(0.3) {
+	if !e.Strike(0.3) {
 		return nil
 	}
 	if _, err := e.cluster.Replicas[e.owner].Query("CLUSTER", "FAILOVER"); err != nil {
@@ -224,11 +192,11 @@ func (e *env) promoted() error {
 }
 
 func clusterKill(e *env) error {
-	if !e.at(0.3) {
+	if !e.At(0.3) {
 		return nil
 	}
 	e.lag(e.cluster.Primaries[e.owner], e.cluster.Replicas[e.owner])
-	if !e.strike(0.3) {
+	if !e.Strike(0.3) {
 		return nil
 	}
 	if err := e.cluster.Primaries[e.owner].Crash(); err != nil {
@@ -238,12 +206,12 @@ func clusterKill(e *env) error {
 }
 
 func clusterPause(e *env) error {
-	if !e.at(0.3) {
+	if !e.At(0.3) {
 		return nil
 	}
 	p := e.cluster.Primaries[e.owner]
 	e.lag(p, e.cluster.Replicas[e.owner])
-	if !e.strike(0.3) {
+	if !e.Strike(0.3) {
 		return nil
 	}
 	if err := p.Pause(); err != nil {
@@ -257,7 +225,7 @@ func clusterPause(e *env) error {
 }
 
 func failoverCrash(e *env) error {
-	if !e.strike(0.3) {
+	if !e.Strike(0.3) {
 		return nil
 	}
 	if err := e.primary.Crash(); err != nil {
@@ -271,13 +239,13 @@ func failoverCrash(e *env) error {
 }
 
 func failover(e *env) error {
-	if !e.strike(0.3) {
+	if !e.Strike(0.3) {
 		return nil
 	}
 	if err := e.replica.Promote(); err != nil {
 		return err
 	}
-	if !e.strike(0.34) {
+	if !e.Strike(0.34) {
 		return nil
 	}
 	if err := e.primary.Crash(); err != nil {
@@ -298,7 +266,7 @@ func failover(e *env) error {
 // without persistence, which must fail the durability check.
 var crashNoAOF = Scenario{Name: "crash-no-aof", What: "kill -9 and restart without persistence (negative control; the token bucket only: a credit table refuses once its state is gone)", StateLost: true,
 	inject: func(e *env) error {
-		if !e.strike(0.3) {
+		if !e.Strike(0.3) {
 			return nil
 		}
 		if err := e.primary.Crash(); err != nil {
@@ -309,367 +277,151 @@ var crashNoAOF = Scenario{Name: "crash-no-aof", What: "kill -9 and restart witho
 	}}
 
 // Row is what one scenario found for one primitive.
-type Row struct {
-	Scenario, Primitive string
-	Ops, UnknownOps     int
-	SettledOps          int // unknown operations held to their interval (credits)
-	// Result is porcupine's verdict: on the whole history, or in a lossy
-	// scenario on the history before the fault (the operations called
-	// before it, those in flight then of unknown outcome), since the
-	// writes the fault loses make the rest unlinearizable by design.
-	Result    linearizability.Result
-	Invariant string
-	// Whole is porcupine's verdict on the whole history of a lossy
-	// scenario (informative: what the lost writes did to it).
-	Whole linearizability.Result
-	// Acked is the acknowledged writes the durability check followed
-	// (takes, or enqueues), Lost those it found lost: a take whose token is
-	// back in the bucket, an enqueue no owner ever took. Undecided are
-	// those a call of unknown outcome leaves open (linearizability.Durability).
-	Acked, Lost, Undecided int
-	// Extra counts writes applied more often than made, counting every
-	// call of unknown outcome as applied once: a take applied twice, an
-	// enqueue in two rows. No scenario allows it, lossy or not.
-	Extra  int
-	Detail string // the durability check's finding
-	Lossy  bool   // losses are the scenario's documented limit
-	// MustLose: the scenario must lose an acknowledged write (a power
-	// loss under appendfsync everysec or no); a row that lost none fails.
-	MustLose bool
-	// Struck reports that the fault was done (a scenario with a fault
-	// that never struck fails); InFlight counts the writes in flight at
-	// its start (at the least struck start of a fault of several): called
-	// before it, returned after it or never. A fault that found none fails
-	// the row.
-	Struck   bool
-	InFlight int
-	// After counts the calls begun once the fault was injected, AfterOK
-	// those of them acknowledged; Recovery is the time from the fault's end
-	// to the first such acknowledgement (0: none came).
-	After, AfterOK int
-	Recovery       time.Duration
-	mustRecover    bool // a cluster scenario: a call after the fault must be acknowledged within ClusterRecovery
-	mustStrike     bool // a scenario with a fault
-	Report         linearizability.Report
-	Elapsed        time.Duration
-}
+type Row = faultrun.Row
 
-// Pass reports whether the row is what the backend promises (Failure
-// says what it is not).
-func (r Row) Pass() bool { return r.Failure() == "" }
-
-// Inconclusive reports a row that fails only because porcupine could not
-// decide its history in time: Unknown, not a pass.
-func (r Row) Inconclusive() bool {
-	return r.Result == linearizability.Unknown && r.broken() == ""
-}
-
-// Failure says why the row is not what the backend promises, "" when it
-// is: the fault struck writes in flight; no write applied twice; no
-// acknowledged write lost, except in a lossy scenario, where losses are
-// measured; a linearizable history (in a lossy scenario, before the
-// fault); on a cluster, a table that answers again within ClusterRecovery
-// of the fault's end.
-func (r Row) Failure() string {
-	if f := r.broken(); f != "" {
-		return f
-	}
-	if r.MustLose {
-		// A history that lost acknowledged writes is not linearizable
-		// (later reads see them undone): porcupine's verdict is reported,
-		// not required.
-		return ""
-	}
-	if r.Result != linearizability.Ok {
-		if r.Lossy {
-			return string(r.Result) + " before the fault"
-		}
-		return string(r.Result)
-	}
-	return ""
-}
-
-// broken is Failure but for porcupine's verdict.
-func (r Row) broken() string {
-	switch {
-	case r.mustStrike && !r.Struck:
-		return "the fault never struck"
-	case r.mustStrike && r.InFlight == 0:
-		return "the fault found no write in flight"
-	case r.mustRecover && (r.AfterOK == 0 || r.Recovery > ClusterRecovery):
-		return fmt.Sprintf("no call answered within %v of the fault", ClusterRecovery)
-	case r.Extra > 0:
-		return fmt.Sprintf("%d writes applied twice", r.Extra)
-	case r.MustLose && r.Lost == 0:
-		return "a power loss under this setting must lose an acknowledged write, and lost none"
-	case !r.Lossy && !r.MustLose && r.Lost > 0:
-		return fmt.Sprintf("%d acknowledged writes lost", r.Lost)
-	}
-	return ""
-}
-
-// Options configure Run.
-type Options struct {
-	Timeout      time.Duration // each call's budget (default 250 ms)
-	CheckTimeout time.Duration // porcupine's budget per history (default 20 s)
-	Seed         uint64
-	Fault        fault.Fault // a Redis mutant (fault.None: the real tables)
-	Dir          string      // where failing histories are written
-	Parent       string      // where the servers' directories go
-}
-
-func (o *Options) defaults() {
-	if o.Timeout == 0 {
-		// Not less: on a loaded 2-core machine a call can take 100 ms with
-		// no fault at all, and every call that times out is one more
-		// unknown outcome for porcupine to place.
-		o.Timeout = 250 * time.Millisecond
-	}
-	if o.CheckTimeout == 0 {
-		o.CheckTimeout = 20 * time.Second
-	}
-	if o.Dir == "" {
-		o.Dir = filepath.Join(os.TempDir(), "tollgate-redis-check")
-	}
-}
+// Options configure Run (the call budget's default is 250 ms).
+type Options = faultrun.Options
 
 // Run runs scenario s for the primitives named ("tokenbucket", "credits";
 // both when empty), each on servers of its own, and returns a row each.
 // With a fault, only that fault's primitive runs.
 func Run(s Scenario, prims []string, o Options) ([]Row, error) {
-	o.defaults()
-	if len(prims) == 0 {
-		prims = []string{linearizability.PrimitiveTokenBucket, linearizability.PrimitiveCredits}
+	// Not less than 250 ms a call: on a loaded 2-core machine a call can
+	// take 100 ms with no fault at all, and every call that times out is
+	// one more unknown outcome for porcupine to place.
+	o.Defaults(250*time.Millisecond, "tollgate-redis-check")
+	runs := func(p string) bool {
+		credits := p == linearizability.PrimitiveCredits
+		return (o.Fault == fault.None || o.Fault.Credits() == credits) && !(s.StateLost && credits)
 	}
-	var rows []Row
-	for _, p := range prims {
-		if o.Fault != fault.None && o.Fault.Credits() != (p == linearizability.PrimitiveCredits) {
-			continue
-		}
-		if s.StateLost && p == linearizability.PrimitiveCredits {
-			continue
-		}
-		r, err := runOne(s, p, o)
-		if err != nil {
-			return rows, fmt.Errorf("redischeck: %s, %s: %w", s.Name, p, err)
-		}
-		rows = append(rows, r)
-	}
-	return rows, nil
+	return faultrun.Rows("redischeck", s.Name, prims, runs, func(p string) (Row, error) { return runOne(s, p, o) })
 }
 
+// runOne runs scenario s for the primitive prim on servers of its own.
 func runOne(s Scenario, prim string, o Options) (Row, error) {
 	start := time.Now()
-	row := Row{Scenario: s.Name, Primitive: prim, Lossy: s.Lossy, MustLose: s.MustLose, mustStrike: s.Name != "none"}
-	e := &env{timeout: o.Timeout, calls: new(atomic.Int64), stop: make(chan struct{})}
+	row := Row{Scenario: s.Name, Primitive: prim, Lossy: s.Lossy, MustLose: s.MustLose, MustStrike: s.Name != "none"}
 	if s.Cluster {
-		cl, err := redisserver.StartCluster(o.Parent, 3, ClusterNodeTimeout)
-		if err != nil {
-			return row, err
-		}
-		defer cl.Stop()
-		e.cluster = cl
-		e.target = NewClusterTarget(cl.Addrs(), o.Timeout)
-	} else {
-		primary, err := redisserver.Start(o.Parent, s.serverOptions()...)
-		if err != nil {
-			return row, err
-		}
-		defer primary.Stop()
-		e.primary = primary
-		if s.Replica {
-			if e.replica, err = primary.StartReplica(); err != nil {
-				return row, err
-			}
-			defer e.replica.Stop()
-		}
-		e.target = NewTarget(primary.Addr, o.Timeout)
-		e.target.Wait = s.Wait
+		row.RecoverWithin = ClusterRecovery
 	}
-	defer e.target.Close()
-	defer func() {
-		if e.spare != nil {
-			e.spare.Stop()
-		}
-	}()
-
-	var injected error
-	var wg sync.WaitGroup
+	e := &env{Run: faultrun.NewRun(), timeout: o.Timeout}
+	stop, err := e.start(s, o)
+	defer stop()
+	if err != nil {
+		return row, err
+	}
 	m0, a0, t0 := rconn.Redirects()
-	inject := func() {
-		if e.cluster != nil {
-			if err := e.findTable(); err != nil {
-				injected = err // reported once the recording ends
-				return
-			}
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			injected = s.inject(e)
-			e.injected.Store(time.Now().UnixNano())
-		}()
-	}
-	// ended waits for the fault to end (a fault's inject returns once it
-	// has healed: the server resumed, restarted or writable again, the
-	// replica promoted).
-	ended := func(err error) error {
-		close(e.stop)
-		wg.Wait()
-		if err == nil && injected != nil {
-			err = fmt.Errorf("injecting the fault: %w", injected)
-		}
-		return err
-	}
 	name := fmt.Sprintf("redis-%s-%s-seed%d", s.Name, prim, o.Seed)
 	if o.Fault != fault.None {
 		name = fmt.Sprintf("redis-%s-%s-%s-seed%d", s.Name, o.Fault, prim, o.Seed)
 	}
-	copt := linearizability.Options{Timeout: o.CheckTimeout, Dir: o.Dir, Name: name}
-	// The durability read goes through a fresh target and table handle,
-	// opened once the fault has ended: no connection, fence or Wait of the
-	// recording's answers it.
-	var fresh *Target
-	defer func() {
-		if fresh != nil {
-			fresh.Close()
-		}
-	}()
-	var whole linearizability.Report
+	defer e.Close()
+	check := linearizability.Options{Timeout: o.CheckTimeout, Dir: o.Dir, Name: name}
 	if prim == linearizability.PrimitiveTokenBucket {
-		w := linearizability.FaultTBWorkload()
-		e.total = int64(w.Clients * w.OpsPerClient)
-		b, done, err := e.target.TB(o.Fault)
-		if err != nil {
-			return row, err
-		}
-		defer done()
-		table := e.target.lastTable()
-		warm(b, model.TBInput[string]{Kind: model.TBPeek, Key: "warm", Limits: w.Limits})
-		inject()
-		h, err := linearizability.RecordTokenBucket(w, counted[model.TBInput[string], model.TBOutput]{b, e}, o.Seed)
-		if err = ended(err); err != nil {
-			return row, err
-		}
-		h.Mutant = mutantName(o.Fault)
-		row.Struck, row.InFlight = e.struck(h.Ops)
-		fresh = e.target.Fresh()
-		fb, fdone, err := reopen(func() (linearizability.TBBackend, func(), error) { return fresh.OpenTB(o.Fault, table) })
-		if err != nil {
-			return row, err
-		}
-		defer fdone()
-		d, err := linearizability.TBDurability(w, h, fb)
-		if err != nil {
-			return row, err
-		}
-		row.setDurability(d)
-		if whole, err = linearizability.CheckTokenBucket(h, copt); err != nil {
-			return row, err
-		}
-		row.Report = whole
-		if row.Lossy && row.Struck {
-			copt.Name += "-before-fault"
-			if row.Report, err = linearizability.CheckTokenBucket(h.Before(e.clock.Starts()[0]), copt); err != nil {
-				return row, err
-			}
+		var j faultrun.Job[model.TBInput[string], model.TBOutput]
+		j, err = job(e, s, o, check, e.target.TB, func(t *Target, table string) (linearizability.TBBackend, func(), error) {
+			return t.OpenTB(o.Fault, table)
+		},
+			model.TBInput[string]{Kind: model.TBPeek, Key: "warm", Limits: linearizability.FaultTBWorkload().Limits})
+		if err == nil {
+			err = faultrun.TB(e.Run, &row, j)
 		}
 	} else {
-		w := linearizability.FaultCrWorkload()
-		e.total = int64(w.Holders * w.Rounds * 3)
-		b, done, err := e.target.Cr(o.Fault)
-		if err != nil {
-			return row, err
-		}
-		defer done()
-		table := e.target.lastTable()
-		warm(b, model.CrInput[string]{Kind: model.CrSnapshot})
-		inject()
-		h, err := linearizability.RecordCredits(w, counted[model.CrInput[string], model.CrOutput[string]]{b, e}, o.Seed)
-		if err = ended(err); err != nil {
-			return row, err
-		}
-		h.Mutant = mutantName(o.Fault)
-		row.Struck, row.InFlight = e.struck(h.Ops)
-		fresh = e.target.Fresh()
-		fb, fdone, err := reopen(func() (linearizability.CrBackend, func(), error) { return fresh.OpenCr(o.Fault, table) })
-		if err != nil {
-			return row, err
-		}
-		defer fdone()
-		d, err := linearizability.CrDurability(h, fb)
-		if err != nil {
-			return row, err
-		}
-		row.setDurability(d)
-		if whole, err = linearizability.CheckCredits(h, copt); err != nil {
-			return row, err
-		}
-		row.Report = whole
-		if row.Lossy && row.Struck {
-			copt.Name += "-before-fault"
-			if row.Report, err = linearizability.CheckCredits(h.Before(e.clock.Starts()[0]), copt); err != nil {
-				return row, err
-			}
+		var j faultrun.Job[model.CrInput[string], model.CrOutput[string]]
+		j, err = job(e, s, o, check, e.target.Cr, func(t *Target, table string) (linearizability.CrBackend, func(), error) {
+			return t.OpenCr(o.Fault, table)
+		},
+			model.CrInput[string]{Kind: model.CrSnapshot})
+		if err == nil {
+			err = faultrun.Cr(e.Run, &row, j)
 		}
 	}
-	row.After, row.AfterOK = int(e.after.Load()), int(e.afterOK.Load())
-	if ok := e.firstOK.Load(); ok != 0 {
-		row.Recovery = time.Duration(ok - e.injected.Load())
-	}
-	if row.mustStrike {
-		switch {
-		case !row.Struck:
-			row.Detail += "; THE FAULT NEVER STRUCK (the recording ended first)"
-		case row.InFlight == 0:
-			row.Detail += "; THE FAULT FOUND NO WRITE IN FLIGHT"
-		default:
-			row.Detail += fmt.Sprintf("; %d writes in flight at the fault", row.InFlight)
-		}
-	}
-	if row.Lossy {
-		row.Whole = whole.Result
-		row.Detail += fmt.Sprintf("; porcupine on the %d operations called before the fault, the whole history %s", row.Report.Ops, whole.Result)
-	}
-	if e.note != "" {
-		row.Detail += "; " + e.note
+	if err != nil {
+		return row, err
 	}
 	if s.Cluster {
 		m, a, t := rconn.Redirects()
 		row.Detail += fmt.Sprintf("; after the fault %d of %d calls answered, the first in %v; MOVED %d, ASK %d, TRYAGAIN %d followed", row.AfterOK, row.After, row.Recovery.Round(time.Millisecond), m-m0, a-a0, t-t0)
-		row.mustRecover = true
 	}
-	row.Ops, row.UnknownOps, row.SettledOps = row.Report.Ops, row.Report.UnknownOps, row.Report.SettledOps
-	row.Result, row.Invariant = row.Report.Result, row.Report.Invariant
 	row.Elapsed = time.Since(start)
 	return row, nil
 }
 
-func (r *Row) setDurability(d linearizability.Durability) {
-	r.Acked, r.Lost, r.Extra, r.Undecided, r.Detail = d.Acked, d.Lost, d.Extra, d.Undecided, d.Detail
+// start starts the scenario's servers and the target of its calls, and
+// returns what stops them.
+func (e *env) start(s Scenario, o Options) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		if e.spare != nil {
+			e.spare.Stop()
+		}
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	if s.Cluster {
+		cl, err := redisserver.StartCluster(o.Parent, 3, ClusterNodeTimeout)
+		if err != nil {
+			return stop, err
+		}
+		stops = append(stops, cl.Stop)
+		e.cluster = cl
+		e.target = NewClusterTarget(cl.Addrs(), o.Timeout)
+		stops = append(stops, func() { e.target.Close() })
+		return stop, nil
+	}
+	primary, err := redisserver.Start(o.Parent, s.serverOptions()...)
+	if err != nil {
+		return stop, err
+	}
+	stops = append(stops, primary.Stop)
+	e.primary = primary
+	if s.Replica {
+		if e.replica, err = primary.StartReplica(); err != nil {
+			return stop, err
+		}
+		stops = append(stops, e.replica.Stop)
+	}
+	e.target = NewTarget(primary.Addr, o.Timeout)
+	e.target.Wait = s.Wait
+	stops = append(stops, func() { e.target.Close() })
+	return stop, nil
 }
 
-// struck reports whether the fault struck, and the fewest writes of ops in
-// flight at any of its strikes.
-func (e *env) struck(ops any) (bool, int) {
-	starts := e.clock.Starts()
-	if len(starts) == 0 {
-		return false, 0
+// job is the faultrun.Job of a primitive whose table open makes on the
+// scenario's target, warmed by calls of warmIn before the recording, and
+// reopen opens again on a fresh target for the durability read.
+func job[In, Out any](e *env, s Scenario, o Options, check linearizability.Options, open func(fault.Fault) (linearizability.Backend[In, Out], func(), error), reopenOn func(*Target, string) (linearizability.Backend[In, Out], func(), error), warmIn In) (faultrun.Job[In, Out], error) {
+	b, done, err := open(o.Fault)
+	if err != nil {
+		return faultrun.Job[In, Out]{}, err
 	}
-	least := -1
-	for _, at := range starts {
-		var n int
-		switch ops := ops.(type) {
-		case []linearizability.TBOp:
-			n = linearizability.Spanning(ops, at)
-		case []linearizability.CrOp:
-			n = linearizability.Spanning(ops, at)
-		}
-		if least < 0 || n < least {
-			least = n
-		}
+	e.Defer(done)
+	table := e.target.lastTable()
+	// On a cluster the fault lands on the primary serving the table's
+	// slot: found once the table is made.
+	var prepare func() error
+	if e.cluster != nil {
+		prepare = e.findTable
 	}
-	return true, least
+	return faultrun.Job[In, Out]{
+		Seed:    o.Seed,
+		Mutant:  mutantName(o.Fault),
+		Check:   check,
+		Backend: b,
+		Start: func() {
+			warm(b, warmIn)
+			e.Inject(prepare, func() error { return s.inject(e) })
+		},
+		// The durability read goes through a fresh target and table
+		// handle, opened once the fault has ended: no connection, fence or
+		// Wait of the recording's answers it.
+		Reopen: func() (linearizability.Backend[In, Out], func(), error) {
+			fresh := e.target.Fresh()
+			e.Defer(func() { fresh.Close() })
+			return reopen(func() (linearizability.Backend[In, Out], func(), error) { return reopenOn(fresh, table) })
+		},
+	}, nil
 }
 
 // reopen opens a table again (opening's retries), for the durability read.
@@ -681,7 +433,7 @@ func reopen[B any](open func() (B, func(), error)) (B, func(), error) {
 		return b, err
 	})
 	if err != nil {
-		return b, nil, fmt.Errorf("opening the table again for the durability read: %w", err)
+		return b, nil, err
 	}
 	return b, done, nil
 }
@@ -691,40 +443,6 @@ func mutantName(f fault.Fault) string {
 		return ""
 	}
 	return f.String()
-}
-
-// pace is the least time a call of a fault workload takes: each client
-// waits out the rest after a quicker answer, so that a recording lasts long
-// enough for its faults to land inside it (about 1,000 calls a second per
-// client; on loopback a call takes some 50–150 µs).
-const pace = time.Millisecond
-
-// counted counts the calls made through a backend, and those begun after
-// the fault and acknowledged, and paces them.
-type counted[In, Out any] struct {
-	b linearizability.Backend[In, Out]
-	e *env
-}
-
-// ShareStamps hands the recording's stamps to the fault's clock.
-func (c counted[In, Out]) ShareStamps(ts *linearizability.Stamps) { c.e.clock.ShareStamps(ts) }
-
-func (c counted[In, Out]) Do(client int, in In) (Out, error) {
-	start := time.Now()
-	c.e.calls.Add(1)
-	after := c.e.injected.Load() != 0
-	c.e.clock.Begin(in)
-	out, err := c.b.Do(client, in)
-	c.e.clock.End(in)
-	if after {
-		c.e.after.Add(1)
-		if err == nil {
-			c.e.afterOK.Add(1)
-			c.e.firstOK.CompareAndSwap(0, time.Now().UnixNano())
-		}
-	}
-	time.Sleep(pace - time.Since(start))
-	return out, err
 }
 
 // findTable sets the cluster scenario's slot and owner: the slot of the

@@ -49,14 +49,14 @@ func powerLossScenarios() []Scenario {
 }
 
 func powerLoss(e *env) error {
-	if !e.strike(0.3) {
+	if !e.Strike(0.3) {
 		return nil
 	}
 	loss, err := e.primary.PowerLoss()
 	if err != nil {
 		return err
 	}
-	e.note = "the power loss dropped " + loss.String()
+	e.Note = "the power loss dropped " + loss.String()
 	return nil
 }
 

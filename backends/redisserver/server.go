@@ -38,18 +38,17 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 
+	"github.com/tollgate/tollgate/backends/throwaway"
 	"github.com/tollgate/tollgate/internal/lazyfs"
-	"github.com/tollgate/tollgate/internal/skipnote"
 )
 
 // Install is how to get redis-server on Debian, as the messages say it.
 const Install = "apt-get update && apt-get install -y redis-server"
 
 // ErrNotInstalled reports that no redis-server is on PATH.
-var ErrNotInstalled = errors.New("redisserver: redis-server is not on PATH (install it: " + Install + ")")
+var ErrNotInstalled = throwaway.NotInstalled("redisserver", "redis-server", Install)
 
 // ErrNotRunning reports a call that needs the process while it is not
 // running (after Crash and before Restart, or after Stop).
@@ -121,33 +120,8 @@ type Server struct {
 	cfg  config
 
 	mu      sync.Mutex
-	proc    *process // nil after Crash, until Restart
+	proc    *throwaway.Process // nil after Crash, until Restart
 	stopped bool
-}
-
-// process is one run of redis-server.
-type process struct {
-	cmd    *exec.Cmd
-	exited chan struct{} // closed once the process has exited
-	err    error         // Wait's result, set before exited is closed
-}
-
-// wait reports whether the process has exited, waiting up to d for it.
-func (p *process) wait(d time.Duration) bool {
-	if d <= 0 {
-		select {
-		case <-p.exited:
-			return true
-		default:
-			return false
-		}
-	}
-	select {
-	case <-p.exited:
-		return true
-	case <-time.After(d):
-		return false
-	}
 }
 
 // Start runs redis-server on a free loopback port with its working
@@ -234,14 +208,10 @@ func (s *Server) args() []string {
 // launch starts the process and waits until it answers PING; on failure
 // the process is killed (the directory is kept).
 func (s *Server) launch() error {
-	p := &process{cmd: exec.Command(s.bin, s.args()...), exited: make(chan struct{})}
-	if err := p.cmd.Start(); err != nil {
+	p, err := throwaway.Start(exec.Command(s.bin, s.args()...), nil)
+	if err != nil {
 		return fmt.Errorf("redisserver: starting %s: %w", s.bin, err)
 	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.exited)
-	}()
 	s.mu.Lock()
 	s.proc = p
 	s.mu.Unlock()
@@ -250,34 +220,6 @@ func (s *Server) launch() error {
 		return err
 	}
 	return nil
-}
-
-// StartT starts a server for t and stops it when t ends. Without
-// redis-server it skips t, or fails it when CI=true.
-func StartT(t testing.TB, opts ...Option) *Server {
-	t.Helper()
-	s, err := Start(t.TempDir(), opts...)
-	return forTest(t, s, err)
-}
-
-func forTest(t testing.TB, s *Server, err error) *Server {
-	t.Helper()
-	if errors.Is(err, ErrNotInstalled) || errors.Is(err, lazyfs.ErrUnavailable) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v; CI must have it", err)
-		}
-		program := "redis-server"
-		if errors.Is(err, lazyfs.ErrUnavailable) {
-			program = "FUSE"
-		}
-		skipnote.Missing(program, err) // shown without -v
-		t.Skipf("%v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
-	return s
 }
 
 // StartReplica starts a new server (in a directory next to s's, on a free
@@ -298,14 +240,6 @@ func (s *Server) StartReplica(opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	return r, nil
-}
-
-// StartReplicaT is StartReplica for a test: it fails t on an error and
-// stops the replica when t ends.
-func StartReplicaT(t testing.TB, s *Server, opts ...Option) *Server {
-	t.Helper()
-	r, err := s.StartReplica(opts...)
-	return forTest(t, r, err)
 }
 
 // Stop kills the server (its pid only) and removes its directory. Calls
@@ -364,7 +298,7 @@ func (s *Server) PowerLoss() (lazyfs.Loss, error) {
 	// reply goes out after), the data that was not durable is dropped,
 	// and then the process is killed.
 	s.mu.Lock()
-	pid := s.proc.cmd.Process.Pid
+	pid := s.proc.Cmd.Process.Pid
 	s.mu.Unlock()
 	if err := lazyfs.Halt(pid, 5*time.Second); err != nil {
 		return lazyfs.Loss{}, err
@@ -389,12 +323,8 @@ func (s *Server) kill() error {
 	p := s.proc
 	s.proc = nil
 	s.mu.Unlock()
-	if p == nil || p.cmd.Process == nil {
-		return nil
-	}
-	_ = p.cmd.Process.Kill()
-	if !p.wait(5 * time.Second) {
-		return fmt.Errorf("redisserver: pid %d has not exited 5 s after SIGKILL: connections to it may still answer", p.cmd.Process.Pid)
+	if err := p.Kill(5 * time.Second); err != nil {
+		return fmt.Errorf("redisserver: %w: connections to it may still answer", err)
 	}
 	return nil
 }
@@ -405,8 +335,8 @@ func (s *Server) signal(sig syscall.Signal) error {
 	if s.proc == nil || s.stopped {
 		return ErrNotRunning
 	}
-	if err := s.proc.cmd.Process.Signal(sig); err != nil {
-		return fmt.Errorf("redisserver: %v to pid %d: %w", sig, s.proc.cmd.Process.Pid, err)
+	if err := s.proc.Cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("redisserver: %v to pid %d: %w", sig, s.proc.Cmd.Process.Pid, err)
 	}
 	return nil
 }
@@ -713,11 +643,11 @@ func (s *Server) roundTrip(args []string, read func(*bufio.Reader) error) error 
 	return read(bufio.NewReader(c))
 }
 
-func (s *Server) waitReady(p *process, d time.Duration) error {
+func (s *Server) waitReady(p *throwaway.Process, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if p.wait(0) {
-			return fmt.Errorf("redisserver: redis-server exited: %v\n%s", p.err, s.log())
+		if p.Wait(0) {
+			return fmt.Errorf("redisserver: redis-server exited: %v\n%s", p.Err(), s.log())
 		}
 		if r, err := s.Do("PING"); err == nil && r == "+PONG" {
 			if info, err := s.Info("persistence"); err == nil && info["loading"] == "0" {
@@ -730,10 +660,9 @@ func (s *Server) waitReady(p *process, d time.Duration) error {
 }
 
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := throwaway.FreePort()
 	if err != nil {
-		return 0, fmt.Errorf("redisserver: finding a free port: %w", err)
+		return 0, fmt.Errorf("redisserver: %w", err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return port, nil
 }

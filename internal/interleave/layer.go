@@ -2,8 +2,6 @@ package interleave
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/tollgate/tollgate/internal/fault"
@@ -11,18 +9,19 @@ import (
 )
 
 func init() {
-	mutant.Register(mutant.Layer{Name: "explore", Sees: Sees, Hunt: Hunt})
+	mutant.Register(mutant.Layer{Name: "explore", Hunt: Hunt})
 }
 
-// Sees reports whether the explorer is expected to kill f: whether f's patch
-// names explore on its Caught-by line (fault.Fault.CaughtBy), as every fault
+// Sees reports whether the explorer is expected to kill f (the registered
+// layer's rule): whether f's patch names explore on its Caught-by line
+// (fault.Fault.CaughtBy), as every fault
 // that shows in a schedule of a catalogue or generated scenario does. Not
 // named: the sequential faults no scenario reaches (cr-class-off-by-one
 // needs 27 general reservations, tb-seed-ceil a wait the refill formula
 // corrects; the sequential layers own them). cr-gen-wrap shows since the
 // generated scenarios cycle one holder through its own slot, and
 // tb-trie-plain-append since they give keys one full hash (SameHash).
-func Sees(f fault.Fault) bool { return f.CaughtBy("explore") }
+func Sees(f fault.Fault) bool { return mutant.Expected("explore", f) }
 
 // Hunt runs the default explore run (DefaultRun) against f's table: every
 // scenario of f's primitive that `tollgate explore -mutant f` runs, in the
@@ -34,17 +33,12 @@ func Sees(f fault.Fault) bool { return f.CaughtBy("explore") }
 // survivor costs, measured). Deterministic: seed is not used, and the same
 // fault dies at the same schedule every time. The outcome's detail counts
 // the schedules run until the kill, over every scenario explored before it.
-//
-// MinHuntBudget is about what the default run of one table takes on 2
-// loaded cores: what a mutant the explorer does not kill costs this layer.
-const MinHuntBudget = 30 * time.Second
-
 func Hunt(f fault.Fault, _ time.Duration, _ uint64) mutant.Outcome {
 	start := time.Now()
 	out := mutant.Outcome{}
 	schedules := 0
 	ss, opt := HuntPlan(f)
-	opt.Dir = filepath.Join(os.TempDir(), "tollgate-explore")
+	opt.Dir = mutant.Dir("tollgate-explore")
 	for _, s := range ss {
 		r := Explore(s, opt)
 		schedules += r.Schedules
@@ -70,6 +64,10 @@ func Hunt(f fault.Fault, _ time.Duration, _ uint64) mutant.Outcome {
 	out.Elapsed = time.Since(start)
 	return out
 }
+
+// MinHuntBudget is about what the default run of one table takes on 2
+// loaded cores: what a mutant the explorer does not kill costs this layer.
+const MinHuntBudget = 30 * time.Second
 
 // HuntPlan is what Hunt explores for f: the default run (DefaultRun), no
 // other.

@@ -8,6 +8,8 @@
 package mutant
 
 import (
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -22,6 +24,8 @@ type Layer struct {
 	// Sees reports whether this layer is expected to kill f. A fault the
 	// layer cannot see (e.g. one that only shows under concurrency, for a
 	// sequential layer) is still run, but surviving it is not a failure.
+	// Register makes a nil Sees the one rule every layer follows: f's patch
+	// names the layer on its Caught-by line (fault.Fault.CaughtBy).
 	Sees func(f fault.Fault) bool
 	// Hunt runs the layer against a table carrying f for at most budget,
 	// starting from seed, and reports what it found.
@@ -50,8 +54,18 @@ var (
 	layers = map[string]Layer{}
 )
 
-// Register adds a layer; registering a name twice panics.
+// Expected reports whether the layer called name is expected to kill f:
+// whether f's patch names it on its Caught-by line (fault.Fault.CaughtBy).
+// It is every layer's Sees.
+func Expected(name string, f fault.Fault) bool { return f.CaughtBy(name) }
+
+// Register adds a layer (with a nil Sees: the faults whose patch names it
+// on its Caught-by line); registering a name twice panics.
 func Register(l Layer) {
+	if l.Sees == nil {
+		name := l.Name
+		l.Sees = func(f fault.Fault) bool { return Expected(name, f) }
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if _, dup := layers[l.Name]; dup {
@@ -59,6 +73,10 @@ func Register(l Layer) {
 	}
 	layers[l.Name] = l
 }
+
+// Dir is where a layer's hunts write what they found (failing histories,
+// reports): the directory name under os.TempDir.
+func Dir(name string) string { return filepath.Join(os.TempDir(), name) }
 
 // Layers returns the registered layers sorted by name.
 func Layers() []Layer {

@@ -112,11 +112,9 @@ var ErrHolderGone = errors.New("the holder's lease has ended")
 // a request larger than its --max-request-bytes (1.5 MiB by default).
 const MaxPayload = 1 << 20
 
-// MaxGen is the largest generation a slot hands out, as impl/credits: every
-// epoch, gen << 5 | slot − 1, fits in 63 bits.
-const MaxGen = 1<<(63-slotBits) - 1
-
-const slotBits = 5
+// MaxGen is the largest generation a slot hands out, impl/credits': every
+// epoch (mem.Epoch) fits in 63 bits (C3).
+const MaxGen = mem.MaxGen
 
 // ArgError reports a bad argument: the field, the value given and the rule
 // it breaks. A call that returns one sent nothing.
@@ -336,13 +334,12 @@ func tokenArgs(tok Token) (slot int, gen uint64) {
 	if tok.Epoch == 0 {
 		panic("credits: token epoch 0: no reservation carries it (defect)")
 	}
-	if tok.Epoch&(1<<slotBits-1) != uint64(tok.Slot-1) {
+	gen, ok := mem.Generation(tok.Slot, tok.Epoch)
+	if !ok {
 		return tok.Slot, 0
 	}
-	return tok.Slot, tok.Epoch >> slotBits
+	return tok.Slot, gen
 }
-
-func epochOf(slot int, gen uint64) uint64 { return gen<<slotBits | uint64(slot-1) }
 
 // The row states, as the first byte of a row's value.
 const (
@@ -520,7 +517,7 @@ func (t *Table) Reserve(ctx context.Context, h *Holder, c Class) (Token, Result,
 			return Token{}, 0, err
 		}
 		if done {
-			return Token{Slot: n, Epoch: epochOf(n, gen)}, OK, nil
+			return Token{Slot: n, Epoch: mem.Epoch(n, gen)}, OK, nil
 		}
 	}
 }
@@ -652,7 +649,7 @@ func (t *Table) Enqueued(ctx context.Context) ([]Entry, error) {
 	var out []Entry
 	for n := 1; n <= Slots; n++ {
 		if r := rows[n]; r.state == enqueued {
-			out = append(out, Entry{Token: Token{Slot: n, Epoch: epochOf(n, r.gen)}, MarkedMs: r.mark, Payload: r.pay})
+			out = append(out, Entry{Token: Token{Slot: n, Epoch: mem.Epoch(n, r.gen)}, MarkedMs: r.mark, Payload: r.pay})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Entry) int {

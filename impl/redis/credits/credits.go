@@ -172,16 +172,13 @@ var library = baseLibrary
 // source is the library's text under the package's library name.
 func source() string { return strings.ReplaceAll(librarySource, baseLibrary, library) }
 
-const (
-	slotBits = 5 // 32 slots: epoch = generation<<5 | slot-1
-	slotMask = 1<<slotBits - 1
-	// MaxGen is the largest generation a slot hands out: 2^48 - 1, so that
-	// every epoch is below 2^53 and exact in the functions' Lua numbers. A
-	// slot that has used it refuses to reserve again, with an error reply,
-	// rather than repeat an epoch (C3): 2^48 reservations of one slot take
-	// 89 years at 100,000 a second.
-	MaxGen = 1<<48 - 1
-)
+// MaxGen is the largest generation a slot hands out: 2^48 - 1, below
+// impl/credits' cap (mem.MaxGen), so that every epoch (mem.Epoch, the same
+// encoding) is below 2^53 and exact in the functions' Lua numbers. A slot
+// that has used it refuses to reserve again, with an error reply, rather
+// than repeat an epoch (C3): 2^48 reservations of one slot take 89 years at
+// 100,000 a second.
+const MaxGen = 1<<48 - 1
 
 // ArgError reports a bad argument: the field, the value given and the rule
 // it breaks. A call that returns one sent nothing and changed nothing.
@@ -357,14 +354,12 @@ func tokenArgs(tok Token) (slot, gen string) {
 	if tok.Epoch == 0 {
 		panic(fmt.Sprintf("credits: token for slot %d has epoch 0, which no reservation carries (defect)", tok.Slot))
 	}
-	g := tok.Epoch >> slotBits
-	if tok.Epoch&slotMask != uint64(tok.Slot-1) || g < 1 || g > MaxGen {
+	g, ok := mem.Generation(tok.Slot, tok.Epoch)
+	if !ok || g < 1 || g > MaxGen {
 		g = 0
 	}
 	return strconv.Itoa(tok.Slot), strconv.FormatUint(g, 10)
 }
-
-func epochOf(slot int, gen uint64) uint64 { return gen<<slotBits | uint64(slot-1) }
 
 // call runs one function of the library on the table's keys (rconn.Call:
 // FCALL_RO for one flagged no-writes, which a replica may serve; the
@@ -481,7 +476,7 @@ func (t *Table) Reserve(ctx context.Context, h *Holder, c Class) (Token, Result,
 	if r[1] < int64(first) || r[1] > int64(last) || r[2] < 1 || r[2] > MaxGen {
 		return Token{}, 0, malformed(t.fn.reserve, v)
 	}
-	return Token{Slot: int(r[1]), Epoch: epochOf(int(r[1]), uint64(r[2]))}, OK, nil
+	return Token{Slot: int(r[1]), Epoch: mem.Epoch(int(r[1]), uint64(r[2]))}, OK, nil
 }
 
 // EnqueueAt stores payload in tok's row and publishes it as enqueued,
@@ -604,7 +599,7 @@ func (t *Table) Enqueued(ctx context.Context) ([]Entry, error) {
 		if !ok1 || !ok2 || !ok3 || !ok4 || err1 != nil || err2 != nil || slot < 1 || slot > Slots || gen < 1 || gen > MaxGen {
 			return nil, malformed(t.fn.enqueued, v)
 		}
-		e := Entry{Token: Token{Slot: int(slot), Epoch: epochOf(int(slot), gen)}, MarkedMs: mark, Payload: p}
+		e := Entry{Token: Token{Slot: int(slot), Epoch: mem.Epoch(int(slot), gen)}, MarkedMs: mark, Payload: p}
 		// Insertion by mark: the function lists in slot order, so equal
 		// marks stay in slot order.
 		j := len(out)

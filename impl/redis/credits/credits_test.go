@@ -15,6 +15,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tollgate/tollgate/backends/redisserver"
+	mem "github.com/tollgate/tollgate/impl/credits"
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 )
 
@@ -116,10 +117,10 @@ func TestTransitions(t *testing.T) {
 			t.Fatalf("7th internal reserve: %v", r)
 		}
 		// A freed slot is the next one handed out.
-		if !must(tab.Release(ctx, h, Token{Slot: 5, Epoch: epochOf(5, 1)})) {
+		if !must(tab.Release(ctx, h, Token{Slot: 5, Epoch: mem.Epoch(5, 1)})) {
 			t.Fatal("release of slot 5 refused")
 		}
-		if tok := reserve(t, tab, h, General); tok.Slot != 5 || tok.Epoch != epochOf(5, 2) {
+		if tok := reserve(t, tab, h, General); tok.Slot != 5 || tok.Epoch != mem.Epoch(5, 2) {
 			t.Fatalf("after freeing slot 5: %+v, want slot 5 generation 2", tok)
 		}
 	})
@@ -160,7 +161,7 @@ func TestTransitions(t *testing.T) {
 			t.Fatal("stale take took")
 		}
 		// Epochs that name another slot, or generations never handed out.
-		for _, e := range []uint64{epochOf(now.Slot%32+1, 1), epochOf(now.Slot, 1<<40), 1<<63 | now.Epoch, ^uint64(0)} {
+		for _, e := range []uint64{mem.Epoch(now.Slot%32+1, 1), mem.Epoch(now.Slot, 1<<40), 1<<63 | now.Epoch, ^uint64(0)} {
 			if must(tab.Release(ctx, h, Token{Slot: now.Slot, Epoch: e})) {
 				t.Fatalf("epoch %#x freed slot %d", e, now.Slot)
 			}

@@ -118,17 +118,23 @@ local function elapsed(ls, lv, ns, nv)
   return dh * TWO32 + dl
 end
 
--- refill is Refill of model/tokenbucket.go for a present bucket:
--- min(tokens + (elapsed / 1000) * rate, capacity), each step rounded to
--- binary64 in that order. (Lua 5.1 evaluates a / b * c as (a / b) * c, one
--- VM instruction per operation, so nothing is fused.) The comparison is
--- Go's min: no operand is ever NaN and tokens + accrued is never -0 (tokens
--- and accrued are both >= +0), so where they differ does not arise.
-local function refill(tokens, ls, lv, cap, rate, ns, nv)
-  local accrued = elapsed(ls, lv, ns, nv) / 1000 * rate
-  local have = tokens + accrued
+-- accrue is the refill formula of model/tokenbucket.go's Refill, the one
+-- place this library states it: min(tokens + (ms / 1000) * rate,
+-- capacity) for ms elapsed (>= 0), each step rounded to binary64 in that
+-- order (T3). (Lua 5.1 evaluates a / b * c as (a / b) * c, one VM
+-- instruction per operation, so nothing is fused.) The comparison is Go's
+-- min: no operand is ever NaN and tokens + accrued is never -0 (tokens and
+-- accrued are both >= +0), so where they differ does not arise.
+local function accrue(tokens, ms, rate, cap)
+  local have = tokens + ms / 1000 * rate
   if have < cap then return have end
   return cap
+end
+
+-- refill is Refill of model/tokenbucket.go for a present bucket last
+-- stamped ls (lv) at now ns (nv): accrue over elapsed.
+local function refill(tokens, ls, lv, cap, rate, ns, nv)
+  return accrue(tokens, elapsed(ls, lv, ns, nv), rate, cap)
 end
 
 -- fmt is x as the shortest of %.15g, %.16g and %.17g that reads back as x
@@ -202,7 +208,8 @@ end
 --
 -- The common case is written out in line, as every call of a Lua function
 -- costs the server a fraction of a microsecond: valid arguments, and clocks
--- of at most 15 characters, whose values and difference are exact numbers.
+-- of at most 15 characters, whose values and difference are exact numbers;
+-- only the refill formula is a call (accrue), so that it is stated once.
 -- Anything else goes through the helpers above, which raise the errors.
 local function take(keys, args)
   if #keys ~= 2 or #args ~= 5 then
@@ -226,13 +233,12 @@ local function take(keys, args)
       -- refill and T4 on exact numbers: elapsed = max(now - last, 0).
       local d = nv - lv
       if d > 0 then
-        have = tokens + d / 1000 * rate
         stamp = ns
       else
-        have = tokens -- + (0 / 1000) * rate, which is +0 for every valid rate
+        d = 0
         stamp = ls -- T4: the stored timestamp never moves back
       end
-      if not (have < cap) then have = cap end
+      have = accrue(tokens, d, rate, cap)
     else
       have = refill(tokens, ls, lv, cap, rate, ns, nv)
       stamp = after(ls, lv, ns, nv) and ls or ns -- T4

@@ -1,0 +1,63 @@
+package faultrun
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tollgate/tollgate/linearizability"
+)
+
+// TestLossyRowsStillChecked: a lossy scenario may lose acknowledged
+// writes, but not apply one twice, not be unlinearizable before the fault,
+// and not skip its fault or strike no write in flight.
+func TestLossyRowsStillChecked(t *testing.T) {
+	ok := Row{Scenario: "failover", Lossy: true, MustStrike: true, Struck: true, InFlight: 2, Result: linearizability.Ok, Lost: 9}
+	if !ok.Pass() {
+		t.Fatalf("a lossy row that lost writes and nothing else: %q", ok.Failure())
+	}
+	for name, r := range map[string]Row{
+		"extra":          {Scenario: "failover", Lossy: true, MustStrike: true, Struck: true, InFlight: 2, Result: linearizability.Ok, Extra: 1},
+		"illegal before": {Scenario: "failover", Lossy: true, MustStrike: true, Struck: true, InFlight: 2, Result: linearizability.Illegal},
+		"never struck":   {Scenario: "failover", Lossy: true, MustStrike: true, Result: linearizability.Ok},
+		"no write":       {Scenario: "failover", Lossy: true, MustStrike: true, Struck: true, Result: linearizability.Ok},
+	} {
+		if r.Pass() || r.Inconclusive() {
+			t.Errorf("%s: a lossy row passed", name)
+		}
+	}
+	unknown := ok
+	unknown.Result = linearizability.Unknown
+	if unknown.Pass() || !unknown.Inconclusive() {
+		t.Errorf("a lossy row porcupine could not decide: pass %v, inconclusive %v", unknown.Pass(), unknown.Inconclusive())
+	}
+}
+
+// TestRowVerdicts: a row that is not lossy fails on any loss; a negative
+// control fails when it lost nothing and passes whatever porcupine says
+// when it lost; a row that must recover fails when no call was answered in
+// time after the fault.
+func TestRowVerdicts(t *testing.T) {
+	struck := Row{Scenario: "kill", MustStrike: true, Struck: true, InFlight: 1, Result: linearizability.Ok}
+	for name, c := range map[string]struct {
+		r    Row
+		pass bool
+	}{
+		"clean":                {struck, true},
+		"lost":                 {with(struck, func(r *Row) { r.Lost = 1 }), false},
+		"control lost nothing": {with(struck, func(r *Row) { r.MustLose = true }), false},
+		"control lost":         {with(struck, func(r *Row) { r.MustLose, r.Lost, r.Result = true, 2, linearizability.Illegal }), true},
+		"recovered":            {with(struck, func(r *Row) { r.RecoverWithin, r.AfterOK, r.Recovery = time.Second, 3, time.Millisecond }), true},
+		"recovered late":       {with(struck, func(r *Row) { r.RecoverWithin, r.AfterOK, r.Recovery = time.Second, 3, 2*time.Second }), false},
+		"never answered":       {with(struck, func(r *Row) { r.RecoverWithin = time.Second }), false},
+		"baseline":             {Row{Scenario: "none", Result: linearizability.Ok}, true},
+	} {
+		if c.r.Pass() != c.pass {
+			t.Errorf("%s: pass %v (%q), want %v", name, c.r.Pass(), c.r.Failure(), c.pass)
+		}
+	}
+}
+
+func with(r Row, f func(*Row)) Row {
+	f(&r)
+	return r
+}
