@@ -279,21 +279,10 @@ func EncodeCr(in model.CrInput[string], client string, names RawEpochs) Request 
 // model's numbers. An answer that is not one of in's operation
 // (spec/protocol.md §4) is an error naming what is wrong.
 func CrAnswer(in model.CrInput[string], r Response, epoch func(json.RawMessage) uint64) (model.CrOutput[string], error) {
-	var out model.CrOutput[string]
 	if !r.OK {
-		switch {
-		case r.Error == ErrNoTable && (in.Kind == model.CrReserve || in.Kind == model.CrEnqueue):
-			out.Result = model.NoTable
-		case r.Error == ErrExhausted && in.Kind == model.CrReserve:
-			out.Result = model.Exhausted
-		case r.Error == ErrLost && in.Kind == model.CrEnqueue:
-			out.Result = model.Lost
-		case r.Error == ErrNone && in.Kind == model.CrTake:
-		default:
-			return out, fmt.Errorf("error %q is not an answer of %s", r.Error, in.Kind)
-		}
-		return out, nil
+		return crRefusal(in, r)
 	}
+	var out model.CrOutput[string]
 	missing := func(field string) error { return fmt.Errorf("answer of %s lacks field %s", in.Kind, field) }
 	switch in.Kind {
 	case model.CrReserve:
@@ -338,6 +327,25 @@ func CrAnswer(in model.CrInput[string], r Response, epoch func(json.RawMessage) 
 		out.Bounds.Total = *r.Total
 	}
 	out.OK = true
+	return out, nil
+}
+
+// crRefusal is the model's output for an error answer to in: no_table to
+// a reserve or an enqueue, exhausted to a reserve, lost to an enqueue,
+// none to a take; any other error is not an answer of in.
+func crRefusal(in model.CrInput[string], r Response) (model.CrOutput[string], error) {
+	var out model.CrOutput[string]
+	switch {
+	case r.Error == ErrNoTable && (in.Kind == model.CrReserve || in.Kind == model.CrEnqueue):
+		out.Result = model.NoTable
+	case r.Error == ErrExhausted && in.Kind == model.CrReserve:
+		out.Result = model.Exhausted
+	case r.Error == ErrLost && in.Kind == model.CrEnqueue:
+		out.Result = model.Lost
+	case r.Error == ErrNone && in.Kind == model.CrTake:
+	default:
+		return out, fmt.Errorf("error %q is not an answer of %s", r.Error, in.Kind)
+	}
 	return out, nil
 }
 

@@ -148,90 +148,139 @@ var crClients = []string{"a", "b", "c"}
 // genCr generates a credit-table session of n operations, keeping the model
 // state as it goes so that most tokens are live and some are stale.
 func genCr(r *rand.Rand, n int) *session {
-	s := &session{prim: PrimCredits}
-	var st model.Credits[string]
-	names := &SymbolicEpochs{}
-	dead := map[string]bool{}
-	var reserves []int // indexes of successful reserves
-	holderOf := map[int]string{}
-	now := int64(0)
-	var outs []*model.CrOutput[string]
-	for len(s.cr) < n {
-		var live []string
-		for _, c := range crClients {
-			if !dead[c] {
-				live = append(live, c)
-			}
-		}
-		in := model.CrInput[string]{}
-		client, ref, slot := "", -1, 0
-		pickRef := func() bool {
-			if len(reserves) == 0 {
-				return false
-			}
-			// Mostly recent reservations, sometimes any (stale tokens, C3).
-			i := len(reserves) - 1 - r.IntN(min(len(reserves), 4))
-			if r.IntN(5) == 0 {
-				i = r.IntN(len(reserves))
-			}
-			ref = reserves[i]
-			if r.IntN(12) == 0 {
-				slot = 1 + r.IntN(model.Slots)
-			}
-			return true
-		}
-		x := r.IntN(100)
-		switch {
-		case x < 28 && len(live) > 0:
-			in.Kind, client = model.CrReserve, live[r.IntN(len(live))]
-			in.Class = model.General
-			if r.IntN(2) == 0 {
-				in.Class = model.Internal
-			}
-		case x < 45 && len(live) > 0 && pickRef():
-			in.Kind, client = model.CrEnqueue, holderOf[ref]
-			if dead[client] || r.IntN(8) == 0 {
-				client = live[r.IntN(len(live))]
-			}
-			now += r.Int64N(50) - 10
-			in.Payload, in.NowMs = fmt.Sprintf("p%d", len(s.cr)), now
-		case x < 58 && pickRef():
-			in.Kind = model.CrTake
-		case x < 70 && pickRef():
-			in.Kind = model.CrFinish
-		case x < 78 && len(live) > 0 && pickRef():
-			in.Kind, client = model.CrRelease, holderOf[ref]
-			if dead[client] || r.IntN(6) == 0 {
-				client = live[r.IntN(len(live))]
-			}
-		case x < 83:
-			in.Kind = model.CrSweep
-		case x < 86 && len(live) > 1:
-			in.Kind, client = model.CrExit, live[r.IntN(len(live))]
-			dead[client] = true
-		case x < 92:
-			in.Kind = model.CrEnqueued
-		case x < 97:
-			in.Kind = model.CrSnapshot
-		case x < 98:
-			in.Kind = model.CrBounds
-		case x < 99 && len(s.cr) > n*3/4:
-			in.Kind = model.CrClose
-		default:
+	g := &crGen{r: r, s: &session{prim: PrimCredits}, names: &SymbolicEpochs{}, dead: map[string]bool{}, holderOf: map[int]string{}}
+	for len(g.s.cr) < n {
+		in, client, ok := g.draw(n)
+		if !ok {
 			continue
 		}
-		s.cr = append(s.cr, in)
-		s.clients = append(s.clients, client)
-		s.ref = append(s.ref, ref)
-		s.slot = append(s.slot, slot)
-		// Step the model to learn which reserves succeeded.
-		in, out := stepResolved(s, len(s.cr)-1, &st, &outs, names)
-		if out != nil && in.Kind == model.CrReserve && out.Result == model.OK {
-			reserves = append(reserves, len(s.cr)-1)
-			holderOf[len(s.cr)-1] = client
+		g.add(in, client)
+	}
+	return g.s
+}
+
+// crGen is genCr's state: the session so far, the model stepped through it,
+// and what the next operation draws on.
+type crGen struct {
+	r        *rand.Rand
+	s        *session
+	st       model.Credits[string]
+	names    *SymbolicEpochs
+	outs     []*model.CrOutput[string]
+	dead     map[string]bool // clients that exited
+	reserves []int           // indexes of successful reserves
+	holderOf map[int]string  // a successful reserve's index → its client
+	now      int64
+	// the operation being drawn
+	live      []string // clients not exited
+	ref, slot int      // the reservation it names (-1: none), and a slot to put in its token (0: the reservation's)
+}
+
+// draw draws the next operation and the client issuing it: reserves,
+// enqueues, takes, finishes and releases most, of the reservations made so
+// far (pickRef); sweeps, exits, listings, snapshots and bounds less; a close
+// only late in a session of n. False when the draw fits no operation.
+func (g *crGen) draw(n int) (in model.CrInput[string], client string, ok bool) {
+	g.live = g.live[:0]
+	for _, c := range crClients {
+		if !g.dead[c] {
+			g.live = append(g.live, c)
 		}
 	}
-	return s
+	g.ref, g.slot = -1, 0
+	live, r := g.live, g.r
+	x := r.IntN(100)
+	switch {
+	case x < 28 && len(live) > 0:
+		in, client = g.reserve()
+	case x < 45 && len(live) > 0 && g.pickRef():
+		in, client = g.enqueue()
+	case x < 58 && g.pickRef():
+		in.Kind = model.CrTake
+	case x < 70 && g.pickRef():
+		in.Kind = model.CrFinish
+	case x < 78 && len(live) > 0 && g.pickRef():
+		in.Kind, client = model.CrRelease, g.holderOrOther(6)
+	case x < 83:
+		in.Kind = model.CrSweep
+	case x < 86 && len(live) > 1:
+		in.Kind, client = model.CrExit, live[r.IntN(len(live))]
+		g.dead[client] = true
+	case x < 92:
+		in.Kind = model.CrEnqueued
+	case x < 97:
+		in.Kind = model.CrSnapshot
+	case x < 98:
+		in.Kind = model.CrBounds
+	case x < 99 && len(g.s.cr) > n*3/4:
+		in.Kind = model.CrClose
+	default:
+		return in, "", false
+	}
+	return in, client, true
+}
+
+// pickRef picks the reservation the operation names: mostly a recent one,
+// sometimes any (stale tokens, C3), now and then with another slot in its
+// token. False when no reserve has succeeded yet.
+func (g *crGen) pickRef() bool {
+	if len(g.reserves) == 0 {
+		return false
+	}
+	i := len(g.reserves) - 1 - g.r.IntN(min(len(g.reserves), 4))
+	if g.r.IntN(5) == 0 {
+		i = g.r.IntN(len(g.reserves))
+	}
+	g.ref = g.reserves[i]
+	if g.r.IntN(12) == 0 {
+		g.slot = 1 + g.r.IntN(model.Slots)
+	}
+	return true
+}
+
+// reserve draws a reserve by a live client, of either class.
+func (g *crGen) reserve() (model.CrInput[string], string) {
+	in := model.CrInput[string]{Kind: model.CrReserve, Class: model.General}
+	client := g.live[g.r.IntN(len(g.live))]
+	if g.r.IntN(2) == 0 {
+		in.Class = model.Internal
+	}
+	return in, client
+}
+
+// enqueue draws an enqueue of the picked reservation, mostly by its
+// holder, with a unique payload at a clock that mostly moves forward.
+func (g *crGen) enqueue() (model.CrInput[string], string) {
+	in := model.CrInput[string]{Kind: model.CrEnqueue}
+	client := g.holderOrOther(8)
+	g.now += g.r.Int64N(50) - 10
+	in.Payload, in.NowMs = fmt.Sprintf("p%d", len(g.s.cr)), g.now
+	return in, client
+}
+
+// holderOrOther is the picked reservation's holder, or a live client
+// instead when the holder exited, or one time in oneIn.
+func (g *crGen) holderOrOther(oneIn int) string {
+	client := g.holderOf[g.ref]
+	if g.dead[client] || g.r.IntN(oneIn) == 0 {
+		client = g.live[g.r.IntN(len(g.live))]
+	}
+	return client
+}
+
+// add appends the operation to the session and steps the model to learn
+// whether it was a reserve that succeeded.
+func (g *crGen) add(in model.CrInput[string], client string) {
+	s := g.s
+	s.cr = append(s.cr, in)
+	s.clients = append(s.clients, client)
+	s.ref = append(s.ref, g.ref)
+	s.slot = append(s.slot, g.slot)
+	in, out := stepResolved(s, len(s.cr)-1, &g.st, &g.outs, g.names)
+	if out != nil && in.Kind == model.CrReserve && out.Result == model.OK {
+		g.reserves = append(g.reserves, len(s.cr)-1)
+		g.holderOf[len(s.cr)-1] = client
+	}
 }
 
 // stepResolved resolves operation i of s against the outputs so far, steps

@@ -448,6 +448,32 @@ func (r *Report) Print(w io.Writer, replay string) {
 		fmt.Fprintf(w, "the driver speaks protocol %d: no tb.reclaim is sent, and the vectors that need it are skipped\n", r.Protocol)
 	}
 	fmt.Fprintln(w)
+	r.printTable(w)
+	if r.ran() == 0 {
+		fmt.Fprintf(w, "\nno case ran: %s\n", r.whyNothingRan())
+	}
+	for _, s := range r.Results {
+		printOverlap(w, s)
+	}
+	for _, s := range r.Results {
+		r.printSuite(w, s)
+		for _, f := range s.Failures {
+			printFailure(w, s.Suite, f)
+			if replay != "" && s.Suite != "" && !strings.HasSuffix(s.Suite, SuiteVectors) {
+				fmt.Fprintf(w, "    replay: %s\n", fmt.Sprintf(replay, f.Seed, strings.SplitN(s.Suite, "/", 2)[1]))
+			}
+		}
+	}
+	if r.OK() {
+		fmt.Fprintln(w, "\nPASS")
+	} else {
+		fmt.Fprintln(w, "\nFAIL")
+	}
+}
+
+// printTable prints one line per suite: its counts and time, or why it
+// was skipped.
+func (r *Report) printTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "suite\tcases\tpassed\tfailed\tunknown\ttime\t")
 	for _, s := range r.Results {
@@ -458,82 +484,95 @@ func (r *Report) Print(w io.Writer, replay string) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t\n", s.Suite, s.Cases, s.Passed, s.Failed, s.Unknown, s.Elapsed.Round(time.Millisecond))
 	}
 	tw.Flush()
-	if r.ran() == 0 {
-		fmt.Fprintf(w, "\nno case ran: %s\n", r.whyNothingRan())
+}
+
+// printOverlap says, of a concurrent suite that ran, how many of its
+// operations overtook a request sent before them, warning when none did.
+func printOverlap(w io.Writer, s SuiteResult) {
+	if !strings.HasSuffix(s.Suite, "/"+SuiteConcurrent) || s.Skipped != "" || s.Answered == 0 {
+		return
 	}
-	for _, s := range r.Results {
-		if !strings.HasSuffix(s.Suite, "/"+SuiteConcurrent) || s.Skipped != "" || s.Answered == 0 {
-			continue
-		}
-		if s.Overtook == 0 {
-			fmt.Fprintf(w, "\nwarning: %s: no operation overlapped another in the driver (of %d answers, none overtook a request sent before it): it seems to run requests one at a time, so the suite could see no race (spec/protocol.md §2)\n", s.Suite, s.Answered)
-		} else {
-			fmt.Fprintf(w, "\n%s: %d of %d operations overlapped another in the driver (answered before a request sent earlier)\n", s.Suite, s.Overtook, s.Answered)
-		}
-	}
-	for _, s := range r.Results {
-		if len(s.SkippedCases) > 0 {
-			fmt.Fprintf(w, "\n%s: %d cases skipped (tb.reclaim is not in protocol %d): %s\n", s.Suite, len(s.SkippedCases), r.Protocol, strings.Join(s.SkippedCases, " "))
-		}
-		if len(s.NotRun) > 0 {
-			fmt.Fprintf(w, "\n%s: %d of %d cases not run (the driver broke first): %s\n", s.Suite, len(s.NotRun), s.Cases, strings.Join(s.NotRun, " "))
-		}
-		if s.Err != nil {
-			fmt.Fprintf(w, "\n%s: ERROR %v\n", s.Suite, s.Err)
-		}
-		for _, f := range s.Failures {
-			fmt.Fprintf(w, "\n--- FAIL %s: %s", s.Suite, f.Case)
-			if len(f.Covers) > 0 {
-				fmt.Fprintf(w, " [%s]", strings.Join(f.Covers, " "))
-			}
-			if f.Breaks.Invariant != "" {
-				fmt.Fprintf(w, ": breaks %s", f.Breaks.Invariant)
-			}
-			fmt.Fprintln(w)
-			if f.Shrunk != "" {
-				fmt.Fprintf(w, "    (%s)\n", f.Shrunk)
-			}
-			if f.Breaks.Detail != "" {
-				fmt.Fprintf(w, "    %s\n", f.Breaks.Detail)
-			}
-			if len(f.Sent) > 0 {
-				legend := ""
-				if strings.Contains(strings.Join(f.Sent, ""), `"$e`) {
-					legend = ` (epochs "$eN" stand for the epoch the N-th successful cr.reserve answered)`
-				}
-				fmt.Fprintf(w, "    requests%s:\n", legend)
-				for _, l := range f.Sent {
-					fmt.Fprintf(w, "      %s\n", l)
-				}
-			}
-			if f.Driver != nil {
-				fmt.Fprintf(w, "    %s\n", strings.ReplaceAll(f.Driver.Error(), "\n", "\n    "))
-			} else {
-				if f.Want != "" {
-					fmt.Fprintf(w, "    want: %s\n", f.Want)
-				}
-				fmt.Fprintf(w, "    got:  %s\n", f.Got)
-				if f.GotLine != "" {
-					fmt.Fprintf(w, "    (driver wrote: %s)\n", f.GotLine)
-				}
-			}
-			if len(f.Part) > 0 {
-				fmt.Fprintf(w, "    %s\n", partHeading(f.PartOf))
-				for _, l := range f.Part {
-					fmt.Fprintf(w, "      %s\n", l)
-				}
-			}
-			if f.Artifact != "" {
-				fmt.Fprintf(w, "    visualization: %s\n", f.Artifact)
-			}
-			if replay != "" && s.Suite != "" && !strings.HasSuffix(s.Suite, SuiteVectors) {
-				fmt.Fprintf(w, "    replay: %s\n", fmt.Sprintf(replay, f.Seed, strings.SplitN(s.Suite, "/", 2)[1]))
-			}
-		}
-	}
-	if r.OK() {
-		fmt.Fprintln(w, "\nPASS")
+	if s.Overtook == 0 {
+		fmt.Fprintf(w, "\nwarning: %s: no operation overlapped another in the driver (of %d answers, none overtook a request sent before it): it seems to run requests one at a time, so the suite could see no race (spec/protocol.md §2)\n", s.Suite, s.Answered)
 	} else {
-		fmt.Fprintln(w, "\nFAIL")
+		fmt.Fprintf(w, "\n%s: %d of %d operations overlapped another in the driver (answered before a request sent earlier)\n", s.Suite, s.Overtook, s.Answered)
+	}
+}
+
+// printSuite prints what a suite could not do: the cases it skipped for
+// the driver's protocol, those it did not run, and its error.
+func (r *Report) printSuite(w io.Writer, s SuiteResult) {
+	if len(s.SkippedCases) > 0 {
+		fmt.Fprintf(w, "\n%s: %d cases skipped (tb.reclaim is not in protocol %d): %s\n", s.Suite, len(s.SkippedCases), r.Protocol, strings.Join(s.SkippedCases, " "))
+	}
+	if len(s.NotRun) > 0 {
+		fmt.Fprintf(w, "\n%s: %d of %d cases not run (the driver broke first): %s\n", s.Suite, len(s.NotRun), s.Cases, strings.Join(s.NotRun, " "))
+	}
+	if s.Err != nil {
+		fmt.Fprintf(w, "\n%s: ERROR %v\n", s.Suite, s.Err)
+	}
+}
+
+// printFailure prints one failed case of suite: its heading (the
+// invariants it covers and the one it breaks), how it was shrunk, the
+// requests sent, what the driver answered against what was wanted, the
+// part of the history that shows it, and its visualization.
+func printFailure(w io.Writer, suite string, f *CaseFailure) {
+	fmt.Fprintf(w, "\n--- FAIL %s: %s", suite, f.Case)
+	if len(f.Covers) > 0 {
+		fmt.Fprintf(w, " [%s]", strings.Join(f.Covers, " "))
+	}
+	if f.Breaks.Invariant != "" {
+		fmt.Fprintf(w, ": breaks %s", f.Breaks.Invariant)
+	}
+	fmt.Fprintln(w)
+	if f.Shrunk != "" {
+		fmt.Fprintf(w, "    (%s)\n", f.Shrunk)
+	}
+	if f.Breaks.Detail != "" {
+		fmt.Fprintf(w, "    %s\n", f.Breaks.Detail)
+	}
+	printSent(w, f.Sent)
+	printAnswer(w, f)
+	if len(f.Part) > 0 {
+		fmt.Fprintf(w, "    %s\n", partHeading(f.PartOf))
+		for _, l := range f.Part {
+			fmt.Fprintf(w, "      %s\n", l)
+		}
+	}
+	if f.Artifact != "" {
+		fmt.Fprintf(w, "    visualization: %s\n", f.Artifact)
+	}
+}
+
+// printSent lists a failed case's requests, with the legend of symbolic
+// epochs when they use any.
+func printSent(w io.Writer, sent []string) {
+	if len(sent) == 0 {
+		return
+	}
+	legend := ""
+	if strings.Contains(strings.Join(sent, ""), `"$e`) {
+		legend = ` (epochs "$eN" stand for the epoch the N-th successful cr.reserve answered)`
+	}
+	fmt.Fprintf(w, "    requests%s:\n", legend)
+	for _, l := range sent {
+		fmt.Fprintf(w, "      %s\n", l)
+	}
+}
+
+// printAnswer prints the driver's error, or what it answered (and the line
+// it wrote) against what was wanted.
+func printAnswer(w io.Writer, f *CaseFailure) {
+	if f.Driver != nil {
+		fmt.Fprintf(w, "    %s\n", strings.ReplaceAll(f.Driver.Error(), "\n", "\n    "))
+		return
+	}
+	if f.Want != "" {
+		fmt.Fprintf(w, "    want: %s\n", f.Want)
+	}
+	fmt.Fprintf(w, "    got:  %s\n", f.Got)
+	if f.GotLine != "" {
+		fmt.Fprintf(w, "    (driver wrote: %s)\n", f.GotLine)
 	}
 }

@@ -198,6 +198,14 @@ func TestPropertiesHaveTeeth(t *testing.T) {
 				return model.TBOutput{Invalid: model.FieldCost}
 			}, []model.TBInput[int]{take(lim1, 1, 0)})
 		}},
+		{"T12/negative-reclaim", "T12", func() *Failure {
+			return runTB(fault.None, propsOnly, func(in model.TBInput[int], out model.TBOutput) model.TBOutput {
+				if in.Kind == model.TBReclaim {
+					out.Reclaimed = -1
+				}
+				return out
+			}, []model.TBInput[int]{take(lim1, 1, 0), {Kind: model.TBReclaim, Limits: lim1, NowMs: 5000}})
+		}},
 		{"divergence/timestamp-regress", "T4", func() *Failure { // named by model.TBDivergence: the seed's stored clock reproduces the answer
 			return runTB(fault.Named("tb-timestamp-regress"), Options{}, nil, alternating)
 		}},

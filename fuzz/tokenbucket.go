@@ -83,6 +83,11 @@ func (m *TBMachine) peek(key int, lim model.Limits, nowMs int64) (float64, *Fail
 // capacity (T1, T6, T8: a smaller capacity clamps what the call sees).
 func inRange(x, capacity float64) bool { return x >= 0 && x <= capacity && !math.IsInf(x, 0) }
 
+// properties checks the implementation's answer got to in, from the
+// model's bucket before it, against the invariants that hold whatever the
+// model answers (checked on every step, with PropertiesOnly or not): resets
+// and reclaims update the T5 bounds, invalid arguments are refused by the
+// field the model names (T9), and a valid call is judged by its kind.
 func (m *TBMachine) properties(in model.TBInput[int], before model.Bucket, got model.TBOutput) *Failure {
 	switch in.Kind {
 	case model.TBReset:
@@ -92,19 +97,7 @@ func (m *TBMachine) properties(in model.TBInput[int], before model.Bucket, got m
 		clear(m.bound)
 		return nil
 	case model.TBReclaim:
-		if argErr := model.CheckLimits(in.Limits, 0, false); argErr != nil || got.Invalid != "" {
-			if argErr == nil || got.Invalid != argErr.Field {
-				return m.hist.fail("T9", fmt.Sprintf("reclaim with %v: the model refuses %v, the implementation %q", in.Limits, argErr, got.Invalid))
-			}
-			return nil
-		}
-		if got.Reclaimed < 0 {
-			return m.hist.fail("T12", fmt.Sprintf("reclaim reported %d buckets forgotten", got.Reclaimed))
-		}
-		for _, b := range m.bound {
-			b.Reclaim(in.Limits, in.NowMs)
-		}
-		return nil
+		return m.reclaimProperties(in, got)
 	}
 	argErr := model.CheckLimits(in.Limits, in.Cost, in.Kind != model.TBPeek)
 	switch {
@@ -129,26 +122,7 @@ func (m *TBMachine) properties(in model.TBInput[int], before model.Bucket, got m
 	}
 	switch in.Kind {
 	case model.TBTake, model.TBAdmit:
-		if !got.OK {
-			// T2: no refusal while the model has the tokens.
-			if have := model.Refill(before, lim, in.NowMs); have >= in.Cost {
-				return m.hist.fail("T2", fmt.Sprintf("take of %v refused while the model's bucket holds %v", in.Cost, have))
-			}
-			return nil
-		}
-		if !inRange(got.Remaining, lim.Capacity) {
-			return m.hist.fail("T1", fmt.Sprintf("take left %v tokens, outside [0, capacity %v]", got.Remaining, lim.Capacity))
-		}
-		// Fractional tokens survive: the bucket now holds exactly what the
-		// take reported, bit for bit, at the same clock (T1, T3).
-		p, f := m.peek(in.Key, lim, in.NowMs)
-		if f != nil {
-			return f
-		}
-		if math.Float64bits(p) != math.Float64bits(got.Remaining) {
-			return m.hist.fail("T1", fmt.Sprintf("take reported %v remaining, but a peek at the same clock shows %v", got.Remaining, p))
-		}
-		return m.trackBound(in)
+		return m.takeProperties(in, before, got)
 	case model.TBPeek:
 		if !inRange(got.Tokens, lim.Capacity) {
 			return m.hist.fail("T6", fmt.Sprintf("peek shows %v tokens, outside [0, capacity %v]", got.Tokens, lim.Capacity))
@@ -157,6 +131,53 @@ func (m *TBMachine) properties(in model.TBInput[int], before model.Bucket, got m
 		return m.checkRetryAfter(in, got.RetryAfterMs)
 	}
 	return nil
+}
+
+// reclaimProperties checks a reclaim: invalid limits refused by the field
+// the model names (T9), a count of buckets forgotten that is not negative
+// (T12); and it lets every T5 bound forget what the reclaim may have.
+func (m *TBMachine) reclaimProperties(in model.TBInput[int], got model.TBOutput) *Failure {
+	if argErr := model.CheckLimits(in.Limits, 0, false); argErr != nil || got.Invalid != "" {
+		if argErr == nil || got.Invalid != argErr.Field {
+			return m.hist.fail("T9", fmt.Sprintf("reclaim with %v: the model refuses %v, the implementation %q", in.Limits, argErr, got.Invalid))
+		}
+		return nil
+	}
+	if got.Reclaimed < 0 {
+		return m.hist.fail("T12", fmt.Sprintf("reclaim reported %d buckets forgotten", got.Reclaimed))
+	}
+	for _, b := range m.bound {
+		b.Reclaim(in.Limits, in.NowMs)
+	}
+	return nil
+}
+
+// takeProperties checks a valid take or admit: a refusal only when the
+// model's bucket lacks the tokens (T2); an acceptance leaves a count in
+// range (T1) that a peek at the same clock shows bit for bit (T1, T3), and
+// within the bound on what the key's takes may have taken (T5).
+func (m *TBMachine) takeProperties(in model.TBInput[int], before model.Bucket, got model.TBOutput) *Failure {
+	lim := in.Limits
+	if !got.OK {
+		// T2: no refusal while the model has the tokens.
+		if have := model.Refill(before, lim, in.NowMs); have >= in.Cost {
+			return m.hist.fail("T2", fmt.Sprintf("take of %v refused while the model's bucket holds %v", in.Cost, have))
+		}
+		return nil
+	}
+	if !inRange(got.Remaining, lim.Capacity) {
+		return m.hist.fail("T1", fmt.Sprintf("take left %v tokens, outside [0, capacity %v]", got.Remaining, lim.Capacity))
+	}
+	// Fractional tokens survive: the bucket now holds exactly what the
+	// take reported, bit for bit, at the same clock (T1, T3).
+	p, f := m.peek(in.Key, lim, in.NowMs)
+	if f != nil {
+		return f
+	}
+	if math.Float64bits(p) != math.Float64bits(got.Remaining) {
+		return m.hist.fail("T1", fmt.Sprintf("take reported %v remaining, but a peek at the same clock shows %v", got.Remaining, p))
+	}
+	return m.trackBound(in)
 }
 
 // trackBound updates and checks T5 after a take the implementation

@@ -340,72 +340,108 @@ func CheckListings(h CrHistory) *ListingViolation {
 // Reservations are named by token; CheckEpochs' C3 (no epoch issued twice)
 // makes a token name one reservation.
 func (h CrHistory) OwedBySweeps() map[int][]model.Token {
-	exited := map[model.HolderID]int64{} // holder → earliest return of a known exit
-	gone := map[model.Token]int64{}      // token → earliest known return of a call that ended it
-	ended := func(tok model.Token, at int64) {
-		if g, ok := gone[tok]; !ok || at < g {
-			gone[tok] = at
-		}
+	f := h.sweepFacts()
+	if !f.sweeps || len(f.exited) == 0 {
+		return nil
 	}
-	var claims [model.Slots + 1][]int // slot → the known ok reserves that claimed it
-	var unknown [3][]int              // class → the reserves of unknown outcome
-	sweeps := false
+	cands := h.unsweptCandidates(&f)
+	if len(cands) == 0 {
+		return nil
+	}
+	return h.owedBy(&f, cands)
+}
+
+// sweepFacts is what OwedBySweeps reads off a history in one pass.
+type sweepFacts struct {
+	exited  map[model.HolderID]int64 // holder → earliest return of a known exit
+	gone    map[model.Token]int64    // token → earliest known return of a call that ended it
+	claims  [model.Slots + 1][]int   // slot → the known ok reserves that claimed it
+	unknown [3][]int                 // class → the reserves of unknown outcome
+	sweeps  bool                     // some sweep was called
+}
+
+// ended records that a call returning at at ended tok, keeping the earliest.
+func (f *sweepFacts) ended(tok model.Token, at int64) {
+	if g, ok := f.gone[tok]; !ok || at < g {
+		f.gone[tok] = at
+	}
+}
+
+// sweepFacts gathers the exits, the claims of each slot, the reserves of
+// unknown outcome and the calls that ended a reservation.
+func (h CrHistory) sweepFacts() sweepFacts {
+	f := sweepFacts{exited: map[model.HolderID]int64{}, gone: map[model.Token]int64{}}
 	for i, op := range h.Ops {
 		in := op.Input
 		switch {
 		case in.Kind == model.CrReserve && op.Unknown:
 			if in.Class == model.General || in.Class == model.Internal {
-				unknown[in.Class] = append(unknown[in.Class], i)
+				f.unknown[in.Class] = append(f.unknown[in.Class], i)
 			}
 		case op.Unknown:
 		case in.Kind == model.CrReserve && op.Output.Result == model.OK:
 			if model.TokenDefect(op.Output.Token) == nil { // else the model refuses it
-				claims[op.Output.Token.Slot] = append(claims[op.Output.Token.Slot], i)
+				f.claims[op.Output.Token.Slot] = append(f.claims[op.Output.Token.Slot], i)
 			}
 		case in.Kind == model.CrExit:
-			if r, ok := exited[in.Holder]; !ok || op.Return < r {
-				exited[in.Holder] = op.Return
+			if r, ok := f.exited[in.Holder]; !ok || op.Return < r {
+				f.exited[in.Holder] = op.Return
 			}
 		case in.Kind == model.CrRelease && op.Output.OK, in.Kind == model.CrEnqueue && op.Output.Result == model.OK:
-			ended(in.Token, op.Return)
+			f.ended(in.Token, op.Return)
 		case in.Kind == model.CrSweep:
-			sweeps = true
+			f.sweeps = true
 		}
 	}
-	if !sweeps || len(exited) == 0 {
-		return nil
-	}
-	// The reservations some sweep may owe: of a holder that exited, whose
-	// reserve overlapped no other claim of its slot.
+	return f
+}
+
+// unsweptCandidates returns the reservations some sweep may owe: of a
+// holder that exited, whose reserve overlapped no other claim of its slot.
+// On the way it records, as ending a reservation, each later claim of its
+// slot.
+func (h CrHistory) unsweptCandidates(f *sweepFacts) []int {
 	var cands []int
 	for slot := 1; slot <= model.Slots; slot++ {
-		for _, i := range claims[slot] {
-			r := h.Ops[i]
-			if _, ok := exited[r.Input.Holder]; !ok {
+		for _, i := range f.claims[slot] {
+			if _, ok := f.exited[h.Ops[i].Input.Holder]; !ok {
 				continue
 			}
-			overlapped := false
-			for _, j := range claims[slot] {
-				o := h.Ops[j]
-				switch {
-				case j == i:
-				case o.Call <= r.Return && o.Return >= r.Call:
-					overlapped = true
-				case o.Call > r.Return:
-					ended(r.Output.Token, o.Return) // R was free before o claimed the slot
-				}
-			}
-			for _, j := range unknown[model.ClassOf(slot)] {
-				overlapped = overlapped || h.Ops[j].Call <= r.Return
-			}
-			if !overlapped {
+			if !h.claimOverlapped(f, slot, i) {
 				cands = append(cands, i)
 			}
 		}
 	}
-	if len(cands) == 0 {
-		return nil
+	return cands
+}
+
+// claimOverlapped reports whether the reserve h.Ops[i], which claimed slot,
+// overlapped in time another known claim of slot or a reserve of unknown
+// outcome in its class; every claim of slot called after it returned ends
+// it (R was free before that claim).
+func (h CrHistory) claimOverlapped(f *sweepFacts, slot, i int) bool {
+	r := h.Ops[i]
+	overlapped := false
+	for _, j := range f.claims[slot] {
+		o := h.Ops[j]
+		switch {
+		case j == i:
+		case o.Call <= r.Return && o.Return >= r.Call:
+			overlapped = true
+		case o.Call > r.Return:
+			f.ended(r.Output.Token, o.Return) // R was free before o claimed the slot
+		}
 	}
+	for _, j := range f.unknown[model.ClassOf(slot)] {
+		overlapped = overlapped || h.Ops[j].Call <= r.Return
+	}
+	return overlapped
+}
+
+// owedBy returns, by sweep, the candidates it owes: those whose reserve
+// and holder's exit returned before the sweep was called, and that no call
+// known to have returned before it ended.
+func (h CrHistory) owedBy(f *sweepFacts, cands []int) map[int][]model.Token {
 	owed := map[int][]model.Token{}
 	for i, op := range h.Ops {
 		if op.Unknown || op.Input.Kind != model.CrSweep {
@@ -415,10 +451,10 @@ func (h CrHistory) OwedBySweeps() map[int][]model.Token {
 		for _, c := range cands {
 			r := h.Ops[c]
 			tok := r.Output.Token
-			if r.Return >= op.Call || exited[r.Input.Holder] >= op.Call {
+			if r.Return >= op.Call || f.exited[r.Input.Holder] >= op.Call {
 				continue
 			}
-			if g, ok := gone[tok]; ok && g < op.Call {
+			if g, ok := f.gone[tok]; ok && g < op.Call {
 				continue
 			}
 			toks = append(toks, tok)
@@ -451,62 +487,96 @@ func (h CrHistory) OwedBySweeps() map[int][]model.Token {
 //     free row under an epoch no token carries, so these answer the same
 //     with it placed or not.)
 func creditsStep(x crState, in CrInput, o CrOutcome) []crState {
-	s := x.s
 	switch in.step {
 	case crSweepNil, crListNil:
 		return []crState{x}
 	case crListSlot:
-		r := s.Row(in.slot)
-		enqueued := !s.Closed() && r.State == model.Enqueued
-		e := in.entry
-		if in.listed && enqueued && r.Epoch == e.Epoch && r.MarkedMs == e.MarkedMs && r.Payload == e.Payload ||
-			!in.listed && !enqueued {
-			return []crState{x}
-		}
-		return nil
+		return listSlotStep(x, in)
 	case crSweepEnd:
-		for _, tok := range in.owed {
-			if s.Unswept(tok) {
-				return nil
-			}
-		}
-		return []crState{x}
+		return sweepEndStep(x, in)
 	case crSweepRow:
-		var next []crState
-		if in.Optional {
-			next = append(next, x)
-		}
-		for n := 1; n <= model.Slots; n++ {
-			if s2, ok := s.SweepSlot(n); ok {
-				next = append(next, crState{s: s2, unseen: x.unseen})
-			}
-		}
-		return append(next, x.sweepUnseen()...)
+		return sweepRowStep(x, in)
 	}
 	if in.Op.Kind == model.CrReserve {
-		switch {
-		case o.Unknown:
-			return x.reserveUnknown(in.Op.Holder, in.Op.Class)
-		case o.Output.Result == model.OK:
-			tok := o.Output.Token
-			if model.TokenDefect(tok) != nil || model.ClassOf(tok.Slot) != in.Op.Class {
-				return nil
-			}
-			s2, ok := s.ReserveSlot(in.Op.Holder, tok)
-			if !ok {
-				return nil
-			}
-			if y, ok := x.claimed(s2, tok.Slot); ok {
-				return []crState{y}
-			}
+		return reserveStep(x, in, o)
+	}
+	return modelStep(x, in, o)
+}
+
+// listSlotStep keeps x when the listing's verdict on its slot matches the
+// model: an entry for a row that is enqueued (table open) with the entry's
+// epoch, mark and payload, or no entry for a row that is not.
+func listSlotStep(x crState, in CrInput) []crState {
+	r := x.s.Row(in.slot)
+	enqueued := !x.s.Closed() && r.State == model.Enqueued
+	e := in.entry
+	if in.listed && enqueued && r.Epoch == e.Epoch && r.MarkedMs == e.MarkedMs && r.Payload == e.Payload ||
+		!in.listed && !enqueued {
+		return []crState{x}
+	}
+	return nil
+}
+
+// sweepEndStep keeps x when the sweep left none of the reservations it
+// owes unswept (C17).
+func sweepEndStep(x crState, in CrInput) []crState {
+	for _, tok := range in.owed {
+		if x.s.Unswept(tok) {
 			return nil
 		}
-		if _, out := x.witness().Step(in.Op); out.Equal(o.Output) {
-			return []crState{x}
+	}
+	return []crState{x}
+}
+
+// sweepRowStep returns every state one row of a sweep can lead to: x when
+// the step is optional, each row model.Credits.SweepSlot frees, and each
+// freeing of a reservation of unknown slot whose holder exited.
+func sweepRowStep(x crState, in CrInput) []crState {
+	var next []crState
+	if in.Optional {
+		next = append(next, x)
+	}
+	for n := 1; n <= model.Slots; n++ {
+		if s2, ok := x.s.SweepSlot(n); ok {
+			next = append(next, crState{s: s2, unseen: x.unseen})
+		}
+	}
+	return append(next, x.sweepUnseen()...)
+}
+
+// reserveStep returns the states a reserve can lead to: its claim, when it
+// answered ok with a slot of its class the model lets it claim; x, when the
+// model answers the same refusal; every placement, when its outcome is
+// unknown.
+func reserveStep(x crState, in CrInput, o CrOutcome) []crState {
+	switch {
+	case o.Unknown:
+		return x.reserveUnknown(in.Op.Holder, in.Op.Class)
+	case o.Output.Result == model.OK:
+		tok := o.Output.Token
+		if model.TokenDefect(tok) != nil || model.ClassOf(tok.Slot) != in.Op.Class {
+			return nil
+		}
+		s2, ok := x.s.ReserveSlot(in.Op.Holder, tok)
+		if !ok {
+			return nil
+		}
+		if y, ok := x.claimed(s2, tok.Slot); ok {
+			return []crState{y}
 		}
 		return nil
 	}
-	s2, out := s.Step(in.Op)
+	if _, out := x.witness().Step(in.Op); out.Equal(o.Output) {
+		return []crState{x}
+	}
+	return nil
+}
+
+// modelStep takes model.Credits.Step for every other operation: the state
+// after it when the outputs agree or the outcome is unknown, and x as well
+// when an unknown call's interval is closed (it may never have run).
+func modelStep(x crState, in CrInput, o CrOutcome) []crState {
+	s2, out := x.s.Step(in.Op)
 	switch {
 	case o.Unknown && o.Settled:
 		// It ran here or never: its interval is closed, so porcupine
@@ -886,15 +956,37 @@ func FindUnswept(h CrHistory, m porcupine.Model, timeout time.Duration) (*SweepV
 		res := porcupine.CheckOperationsTimeout(m, h.operations(ends), timeout)
 		return res == porcupine.Ok, res != porcupine.Unknown
 	}
-	if ok, known := legal(0, nil); !ok || !known {
+	n, ok := firstIllegal(len(sweeps), legal)
+	if !ok {
 		return nil, false
 	}
-	lo, hi := 1, len(sweeps) // the ends of every sweep together are illegal
+	v := &SweepViolation{Sweep: sweeps[n-1], Owed: owed[sweeps[n-1]]}
+	for _, tok := range v.Owed {
+		if ok, known := legal(n-1, map[int][]model.Token{v.Sweep: {tok}}); known && !ok {
+			v.Token = tok
+			break
+		}
+	}
+	if v.Token != (model.Token{}) {
+		h.nameReservation(v)
+	}
+	return v, true
+}
+
+// firstIllegal returns the least n in 1..sweeps for which legal(n, nil),
+// the history with the ends of the first n sweeps, is illegal, by
+// bisection; false when the history without any end is illegal already,
+// or a search ran out of time.
+func firstIllegal(sweeps int, legal func(n int, extra map[int][]model.Token) (bool, bool)) (int, bool) {
+	if ok, known := legal(0, nil); !ok || !known {
+		return 0, false
+	}
+	lo, hi := 1, sweeps // the ends of every sweep together are illegal
 	for lo < hi {
 		mid := (lo + hi) / 2
 		ok, known := legal(mid, nil)
 		if !known {
-			return nil, false
+			return 0, false
 		}
 		if ok {
 			lo = mid + 1
@@ -902,16 +994,12 @@ func FindUnswept(h CrHistory, m porcupine.Model, timeout time.Duration) (*SweepV
 			hi = mid
 		}
 	}
-	v := &SweepViolation{Sweep: sweeps[lo-1], Owed: owed[sweeps[lo-1]]}
-	for _, tok := range v.Owed {
-		if ok, known := legal(lo-1, map[int][]model.Token{v.Sweep: {tok}}); known && !ok {
-			v.Token = tok
-			break
-		}
-	}
-	if v.Token == (model.Token{}) {
-		return v, true
-	}
+	return lo, true
+}
+
+// nameReservation fills in v's reserve (the known ok reserve that issued
+// v.Token), its holder, and that holder's known exit that returned first.
+func (h CrHistory) nameReservation(v *SweepViolation) {
 	v.Exit = -1
 	for i, op := range h.Ops {
 		switch {
@@ -926,5 +1014,4 @@ func FindUnswept(h CrHistory, m porcupine.Model, timeout time.Duration) (*SweepV
 			v.Exit = i
 		}
 	}
-	return v, true
 }

@@ -111,12 +111,54 @@ func (d Durability) summary(kind string, notes []string) string {
 // rest Undecided; G−A−U above zero is Extra.
 func TBDurability(w TBWorkload, h TBHistory, b TBBackend) (Durability, error) {
 	var d Durability
-	taken, maybe := map[string]float64{}, map[string]float64{}
-	own := map[string]TBOp{} // the take on each key of its own
 	keys := make([]string, 0, w.Keys)
 	for k := range w.Keys {
 		keys = append(keys, fmt.Sprintf("k%d", k))
 	}
+	t, err := tallyTakes(h, keys, &d)
+	if err != nil {
+		return d, err
+	}
+	peek := func(key string) (float64, error) {
+		out, err := Known(b, model.TBInput[string]{Kind: model.TBPeek, Key: key, Limits: w.Limits, NowMs: w.StartMs})
+		return w.Limits.Capacity - out.Tokens, err
+	}
+	var notes []string
+	for _, key := range keys {
+		gone, err := peek(key)
+		if err != nil {
+			return d, err
+		}
+		notes = d.judgeShared(key, gone, t.taken[key], t.maybe[key], notes)
+	}
+	ownKeys := make([]string, 0, len(t.own))
+	for k := range t.own {
+		ownKeys = append(ownKeys, k)
+	}
+	sort.Strings(ownKeys)
+	for _, key := range ownKeys {
+		gone, err := peek(key)
+		if err != nil {
+			return d, err
+		}
+		notes = d.judgeOwn(key, gone, t.own[key], notes)
+	}
+	d.Detail = fmt.Sprintf("%d takes on keys of their own; ", len(t.own)) + d.summary("takes", notes)
+	return d, nil
+}
+
+// takeTally is what TBDurability reads off the takes of a history.
+type takeTally struct {
+	taken map[string]float64 // shared key → tokens taken by acknowledged takes
+	maybe map[string]float64 // shared key → tokens asked by takes of unknown outcome
+	own   map[string]TBOp    // the take on each key of its own
+}
+
+// tallyTakes sums the takes on the shared keys by outcome and keeps the
+// one take on each other key, counting the acknowledged ones in d.Acked;
+// an error when a key outside the shared ones has two takes.
+func tallyTakes(h TBHistory, keys []string, d *Durability) (takeTally, error) {
+	t := takeTally{taken: map[string]float64{}, maybe: map[string]float64{}, own: map[string]TBOp{}}
 	shared := map[string]bool{}
 	for _, k := range keys {
 		shared[k] = true
@@ -129,69 +171,57 @@ func TBDurability(w TBWorkload, h TBHistory, b TBBackend) (Durability, error) {
 			d.Acked++
 		}
 		if !shared[op.Input.Key] {
-			if _, dup := own[op.Input.Key]; dup {
-				return d, fmt.Errorf("linearizability: key %q has two takes: not a key of its own", op.Input.Key)
+			if _, dup := t.own[op.Input.Key]; dup {
+				return t, fmt.Errorf("linearizability: key %q has two takes: not a key of its own", op.Input.Key)
 			}
-			own[op.Input.Key] = op
+			t.own[op.Input.Key] = op
 			continue
 		}
 		switch {
 		case op.Unknown:
-			maybe[op.Input.Key] += op.Input.Cost
+			t.maybe[op.Input.Key] += op.Input.Cost
 		case op.Output.OK:
-			taken[op.Input.Key] += op.Input.Cost
+			t.taken[op.Input.Key] += op.Input.Cost
 		}
 	}
-	peek := func(key string) (float64, error) {
-		out, err := Known(b, model.TBInput[string]{Kind: model.TBPeek, Key: key, Limits: w.Limits, NowMs: w.StartMs})
-		return w.Limits.Capacity - out.Tokens, err
+	return t, nil
+}
+
+// judgeShared counts a shared key's losses, double takes and undecided
+// takes from the tokens gone, a acknowledged and u of unknown outcome,
+// returning notes with the findings added.
+func (d *Durability) judgeShared(key string, gone, a, u float64, notes []string) []string {
+	if l := int(a - gone + 0.5); l > 0 {
+		d.Lost += l
+		notes = append(notes, fmt.Sprintf("%s: %g tokens gone, %g acknowledged: %d came back", key, gone, a, l))
 	}
-	var notes []string
-	for _, key := range keys {
-		gone, err := peek(key)
-		if err != nil {
-			return d, err
-		}
-		a, u := taken[key], maybe[key]
-		if l := int(a - gone + 0.5); l > 0 {
-			d.Lost += l
-			notes = append(notes, fmt.Sprintf("%s: %g tokens gone, %g acknowledged: %d came back", key, gone, a, l))
-		}
-		if x := int(gone - a - u + 0.5); x > 0 {
-			d.Extra += x
-			notes = append(notes, fmt.Sprintf("%s: %g tokens gone, %g acknowledged and %g unknown: %d taken twice", key, gone, a, u, x))
-		}
-		// Perhaps lost, beyond the sure losses: min(a, a+u-gone) - max(0, a-gone).
-		if p := int(min(a, a+u-gone) - max(0, a-gone) + 0.5); p > 0 {
-			d.Undecided += p
-		}
+	if x := int(gone - a - u + 0.5); x > 0 {
+		d.Extra += x
+		notes = append(notes, fmt.Sprintf("%s: %g tokens gone, %g acknowledged and %g unknown: %d taken twice", key, gone, a, u, x))
 	}
-	ownKeys := make([]string, 0, len(own))
-	for k := range own {
-		ownKeys = append(ownKeys, k)
+	// Perhaps lost, beyond the sure losses: min(a, a+u-gone) - max(0, a-gone).
+	if p := int(min(a, a+u-gone) - max(0, a-gone) + 0.5); p > 0 {
+		d.Undecided += p
 	}
-	sort.Strings(ownKeys)
-	for _, key := range ownKeys {
-		op := own[key]
-		gone, err := peek(key)
-		if err != nil {
-			return d, err
-		}
-		acked := !op.Unknown && op.Output.OK
-		switch {
-		case gone > op.Input.Cost+1e-9:
-			d.Extra++
-			notes = append(notes, fmt.Sprintf("%s: %g tokens gone after one take of %g: applied twice", key, gone, op.Input.Cost))
-		case acked && gone < op.Input.Cost-1e-9:
-			d.Lost++
-			notes = append(notes, fmt.Sprintf("%s: its acknowledged take of %g is gone (%g tokens taken)", key, op.Input.Cost, gone))
-		case !op.Unknown && !op.Output.OK && gone > 1e-9:
-			d.Extra++
-			notes = append(notes, fmt.Sprintf("%s: a take answered not taken, yet %g tokens are gone", key, gone))
-		}
+	return notes
+}
+
+// judgeOwn judges the one take op on a key of its own by the tokens gone:
+// applied twice, acknowledged yet lost, or refused yet applied.
+func (d *Durability) judgeOwn(key string, gone float64, op TBOp, notes []string) []string {
+	acked := !op.Unknown && op.Output.OK
+	switch {
+	case gone > op.Input.Cost+1e-9:
+		d.Extra++
+		notes = append(notes, fmt.Sprintf("%s: %g tokens gone after one take of %g: applied twice", key, gone, op.Input.Cost))
+	case acked && gone < op.Input.Cost-1e-9:
+		d.Lost++
+		notes = append(notes, fmt.Sprintf("%s: its acknowledged take of %g is gone (%g tokens taken)", key, op.Input.Cost, gone))
+	case !op.Unknown && !op.Output.OK && gone > 1e-9:
+		d.Extra++
+		notes = append(notes, fmt.Sprintf("%s: a take answered not taken, yet %g tokens are gone", key, gone))
 	}
-	d.Detail = fmt.Sprintf("%d takes on keys of their own; ", len(own)) + d.summary("takes", notes)
-	return d, nil
+	return notes
 }
 
 // CrDurability checks that no acknowledged enqueue was lost, judging each

@@ -118,57 +118,9 @@ func (w CrWorkload) Scaled(holders, rounds int) CrWorkload {
 // Run carries out p, calling progress (if not nil) after every history.
 func Run(p Plan, progress func(Tally)) (Tally, error) {
 	t := Tally{Primitive: p.Primitive}
-	var n int
-	var record func(i int, seed uint64) (Report, string, error)
-	switch p.Primitive {
-	case PrimitiveTokenBucket:
-		var ws []TBWorkload
-		for _, w := range TBWorkloads() {
-			if p.Workload == "" || p.Workload == w.Name {
-				ws = append(ws, w.Scaled(p.Clients, p.Keys, p.Ops))
-			}
-		}
-		n = len(ws)
-		record = func(i int, seed uint64) (Report, string, error) {
-			w := ws[i%len(ws)]
-			b, done, err := p.tb()
-			if err != nil {
-				return Report{}, w.Name, err
-			}
-			h, err := RecordTokenBucket(w, b, seed)
-			done()
-			if err != nil {
-				return Report{}, w.Name, err
-			}
-			h.Mutant = p.Mutant
-			rep, err := CheckTokenBucket(h, p.options(w.Name, seed))
-			return rep, w.Name, err
-		}
-	case PrimitiveCredits:
-		var ws []CrWorkload
-		for _, w := range CrWorkloads() {
-			if p.Workload == "" || p.Workload == w.Name {
-				ws = append(ws, w.Scaled(p.Clients, p.Ops))
-			}
-		}
-		n = len(ws)
-		record = func(i int, seed uint64) (Report, string, error) {
-			w := ws[i%len(ws)]
-			b, done, err := p.cr()
-			if err != nil {
-				return Report{}, w.Name, err
-			}
-			h, err := RecordCredits(w, b, seed)
-			done()
-			if err != nil {
-				return Report{}, w.Name, err
-			}
-			h.Mutant = p.Mutant
-			rep, err := CheckCredits(h, p.options(w.Name, seed))
-			return rep, w.Name, err
-		}
-	default:
-		return t, fmt.Errorf("linearizability: primitive %q must be %q or %q", p.Primitive, PrimitiveTokenBucket, PrimitiveCredits)
+	n, record, err := p.recorder()
+	if err != nil {
+		return t, err
 	}
 	if n == 0 {
 		return t, fmt.Errorf("linearizability: workload %q is not a %s workload", p.Workload, p.Primitive)
@@ -180,21 +132,8 @@ func Run(p Plan, progress func(Tally)) (Tally, error) {
 		if err != nil {
 			return t, err
 		}
-		t.Histories++
-		t.Ops += rep.Ops
-		t.UnknownOps += rep.UnknownOps
-		t.Overlapping += rep.Overlapping
-		t.CheckTime += rep.CheckTime
+		t.add(rep, seed, name)
 		t.Elapsed = time.Since(start)
-		switch rep.Result {
-		case Illegal:
-			t.Illegal++
-		case Unknown:
-			t.Unknown++
-		}
-		if rep.Result != Ok && (t.First == nil || (rep.Result == Illegal && t.First.Result != Illegal)) {
-			t.First, t.FirstSeed, t.FirstWorkload = &rep, seed, name
-		}
 		if progress != nil {
 			progress(t)
 		}
@@ -203,6 +142,92 @@ func Run(p Plan, progress func(Tally)) (Tally, error) {
 		}
 	}
 	return t, nil
+}
+
+// recordFunc records and checks history i of a plan under seed, returning
+// its report and its workload's name.
+type recordFunc func(i int, seed uint64) (Report, string, error)
+
+// recorder returns how many workloads of p's primitive p selects, and the
+// function that records and checks a history of one of them (taken in
+// turn); an error when the primitive is neither table.
+func (p Plan) recorder() (int, recordFunc, error) {
+	switch p.Primitive {
+	case PrimitiveTokenBucket:
+		return p.tbHistories()
+	case PrimitiveCredits:
+		return p.crHistories()
+	}
+	return 0, nil, fmt.Errorf("linearizability: primitive %q must be %q or %q", p.Primitive, PrimitiveTokenBucket, PrimitiveCredits)
+}
+
+// tbHistories is recorder for the token bucket.
+func (p Plan) tbHistories() (int, recordFunc, error) {
+	var ws []TBWorkload
+	for _, w := range TBWorkloads() {
+		if p.Workload == "" || p.Workload == w.Name {
+			ws = append(ws, w.Scaled(p.Clients, p.Keys, p.Ops))
+		}
+	}
+	return len(ws), func(i int, seed uint64) (Report, string, error) {
+		w := ws[i%len(ws)]
+		b, done, err := p.tb()
+		if err != nil {
+			return Report{}, w.Name, err
+		}
+		h, err := RecordTokenBucket(w, b, seed)
+		done()
+		if err != nil {
+			return Report{}, w.Name, err
+		}
+		h.Mutant = p.Mutant
+		rep, err := CheckTokenBucket(h, p.options(w.Name, seed))
+		return rep, w.Name, err
+	}, nil
+}
+
+// crHistories is recorder for the credit table.
+func (p Plan) crHistories() (int, recordFunc, error) {
+	var ws []CrWorkload
+	for _, w := range CrWorkloads() {
+		if p.Workload == "" || p.Workload == w.Name {
+			ws = append(ws, w.Scaled(p.Clients, p.Ops))
+		}
+	}
+	return len(ws), func(i int, seed uint64) (Report, string, error) {
+		w := ws[i%len(ws)]
+		b, done, err := p.cr()
+		if err != nil {
+			return Report{}, w.Name, err
+		}
+		h, err := RecordCredits(w, b, seed)
+		done()
+		if err != nil {
+			return Report{}, w.Name, err
+		}
+		h.Mutant = p.Mutant
+		rep, err := CheckCredits(h, p.options(w.Name, seed))
+		return rep, w.Name, err
+	}, nil
+}
+
+// add counts one history's report, keeping as First the first history not
+// found linearizable, or the first illegal one if that came later.
+func (t *Tally) add(rep Report, seed uint64, name string) {
+	t.Histories++
+	t.Ops += rep.Ops
+	t.UnknownOps += rep.UnknownOps
+	t.Overlapping += rep.Overlapping
+	t.CheckTime += rep.CheckTime
+	switch rep.Result {
+	case Illegal:
+		t.Illegal++
+	case Unknown:
+		t.Unknown++
+	}
+	if rep.Result != Ok && (t.First == nil || (rep.Result == Illegal && t.First.Result != Illegal)) {
+		t.First, t.FirstSeed, t.FirstWorkload = &rep, seed, name
+	}
 }
 
 func (p Plan) options(workload string, seed uint64) Options {

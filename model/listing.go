@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // TimedCrOp is one credit-table operation of a concurrent history with its
@@ -151,72 +152,93 @@ func CheckListing[P comparable](l TimedCrOp[P], ops []TimedCrOp[P]) *ListingErro
 
 // Check is CheckListing of l over the indexed history.
 func (x *Listings[P]) Check(l TimedCrOp[P]) *ListingError[P] {
-	ops := x.ops
 	if l.Input.Kind != CrEnqueued || l.Unknown {
 		return nil
 	}
-	bad := func(e Entry[P], missing bool, format string, args ...any) *ListingError[P] {
-		return &ListingError[P]{Invariant: "C13", Entry: e, Missing: missing, Detail: fmt.Sprintf(format, args...)}
-	}
 	list := l.Output.Entries
+	if err := checkListingShape(list); err != nil {
+		return err
+	}
+	may, must := x.Rows(l)
+	for _, e := range list {
+		if !x.listedByAny(e, may) {
+			return x.notHeld(l, e)
+		}
+	}
+	for _, i := range must {
+		in := x.ops[i].Input
+		e := Entry[P]{Slot: in.Token.Slot, Epoch: in.Token.Epoch, MarkedMs: in.NowMs, Payload: in.Payload}
+		if !slices.Contains(list, e) {
+			return listingError(e, true, "the listing leaves out slot %d epoch %d (payload %v marked %dms), enqueued before the call and neither taken, finished nor closed before it returned",
+				e.Slot, e.Epoch, e.Payload, e.MarkedMs)
+		}
+	}
+	return nil
+}
+
+// listingError is a C13 violation of a listing at entry e (missing: an
+// entry it left out).
+func listingError[P comparable](e Entry[P], missing bool, format string, args ...any) *ListingError[P] {
+	return &ListingError[P]{Invariant: "C13", Entry: e, Missing: missing, Detail: fmt.Sprintf(format, args...)}
+}
+
+// checkListingShape checks a listing's entries alone: slots in 1..Slots,
+// none twice, ordered by mark then slot.
+func checkListingShape[P comparable](list []Entry[P]) *ListingError[P] {
 	var seen [Slots + 1]bool
 	for k, e := range list {
 		if e.Slot < 1 || e.Slot > Slots {
-			return bad(e, false, "the listing names slot %d, outside 1..%d", e.Slot, Slots)
+			return listingError(e, false, "the listing names slot %d, outside 1..%d", e.Slot, Slots)
 		}
 		if seen[e.Slot] {
-			return bad(e, false, "the listing names slot %d twice; each slot is read once", e.Slot)
+			return listingError(e, false, "the listing names slot %d twice; each slot is read once", e.Slot)
 		}
 		seen[e.Slot] = true
 		if k > 0 {
 			p := list[k-1]
 			if p.MarkedMs > e.MarkedMs || (p.MarkedMs == e.MarkedMs && p.Slot > e.Slot) {
-				return bad(e, false, "the listing puts slot %d (marked %dms) after slot %d (marked %dms): entries go by mark, then slot",
+				return listingError(e, false, "the listing puts slot %d (marked %dms) after slot %d (marked %dms): entries go by mark, then slot",
 					e.Slot, e.MarkedMs, p.Slot, p.MarkedMs)
 			}
 		}
 	}
-	may, must := x.Rows(l)
-	for _, e := range list {
-		ok := false
-		for _, i := range may {
-			ok = ok || ListedBy(e, ops[i].Input)
-		}
-		if ok {
-			continue
-		}
-		why := "no enqueue of that token sent that row"
-		for _, o := range ops {
-			if ListedBy(e, o.Input) {
-				why = "its enqueue answered " + o.Output.Result.String() + ", was called after the listing returned, or its row was taken, finished, closed or claimed again before the listing was called"
-				if !o.Unknown && o.Output.Result == OK && o.Call < l.Return {
-					why = "its row was taken, finished, closed or claimed again before the listing was called"
-				}
-				break
-			}
-		}
-		inv := "C13"
-		for _, o := range ops {
-			if o.Input.Kind == CrClose && !o.Unknown && o.Return < l.Call {
-				inv, why = "C11", "the table was closed before the listing was called"
-			}
-		}
-		err := bad(e, false, "the listing shows slot %d epoch %d with payload %v marked %dms, a row the slot did not hold during the call: %s",
-			e.Slot, e.Epoch, e.Payload, e.MarkedMs, why)
-		err.Invariant = inv
-		return err
-	}
-	for _, i := range must {
-		in := ops[i].Input
-		e := Entry[P]{Slot: in.Token.Slot, Epoch: in.Token.Epoch, MarkedMs: in.NowMs, Payload: in.Payload}
-		listed := false
-		for _, x := range list {
-			listed = listed || x == e
-		}
-		if !listed {
-			return bad(e, true, "the listing leaves out slot %d epoch %d (payload %v marked %dms), enqueued before the call and neither taken, finished nor closed before it returned",
-				e.Slot, e.Epoch, e.Payload, e.MarkedMs)
-		}
-	}
 	return nil
+}
+
+// listedByAny reports whether entry e is the row of one of the enqueues
+// (indexes into the history) in may.
+func (x *Listings[P]) listedByAny(e Entry[P], may []int) bool {
+	for _, i := range may {
+		if ListedBy(e, x.ops[i].Input) {
+			return true
+		}
+	}
+	return false
+}
+
+// notHeld is the violation of listing l showing entry e, a row its slot
+// did not hold during the call, saying why: no enqueue sent that row; its
+// enqueue failed, came too late, or its row had ended before the call
+// (C13); or the table was closed before the call (C11).
+func (x *Listings[P]) notHeld(l TimedCrOp[P], e Entry[P]) *ListingError[P] {
+	why := "no enqueue of that token sent that row"
+	for _, o := range x.ops {
+		if ListedBy(e, o.Input) {
+			why = "its enqueue answered " + o.Output.Result.String() + ", was called after the listing returned, or its row was taken, finished, closed or claimed again before the listing was called"
+			if !o.Unknown && o.Output.Result == OK && o.Call < l.Return {
+				why = "its row was taken, finished, closed or claimed again before the listing was called"
+			}
+			break
+		}
+	}
+	inv := "C13"
+	for _, o := range x.ops {
+		if o.Input.Kind == CrClose && !o.Unknown && o.Return < l.Call {
+			inv, why = "C11", "the table was closed before the listing was called"
+		}
+	}
+	err := listingError(e, false, "the listing shows slot %d epoch %d with payload %v marked %dms, a row the slot did not hold during the call: %s",
+		e.Slot, e.Epoch, e.Payload, e.MarkedMs, why)
+	err.Invariant = inv
+	return err
 }

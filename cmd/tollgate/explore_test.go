@@ -16,39 +16,30 @@ func TestExploreCommand(t *testing.T) {
 		code := runExplore(append(args, "-dir", dir, "-progress", "0"), &out, &errb)
 		return code, out.String(), errb.String()
 	}
-	code, out, _ := run("-scenario", "cr-take-vs-finish,tb-take-vs-reset")
-	if code != 0 || !strings.Contains(out, "yes (bound 2)") || !strings.Contains(out, "tb-take-vs-reset") {
-		t.Fatalf("real code: exit %d\n%s", code, out)
-	}
-	code, out, _ = run("-scenario", "cr-take-vs-finish", "-mutant", "cr-finish-blind")
-	if code != 1 || !strings.Contains(out, "linearizability violation") || !strings.Contains(out, "replay: tollgate explore") {
-		t.Fatalf("mutant: exit %d\n%s", code, out)
-	}
+	exploreRun{"real code", []string{"-scenario", "cr-take-vs-finish,tb-take-vs-reset"}, 0,
+		[]string{"yes (bound 2)", "tb-take-vs-reset"}, nil}.check(t, run)
+	out := exploreRun{"mutant", []string{"-scenario", "cr-take-vs-finish", "-mutant", "cr-finish-blind"}, 1,
+		[]string{"linearizability violation", "replay: tollgate explore"}, nil}.check(t, run)
 	i := strings.Index(out, "-replay ")
 	sched := strings.Fields(out[i+len("-replay "):])[0]
-	code, out, _ = run("-scenario", "cr-take-vs-finish", "-mutant", "cr-finish-blind", "-replay", sched)
-	if code != 1 || !strings.Contains(out, "schedule "+sched) || !strings.Contains(out, "▶ finish") {
-		t.Fatalf("replay %s: exit %d\n%s", sched, code, out)
+	for _, r := range []exploreRun{
+		{"replay " + sched, []string{"-scenario", "cr-take-vs-finish", "-mutant", "cr-finish-blind", "-replay", sched}, 1,
+			[]string{"schedule " + sched, "▶ finish"}, nil},
+		{"replay on the real code", []string{"-scenario", "cr-take-vs-finish", "-replay", sched}, 0,
+			[]string{"no violation"}, nil},
+		{"pct on a token-bucket mutant", []string{"-scenario", "all", "-mutant", "tb-timestamp-regress", "-strategy", "pct", "-budget", "300"}, 1,
+			[]string{"tb-stale-clocks"}, []string{"cr-last-slot"}},
+		{"generated, one line per prefix", []string{"-scenario", "sys-cr-own-reserve-*", "-bound", "1"}, 0,
+			[]string{"sys-cr-own-*", "scenarios)"}, []string{"sys-cr-own-reserve-reserve "}},
+		{"generated, -v", []string{"-scenario", "sys-cr-own-reserve-reserve,sys-tb-full-take-peek", "-bound", "1", "-v"}, 0,
+			[]string{"sys-cr-own-reserve-reserve ", "sys-tb-full-take-peek "}, nil},
+	} {
+		r.check(t, run)
 	}
-	code, out, _ = run("-scenario", "cr-take-vs-finish", "-replay", sched)
-	if code != 0 || !strings.Contains(out, "no violation") {
-		t.Fatalf("replay on the real code: exit %d\n%s", code, out)
-	}
-	code, out, _ = run("-scenario", "all", "-mutant", "tb-timestamp-regress", "-strategy", "pct", "-budget", "300")
-	if code != 1 || strings.Contains(out, "cr-last-slot") || !strings.Contains(out, "tb-stale-clocks") {
-		t.Fatalf("pct on a token-bucket mutant: exit %d\n%s", code, out)
-	}
-	code, out, _ = run("-scenario", "sys-cr-own-reserve-*", "-bound", "1")
-	if code != 0 || !strings.Contains(out, "sys-cr-own-*") || !strings.Contains(out, "scenarios)") || strings.Contains(out, "sys-cr-own-reserve-reserve ") {
-		t.Fatalf("generated, one line per prefix: exit %d\n%s", code, out)
-	}
-	code, out, _ = run("-scenario", "sys-cr-own-reserve-reserve,sys-tb-full-take-peek", "-bound", "1", "-v")
-	if code != 0 || !strings.Contains(out, "sys-cr-own-reserve-reserve ") || !strings.Contains(out, "sys-tb-full-take-peek ") {
-		t.Fatalf("generated, -v: exit %d\n%s", code, out)
-	}
-	code, out, _ = run("-scenario", "generated", "-mutant", "tb-peek-torn", "-bound", "1", "-failfast")
-	if code != 1 || !strings.Contains(out, "violation in scenario sys-tb-") || strings.Contains(out, "sys-cr-") || strings.Count(out, "violation in scenario") != 1 {
-		t.Fatalf("generated against a mutant, -failfast: exit %d\n%s", code, out)
+	out = exploreRun{"generated against a mutant, -failfast", []string{"-scenario", "generated", "-mutant", "tb-peek-torn", "-bound", "1", "-failfast"}, 1,
+		[]string{"violation in scenario sys-tb-"}, []string{"sys-cr-"}}.check(t, run)
+	if n := strings.Count(out, "violation in scenario"); n != 1 {
+		t.Fatalf("generated against a mutant, -failfast: %d violations reported, want 1\n%s", n, out)
 	}
 	for _, bad := range [][]string{
 		{"-scenario", "sys-["},
@@ -64,6 +55,34 @@ func TestExploreCommand(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2", bad, code)
 		}
 	}
+}
+
+// exploreRun is one run of the explore command in TestExploreCommand: its
+// arguments, the exit code wanted, and what its output must and must not
+// contain.
+type exploreRun struct {
+	what        string
+	args        []string
+	code        int
+	has, hasNot []string
+}
+
+// check runs r, failing t unless the exit code and the output are as
+// wanted, and returns the output.
+func (r exploreRun) check(t *testing.T, run func(args ...string) (int, string, string)) string {
+	t.Helper()
+	code, out, _ := run(r.args...)
+	ok := code == r.code
+	for _, s := range r.has {
+		ok = ok && strings.Contains(out, s)
+	}
+	for _, s := range r.hasNot {
+		ok = ok && !strings.Contains(out, s)
+	}
+	if !ok {
+		t.Fatalf("%s: exit %d\n%s", r.what, code, out)
+	}
+	return out
 }
 
 // -shard i/n splits the scenarios (catalogue, generated and directed) into

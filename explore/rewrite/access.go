@@ -46,75 +46,94 @@ const (
 // function literal captures or whose address is taken: their accesses are
 // reported like those of package-level variables.
 func collectShared(info *types.Info, files []*ast.File) map[*types.Var]bool {
-	shared := map[*types.Var]bool{}
-	local := func(id *ast.Ident) *types.Var {
-		v, ok := info.Uses[id].(*types.Var)
-		if !ok || v.IsField() || v.Pkg() == nil || v.Parent() == v.Pkg().Scope() {
-			return nil
-		}
-		return v
-	}
+	c := &sharedVars{info: info, shared: map[*types.Var]bool{}}
 	for _, f := range files {
-		// Captured: a use inside a function literal of a variable
-		// declared outside it.
-		var lits []*ast.FuncLit
-		var stack []ast.Node
-		ast.Inspect(f, func(n ast.Node) bool {
-			if n == nil {
-				if _, ok := stack[len(stack)-1].(*ast.FuncLit); ok {
-					lits = lits[:len(lits)-1]
-				}
-				stack = stack[:len(stack)-1]
-				return true
-			}
-			stack = append(stack, n)
-			switch n := n.(type) {
-			case *ast.FuncLit:
-				lits = append(lits, n)
-			case *ast.Ident:
-				if len(lits) > 0 {
-					if v := local(n); v != nil && (v.Pos() < lits[0].Pos() || v.Pos() >= lits[0].End()) {
-						shared[v] = true
-					}
-					for _, l := range lits[1:] {
-						if v := local(n); v != nil && (v.Pos() < l.Pos() || v.Pos() >= l.End()) {
-							shared[v] = true
-						}
-					}
-				}
-			case *ast.UnaryExpr:
-				if n.Op == token.AND {
-					if id := root(info, n.X); id != nil {
-						if v := local(id); v != nil {
-							shared[v] = true
-						}
-					}
-				}
-			case *ast.SliceExpr:
-				if _, ok := under(info.TypeOf(n.X)).(*types.Array); ok {
-					if id := root(info, n.X); id != nil {
-						if v := local(id); v != nil {
-							shared[v] = true
-						}
-					}
-				}
-			case *ast.SelectorExpr:
-				// A method with a pointer receiver called on an
-				// addressable value takes its address.
-				if sel := info.Selections[n]; sel != nil && sel.Kind() == types.MethodVal && !isPointer(info.TypeOf(n.X)) {
-					if sig, ok := sel.Obj().Type().(*types.Signature); ok && sig.Recv() != nil && isPointer(sig.Recv().Type()) {
-						if id := root(info, n.X); id != nil {
-							if v := local(id); v != nil {
-								shared[v] = true
-							}
-						}
-					}
-				}
-			}
-			return true
-		})
+		c.lits, c.stack = nil, nil
+		ast.Inspect(f, c.visit)
 	}
-	return shared
+	return c.shared
+}
+
+// sharedVars is collectShared's walk of one file: the variables found so
+// far, and the function literals and nodes enclosing the current node.
+type sharedVars struct {
+	info   *types.Info
+	shared map[*types.Var]bool
+	lits   []*ast.FuncLit
+	stack  []ast.Node
+}
+
+// visit marks the variables node n shares: those it captures when it is
+// an identifier inside function literals, and those whose address it
+// takes (&x, x[:] of an array, a pointer method called on x).
+func (c *sharedVars) visit(n ast.Node) bool {
+	if n == nil {
+		if _, ok := c.stack[len(c.stack)-1].(*ast.FuncLit); ok {
+			c.lits = c.lits[:len(c.lits)-1]
+		}
+		c.stack = c.stack[:len(c.stack)-1]
+		return true
+	}
+	c.stack = append(c.stack, n)
+	switch n := n.(type) {
+	case *ast.FuncLit:
+		c.lits = append(c.lits, n)
+	case *ast.Ident:
+		c.captured(n)
+	case *ast.UnaryExpr:
+		if n.Op == token.AND {
+			c.markRoot(n.X)
+		}
+	case *ast.SliceExpr:
+		if _, ok := under(c.info.TypeOf(n.X)).(*types.Array); ok {
+			c.markRoot(n.X)
+		}
+	case *ast.SelectorExpr:
+		if c.pointerMethodOfValue(n) {
+			c.markRoot(n.X)
+		}
+	}
+	return true
+}
+
+// local is the local variable id uses, or nil (a field, a package-level
+// variable, or no variable).
+func (c *sharedVars) local(id *ast.Ident) *types.Var {
+	v, ok := c.info.Uses[id].(*types.Var)
+	if !ok || v.IsField() || v.Pkg() == nil || v.Parent() == v.Pkg().Scope() {
+		return nil
+	}
+	return v
+}
+
+// captured marks the local variable id uses when it is declared outside
+// one of the function literals id is in: a use of a captured variable.
+func (c *sharedVars) captured(id *ast.Ident) {
+	for _, l := range c.lits {
+		if v := c.local(id); v != nil && (v.Pos() < l.Pos() || v.Pos() >= l.End()) {
+			c.shared[v] = true
+		}
+	}
+}
+
+// markRoot marks the local variable at the root of e, if any.
+func (c *sharedVars) markRoot(e ast.Expr) {
+	if id := root(c.info, e); id != nil {
+		if v := c.local(id); v != nil {
+			c.shared[v] = true
+		}
+	}
+}
+
+// pointerMethodOfValue reports whether sel is a method with a pointer
+// receiver called on an addressable value, which takes its address.
+func (c *sharedVars) pointerMethodOfValue(sel *ast.SelectorExpr) bool {
+	s := c.info.Selections[sel]
+	if s == nil || s.Kind() != types.MethodVal || isPointer(c.info.TypeOf(sel.X)) {
+		return false
+	}
+	sig, ok := s.Obj().Type().(*types.Signature)
+	return ok && sig.Recv() != nil && isPointer(sig.Recv().Type())
 }
 
 // root returns the variable at the root of e, a chain of parentheses,
@@ -199,6 +218,7 @@ func (r *rewriter) exprs(list []ast.Expr) {
 	}
 }
 
+// stmt reports the plain accesses of s and of the statements in it.
 func (r *rewriter) stmt(s ast.Stmt) {
 	switch s := s.(type) {
 	case nil:
@@ -227,62 +247,91 @@ func (r *rewriter) stmt(s ast.Stmt) {
 		r.stmt(s.Body)
 		r.stmt(s.Else)
 	case *ast.SwitchStmt:
-		r.stmt(s.Init)
-		if s.Tag != nil {
-			r.expr(s.Tag, value)
-		}
-		for _, c := range s.Body.List {
-			cc := c.(*ast.CaseClause)
-			r.exprs(cc.List)
-			r.stmts(cc.Body)
-		}
+		r.switchStmt(s)
 	case *ast.TypeSwitchStmt:
-		r.stmt(s.Init)
-		switch a := s.Assign.(type) {
-		case *ast.ExprStmt:
-			r.expr(a.X.(*ast.TypeAssertExpr).X, value)
-		case *ast.AssignStmt:
-			r.expr(a.Rhs[0].(*ast.TypeAssertExpr).X, value)
-		}
-		for _, c := range s.Body.List {
-			r.stmts(c.(*ast.CaseClause).Body)
-		}
+		r.typeSwitchStmt(s)
 	case *ast.SelectStmt:
 		for _, c := range s.Body.List {
-			cc := c.(*ast.CommClause)
-			switch comm := cc.Comm.(type) {
-			case *ast.SendStmt:
-				r.stmt(comm)
-			case *ast.ExprStmt:
-				r.stmt(comm)
-			case *ast.AssignStmt:
-				if comm.Tok == token.DEFINE {
-					r.exprs(comm.Rhs)
-				} else {
-					for _, l := range comm.Lhs {
-						r.store(l, false)
-					}
-					r.exprs(comm.Rhs)
-				}
-			}
-			r.stmts(cc.Body)
+			r.commClause(c.(*ast.CommClause))
 		}
 	case *ast.ForStmt:
-		r.stmt(s.Init)
-		if s.Cond != nil {
-			r.expr(s.Cond, value)
-		}
-		r.stmt(s.Post)
-		r.stmt(s.Body)
+		r.forStmt(s)
 	case *ast.RangeStmt:
 		r.rangeStmt(s)
 	case *ast.LabeledStmt:
 		r.stmt(s.Stmt)
 	case *ast.DeclStmt:
-		if g, ok := s.Decl.(*ast.GenDecl); ok && g.Tok == token.VAR {
-			for _, spec := range g.Specs {
-				r.exprs(spec.(*ast.ValueSpec).Values)
+		r.declStmt(s)
+	}
+}
+
+// switchStmt reports the accesses of an expression switch: its init, its
+// tag, and each case's expressions and body.
+func (r *rewriter) switchStmt(s *ast.SwitchStmt) {
+	r.stmt(s.Init)
+	if s.Tag != nil {
+		r.expr(s.Tag, value)
+	}
+	for _, c := range s.Body.List {
+		cc := c.(*ast.CaseClause)
+		r.exprs(cc.List)
+		r.stmts(cc.Body)
+	}
+}
+
+// typeSwitchStmt reports the accesses of a type switch: its init, the
+// operand of its type assertion, and each case's body.
+func (r *rewriter) typeSwitchStmt(s *ast.TypeSwitchStmt) {
+	r.stmt(s.Init)
+	switch a := s.Assign.(type) {
+	case *ast.ExprStmt:
+		r.expr(a.X.(*ast.TypeAssertExpr).X, value)
+	case *ast.AssignStmt:
+		r.expr(a.Rhs[0].(*ast.TypeAssertExpr).X, value)
+	}
+	for _, c := range s.Body.List {
+		r.stmts(c.(*ast.CaseClause).Body)
+	}
+}
+
+// commClause reports the accesses of a select's case: its send or
+// receive (a receive that assigns stores to its left-hand side; one that
+// declares stores nothing shared), then its body.
+func (r *rewriter) commClause(cc *ast.CommClause) {
+	switch comm := cc.Comm.(type) {
+	case *ast.SendStmt:
+		r.stmt(comm)
+	case *ast.ExprStmt:
+		r.stmt(comm)
+	case *ast.AssignStmt:
+		if comm.Tok == token.DEFINE {
+			r.exprs(comm.Rhs)
+		} else {
+			for _, l := range comm.Lhs {
+				r.store(l, false)
 			}
+			r.exprs(comm.Rhs)
+		}
+	}
+	r.stmts(cc.Body)
+}
+
+// forStmt reports the accesses of a three-clause loop: init, condition,
+// post statement, body.
+func (r *rewriter) forStmt(s *ast.ForStmt) {
+	r.stmt(s.Init)
+	if s.Cond != nil {
+		r.expr(s.Cond, value)
+	}
+	r.stmt(s.Post)
+	r.stmt(s.Body)
+}
+
+// declStmt reports the loads of a var declaration's initial values.
+func (r *rewriter) declStmt(s *ast.DeclStmt) {
+	if g, ok := s.Decl.(*ast.GenDecl); ok && g.Tok == token.VAR {
+		for _, spec := range g.Specs {
+			r.exprs(spec.(*ast.ValueSpec).Values)
 		}
 	}
 }

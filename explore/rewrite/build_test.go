@@ -103,7 +103,20 @@ func TestBuild(t *testing.T) {
 	if !slices.Equal(res.Packages, wantPkgs) {
 		t.Errorf("Packages:\n%s\nwant:\n%s", strings.Join(res.Packages, "\n"), strings.Join(wantPkgs, "\n"))
 	}
+	buildNotes(t, dir, markers, res)
+	replace := buildOverlay(t, out, res)
+	buildReplacedSources(t, dir, replace)
+	buildAddedFiles(t, dir, replace)
+	buildModuleCacheLink(t, dir, out, replace)
+	if res.Files != 7 {
+		t.Errorf("Files = %d, want 7 (counter, testonly, ticket, demo, paced (its closure stores to captured results), and x/time/rate's two)", res.Files)
+	}
+}
 
+// buildNotes: TestBuild's notes are counter.go's select statement alone,
+// and cmd/demo's make of a channel.
+func buildNotes(t *testing.T, dir string, markers map[string]int, res *Result) {
+	t.Helper()
 	counter := filepath.Join(dir, "counter", "counter.go")
 	var counterNotes []Note
 	for _, n := range res.Notes {
@@ -121,7 +134,12 @@ func TestBuild(t *testing.T) {
 	}) {
 		t.Errorf("no note of the make of a channel in cmd/demo: %+v", res.Notes)
 	}
+}
 
+// buildOverlay reads TestBuild's overlay.json, in out, and returns its
+// replacements.
+func buildOverlay(t *testing.T, out string, res *Result) map[string]string {
+	t.Helper()
 	if res.Overlay != filepath.Join(out, "overlay.json") {
 		t.Errorf("Overlay = %s, want overlay.json in %s", res.Overlay, out)
 	}
@@ -133,10 +151,15 @@ func TestBuild(t *testing.T) {
 	if err := json.Unmarshal(b, &overlay); err != nil {
 		t.Fatalf("overlay.json: %v\n%s", err, b)
 	}
-	replace := overlay.Replace
+	return overlay.Replace
+}
 
-	// counter.go is replaced by its rewrite; doc.go (nothing to
-	// rewrite) and the test files are not replaced.
+// buildReplacedSources: counter.go is replaced by its rewrite; doc.go
+// (nothing to rewrite) and the test files are not replaced; every other
+// package's files are.
+func buildReplacedSources(t *testing.T, dir string, replace map[string]string) {
+	t.Helper()
+	counter := filepath.Join(dir, "counter", "counter.go")
 	src, err := os.ReadFile(counter)
 	if err != nil {
 		t.Fatal(err)
@@ -158,9 +181,12 @@ func TestBuild(t *testing.T) {
 			t.Errorf("%s is not replaced", name)
 		}
 	}
+}
 
-	// Each package gets the file that registers it, with its package
-	// clause (ticket's package is tickets).
+// buildAddedFiles: each package gets the file that registers it, with its
+// package clause (ticket's package is tickets).
+func buildAddedFiles(t *testing.T, dir string, replace map[string]string) {
+	t.Helper()
 	for dirName, clause := range map[string]string{"counter": "counter", "ticket": "tickets", "cmd/demo": "main"} {
 		to, ok := replace[filepath.Join(dir, dirName, AddedFile)]
 		if !ok {
@@ -176,9 +202,13 @@ func TestBuild(t *testing.T) {
 			t.Errorf("%s's %s:\n%s", dirName, AddedFile, b)
 		}
 	}
+}
 
-	// golang.org/x/time is in the module cache: its files are replaced
-	// under a link to it, which the overlay's go.mod replaces it by.
+// buildModuleCacheLink: golang.org/x/time is in the module cache: its
+// files are replaced under a link to it, which the overlay's go.mod
+// replaces it by; nothing in the module cache is replaced.
+func buildModuleCacheLink(t *testing.T, dir, out string, replace map[string]string) {
+	t.Helper()
 	link := filepath.Join(out, "mod", "golang.org", "x", "time@v0.16.0")
 	for _, name := range []string{"rate/rate.go", "rate/sometimes.go", "rate/" + AddedFile, "go.mod"} {
 		if _, ok := replace[filepath.Join(link, filepath.FromSlash(name))]; !ok {
@@ -200,10 +230,6 @@ func TestBuild(t *testing.T) {
 		if within(from, cache) {
 			t.Errorf("the overlay replaces %s, in the module cache", from)
 		}
-	}
-
-	if res.Files != 7 {
-		t.Errorf("Files = %d, want 7 (counter, testonly, ticket, demo, paced (its closure stores to captured results), and x/time/rate's two)", res.Files)
 	}
 }
 

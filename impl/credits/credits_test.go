@@ -34,159 +34,186 @@ func enqueue[P any](t *testing.T, tab *credits.Table[P], h *credits.Holder, tok 
 // TestSeedSentences checks the behavioural sentences of
 // shared/seeds/credits.md.
 func TestSeedSentences(t *testing.T) {
-	t.Run("exactly 32 reserved requests, total: 26 general, 6 internal", func(t *testing.T) {
-		tab := credits.New[string]()
-		h := credits.NewHolder()
-		for i := range 26 {
-			if tok := reserve(t, tab, h, credits.General); tok.Slot != i+1 {
-				t.Fatalf("general reservation %d got slot %d", i, tok.Slot)
-			}
+	t.Run("exactly 32 reserved requests, total: 26 general, 6 internal", seedBounds)
+	t.Run("epoch is a unique reservation identity", seedEpochUnique)
+	t.Run("enqueue matches only the reserving holder and epoch", seedEnqueueMatches)
+	t.Run("a holder that dies after reserve leaves a sweepable reserved row", seedDeadHolderSwept)
+	t.Run("a stale token cannot match a recycled slot", seedStaleToken)
+	t.Run("take returns the payload; finish frees; the credit covers the whole window", seedTakeFinish)
+	t.Run("finish also frees an enqueued row, exactly once", seedFinishEnqueued)
+	t.Run("release frees a never-enqueued reservation, at most once", seedRelease)
+	t.Run("enqueued lists oldest enqueue first", seedEnqueuedOrder)
+}
+
+// seedBounds is TestSeedSentences' case "exactly 32 reserved requests, total: 26 general, 6 internal".
+func seedBounds(t *testing.T) {
+	tab := credits.New[string]()
+	h := credits.NewHolder()
+	for i := range 26 {
+		if tok := reserve(t, tab, h, credits.General); tok.Slot != i+1 {
+			t.Fatalf("general reservation %d got slot %d", i, tok.Slot)
 		}
-		if _, r := tab.Reserve(h, credits.General); r != credits.Exhausted {
-			t.Fatalf("27th general = %v, want exhausted", r)
+	}
+	if _, r := tab.Reserve(h, credits.General); r != credits.Exhausted {
+		t.Fatalf("27th general = %v, want exhausted", r)
+	}
+	for i := range 6 {
+		if tok := reserve(t, tab, h, credits.Internal); tok.Slot != 27+i {
+			t.Fatalf("internal reservation %d got slot %d", i, tok.Slot)
 		}
-		for i := range 6 {
-			if tok := reserve(t, tab, h, credits.Internal); tok.Slot != 27+i {
-				t.Fatalf("internal reservation %d got slot %d", i, tok.Slot)
-			}
-		}
-		if _, r := tab.Reserve(h, credits.Internal); r != credits.Exhausted {
-			t.Fatalf("7th internal = %v", r)
-		}
-		if b := credits.TableBounds(); b != (credits.Bounds{General: 26, Internal: 6, Total: 32}) {
-			t.Fatalf("bounds = %+v", b)
-		}
-	})
-	t.Run("epoch is a unique reservation identity", func(t *testing.T) {
-		tab := credits.New[string]()
-		h := credits.NewHolder()
-		seen := map[uint64]bool{}
-		for range 100 {
-			tok := reserve(t, tab, h, credits.General)
-			if seen[tok.Epoch] {
-				t.Fatalf("epoch %d issued twice", tok.Epoch)
-			}
-			seen[tok.Epoch] = true
-			tab.Release(h, tok)
-		}
-	})
-	t.Run("enqueue matches only the reserving holder and epoch", func(t *testing.T) {
-		tab := credits.New[string]()
-		h, other := credits.NewHolder(), credits.NewHolder()
+	}
+	if _, r := tab.Reserve(h, credits.Internal); r != credits.Exhausted {
+		t.Fatalf("7th internal = %v", r)
+	}
+	if b := credits.TableBounds(); b != (credits.Bounds{General: 26, Internal: 6, Total: 32}) {
+		t.Fatalf("bounds = %+v", b)
+	}
+}
+
+// seedEpochUnique is TestSeedSentences' case "epoch is a unique reservation identity".
+func seedEpochUnique(t *testing.T) {
+	tab := credits.New[string]()
+	h := credits.NewHolder()
+	seen := map[uint64]bool{}
+	for range 100 {
 		tok := reserve(t, tab, h, credits.General)
-		if r := tab.EnqueueAt(0, other, tok, "p"); r != credits.Lost {
-			t.Fatalf("foreign holder enqueue = %v", r)
+		if seen[tok.Epoch] {
+			t.Fatalf("epoch %d issued twice", tok.Epoch)
 		}
-		if r := tab.EnqueueAt(0, h, credits.Token{Slot: tok.Slot, Epoch: tok.Epoch + 1}, "p"); r != credits.Lost {
-			t.Fatalf("wrong epoch enqueue = %v", r)
-		}
-		enqueue(t, tab, h, tok, "p")
-		if r := tab.EnqueueAt(0, h, tok, "q"); r != credits.Lost {
-			t.Fatalf("second enqueue = %v", r)
-		}
-	})
-	t.Run("a holder that dies after reserve leaves a sweepable reserved row", func(t *testing.T) {
-		tab := credits.New[string]()
-		h := credits.NewHolder()
-		reserve(t, tab, h, credits.General)
-		if n := tab.Sweep(); n != 0 {
-			t.Fatalf("swept %d rows of a live holder", n)
-		}
-		h.Exit()
-		if n := tab.Sweep(); n != 1 {
-			t.Fatalf("swept %d, want 1", n)
-		}
-		if s := tab.Snapshot(); s.General.Free != 26 {
-			t.Fatalf("after sweep: %+v", s)
-		}
-	})
-	t.Run("a stale token cannot match a recycled slot", func(t *testing.T) {
-		tab := credits.New[string]()
-		a, b := credits.NewHolder(), credits.NewHolder()
-		old := reserve(t, tab, a, credits.General)
-		tab.Release(a, old)
-		fresh := reserve(t, tab, a, credits.General)
-		if fresh.Slot != old.Slot {
-			t.Fatalf("slot not recycled: %d then %d", old.Slot, fresh.Slot)
-		}
-		if r := tab.EnqueueAt(0, a, old, "stale"); r != credits.Lost {
-			t.Fatalf("stale enqueue = %v", r)
-		}
-		if tab.Release(a, old) {
-			t.Fatal("stale release freed the recycled slot")
-		}
-		enqueue(t, tab, a, fresh, "p")
-		if _, ok := tab.Take(old); ok {
-			t.Fatal("stale take took the recycled slot's payload")
-		}
-		if tab.Finish(old) {
-			t.Fatal("stale finish freed the recycled slot")
-		}
-		_ = b
-	})
-	t.Run("take returns the payload; finish frees; the credit covers the whole window", func(t *testing.T) {
-		tab := credits.New[string]()
-		h := credits.NewHolder()
-		tok := reserve(t, tab, h, credits.General)
-		enqueue(t, tab, h, tok, "req")
-		h.Exit() // the caller dies while its request is queued
-		if n := tab.Sweep(); n != 0 {
-			t.Fatalf("swept %d enqueued rows", n)
-		}
-		p, ok := tab.Take(tok)
-		if !ok || p != "req" {
-			t.Fatalf("Take = %q, %v", p, ok)
-		}
-		if n := tab.Sweep(); n != 0 {
-			t.Fatalf("swept %d processing rows", n)
-		}
-		if s := tab.Snapshot(); s.General.Processing != 1 {
-			t.Fatalf("snapshot while processing: %+v", s)
-		}
-		if !tab.Finish(tok) {
-			t.Fatal("finish of a processing row failed")
-		}
-		if s := tab.Snapshot(); s.General.Free != 26 {
-			t.Fatalf("after finish: %+v", s)
-		}
-	})
-	t.Run("finish also frees an enqueued row, exactly once", func(t *testing.T) {
-		tab := credits.New[string]()
-		h := credits.NewHolder()
-		tok := reserve(t, tab, h, credits.Internal)
-		enqueue(t, tab, h, tok, "p")
-		if !tab.Finish(tok) || tab.Finish(tok) {
-			t.Fatal("finish of an enqueued row did not free it exactly once")
-		}
-	})
-	t.Run("release frees a never-enqueued reservation, at most once", func(t *testing.T) {
-		tab := credits.New[string]()
-		h := credits.NewHolder()
-		tok := reserve(t, tab, h, credits.General)
-		if !tab.Release(h, tok) || tab.Release(h, tok) {
-			t.Fatal("release did not free exactly once")
-		}
-		tok = reserve(t, tab, h, credits.General)
-		enqueue(t, tab, h, tok, "p")
-		if tab.Release(h, tok) {
-			t.Fatal("release freed an enqueued row")
-		}
-	})
-	t.Run("enqueued lists oldest enqueue first", func(t *testing.T) {
-		tab := credits.New[string]()
-		h := credits.NewHolder()
-		t1, t2, t3 := reserve(t, tab, h, credits.General), reserve(t, tab, h, credits.General), reserve(t, tab, h, credits.Internal)
-		tab.EnqueueAt(30, h, t1, "late")
-		tab.EnqueueAt(10, h, t3, "early")
-		tab.EnqueueAt(20, h, t2, "middle")
-		var got []string
-		for _, e := range tab.Enqueued() {
-			got = append(got, fmt.Sprint(e.Payload, "@", e.MarkedMs))
-		}
-		if strings.Join(got, " ") != "early@10 middle@20 late@30" {
-			t.Fatalf("enqueued = %v", got)
-		}
-	})
+		seen[tok.Epoch] = true
+		tab.Release(h, tok)
+	}
+}
+
+// seedEnqueueMatches is TestSeedSentences' case "enqueue matches only the reserving holder and epoch".
+func seedEnqueueMatches(t *testing.T) {
+	tab := credits.New[string]()
+	h, other := credits.NewHolder(), credits.NewHolder()
+	tok := reserve(t, tab, h, credits.General)
+	if r := tab.EnqueueAt(0, other, tok, "p"); r != credits.Lost {
+		t.Fatalf("foreign holder enqueue = %v", r)
+	}
+	if r := tab.EnqueueAt(0, h, credits.Token{Slot: tok.Slot, Epoch: tok.Epoch + 1}, "p"); r != credits.Lost {
+		t.Fatalf("wrong epoch enqueue = %v", r)
+	}
+	enqueue(t, tab, h, tok, "p")
+	if r := tab.EnqueueAt(0, h, tok, "q"); r != credits.Lost {
+		t.Fatalf("second enqueue = %v", r)
+	}
+}
+
+// seedDeadHolderSwept is TestSeedSentences' case "a holder that dies after reserve leaves a sweepable reserved row".
+func seedDeadHolderSwept(t *testing.T) {
+	tab := credits.New[string]()
+	h := credits.NewHolder()
+	reserve(t, tab, h, credits.General)
+	if n := tab.Sweep(); n != 0 {
+		t.Fatalf("swept %d rows of a live holder", n)
+	}
+	h.Exit()
+	if n := tab.Sweep(); n != 1 {
+		t.Fatalf("swept %d, want 1", n)
+	}
+	if s := tab.Snapshot(); s.General.Free != 26 {
+		t.Fatalf("after sweep: %+v", s)
+	}
+}
+
+// seedStaleToken is TestSeedSentences' case "a stale token cannot match a recycled slot".
+func seedStaleToken(t *testing.T) {
+	tab := credits.New[string]()
+	a, b := credits.NewHolder(), credits.NewHolder()
+	old := reserve(t, tab, a, credits.General)
+	tab.Release(a, old)
+	fresh := reserve(t, tab, a, credits.General)
+	if fresh.Slot != old.Slot {
+		t.Fatalf("slot not recycled: %d then %d", old.Slot, fresh.Slot)
+	}
+	if r := tab.EnqueueAt(0, a, old, "stale"); r != credits.Lost {
+		t.Fatalf("stale enqueue = %v", r)
+	}
+	if tab.Release(a, old) {
+		t.Fatal("stale release freed the recycled slot")
+	}
+	enqueue(t, tab, a, fresh, "p")
+	if _, ok := tab.Take(old); ok {
+		t.Fatal("stale take took the recycled slot's payload")
+	}
+	if tab.Finish(old) {
+		t.Fatal("stale finish freed the recycled slot")
+	}
+	_ = b
+}
+
+// seedTakeFinish is TestSeedSentences' case "take returns the payload; finish frees; the credit covers the whole window".
+func seedTakeFinish(t *testing.T) {
+	tab := credits.New[string]()
+	h := credits.NewHolder()
+	tok := reserve(t, tab, h, credits.General)
+	enqueue(t, tab, h, tok, "req")
+	h.Exit() // the caller dies while its request is queued
+	if n := tab.Sweep(); n != 0 {
+		t.Fatalf("swept %d enqueued rows", n)
+	}
+	p, ok := tab.Take(tok)
+	if !ok || p != "req" {
+		t.Fatalf("Take = %q, %v", p, ok)
+	}
+	if n := tab.Sweep(); n != 0 {
+		t.Fatalf("swept %d processing rows", n)
+	}
+	if s := tab.Snapshot(); s.General.Processing != 1 {
+		t.Fatalf("snapshot while processing: %+v", s)
+	}
+	if !tab.Finish(tok) {
+		t.Fatal("finish of a processing row failed")
+	}
+	if s := tab.Snapshot(); s.General.Free != 26 {
+		t.Fatalf("after finish: %+v", s)
+	}
+}
+
+// seedFinishEnqueued is TestSeedSentences' case "finish also frees an enqueued row, exactly once".
+func seedFinishEnqueued(t *testing.T) {
+	tab := credits.New[string]()
+	h := credits.NewHolder()
+	tok := reserve(t, tab, h, credits.Internal)
+	enqueue(t, tab, h, tok, "p")
+	if !tab.Finish(tok) || tab.Finish(tok) {
+		t.Fatal("finish of an enqueued row did not free it exactly once")
+	}
+}
+
+// seedRelease is TestSeedSentences' case "release frees a never-enqueued reservation, at most once".
+func seedRelease(t *testing.T) {
+	tab := credits.New[string]()
+	h := credits.NewHolder()
+	tok := reserve(t, tab, h, credits.General)
+	if !tab.Release(h, tok) || tab.Release(h, tok) {
+		t.Fatal("release did not free exactly once")
+	}
+	tok = reserve(t, tab, h, credits.General)
+	enqueue(t, tab, h, tok, "p")
+	if tab.Release(h, tok) {
+		t.Fatal("release freed an enqueued row")
+	}
+}
+
+// seedEnqueuedOrder is TestSeedSentences' case "enqueued lists oldest enqueue first".
+func seedEnqueuedOrder(t *testing.T) {
+	tab := credits.New[string]()
+	h := credits.NewHolder()
+	t1, t2, t3 := reserve(t, tab, h, credits.General), reserve(t, tab, h, credits.General), reserve(t, tab, h, credits.Internal)
+	tab.EnqueueAt(30, h, t1, "late")
+	tab.EnqueueAt(10, h, t3, "early")
+	tab.EnqueueAt(20, h, t2, "middle")
+	var got []string
+	for _, e := range tab.Enqueued() {
+		got = append(got, fmt.Sprint(e.Payload, "@", e.MarkedMs))
+	}
+	if strings.Join(got, " ") != "early@10 middle@20 late@30" {
+		t.Fatalf("enqueued = %v", got)
+	}
 }
 
 // TestSpecTable walks spec/credits.md's invariants not covered above.
@@ -466,121 +493,144 @@ func TestClassBoundSeesOffByOne(t *testing.T) {
 
 // cyclingStorm runs the storm and returns the first violation, or "".
 func cyclingStorm(tab sut.CrTable[int], workers, cycles int) string {
-	var (
-		held     [3]atomic.Int64 // by class; incremented after a successful reserve
-		taken    sync.Map        // payload → true
-		next     atomic.Int64
-		enqueued atomic.Int64
-		mu       sync.Mutex
-		failure  string
-		wg       sync.WaitGroup
-		stop     = make(chan struct{})
-	)
-	fail := func(format string, args ...any) {
-		mu.Lock()
-		if failure == "" {
-			failure = fmt.Sprintf(format, args...)
-		}
-		mu.Unlock()
-	}
-	// A table broken enough (a mutant's) can corrupt its rows until one of
-	// its own methods panics, say on an enqueued row with no payload box:
-	// that is a violation seen, reported like the others, not a crash of
-	// the test binary.
-	recovered := func() {
-		if r := recover(); r != nil {
-			fail("the table panicked: %v", r)
-		}
-	}
-	bound := [3]int64{0, 26, 6}
+	s := &cycling{tab: tab}
+	stop := make(chan struct{})
+	var wg, checker sync.WaitGroup
 	for w := range workers {
-		wg.Go(func() {
-			defer recovered()
-			h := credits.NewHolder()
-			c := credits.General
-			if w%4 == 0 {
-				c = credits.Internal
-			}
-			for i := range cycles {
-				tok, r := tab.Reserve(h, c)
-				if r != credits.OK {
-					continue
-				}
-				if n := held[c].Add(1); n > bound[c] {
-					fail("C1: %d %v reservations held at once (bound %d)", n, c, bound[c])
-				}
-				if (c == credits.General) != (tok.Slot <= 26) {
-					fail("C1: %v reservation got slot %d", c, tok.Slot)
-				}
-				if i%3 == 0 {
-					held[c].Add(-1)
-					if !tab.Release(h, tok) {
-						fail("C9: release of own reservation %v failed", tok)
-					}
-					continue
-				}
-				p := int(next.Add(1))
-				if tab.EnqueueAt(int64(i), h, tok, p) != credits.OK {
-					fail("C5: enqueue of own reservation %v failed", tok)
-					continue
-				}
-				enqueued.Add(1)
-				// Act as the owner for our own row, racing other owners'
-				// takes of theirs (and stale takes of ours below).
-				got, ok := tab.Take(tok)
-				if !ok || got != p {
-					fail("C6/C7: take of %v = %d, %v; enqueued %d", tok, got, ok, p)
-					continue
-				}
-				if _, dup := taken.LoadOrStore(got, true); dup {
-					fail("C7: payload %d taken twice", got)
-				}
-				if _, ok := tab.Take(tok); ok {
-					fail("C7: payload of %v taken a second time", tok)
-				}
-				held[c].Add(-1)
-				if !tab.Finish(tok) {
-					fail("C8: finish of %v failed", tok)
-				}
-			}
-		})
+		wg.Go(func() { s.worker(w, cycles) })
 	}
-	var checker sync.WaitGroup
-	checker.Go(func() {
-		defer recovered()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			s := tab.Snapshot()
-			if s.General.Free+s.General.Reserved+s.General.Enqueued+s.General.Processing != 26 ||
-				s.Internal.Free+s.Internal.Reserved+s.Internal.Enqueued+s.Internal.Processing != 6 {
-				fail("C14: snapshot %+v does not sum to the bounds", s)
-			}
-			for _, e := range tab.Enqueued() {
-				if e.Payload == 0 {
-					fail("C4: enqueued row %v without a payload", e.Token)
-				}
-			}
-		}
-	})
+	checker.Go(func() { s.check(stop) })
 	wg.Wait()
 	close(stop)
 	checker.Wait()
-	if failure != "" {
-		return failure
+	if s.failure != "" {
+		return s.failure
 	}
 	n := 0
-	taken.Range(func(any, any) bool { n++; return true })
-	if int64(n) != enqueued.Load() {
-		return fmt.Sprintf("C7: %d payloads enqueued, %d taken", enqueued.Load(), n)
+	s.taken.Range(func(any, any) bool { n++; return true })
+	if int64(n) != s.enqueued.Load() {
+		return fmt.Sprintf("C7: %d payloads enqueued, %d taken", s.enqueued.Load(), n)
 	}
-	if s := tab.Snapshot(); s.General.Free != 26 || s.Internal.Free != 6 {
-		return fmt.Sprintf("slots leaked after the storm: %+v", s)
+	if sn := tab.Snapshot(); sn.General.Free != 26 || sn.Internal.Free != 6 {
+		return fmt.Sprintf("slots leaked after the storm: %+v", sn)
 	}
 	return ""
+}
+
+// cycling is cyclingStorm's shared state.
+type cycling struct {
+	tab      sut.CrTable[int]
+	held     [3]atomic.Int64 // by class; incremented after a successful reserve
+	taken    sync.Map        // payload → true
+	next     atomic.Int64
+	enqueued atomic.Int64
+	mu       sync.Mutex
+	failure  string // the first violation seen
+}
+
+// cyclingBound is each class's bound on reservations held at once (C1).
+var cyclingBound = [3]int64{0, 26, 6}
+
+func (s *cycling) fail(format string, args ...any) {
+	s.mu.Lock()
+	if s.failure == "" {
+		s.failure = fmt.Sprintf(format, args...)
+	}
+	s.mu.Unlock()
+}
+
+// recovered reports a panic of the table as a violation. A table broken
+// enough (a mutant's) can corrupt its rows until one of its own methods
+// panics, say on an enqueued row with no payload box: that is a violation
+// seen, reported like the others, not a crash of the test binary.
+func (s *cycling) recovered() {
+	if r := recover(); r != nil {
+		s.fail("the table panicked: %v", r)
+	}
+}
+
+// worker is holder w's cycles: reserve in its class (internal for every
+// fourth worker), within the class's bound and on its slots (C1); release
+// every third reservation (C9), enqueue the others (C5) and act as their
+// owner.
+func (s *cycling) worker(w, cycles int) {
+	defer s.recovered()
+	h := credits.NewHolder()
+	c := credits.General
+	if w%4 == 0 {
+		c = credits.Internal
+	}
+	for i := range cycles {
+		tok, r := s.tab.Reserve(h, c)
+		if r != credits.OK {
+			continue
+		}
+		if n := s.held[c].Add(1); n > cyclingBound[c] {
+			s.fail("C1: %d %v reservations held at once (bound %d)", n, c, cyclingBound[c])
+		}
+		if (c == credits.General) != (tok.Slot <= 26) {
+			s.fail("C1: %v reservation got slot %d", c, tok.Slot)
+		}
+		if i%3 == 0 {
+			s.held[c].Add(-1)
+			if !s.tab.Release(h, tok) {
+				s.fail("C9: release of own reservation %v failed", tok)
+			}
+			continue
+		}
+		s.enqueueAndTake(h, c, tok, i)
+	}
+}
+
+// enqueueAndTake enqueues a fresh payload into the worker's reservation
+// and acts as the owner of its own row, racing other owners' takes of
+// theirs (and stale takes of ours): the take gets the payload, once (C6,
+// C7), and the finish frees the row (C8).
+func (s *cycling) enqueueAndTake(h *credits.Holder, c credits.Class, tok credits.Token, i int) {
+	p := int(s.next.Add(1))
+	if s.tab.EnqueueAt(int64(i), h, tok, p) != credits.OK {
+		s.fail("C5: enqueue of own reservation %v failed", tok)
+		return
+	}
+	s.enqueued.Add(1)
+	got, ok := s.tab.Take(tok)
+	if !ok || got != p {
+		s.fail("C6/C7: take of %v = %d, %v; enqueued %d", tok, got, ok, p)
+		return
+	}
+	if _, dup := s.taken.LoadOrStore(got, true); dup {
+		s.fail("C7: payload %d taken twice", got)
+	}
+	if _, ok := s.tab.Take(tok); ok {
+		s.fail("C7: payload of %v taken a second time", tok)
+	}
+	s.held[c].Add(-1)
+	if !s.tab.Finish(tok) {
+		s.fail("C8: finish of %v failed", tok)
+	}
+}
+
+// check takes snapshots and listings until stop is closed: every
+// snapshot sums to the bounds (C14), no listed row lacks its payload (C4).
+func (s *cycling) check(stop <-chan struct{}) {
+	defer s.recovered()
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		sn := s.tab.Snapshot()
+		if sn.General.Free+sn.General.Reserved+sn.General.Enqueued+sn.General.Processing != 26 ||
+			sn.Internal.Free+sn.Internal.Reserved+sn.Internal.Enqueued+sn.Internal.Processing != 6 {
+			s.fail("C14: snapshot %+v does not sum to the bounds", sn)
+		}
+		for _, e := range s.tab.Enqueued() {
+			if e.Payload == 0 {
+				s.fail("C4: enqueued row %v without a payload", e.Token)
+			}
+		}
+	}
 }
 
 // TestSweepRacingEnqueue: C4, C10. Holders reserve, then exit either just

@@ -39,115 +39,142 @@ func mustPeek(t *testing.T, tb *tokenbucket.Table[string], now int64, key string
 // TestSeedSentences checks each behavioural sentence of
 // shared/seeds/token_bucket.md that tollgate keeps.
 func TestSeedSentences(t *testing.T) {
-	t.Run("holds at most capacity and refuses once it cannot cover the cost", func(t *testing.T) {
-		tb := tokenbucket.New[string]()
-		for i := range 10 {
-			if _, ok := mustTake(t, tb, 0, "k", lim10, 1); !ok {
-				t.Fatalf("take %d of a full bucket of 10 refused", i+1)
-			}
+	t.Run("holds at most capacity and refuses once it cannot cover the cost", seedCapacity)
+	t.Run("bursts up to capacity then proceeds at the refill rate", seedBurst)
+	t.Run("buckets are keyed; one table holds different limits", seedKeyed)
+	t.Run("a smaller capacity later clamps the stored tokens", seedClamp)
+	t.Run("fractional tokens survive across calls", seedFractions)
+	t.Run("a clock that moves backwards never drains a bucket", seedClockBackwards)
+	t.Run("an unseen bucket starts full", seedUnseenFull)
+	t.Run("retry_after is 0 when the bucket covers the cost, else rounded up", seedRetryAfter)
+	t.Run("reset forgets a bucket; reset_all forgets every bucket", seedReset)
+}
+
+// seedCapacity is TestSeedSentences' case "holds at most capacity and refuses once it cannot cover the cost".
+func seedCapacity(t *testing.T) {
+	tb := tokenbucket.New[string]()
+	for i := range 10 {
+		if _, ok := mustTake(t, tb, 0, "k", lim10, 1); !ok {
+			t.Fatalf("take %d of a full bucket of 10 refused", i+1)
 		}
-		if _, ok := mustTake(t, tb, 0, "k", lim10, 1); ok {
-			t.Fatal("the 11th take at the same instant was admitted")
+	}
+	if _, ok := mustTake(t, tb, 0, "k", lim10, 1); ok {
+		t.Fatal("the 11th take at the same instant was admitted")
+	}
+	if got := mustPeek(t, tb, 1_000_000, "k", lim10); got != 10 {
+		t.Fatalf("after a long idle the bucket holds %v, want capacity 10", got)
+	}
+}
+
+// seedBurst is TestSeedSentences' case "bursts up to capacity then proceeds at the refill rate".
+func seedBurst(t *testing.T) {
+	tb := tokenbucket.New[string]()
+	lim := tokenbucket.Limits{Capacity: 5, RefillPerSecond: 5}
+	admitted := 0
+	for now := int64(0); now <= 2000; now += 50 { // 41 attempts over 2 s; 0.25 tokens a step, exact in binary
+		if _, ok := mustTake(t, tb, now, "k", lim, 1); ok {
+			admitted++
 		}
-		if got := mustPeek(t, tb, 1_000_000, "k", lim10); got != 10 {
-			t.Fatalf("after a long idle the bucket holds %v, want capacity 10", got)
+	}
+	if admitted != 5+10 { // burst 5, then 5/s for 2 s
+		t.Fatalf("admitted %d over 2 s, want 15", admitted)
+	}
+}
+
+// seedKeyed is TestSeedSentences' case "buckets are keyed; one table holds different limits".
+func seedKeyed(t *testing.T) {
+	tb := tokenbucket.New[string]()
+	mustTake(t, tb, 0, "a", tokenbucket.Limits{Capacity: 1, RefillPerSecond: 1}, 1)
+	if _, ok := mustTake(t, tb, 0, "b", tokenbucket.Limits{Capacity: 30, RefillPerSecond: 5}, 30); !ok {
+		t.Fatal("key b was affected by key a")
+	}
+	if _, ok := mustTake(t, tb, 0, "a", tokenbucket.Limits{Capacity: 1, RefillPerSecond: 1}, 1); ok {
+		t.Fatal("key a was not empty")
+	}
+}
+
+// seedClamp is TestSeedSentences' case "a smaller capacity later clamps the stored tokens".
+func seedClamp(t *testing.T) {
+	tb := tokenbucket.New[string]()
+	mustTake(t, tb, 0, "k", tokenbucket.Limits{Capacity: 30, RefillPerSecond: 1}, 1) // 29 left
+	small := tokenbucket.Limits{Capacity: 5, RefillPerSecond: 1}
+	if got := mustPeek(t, tb, 0, "k", small); got != 5 {
+		t.Fatalf("peek with capacity 5 = %v, want 5", got)
+	}
+	if rem, _ := mustTake(t, tb, 0, "k", small, 1); rem != 4 {
+		t.Fatalf("take with capacity 5 left %v, want 4", rem)
+	}
+	if got := mustPeek(t, tb, 0, "k", tokenbucket.Limits{Capacity: 30, RefillPerSecond: 1}); got != 4 {
+		t.Fatalf("the clamp was not stored: peek with capacity 30 = %v, want 4", got)
+	}
+}
+
+// seedFractions is TestSeedSentences' case "fractional tokens survive across calls".
+func seedFractions(t *testing.T) {
+	tb := tokenbucket.New[string]()
+	lim := tokenbucket.Limits{Capacity: 1, RefillPerSecond: 1}
+	mustTake(t, tb, 0, "k", lim, 1)
+	for now := int64(100); now < 1000; now += 100 {
+		if _, ok := mustTake(t, tb, now, "k", lim, 1); ok {
+			t.Fatalf("admitted at %d ms with under one token accrued", now)
 		}
-	})
-	t.Run("bursts up to capacity then proceeds at the refill rate", func(t *testing.T) {
-		tb := tokenbucket.New[string]()
-		lim := tokenbucket.Limits{Capacity: 5, RefillPerSecond: 5}
-		admitted := 0
-		for now := int64(0); now <= 2000; now += 50 { // 41 attempts over 2 s; 0.25 tokens a step, exact in binary
-			if _, ok := mustTake(t, tb, now, "k", lim, 1); ok {
-				admitted++
-			}
-		}
-		if admitted != 5+10 { // burst 5, then 5/s for 2 s
-			t.Fatalf("admitted %d over 2 s, want 15", admitted)
-		}
-	})
-	t.Run("buckets are keyed; one table holds different limits", func(t *testing.T) {
-		tb := tokenbucket.New[string]()
-		mustTake(t, tb, 0, "a", tokenbucket.Limits{Capacity: 1, RefillPerSecond: 1}, 1)
-		if _, ok := mustTake(t, tb, 0, "b", tokenbucket.Limits{Capacity: 30, RefillPerSecond: 5}, 30); !ok {
-			t.Fatal("key b was affected by key a")
-		}
-		if _, ok := mustTake(t, tb, 0, "a", tokenbucket.Limits{Capacity: 1, RefillPerSecond: 1}, 1); ok {
-			t.Fatal("key a was not empty")
-		}
-	})
-	t.Run("a smaller capacity later clamps the stored tokens", func(t *testing.T) {
-		tb := tokenbucket.New[string]()
-		mustTake(t, tb, 0, "k", tokenbucket.Limits{Capacity: 30, RefillPerSecond: 1}, 1) // 29 left
-		small := tokenbucket.Limits{Capacity: 5, RefillPerSecond: 1}
-		if got := mustPeek(t, tb, 0, "k", small); got != 5 {
-			t.Fatalf("peek with capacity 5 = %v, want 5", got)
-		}
-		if rem, _ := mustTake(t, tb, 0, "k", small, 1); rem != 4 {
-			t.Fatalf("take with capacity 5 left %v, want 4", rem)
-		}
-		if got := mustPeek(t, tb, 0, "k", tokenbucket.Limits{Capacity: 30, RefillPerSecond: 1}); got != 4 {
-			t.Fatalf("the clamp was not stored: peek with capacity 30 = %v, want 4", got)
-		}
-	})
-	t.Run("fractional tokens survive across calls", func(t *testing.T) {
-		tb := tokenbucket.New[string]()
-		lim := tokenbucket.Limits{Capacity: 1, RefillPerSecond: 1}
-		mustTake(t, tb, 0, "k", lim, 1)
-		for now := int64(100); now < 1000; now += 100 {
-			if _, ok := mustTake(t, tb, now, "k", lim, 1); ok {
-				t.Fatalf("admitted at %d ms with under one token accrued", now)
-			}
-		}
-		if got := mustPeek(t, tb, 900, "k", lim); math.Abs(got-0.9) > 1e-12 {
-			t.Fatalf("peek at 900 = %v, want 0.9 (fractions lost?)", got)
-		}
-		if _, ok := mustTake(t, tb, 1000, "k", lim, 1); !ok {
-			t.Fatal("refused at 1000 ms although one token accrued in tenths")
-		}
-	})
-	t.Run("a clock that moves backwards never drains a bucket", func(t *testing.T) {
-		tb := tokenbucket.New[string]()
-		mustTake(t, tb, 5000, "k", lim10, 5)
-		if got := mustPeek(t, tb, 0, "k", lim10); got != 5 {
-			t.Fatalf("peek at an older clock = %v, want 5", got)
-		}
-	})
-	t.Run("an unseen bucket starts full", func(t *testing.T) {
-		tb := tokenbucket.New[string]()
-		if rem, ok := mustTake(t, tb, 42, "new", lim10, 3); !ok || rem != 7 {
-			t.Fatalf("first take = (%v, %v), want (7, true)", rem, ok)
-		}
-	})
-	t.Run("retry_after is 0 when the bucket covers the cost, else rounded up", func(t *testing.T) {
-		tb := tokenbucket.New[string]()
-		if w, _ := tb.RetryAfterAt(0, "k", lim10, 1); w != 0 {
-			t.Fatalf("retry_after of a full bucket = %d", w)
-		}
-		mustTake(t, tb, 0, "k", lim10, 10)
-		if w, _ := tb.RetryAfterAt(0, "k", lim10, 1); w != 100 {
-			t.Fatalf("retry_after of an empty bucket at 10/s = %d, want 100", w)
-		}
-		if w, _ := tb.RetryAfterAt(1, "k", lim10, 1); w != 99 {
-			t.Fatalf("retry_after after 1 ms = %d, want 99", w)
-		}
-	})
-	t.Run("reset forgets a bucket; reset_all forgets every bucket", func(t *testing.T) {
-		tb := tokenbucket.New[string]()
-		mustTake(t, tb, 0, "a", lim10, 10)
-		mustTake(t, tb, 0, "b", lim10, 10)
-		tb.Reset("a")
-		if got := mustPeek(t, tb, 0, "a", lim10); got != 10 {
-			t.Fatalf("after reset a holds %v", got)
-		}
-		if got := mustPeek(t, tb, 0, "b", lim10); got != 0 {
-			t.Fatalf("reset of a touched b: %v", got)
-		}
-		tb.ResetAll()
-		if got := mustPeek(t, tb, 0, "b", lim10); got != 10 {
-			t.Fatalf("after reset_all b holds %v", got)
-		}
-	})
+	}
+	if got := mustPeek(t, tb, 900, "k", lim); math.Abs(got-0.9) > 1e-12 {
+		t.Fatalf("peek at 900 = %v, want 0.9 (fractions lost?)", got)
+	}
+	if _, ok := mustTake(t, tb, 1000, "k", lim, 1); !ok {
+		t.Fatal("refused at 1000 ms although one token accrued in tenths")
+	}
+}
+
+// seedClockBackwards is TestSeedSentences' case "a clock that moves backwards never drains a bucket".
+func seedClockBackwards(t *testing.T) {
+	tb := tokenbucket.New[string]()
+	mustTake(t, tb, 5000, "k", lim10, 5)
+	if got := mustPeek(t, tb, 0, "k", lim10); got != 5 {
+		t.Fatalf("peek at an older clock = %v, want 5", got)
+	}
+}
+
+// seedUnseenFull is TestSeedSentences' case "an unseen bucket starts full".
+func seedUnseenFull(t *testing.T) {
+	tb := tokenbucket.New[string]()
+	if rem, ok := mustTake(t, tb, 42, "new", lim10, 3); !ok || rem != 7 {
+		t.Fatalf("first take = (%v, %v), want (7, true)", rem, ok)
+	}
+}
+
+// seedRetryAfter is TestSeedSentences' case "retry_after is 0 when the bucket covers the cost, else rounded up".
+func seedRetryAfter(t *testing.T) {
+	tb := tokenbucket.New[string]()
+	if w, _ := tb.RetryAfterAt(0, "k", lim10, 1); w != 0 {
+		t.Fatalf("retry_after of a full bucket = %d", w)
+	}
+	mustTake(t, tb, 0, "k", lim10, 10)
+	if w, _ := tb.RetryAfterAt(0, "k", lim10, 1); w != 100 {
+		t.Fatalf("retry_after of an empty bucket at 10/s = %d, want 100", w)
+	}
+	if w, _ := tb.RetryAfterAt(1, "k", lim10, 1); w != 99 {
+		t.Fatalf("retry_after after 1 ms = %d, want 99", w)
+	}
+}
+
+// seedReset is TestSeedSentences' case "reset forgets a bucket; reset_all forgets every bucket".
+func seedReset(t *testing.T) {
+	tb := tokenbucket.New[string]()
+	mustTake(t, tb, 0, "a", lim10, 10)
+	mustTake(t, tb, 0, "b", lim10, 10)
+	tb.Reset("a")
+	if got := mustPeek(t, tb, 0, "a", lim10); got != 10 {
+		t.Fatalf("after reset a holds %v", got)
+	}
+	if got := mustPeek(t, tb, 0, "b", lim10); got != 0 {
+		t.Fatalf("reset of a touched b: %v", got)
+	}
+	tb.ResetAll()
+	if got := mustPeek(t, tb, 0, "b", lim10); got != 10 {
+		t.Fatalf("after reset_all b holds %v", got)
+	}
 }
 
 // TestSpecTable walks spec/tokenbucket.md invariant by invariant.

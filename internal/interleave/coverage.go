@@ -3,7 +3,6 @@ package interleave
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"unsafe"
 
@@ -107,6 +106,19 @@ func conflictKind(a, b sig) (string, bool) {
 func classify(p Primitive, tr tracer, a hooked.Access) sig {
 	name := tr.word(a.Word)
 	s := sig{write: a.Wrote()}
+	switch p {
+	case Credits:
+		s.kind, s.half = creditsKind(name, a)
+	case TokenBucket:
+		s.kind, s.mark = bucketKind(tr, name, a)
+	}
+	return s
+}
+
+// refinedValues returns the values an operation's refinement is read off:
+// what a load read; what a store or a successful compare-and-swap wrote
+// (and, for the latter, what it replaced); both, for any other operation.
+func refinedValues(a hooked.Access) []any {
 	values := []any{a.Old, a.New}
 	if a.Op == hooked.Load {
 		values = values[:1]
@@ -117,71 +129,85 @@ func classify(p Primitive, tr tracer, a hooked.Access) sig {
 			values = append(values, a.Old)
 		}
 	}
-	switch p {
-	case Credits:
-		switch {
-		case name == "closed":
-			s.kind = "closed"
-		case strings.HasPrefix(name, "slots[") && strings.HasSuffix(name, ".word"):
-			s.kind, s.half = "slot", 'p'
-			if a.Lo {
-				s.half = 'l'
-			} else if a.Hi {
-				s.half = 'h'
-			}
-		case strings.HasPrefix(name, "slots[") && strings.HasSuffix(name, ".holder"):
-			s.kind = "holder"
-		case strings.HasPrefix(name, "slots[") && strings.HasSuffix(name, ".box"):
-			s.kind = "box"
-		default:
-			// The one word outside the table: a box's published flag.
-			s.kind = "published"
+	return values
+}
+
+// creditsKind names a credit-table word's kind, and for a row's word which
+// half of it the operation touched (l, h, or p: the pair).
+func creditsKind(name string, a hooked.Access) (kind string, half byte) {
+	switch {
+	case name == "closed":
+		return "closed", 0
+	case strings.HasPrefix(name, "slots[") && strings.HasSuffix(name, ".word"):
+		half = 'p'
+		if a.Lo {
+			half = 'l'
+		} else if a.Hi {
+			half = 'h'
 		}
-	case TokenBucket:
-		switch {
-		case name == "buckets":
-			s.kind = "buckets"
-		case strings.HasSuffix(name, ".floor"):
-			s.kind = "floor"
-		case strings.Contains(name, " cell ") && strings.HasSuffix(name, ".state"):
-			s.kind = "bucket"
-			for _, v := range values {
-				if w, ok := v.([2]uint64); ok && w[0] == bucketDead {
-					s.mark = "dead"
-				}
-				if w, ok := v.(uint64); ok && a.Lo && w == bucketDead {
-					s.mark = "dead"
-				}
-			}
-		case strings.Contains(name, " cell ") && strings.HasSuffix(name, ".first"):
-			// A cell's first word points to the cell itself. Its one write
-			// is the store of its maker, before the cell is published,
-			// where no other operation can reach it; every later access
-			// reads it, to tell the cell from an inner node. So no two
-			// steps conflict on it, and the table has no column for it.
-			s.kind = "first"
-		case strings.Contains(name, " cell ") && strings.HasSuffix(name, ".next"):
-			s.kind = "next"
-			for _, v := range values {
-				if tr.value(a.Word, v) == "sealed" {
-					s.mark = "sealed"
-				}
-			}
-		case strings.HasPrefix(name, "trie") && strings.Contains(name, "["):
-			s.kind = "child"
-			for _, v := range values {
-				if strings.HasPrefix(tr.value(a.Word, v), "frozen(") {
-					s.mark = "frozen"
-				}
-			}
-		default:
-			// A word no walk of the tries reaches that two threads can
-			// both touch: a frozen wrapper's own word, which holds what it
-			// froze. (A node being built is its builder's alone.)
-			s.kind, s.mark = "child", "frozen"
+		return "slot", half
+	case strings.HasPrefix(name, "slots[") && strings.HasSuffix(name, ".holder"):
+		return "holder", 0
+	case strings.HasPrefix(name, "slots[") && strings.HasSuffix(name, ".box"):
+		return "box", 0
+	}
+	// The one word outside the table: a box's published flag.
+	return "published", 0
+}
+
+// bucketKind names a token-bucket word's kind and its mark: a bucket
+// read or written dead, a cell's next word sealed, a trie child frozen.
+func bucketKind(tr tracer, name string, a hooked.Access) (kind, mark string) {
+	switch {
+	case name == "buckets":
+		return "buckets", ""
+	case strings.HasSuffix(name, ".floor"):
+		return "floor", ""
+	case strings.Contains(name, " cell ") && strings.HasSuffix(name, ".state"):
+		return "bucket", deadMark(a)
+	case strings.Contains(name, " cell ") && strings.HasSuffix(name, ".first"):
+		// A cell's first word points to the cell itself. Its one write
+		// is the store of its maker, before the cell is published,
+		// where no other operation can reach it; every later access
+		// reads it, to tell the cell from an inner node. So no two
+		// steps conflict on it, and the table has no column for it.
+		return "first", ""
+	case strings.Contains(name, " cell ") && strings.HasSuffix(name, ".next"):
+		return "next", valueMark(tr, a, "sealed", func(v string) bool { return v == "sealed" })
+	case strings.HasPrefix(name, "trie") && strings.Contains(name, "["):
+		return "child", valueMark(tr, a, "frozen", func(v string) bool { return strings.HasPrefix(v, "frozen(") })
+	}
+	// A word no walk of the tries reaches that two threads can
+	// both touch: a frozen wrapper's own word, which holds what it
+	// froze. (A node being built is its builder's alone.)
+	return "child", "frozen"
+}
+
+// deadMark is "dead" when a bucket's state the operation read or wrote is
+// the dead bucket (its whole word, or the low half alone), else "".
+func deadMark(a hooked.Access) string {
+	mark := ""
+	for _, v := range refinedValues(a) {
+		if w, ok := v.([2]uint64); ok && w[0] == bucketDead {
+			mark = "dead"
+		}
+		if w, ok := v.(uint64); ok && a.Lo && w == bucketDead {
+			mark = "dead"
 		}
 	}
-	return s
+	return mark
+}
+
+// valueMark is mark when the tracer's rendering of a value the operation
+// read or wrote satisfies is, else "".
+func valueMark(tr tracer, a hooked.Access, mark string, is func(string) bool) string {
+	found := ""
+	for _, v := range refinedValues(a) {
+		if is(tr.value(a.Word, v)) {
+			found = mark
+		}
+	}
+	return found
 }
 
 // covStep is one step of a run, as coverage keeps it.
@@ -299,83 +325,103 @@ func opKind(p program, t, op int) string {
 
 // scan records the conflicts of one complete run.
 func (cov *Coverage) scan(g generated, p program, steps []covStep) {
-	type opRef struct{ thread, op int }
-	callAt, retAt := map[opRef]int{}, map[opRef]int{}
-	kinds := map[opRef]string{}
+	ops := cov.noteOps(g, p, steps)
+	byWord, live := conflictCandidates(steps)
+	for _, idx := range byWord {
+		for n, i := range idx {
+			for _, j := range idx[n+1:] {
+				if k, ok := conflictKind(steps[i].sig, steps[j].sig); ok {
+					cov.record(g, steps, ops, i, j, k)
+				}
+			}
+		}
+	}
+	for n, i := range live {
+		for _, j := range live[n+1:] {
+			if steps[i].live == liveWrite || steps[j].live == liveWrite {
+				cov.record(g, steps, ops, i, j, "live")
+			}
+		}
+	}
+}
+
+// opRef is one operation of a run: its thread and its index there.
+type opRef struct{ thread, op int }
+
+// runOps is where each operation of a run was called and returned (the
+// step's index), and its model kind.
+type runOps struct {
+	callAt, retAt map[opRef]int
+	kinds         map[opRef]string
+}
+
+// noteOps reads the operations of a run off its steps, and marks as
+// touched every access signature (and liveness effect) each kind of
+// operation made.
+func (cov *Coverage) noteOps(g generated, p program, steps []covStep) runOps {
+	ops := runOps{callAt: map[opRef]int{}, retAt: map[opRef]int{}, kinds: map[opRef]string{}}
 	for i, s := range steps {
 		if s.op < 0 {
 			continue
 		}
 		o := opRef{s.thread, s.op}
-		if _, ok := kinds[o]; !ok {
-			kinds[o] = opKind(p, s.thread, s.op)
+		if _, ok := ops.kinds[o]; !ok {
+			ops.kinds[o] = opKind(p, s.thread, s.op)
 		}
 		if s.call {
-			callAt[o] = i
+			ops.callAt[o] = i
 		}
 		if s.ret {
-			retAt[o] = i
+			ops.retAt[o] = i
 		}
 		if s.word != nil {
-			cov.touched[opSig{g.Primitive, g.prefix, kinds[o], s.sig}] = true
+			cov.touched[opSig{g.Primitive, g.prefix, ops.kinds[o], s.sig}] = true
 		}
 		if s.live != liveNone {
-			cov.touched[opSig{g.Primitive, g.prefix, kinds[o], sig{kind: "live", write: s.live == liveWrite}}] = true
+			cov.touched[opSig{g.Primitive, g.prefix, ops.kinds[o], sig{kind: "live", write: s.live == liveWrite}}] = true
 		}
 	}
-	// Steps that can conflict: those on one word, and those with a
-	// liveness effect.
-	byWord := map[unsafe.Pointer][]int{}
-	var live []int
+	return ops
+}
+
+// conflictCandidates returns the steps of operations that can conflict:
+// by word, those on one word; and, in step order, those with a liveness
+// effect (a sweep's steps carry their liveness reads along with their
+// words).
+func conflictCandidates(steps []covStep) (byWord map[unsafe.Pointer][]int, live []int) {
+	byWord = map[unsafe.Pointer][]int{}
 	for i, x := range steps {
-		switch {
-		case x.op < 0:
-		case x.word != nil:
+		if x.op < 0 {
+			continue
+		}
+		if x.word != nil {
 			byWord[x.word] = append(byWord[x.word], i)
-		case x.live != liveNone:
+		}
+		if x.live != liveNone {
 			live = append(live, i)
 		}
 	}
-	record := func(i, j int, kind string) {
-		x, y := steps[i], steps[j]
-		if x.thread == y.thread {
-			return
-		}
-		ox, oy := opRef{x.thread, x.op}, opRef{y.thread, y.op}
-		// In flight together: the later operation was called before the
-		// earlier one returned.
-		if callAt[oy] > retAt[ox] {
-			return
-		}
-		a, b := kinds[ox], kinds[oy]
-		if opOrder(g.Primitive, b) < opOrder(g.Primitive, a) {
-			a, b = b, a
-		}
-		cov.covered[covKey{g.Primitive, a, b, g.prefix, kind}] = true
+	return byWord, live
+}
+
+// record marks covered the pair of operation kinds of steps i and j, in
+// kind order, conflicting as kind, when the steps are of two threads
+// whose operations were in flight together (the later one called before
+// the earlier one returned).
+func (cov *Coverage) record(g generated, steps []covStep, ops runOps, i, j int, kind string) {
+	x, y := steps[i], steps[j]
+	if x.thread == y.thread {
+		return
 	}
-	for _, idx := range byWord {
-		for n, i := range idx {
-			for _, j := range idx[n+1:] {
-				if k, ok := conflictKind(steps[i].sig, steps[j].sig); ok {
-					record(i, j, k)
-				}
-			}
-		}
+	ox, oy := opRef{x.thread, x.op}, opRef{y.thread, y.op}
+	if ops.callAt[oy] > ops.retAt[ox] {
+		return
 	}
-	// A sweep's steps carry its liveness reads along with their words.
-	for i, x := range steps {
-		if x.op >= 0 && x.word != nil && x.live != liveNone {
-			live = append(live, i)
-		}
+	a, b := ops.kinds[ox], ops.kinds[oy]
+	if opOrder(g.Primitive, b) < opOrder(g.Primitive, a) {
+		a, b = b, a
 	}
-	sort.Ints(live)
-	for n, i := range live {
-		for _, j := range live[n+1:] {
-			if steps[i].live == liveWrite || steps[j].live == liveWrite {
-				record(i, j, "live")
-			}
-		}
-	}
+	cov.covered[covKey{g.Primitive, a, b, g.prefix, kind}] = true
 }
 
 // covOps are the operation kinds of a primitive's table, in row order.

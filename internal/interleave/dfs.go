@@ -81,71 +81,25 @@ func (d *dfs) node() *dnode {
 	return &dnode{}
 }
 
+// choose replays the current path while the run is on it; past its end it
+// opens a node whose choices are the runnable threads within the bound
+// that sleep sets do not prune (the thread of the previous step first),
+// and takes the first. It reports false when no choice is left, or the
+// code under test diverged from the replay (d.err).
 func (d *dfs) choose(v *view) (int, bool) {
 	if v.depth < len(d.path) {
-		n := d.path[v.depth]
-		t := n.choice()
-		if !runnable(v.states[t]) || n.last != v.last {
-			d.err = fmt.Errorf("explore: replay diverged at step %d: the code under test is not deterministic", v.depth)
-			return 0, false
-		}
-		return t, true
+		return d.replay(v)
 	}
 	n := d.node()
 	n.last, n.lastMid = v.last, v.lastMid()
-	if v.depth > 0 {
-		p := d.path[v.depth-1]
-		n.preempts = p.preempts
-		if p.last >= 0 && p.choice() != p.last && p.lastMid {
-			n.preempts++
-		}
-		if d.reduce {
-			c := p.choice()
-			for _, set := range [2][]sleeper{p.sleep, p.done} {
-				for _, s := range set {
-					if s.thread == c {
-						continue
-					}
-					a, ok := d.current(s, v)
-					if !ok {
-						return 0, false
-					}
-					if !dependent(a, p.acc) {
-						n.sleep = append(n.sleep, s)
-					}
-				}
-			}
-		}
-	}
-	add := func(t int) {
-		if !runnable(v.states[t]) {
-			return
-		}
-		for _, c := range n.choices {
-			if c == t {
-				return
-			}
-		}
-		if t != n.last && n.lastMid && n.preempts+1 > d.bound {
-			return
-		}
-		for _, s := range n.sleep {
-			if s.thread == t {
-				if d.prunable(s, v) {
-					d.pruned++
-					return
-				}
-				d.woken++
-				break
-			}
-		}
-		n.choices = append(n.choices, t)
+	if v.depth > 0 && !d.inherit(n, v) {
+		return 0, false
 	}
 	if n.last >= 0 {
-		add(n.last) // continuing costs nothing: explored first
+		d.add(n, v, n.last) // continuing costs nothing: explored first
 	}
 	for t := range v.states {
-		add(t)
+		d.add(n, v, t)
 	}
 	if len(n.choices) == 0 {
 		d.free = append(d.free, n)
@@ -153,6 +107,78 @@ func (d *dfs) choose(v *view) (int, bool) {
 	}
 	d.path = append(d.path, n)
 	return n.choice(), true
+}
+
+// replay returns the current choice of the path's node at v's depth,
+// failing (d.err) when that thread cannot run or the previous step's
+// thread differs: the code under test is not deterministic.
+func (d *dfs) replay(v *view) (int, bool) {
+	n := d.path[v.depth]
+	t := n.choice()
+	if !runnable(v.states[t]) || n.last != v.last {
+		d.err = fmt.Errorf("explore: replay diverged at step %d: the code under test is not deterministic", v.depth)
+		return 0, false
+	}
+	return t, true
+}
+
+// inherit sets new node n's preemptions from its parent's (one more if
+// the parent's choice preempted its thread) and, with the reduction on,
+// puts to sleep in n every thread asleep or explored at the parent whose
+// step is independent of the parent's choice's step. False when a
+// sleeper's replay diverged (d.err).
+func (d *dfs) inherit(n *dnode, v *view) bool {
+	p := d.path[v.depth-1]
+	n.preempts = p.preempts
+	if p.last >= 0 && p.choice() != p.last && p.lastMid {
+		n.preempts++
+	}
+	if !d.reduce {
+		return true
+	}
+	c := p.choice()
+	for _, set := range [2][]sleeper{p.sleep, p.done} {
+		for _, s := range set {
+			if s.thread == c {
+				continue
+			}
+			a, ok := d.current(s, v)
+			if !ok {
+				return false
+			}
+			if !dependent(a, p.acc) {
+				n.sleep = append(n.sleep, s)
+			}
+		}
+	}
+	return true
+}
+
+// add makes thread t a choice of n unless it cannot run, is a choice
+// already, would preempt beyond the bound, or sleeps and may be pruned.
+func (d *dfs) add(n *dnode, v *view, t int) {
+	if !runnable(v.states[t]) {
+		return
+	}
+	for _, c := range n.choices {
+		if c == t {
+			return
+		}
+	}
+	if t != n.last && n.lastMid && n.preempts+1 > d.bound {
+		return
+	}
+	for _, s := range n.sleep {
+		if s.thread == t {
+			if d.prunable(s, v) {
+				d.pruned++
+				return
+			}
+			d.woken++
+			break
+		}
+	}
+	n.choices = append(n.choices, t)
 }
 
 // current is the step of sleeping thread s as it would run now, in the

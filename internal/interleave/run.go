@@ -91,50 +91,16 @@ type runOptions struct {
 
 // execute performs one run of p under ch.
 func execute(c *controller, p program, ch chooser, opt runOptions) (res runResult) {
-	c.step, c.completed, c.tracing = 0, 0, opt.keep
-	c.objs.reset()
-	c.direct = true
-	var bodies []func()
-	if f := guard(func() { bodies = p.begin(c) }); f != nil {
-		c.direct = false
-		f.Detail = "setup: " + f.Detail
+	if f := c.setUp(p, opt.keep); f != nil {
 		res.status, res.failure = panicked, f
 		return res
 	}
-	c.direct = false
-	c.begin(bodies)
-	obs, _ := p.(stepObserver)
-	inv, _ := p.(invariantChecker)
-	n := len(c.workers)
-	if len(c.states) != n {
-		c.states = make([]tstate, n)
-	}
-	states := c.states
-	if len(c.pend) != n {
-		c.pend = make([]unsafe.Pointer, n)
-	}
-	pend := c.pend
+	v := c.newView()
 	res.schedule = c.sched[:0]
 	defer func() { c.sched = res.schedule[:0] }()
-	v := view{last: -1, states: states, pend: pend}
 	idle, lastDone := 0, c.completed
 	for {
-		live, ready := 0, 0
-		for i, w := range c.workers {
-			states[i], pend[i] = w.state, nil
-			if w.state == midOp {
-				pend[i] = w.pendWord
-				if w.pendReady != nil && !w.pendReady() {
-					states[i] = waiting
-				}
-			}
-			if w.state != finished {
-				live++
-			}
-			if runnable(states[i]) {
-				ready++
-			}
-		}
+		live, ready := c.refresh(&v)
 		if live == 0 {
 			break
 		}
@@ -149,46 +115,13 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 			res.status = blocked
 			return res
 		}
-		if t < 0 || t >= n || !runnable(states[t]) {
+		if t < 0 || t >= len(c.workers) || !runnable(v.states[t]) {
 			panic(fmt.Sprintf("explore: chooser picked thread %d, which cannot run", t))
 		}
-		pre := v.last >= 0 && t != v.last && states[v.last] == midOp
-		c.run(t)
-		if obs != nil && c.rec.acc.seen {
-			obs.afterStep(c)
-		}
-		var broken string
-		if inv != nil && !c.workers[t].panicked {
-			broken = inv.checkStep(c)
-		}
-		c.step++
-		c.rec.preempt = pre
-		if pre {
-			res.preemptions++
-		}
-		res.schedule = append(res.schedule, int8(t))
-		if opt.keep {
-			res.steps = append(res.steps, c.rec)
-		}
-		if opt.observer != nil {
-			opt.observer(c, &c.rec)
-		}
-		ch.stepped(&c.rec)
-		v.depth++
-		v.last = t
-		if w := c.workers[t]; w.panicked {
+		broken := c.takeStep(p, ch, t, &v, &res, opt)
+		if c.workers[t].panicked {
 			c.abandon()
-			res.status = panicked
-			res.failure = &Failure{Kind: KindPanic, Thread: t,
-				Detail: fmt.Sprintf("thread %d panicked: %v", t, w.pval), Stack: string(w.pstack), Panic: w.pval}
-			if r := c.race.found; r != nil {
-				// The panic may be the race's consequence: the race is the
-				// cause to report.
-				f := raceFailure(r, p.tracer())
-				f.Detail += fmt.Sprintf("; then thread %d panicked: %v", t, w.pval)
-				f.Stack, f.Panic = res.failure.Stack, res.failure.Panic
-				res.failure = f
-			}
+			res.status, res.failure = panicked, panicFailure(c, p, t)
 			return res
 		}
 		if broken != "" {
@@ -200,27 +133,142 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 		if c.completed != lastDone {
 			lastDone, idle = c.completed, 0
 		} else if idle++; opt.stepCap > 0 && idle >= opt.stepCap {
-			var where []string
-			for i, w := range c.workers {
-				if w.state == midOp {
-					name := fmt.Sprintf("%p", w.pendWord)
-					if tr := p.tracer(); tr != nil {
-						name = tr.word(w.pendWord)
-					}
-					where = append(where, fmt.Sprintf("T%d before %s %s", i, w.pendOp, name))
-				}
-			}
+			f := stallFailure(c, p, opt.stepCap)
 			c.abandon()
-			res.status = stalled
-			res.failure = &Failure{Kind: KindProgress, Thread: -1, Detail: fmt.Sprintf(
-				"no operation completed in %d steps while threads kept stepping (lock-freedom): %s", opt.stepCap, strings.Join(where, ", "))}
+			res.status, res.failure = stalled, f
 			return res
 		}
 	}
+	res.status = complete
+	res.failure, res.outcome = c.finish(p, opt.outcome)
+	return res
+}
+
+// setUp runs p's setup directly (no switch points) and starts its
+// threads, tracing them when keep; the failure, when the setup panicked
+// (then no thread starts).
+func (c *controller) setUp(p program, keep bool) *Failure {
+	c.step, c.completed, c.tracing = 0, 0, keep
+	c.objs.reset()
+	c.direct = true
+	var bodies []func()
+	if f := guard(func() { bodies = p.begin(c) }); f != nil {
+		c.direct = false
+		f.Detail = "setup: " + f.Detail
+		return f
+	}
+	c.direct = false
+	c.begin(bodies)
+	return nil
+}
+
+// newView returns the chooser's view of a run of c's threads, on state and
+// pending-word slices reused from run to run.
+func (c *controller) newView() view {
+	n := len(c.workers)
+	if len(c.states) != n {
+		c.states = make([]tstate, n)
+	}
+	if len(c.pend) != n {
+		c.pend = make([]unsafe.Pointer, n)
+	}
+	return view{last: -1, states: c.states, pend: c.pend}
+}
+
+// refresh reads every thread's state into v (a thread before an operation
+// that cannot proceed yet is waiting) and counts the threads not finished
+// and those that can run.
+func (c *controller) refresh(v *view) (live, ready int) {
+	for i, w := range c.workers {
+		v.states[i], v.pend[i] = w.state, nil
+		if w.state == midOp {
+			v.pend[i] = w.pendWord
+			if w.pendReady != nil && !w.pendReady() {
+				v.states[i] = waiting
+			}
+		}
+		if w.state != finished {
+			live++
+		}
+		if runnable(v.states[i]) {
+			ready++
+		}
+	}
+	return live, ready
+}
+
+// takeStep runs one step of thread t and records it: in res's schedule
+// (and steps, when kept), for the observers and the chooser, and in v. It
+// returns the invariant the step broke, if p checks any ("" if none).
+func (c *controller) takeStep(p program, ch chooser, t int, v *view, res *runResult, opt runOptions) string {
+	pre := v.last >= 0 && t != v.last && v.states[v.last] == midOp
+	c.run(t)
+	if obs, ok := p.(stepObserver); ok && c.rec.acc.seen {
+		obs.afterStep(c)
+	}
+	var broken string
+	if inv, ok := p.(invariantChecker); ok && !c.workers[t].panicked {
+		broken = inv.checkStep(c)
+	}
+	c.step++
+	c.rec.preempt = pre
+	if pre {
+		res.preemptions++
+	}
+	res.schedule = append(res.schedule, int8(t))
+	if opt.keep {
+		res.steps = append(res.steps, c.rec)
+	}
+	if opt.observer != nil {
+		opt.observer(c, &c.rec)
+	}
+	ch.stepped(&c.rec)
+	v.depth++
+	v.last = t
+	return broken
+}
+
+// panicFailure is the failure of a run whose thread t panicked, or of the
+// data race found before it, which is the cause to report.
+func panicFailure(c *controller, p program, t int) *Failure {
+	w := c.workers[t]
+	f := &Failure{Kind: KindPanic, Thread: t,
+		Detail: fmt.Sprintf("thread %d panicked: %v", t, w.pval), Stack: string(w.pstack), Panic: w.pval}
+	if r := c.race.found; r != nil {
+		// The panic may be the race's consequence: the race is the
+		// cause to report.
+		rf := raceFailure(r, p.tracer())
+		rf.Detail += fmt.Sprintf("; then thread %d panicked: %v", t, w.pval)
+		rf.Stack, rf.Panic = f.Stack, f.Panic
+		return rf
+	}
+	return f
+}
+
+// stallFailure is the failure of a run in which no operation completed in
+// stepCap steps (lock-freedom), naming where each thread stands.
+func stallFailure(c *controller, p program, stepCap int) *Failure {
+	var where []string
+	for i, w := range c.workers {
+		if w.state == midOp {
+			name := fmt.Sprintf("%p", w.pendWord)
+			if tr := p.tracer(); tr != nil {
+				name = tr.word(w.pendWord)
+			}
+			where = append(where, fmt.Sprintf("T%d before %s %s", i, w.pendOp, name))
+		}
+	}
+	return &Failure{Kind: KindProgress, Thread: -1, Detail: fmt.Sprintf(
+		"no operation completed in %d steps while threads kept stepping (lock-freedom): %s", stepCap, strings.Join(where, ", "))}
+}
+
+// finish runs p's final check directly on a complete run, returning its
+// failure and outcome; a data race found in the run is the verdict instead.
+func (c *controller) finish(p program, outcome bool) (*Failure, string) {
 	c.direct = true
 	var fail *Failure
 	var out string
-	if f := guard(func() { fail, out = p.end(c, opt.outcome) }); f != nil {
+	if f := guard(func() { fail, out = p.end(c, outcome) }); f != nil {
 		f.Detail = "final check: " + f.Detail
 		fail = f
 	}
@@ -230,8 +278,7 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 		// the verdict, whatever the oracle said of the run.
 		fail = raceFailure(r, p.tracer())
 	}
-	res.status, res.failure, res.outcome = complete, fail, out
-	return res
+	return fail, out
 }
 
 // deadlock is the failure of a run in which every unfinished thread waits

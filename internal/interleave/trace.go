@@ -117,104 +117,20 @@ func pairValue(v any) (string, bool) {
 func renderTrace(p program, tr tracer, r runResult) string {
 	n := p.threads()
 	var b strings.Builder
-	if tr != nil {
-		if s := tr.setup(); len(s) > 0 {
-			b.WriteString("setup (before the threads start, no switches):\n")
-			for _, line := range s {
-				fmt.Fprintf(&b, "  %s\n", line)
-			}
-			b.WriteString("\n")
-		}
-	}
-	type row [][]string // per column, its lines
-	head := row{{"step"}}
-	for t := 0; t < n; t++ {
-		name := fmt.Sprintf("T%d", t)
-		if tn, ok := tr.(interface{ threadName(int) string }); ok {
-			if s := tn.threadName(t); s != "" {
-				name += " (" + s + ")"
-			}
-		}
-		head = append(head, []string{name})
-	}
-	head = append(head, []string{""})
-	rows := []row{head}
+	writeSetup(&b, tr)
+	rows := []traceRow{traceHead(tr, n)}
 	last := -1
 	for i, s := range r.steps {
-		rw := make(row, n+2)
+		rw := make(traceRow, n+2)
 		rw[0] = []string{fmt.Sprint(i + 1)}
-		var lines []string
-		opName := "?"
-		if tr != nil && s.op >= 0 {
-			opName = tr.call(s.thread, s.op)
-		}
-		if s.acc.call {
-			lines = append(lines, "▶ "+opName)
-		}
-		if s.hasRaw {
-			vals := s.vals
-			if !s.rendered {
-				vals[0], vals[1] = accessValues(tr, s.raw)
-			}
-			lines = append(lines, short(opName)+": "+describeAccess(tr, s.raw, vals))
-		}
-		if s.acc.ret && tr != nil {
-			lines = append(lines, "⇒ "+tr.ret(s.thread, s.op))
-		}
-		if s.doneAfter {
-			if len(lines) == 0 {
-				// The step ended the thread before its operation
-				// reported anything: it panicked.
-				lines = append(lines, short(opName)+": ends")
-			}
-			lines[len(lines)-1] += " (done)"
-		}
-		rw[1+s.thread] = lines
-		var notes []string
-		if s.preempt {
-			notes = append(notes, fmt.Sprintf("← preempts T%d", last))
-		}
-		if s.note != "" {
-			notes = append(notes, s.note)
-		}
-		rw[n+1] = notes
+		rw[1+s.thread] = stepLines(tr, s)
+		rw[n+1] = stepNotes(s, last)
 		last = s.thread
 		rows = append(rows, rw)
 	}
-	width := make([]int, n+2)
-	for _, rw := range rows {
-		for j, cell := range rw {
-			for _, line := range cell {
-				width[j] = max(width[j], utf8.RuneCountInString(line))
-			}
-		}
-	}
+	width := columnWidths(rows, n)
 	for k, rw := range rows {
-		height := 1
-		for _, cell := range rw {
-			height = max(height, len(cell))
-		}
-		for h := 0; h < height; h++ {
-			var line strings.Builder
-			for j, cell := range rw {
-				text := ""
-				if h < len(cell) {
-					text = cell[h]
-				}
-				pad := width[j] - utf8.RuneCountInString(text)
-				switch {
-				case j == 0:
-					line.WriteString(strings.Repeat(" ", pad) + text)
-				case j == n+1:
-					if text != "" {
-						line.WriteString("   " + text)
-					}
-				default:
-					line.WriteString(" │ " + text + strings.Repeat(" ", pad))
-				}
-			}
-			b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-		}
+		writeRow(&b, rw, width)
 		if k == 0 {
 			total := 0
 			for j := 0; j <= n; j++ {
@@ -227,6 +143,131 @@ func renderTrace(p program, tr tracer, r runResult) string {
 		fmt.Fprintf(&b, "run ended: %s\n", r.failure.Detail)
 	}
 	return b.String()
+}
+
+// traceRow is one row of a rendered trace: per column, its lines.
+type traceRow [][]string
+
+// writeSetup writes what the program's setup did before the threads
+// started, if the tracer recorded anything.
+func writeSetup(b *strings.Builder, tr tracer) {
+	if tr == nil {
+		return
+	}
+	if s := tr.setup(); len(s) > 0 {
+		b.WriteString("setup (before the threads start, no switches):\n")
+		for _, line := range s {
+			fmt.Fprintf(b, "  %s\n", line)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// traceHead is the trace's header row: step, each thread (with its name,
+// when the tracer gives one), and the notes column.
+func traceHead(tr tracer, n int) traceRow {
+	head := traceRow{{"step"}}
+	for t := 0; t < n; t++ {
+		name := fmt.Sprintf("T%d", t)
+		if tn, ok := tr.(interface{ threadName(int) string }); ok {
+			if s := tn.threadName(t); s != "" {
+				name += " (" + s + ")"
+			}
+		}
+		head = append(head, []string{name})
+	}
+	return append(head, []string{""})
+}
+
+// stepLines are a step's lines in its thread's column: the call of an
+// operation, its seam operation and its answer, each when the step made
+// it, the last marked when the step ended the thread.
+func stepLines(tr tracer, s stepRec) []string {
+	var lines []string
+	opName := "?"
+	if tr != nil && s.op >= 0 {
+		opName = tr.call(s.thread, s.op)
+	}
+	if s.acc.call {
+		lines = append(lines, "▶ "+opName)
+	}
+	if s.hasRaw {
+		vals := s.vals
+		if !s.rendered {
+			vals[0], vals[1] = accessValues(tr, s.raw)
+		}
+		lines = append(lines, short(opName)+": "+describeAccess(tr, s.raw, vals))
+	}
+	if s.acc.ret && tr != nil {
+		lines = append(lines, "⇒ "+tr.ret(s.thread, s.op))
+	}
+	if s.doneAfter {
+		if len(lines) == 0 {
+			// The step ended the thread before its operation
+			// reported anything: it panicked.
+			lines = append(lines, short(opName)+": ends")
+		}
+		lines[len(lines)-1] += " (done)"
+	}
+	return lines
+}
+
+// stepNotes are a step's lines in the last column: the thread it preempted
+// (last, the thread of the step before), and what the step observer saw.
+func stepNotes(s stepRec, last int) []string {
+	var notes []string
+	if s.preempt {
+		notes = append(notes, fmt.Sprintf("← preempts T%d", last))
+	}
+	if s.note != "" {
+		notes = append(notes, s.note)
+	}
+	return notes
+}
+
+// columnWidths is the width of each of the n+2 columns: its longest line.
+func columnWidths(rows []traceRow, n int) []int {
+	width := make([]int, n+2)
+	for _, rw := range rows {
+		for j, cell := range rw {
+			for _, line := range cell {
+				width[j] = max(width[j], utf8.RuneCountInString(line))
+			}
+		}
+	}
+	return width
+}
+
+// writeRow writes one row, as many lines high as its tallest cell: the
+// step number right-aligned, the threads' columns left-aligned between
+// bars, the notes column after three spaces, trailing spaces trimmed.
+func writeRow(b *strings.Builder, rw traceRow, width []int) {
+	height := 1
+	for _, cell := range rw {
+		height = max(height, len(cell))
+	}
+	notes := len(rw) - 1
+	for h := 0; h < height; h++ {
+		var line strings.Builder
+		for j, cell := range rw {
+			text := ""
+			if h < len(cell) {
+				text = cell[h]
+			}
+			pad := width[j] - utf8.RuneCountInString(text)
+			switch {
+			case j == 0:
+				line.WriteString(strings.Repeat(" ", pad) + text)
+			case j == notes:
+				if text != "" {
+					line.WriteString("   " + text)
+				}
+			default:
+				line.WriteString(" │ " + text + strings.Repeat(" ", pad))
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
 }
 
 // short is the name of the operation without its arguments.

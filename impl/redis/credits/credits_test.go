@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mem "github.com/tollgate/tollgate/impl/credits"
 	"math"
 	"reflect"
 	"strconv"
@@ -15,7 +16,6 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tollgate/tollgate/backends/redisserver"
-	mem "github.com/tollgate/tollgate/impl/credits"
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 )
 
@@ -97,247 +97,262 @@ func snap(t *testing.T, tab *Table) Snapshot {
 func TestTransitions(t *testing.T) {
 	c := server(t)
 
-	t.Run("C1 C2 lowest free slot of the class, then exhausted", func(t *testing.T) {
-		tab := open(t, c)
-		h := leased(t, tab)
-		for n := 1; n <= GeneralSlots; n++ {
-			if tok := reserve(t, tab, h, General); tok.Slot != n {
-				t.Fatalf("general reservation %d got slot %d", n, tok.Slot)
+	t.Run("C1 C2 lowest free slot of the class, then exhausted", func(t *testing.T) { transitionReserve(t, c) })
+	t.Run("C3 epochs unique across slots and reuse; stale tokens pin nothing", func(t *testing.T) { transitionEpochs(t, c) })
+	t.Run("C4 C5 C6 C8 enqueue, take, finish", func(t *testing.T) { transitionEnqueueTakeFinish(t, c) })
+	t.Run("C9 release only by its holder", func(t *testing.T) { transitionRelease(t, c) })
+	t.Run("C10 sweep frees only reserved rows of holders without a lease", func(t *testing.T) { transitionSweep(t, c) })
+	t.Run("C11 closed table", func(t *testing.T) { transitionClosed(t, c) })
+	t.Run("C13 enqueued by mark then slot", func(t *testing.T) { transitionEnqueuedOrder(t, c) })
+}
+
+// transitionReserve is TestTransitions' case "C1 C2 lowest free slot of the class, then exhausted".
+func transitionReserve(t *testing.T, c *goredis.Client) {
+	tab := open(t, c)
+	h := leased(t, tab)
+	for n := 1; n <= GeneralSlots; n++ {
+		if tok := reserve(t, tab, h, General); tok.Slot != n {
+			t.Fatalf("general reservation %d got slot %d", n, tok.Slot)
+		}
+	}
+	if _, r, err := tab.Reserve(ctx, h, General); r != Exhausted || err != nil {
+		t.Fatalf("27th general reserve: %v, %v; want exhausted", r, err)
+	}
+	for n := GeneralSlots + 1; n <= Slots; n++ {
+		if tok := reserve(t, tab, h, Internal); tok.Slot != n {
+			t.Fatalf("internal reservation got slot %d, want %d", tok.Slot, n)
+		}
+	}
+	if _, r, _ := tab.Reserve(ctx, h, Internal); r != Exhausted {
+		t.Fatalf("7th internal reserve: %v", r)
+	}
+	// A freed slot is the next one handed out.
+	if !must(tab.Release(ctx, h, Token{Slot: 5, Epoch: mem.Epoch(5, 1)})) {
+		t.Fatal("release of slot 5 refused")
+	}
+	if tok := reserve(t, tab, h, General); tok.Slot != 5 || tok.Epoch != mem.Epoch(5, 2) {
+		t.Fatalf("after freeing slot 5: %+v, want slot 5 generation 2", tok)
+	}
+}
+
+// transitionEpochs is TestTransitions' case "C3 epochs unique across slots and reuse; stale tokens pin nothing".
+func transitionEpochs(t *testing.T, c *goredis.Client) {
+	tab := open(t, c)
+	h := leased(t, tab)
+	seen := map[uint64]bool{}
+	for i := 0; i < 300; i++ {
+		tok := reserve(t, tab, h, Class(1+i%2))
+		if seen[tok.Epoch] || tok.Epoch == 0 {
+			t.Fatalf("epoch %d issued twice", tok.Epoch)
+		}
+		seen[tok.Epoch] = true
+		if i%50 != 0 {
+			if !must(tab.Release(ctx, h, tok)) {
+				t.Fatal("release refused")
 			}
 		}
-		if _, r, err := tab.Reserve(ctx, h, General); r != Exhausted || err != nil {
-			t.Fatalf("27th general reserve: %v, %v; want exhausted", r, err)
+	}
+	old := reserve(t, tab, h, Internal)
+	must(tab.Release(ctx, h, old))
+	now := reserve(t, tab, h, Internal)
+	if now.Slot != old.Slot {
+		t.Fatalf("slot %d not recycled (got %d)", old.Slot, now.Slot)
+	}
+	before := dump(t, c, tab.Name())
+	if r := must(tab.EnqueueAt(ctx, 1, h, old, "stale")); r != Lost {
+		t.Fatalf("stale enqueue: %v", r)
+	}
+	if must(tab.Release(ctx, h, old)) {
+		t.Fatal("stale release freed the slot's next reservation")
+	}
+	if must(tab.Finish(ctx, old)) {
+		t.Fatal("stale finish freed a row")
+	}
+	if _, ok := must2(tab.Take(ctx, old)); ok {
+		t.Fatal("stale take took")
+	}
+	// Epochs that name another slot, or generations never handed out.
+	for _, e := range []uint64{mem.Epoch(now.Slot%32+1, 1), mem.Epoch(now.Slot, 1<<40), 1<<63 | now.Epoch, ^uint64(0)} {
+		if must(tab.Release(ctx, h, Token{Slot: now.Slot, Epoch: e})) {
+			t.Fatalf("epoch %#x freed slot %d", e, now.Slot)
 		}
-		for n := GeneralSlots + 1; n <= Slots; n++ {
-			if tok := reserve(t, tab, h, Internal); tok.Slot != n {
-				t.Fatalf("internal reservation got slot %d, want %d", tok.Slot, n)
-			}
-		}
-		if _, r, _ := tab.Reserve(ctx, h, Internal); r != Exhausted {
-			t.Fatalf("7th internal reserve: %v", r)
-		}
-		// A freed slot is the next one handed out.
-		if !must(tab.Release(ctx, h, Token{Slot: 5, Epoch: mem.Epoch(5, 1)})) {
-			t.Fatal("release of slot 5 refused")
-		}
-		if tok := reserve(t, tab, h, General); tok.Slot != 5 || tok.Epoch != mem.Epoch(5, 2) {
-			t.Fatalf("after freeing slot 5: %+v, want slot 5 generation 2", tok)
-		}
-	})
+	}
+	if after := dump(t, c, tab.Name()); !reflect.DeepEqual(before, after) {
+		t.Fatalf("stale tokens changed the table:\n%v\n%v", before, after)
+	}
+}
 
-	t.Run("C3 epochs unique across slots and reuse; stale tokens pin nothing", func(t *testing.T) {
-		tab := open(t, c)
-		h := leased(t, tab)
-		seen := map[uint64]bool{}
-		for i := 0; i < 300; i++ {
-			tok := reserve(t, tab, h, Class(1+i%2))
-			if seen[tok.Epoch] || tok.Epoch == 0 {
-				t.Fatalf("epoch %d issued twice", tok.Epoch)
-			}
-			seen[tok.Epoch] = true
-			if i%50 != 0 {
-				if !must(tab.Release(ctx, h, tok)) {
-					t.Fatal("release refused")
-				}
-			}
-		}
-		old := reserve(t, tab, h, Internal)
-		must(tab.Release(ctx, h, old))
-		now := reserve(t, tab, h, Internal)
-		if now.Slot != old.Slot {
-			t.Fatalf("slot %d not recycled (got %d)", old.Slot, now.Slot)
-		}
-		before := dump(t, c, tab.Name())
-		if r := must(tab.EnqueueAt(ctx, 1, h, old, "stale")); r != Lost {
-			t.Fatalf("stale enqueue: %v", r)
-		}
-		if must(tab.Release(ctx, h, old)) {
-			t.Fatal("stale release freed the slot's next reservation")
-		}
-		if must(tab.Finish(ctx, old)) {
-			t.Fatal("stale finish freed a row")
-		}
-		if _, ok := must2(tab.Take(ctx, old)); ok {
-			t.Fatal("stale take took")
-		}
-		// Epochs that name another slot, or generations never handed out.
-		for _, e := range []uint64{mem.Epoch(now.Slot%32+1, 1), mem.Epoch(now.Slot, 1<<40), 1<<63 | now.Epoch, ^uint64(0)} {
-			if must(tab.Release(ctx, h, Token{Slot: now.Slot, Epoch: e})) {
-				t.Fatalf("epoch %#x freed slot %d", e, now.Slot)
-			}
-		}
-		if after := dump(t, c, tab.Name()); !reflect.DeepEqual(before, after) {
-			t.Fatalf("stale tokens changed the table:\n%v\n%v", before, after)
-		}
-	})
+// transitionEnqueueTakeFinish is TestTransitions' case "C4 C5 C6 C8 enqueue, take, finish".
+func transitionEnqueueTakeFinish(t *testing.T, c *goredis.Client) {
+	tab := open(t, c)
+	h := leased(t, tab)
+	tok := reserve(t, tab, h, General)
+	if r := must(tab.EnqueueAt(ctx, 42, h, tok, "p1")); r != OK {
+		t.Fatalf("enqueue: %v", r)
+	}
+	if r := must(tab.EnqueueAt(ctx, 43, h, tok, "p2")); r != Lost {
+		t.Fatalf("second enqueue: %v, want lost", r)
+	}
+	if got := must(tab.Enqueued(ctx)); len(got) != 1 || got[0] != (Entry{Token: tok, MarkedMs: 42, Payload: "p1"}) {
+		t.Fatalf("enqueued: %+v", got)
+	}
+	if must(tab.Release(ctx, h, tok)) {
+		t.Fatal("release freed an enqueued row (C9)")
+	}
+	p, ok := must2(tab.Take(ctx, tok))
+	if !ok || p != "p1" {
+		t.Fatalf("take: %q %v", p, ok)
+	}
+	if _, ok := must2(tab.Take(ctx, tok)); ok {
+		t.Fatal("second take took (C7)")
+	}
+	if got := must(tab.Enqueued(ctx)); len(got) != 0 {
+		t.Fatalf("a processing row is listed: %+v", got)
+	}
+	if s := snap(t, tab); s.General != (Counts{Free: 25, Processing: 1}) {
+		t.Fatalf("snapshot: %+v", s)
+	}
+	if !must(tab.Finish(ctx, tok)) || must(tab.Finish(ctx, tok)) {
+		t.Fatal("finish must free once, then no-op (C8)")
+	}
+	// Finish of a row still enqueued (listed twice across polls).
+	tok = reserve(t, tab, h, General)
+	must(tab.EnqueueAt(ctx, 1, h, tok, "x"))
+	if !must(tab.Finish(ctx, tok)) {
+		t.Fatal("finish of an enqueued row refused")
+	}
+	if s := snap(t, tab); s.General != (Counts{Free: 26}) {
+		t.Fatalf("snapshot: %+v", s)
+	}
+	// The row's fields are gone with it (C4: no payload without state);
+	// the table's live marker stays.
+	if d := dump(t, c, tab.Name())[0]; len(d) != 2 || d["g:1"] != "2" || d["live"] != "1" {
+		t.Fatalf("rows hash after finish: %v", d)
+	}
+}
 
-	t.Run("C4 C5 C6 C8 enqueue, take, finish", func(t *testing.T) {
-		tab := open(t, c)
-		h := leased(t, tab)
-		tok := reserve(t, tab, h, General)
-		if r := must(tab.EnqueueAt(ctx, 42, h, tok, "p1")); r != OK {
-			t.Fatalf("enqueue: %v", r)
-		}
-		if r := must(tab.EnqueueAt(ctx, 43, h, tok, "p2")); r != Lost {
-			t.Fatalf("second enqueue: %v, want lost", r)
-		}
-		if got := must(tab.Enqueued(ctx)); len(got) != 1 || got[0] != (Entry{Token: tok, MarkedMs: 42, Payload: "p1"}) {
-			t.Fatalf("enqueued: %+v", got)
-		}
-		if must(tab.Release(ctx, h, tok)) {
-			t.Fatal("release freed an enqueued row (C9)")
-		}
-		p, ok := must2(tab.Take(ctx, tok))
-		if !ok || p != "p1" {
-			t.Fatalf("take: %q %v", p, ok)
-		}
-		if _, ok := must2(tab.Take(ctx, tok)); ok {
-			t.Fatal("second take took (C7)")
-		}
-		if got := must(tab.Enqueued(ctx)); len(got) != 0 {
-			t.Fatalf("a processing row is listed: %+v", got)
-		}
-		if s := snap(t, tab); s.General != (Counts{Free: 25, Processing: 1}) {
-			t.Fatalf("snapshot: %+v", s)
-		}
-		if !must(tab.Finish(ctx, tok)) || must(tab.Finish(ctx, tok)) {
-			t.Fatal("finish must free once, then no-op (C8)")
-		}
-		// Finish of a row still enqueued (listed twice across polls).
-		tok = reserve(t, tab, h, General)
-		must(tab.EnqueueAt(ctx, 1, h, tok, "x"))
-		if !must(tab.Finish(ctx, tok)) {
-			t.Fatal("finish of an enqueued row refused")
-		}
-		if s := snap(t, tab); s.General != (Counts{Free: 26}) {
-			t.Fatalf("snapshot: %+v", s)
-		}
-		// The row's fields are gone with it (C4: no payload without state);
-		// the table's live marker stays.
-		if d := dump(t, c, tab.Name())[0]; len(d) != 2 || d["g:1"] != "2" || d["live"] != "1" {
-			t.Fatalf("rows hash after finish: %v", d)
-		}
-	})
+// transitionRelease is TestTransitions' case "C9 release only by its holder".
+func transitionRelease(t *testing.T, c *goredis.Client) {
+	tab := open(t, c)
+	a, b := leased(t, tab), leased(t, tab)
+	tok := reserve(t, tab, a, Internal)
+	if must(tab.Release(ctx, b, tok)) {
+		t.Fatal("another holder released a's reservation")
+	}
+	if r := must(tab.EnqueueAt(ctx, 1, b, tok, "b")); r != Lost {
+		t.Fatalf("another holder enqueued into a's reservation: %v", r)
+	}
+	if !must(tab.Release(ctx, a, tok)) || must(tab.Release(ctx, a, tok)) {
+		t.Fatal("release must free once")
+	}
+}
 
-	t.Run("C9 release only by its holder", func(t *testing.T) {
-		tab := open(t, c)
-		a, b := leased(t, tab), leased(t, tab)
-		tok := reserve(t, tab, a, Internal)
-		if must(tab.Release(ctx, b, tok)) {
-			t.Fatal("another holder released a's reservation")
-		}
-		if r := must(tab.EnqueueAt(ctx, 1, b, tok, "b")); r != Lost {
-			t.Fatalf("another holder enqueued into a's reservation: %v", r)
-		}
-		if !must(tab.Release(ctx, a, tok)) || must(tab.Release(ctx, a, tok)) {
-			t.Fatal("release must free once")
-		}
-	})
+// transitionSweep is TestTransitions' case "C10 sweep frees only reserved rows of holders without a lease".
+func transitionSweep(t *testing.T, c *goredis.Client) {
+	tab := open(t, c)
+	live, gone := leased(t, tab), leased(t, tab)
+	kept := reserve(t, tab, live, General)
+	r1 := reserve(t, tab, gone, General)
+	r2 := reserve(t, tab, gone, General)
+	must(tab.EnqueueAt(ctx, 5, gone, r2, "mine"))
+	r3 := reserve(t, tab, gone, General)
+	must(tab.EnqueueAt(ctx, 6, gone, r3, "taken"))
+	must2(tab.Take(ctx, r3))
+	if n := must(tab.SweepAt(ctx, 100)); n != 0 {
+		t.Fatalf("sweep with every lease running freed %d", n)
+	}
+	if err := tab.Exit(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.Exit(ctx, gone); err != nil {
+		t.Fatal("exiting twice:", err)
+	}
+	if n := must(tab.SweepAt(ctx, 100)); n != 1 {
+		t.Fatalf("sweep freed %d, want 1 (only the reserved row)", n)
+	}
+	if must(tab.Release(ctx, gone, r1)) {
+		t.Fatal("a swept reservation was released")
+	}
+	if s := snap(t, tab); s.General != (Counts{Free: 23, Reserved: 1, Enqueued: 1, Processing: 1}) {
+		t.Fatalf("snapshot: %+v", s)
+	}
+	if !must(tab.Release(ctx, live, kept)) {
+		t.Fatal("the live holder's reservation was swept")
+	}
+}
 
-	t.Run("C10 sweep frees only reserved rows of holders without a lease", func(t *testing.T) {
-		tab := open(t, c)
-		live, gone := leased(t, tab), leased(t, tab)
-		kept := reserve(t, tab, live, General)
-		r1 := reserve(t, tab, gone, General)
-		r2 := reserve(t, tab, gone, General)
-		must(tab.EnqueueAt(ctx, 5, gone, r2, "mine"))
-		r3 := reserve(t, tab, gone, General)
-		must(tab.EnqueueAt(ctx, 6, gone, r3, "taken"))
-		must2(tab.Take(ctx, r3))
-		if n := must(tab.SweepAt(ctx, 100)); n != 0 {
-			t.Fatalf("sweep with every lease running freed %d", n)
-		}
-		if err := tab.Exit(ctx, gone); err != nil {
-			t.Fatal(err)
-		}
-		if err := tab.Exit(ctx, gone); err != nil {
-			t.Fatal("exiting twice:", err)
-		}
-		if n := must(tab.SweepAt(ctx, 100)); n != 1 {
-			t.Fatalf("sweep freed %d, want 1 (only the reserved row)", n)
-		}
-		if must(tab.Release(ctx, gone, r1)) {
-			t.Fatal("a swept reservation was released")
-		}
-		if s := snap(t, tab); s.General != (Counts{Free: 23, Reserved: 1, Enqueued: 1, Processing: 1}) {
-			t.Fatalf("snapshot: %+v", s)
-		}
-		if !must(tab.Release(ctx, live, kept)) {
-			t.Fatal("the live holder's reservation was swept")
-		}
-	})
+// transitionClosed is TestTransitions' case "C11 closed table".
+func transitionClosed(t *testing.T, c *goredis.Client) {
+	tab := open(t, c)
+	h := leased(t, tab)
+	res := reserve(t, tab, h, General)
+	enq := reserve(t, tab, h, General)
+	must(tab.EnqueueAt(ctx, 1, h, enq, "p"))
+	other := open(t, c)
+	if err := tab.Destroy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !must(tab.Destroyed(ctx)) {
+		t.Fatal("Destroyed is false after Destroy")
+	}
+	if _, r, _ := tab.Reserve(ctx, h, General); r != NoTable {
+		t.Fatalf("reserve: %v", r)
+	}
+	if r := must(tab.EnqueueAt(ctx, 1, h, res, "p")); r != NoTable {
+		t.Fatalf("enqueue: %v", r)
+	}
+	if _, ok := must2(tab.Take(ctx, enq)); ok {
+		t.Fatal("take on a closed table")
+	}
+	if must(tab.Finish(ctx, enq)) || must(tab.Release(ctx, h, res)) {
+		t.Fatal("finish or release on a closed table")
+	}
+	if n := must(tab.SweepAt(ctx, 1<<40)); n != 0 {
+		t.Fatal("sweep on a closed table")
+	}
+	if r := must(tab.RenewAt(ctx, 0, h, 1)); r != NoTable {
+		t.Fatalf("renew: %v", r)
+	}
+	if l := must(tab.Enqueued(ctx)); len(l) != 0 {
+		t.Fatal("enqueued on a closed table")
+	}
+	if s := snap(t, tab); s != (Snapshot{Closed: true}) {
+		t.Fatalf("snapshot: %+v", s)
+	}
+	// Another client of the name sees it destroyed too, a new one cannot
+	// open it, and the payload is gone with the table.
+	if !must(other.Destroyed(ctx)) {
+		t.Fatal("a second Table of the name is live")
+	}
+	if _, r, _ := other.Reserve(ctx, h, General); r != NoTable {
+		t.Fatalf("reserve through another client: %v", r)
+	}
+	if again, err := NewFromClient(ctx, c, tab.Name()); !errors.Is(err, ErrDestroyed) || again != nil {
+		t.Fatalf("NewFromClient on a destroyed name: %v, %v; want ErrDestroyed", again, err)
+	}
+	if d := dump(t, c, tab.Name()); len(d[1]) != 0 || len(d[0]) != 3 {
+		t.Fatalf("keys after close: %v", d)
+	}
+}
 
-	t.Run("C11 closed table", func(t *testing.T) {
-		tab := open(t, c)
-		h := leased(t, tab)
-		res := reserve(t, tab, h, General)
-		enq := reserve(t, tab, h, General)
-		must(tab.EnqueueAt(ctx, 1, h, enq, "p"))
-		other := open(t, c)
-		if err := tab.Destroy(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if !must(tab.Destroyed(ctx)) {
-			t.Fatal("Destroyed is false after Destroy")
-		}
-		if _, r, _ := tab.Reserve(ctx, h, General); r != NoTable {
-			t.Fatalf("reserve: %v", r)
-		}
-		if r := must(tab.EnqueueAt(ctx, 1, h, res, "p")); r != NoTable {
-			t.Fatalf("enqueue: %v", r)
-		}
-		if _, ok := must2(tab.Take(ctx, enq)); ok {
-			t.Fatal("take on a closed table")
-		}
-		if must(tab.Finish(ctx, enq)) || must(tab.Release(ctx, h, res)) {
-			t.Fatal("finish or release on a closed table")
-		}
-		if n := must(tab.SweepAt(ctx, 1<<40)); n != 0 {
-			t.Fatal("sweep on a closed table")
-		}
-		if r := must(tab.RenewAt(ctx, 0, h, 1)); r != NoTable {
-			t.Fatalf("renew: %v", r)
-		}
-		if l := must(tab.Enqueued(ctx)); len(l) != 0 {
-			t.Fatal("enqueued on a closed table")
-		}
-		if s := snap(t, tab); s != (Snapshot{Closed: true}) {
-			t.Fatalf("snapshot: %+v", s)
-		}
-		// Another client of the name sees it destroyed too, a new one cannot
-		// open it, and the payload is gone with the table.
-		if !must(other.Destroyed(ctx)) {
-			t.Fatal("a second Table of the name is live")
-		}
-		if _, r, _ := other.Reserve(ctx, h, General); r != NoTable {
-			t.Fatalf("reserve through another client: %v", r)
-		}
-		if again, err := NewFromClient(ctx, c, tab.Name()); !errors.Is(err, ErrDestroyed) || again != nil {
-			t.Fatalf("NewFromClient on a destroyed name: %v, %v; want ErrDestroyed", again, err)
-		}
-		if d := dump(t, c, tab.Name()); len(d[1]) != 0 || len(d[0]) != 3 {
-			t.Fatalf("keys after close: %v", d)
-		}
-	})
-
-	t.Run("C13 enqueued by mark then slot", func(t *testing.T) {
-		tab := open(t, c)
-		h := leased(t, tab)
-		marks := []int64{7, -3, 7, 1 << 62, -1 << 63, 0, 7}
-		for i, m := range marks {
-			tok := reserve(t, tab, h, Class(1+i%2))
-			must(tab.EnqueueAt(ctx, m, h, tok, fmt.Sprint(i)))
-		}
-		got := must(tab.Enqueued(ctx))
-		var order []string
-		for _, e := range got {
-			order = append(order, fmt.Sprintf("%d@%d", e.Token.Slot, e.MarkedMs))
-		}
-		want := "3@-9223372036854775808 27@-3 29@0 1@7 2@7 4@7 28@4611686018427387904"
-		if strings.Join(order, " ") != want {
-			t.Fatalf("order %v, want %v", order, want)
-		}
-	})
+// transitionEnqueuedOrder is TestTransitions' case "C13 enqueued by mark then slot".
+func transitionEnqueuedOrder(t *testing.T, c *goredis.Client) {
+	tab := open(t, c)
+	h := leased(t, tab)
+	marks := []int64{7, -3, 7, 1 << 62, -1 << 63, 0, 7}
+	for i, m := range marks {
+		tok := reserve(t, tab, h, Class(1+i%2))
+		must(tab.EnqueueAt(ctx, m, h, tok, fmt.Sprint(i)))
+	}
+	got := must(tab.Enqueued(ctx))
+	var order []string
+	for _, e := range got {
+		order = append(order, fmt.Sprintf("%d@%d", e.Token.Slot, e.MarkedMs))
+	}
+	want := "3@-9223372036854775808 27@-3 29@0 1@7 2@7 4@7 28@4611686018427387904"
+	if strings.Join(order, " ") != want {
+		t.Fatalf("order %v, want %v", order, want)
+	}
 }
 
 // fcalls is how many FCALLs the server has run.

@@ -49,121 +49,154 @@ func tablesFollowAReshard(t *testing.T, c *redisserver.Cluster) {
 		t.Fatal(err)
 	}
 	defer cr.Close()
-	lim := tokenbucket.Limits{Capacity: 1e6, RefillPerSecond: 1}
-	const now = 1000
+	l := &reshardLoad{tb: tb, cr: cr, taken: map[string]int{}, stop: make(chan struct{})}
 	m0, a0, y0 := rconn.Redirects()
 
-	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	taken := map[string]int{}
-	var failures []string
-	fail := func(format string, args ...any) {
-		mu.Lock()
-		failures = append(failures, fmt.Sprintf(format, args...))
-		mu.Unlock()
-	}
 	for w := 0; w < 4; w++ {
-		wg.Add(2)
 		key := fmt.Sprintf("k%d", w)
-		go func() { // takes
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				_, ok, err := tb.TakeAt(ctx, now, key, lim, 1)
-				if err != nil || !ok {
-					fail("take on %s: %v, %v", key, ok, err)
-					return
-				}
-				mu.Lock()
-				taken[key]++
-				mu.Unlock()
-			}
-		}()
-		go func() { // credit cycles
-			defer wg.Done()
-			h := credits.NewHolder()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				tok, r, err := cr.Reserve(ctx, h, credits.General)
-				if err != nil || r != credits.OK {
-					fail("reserve: %v, %v", r, err)
-					return
-				}
-				if r, err := cr.EnqueueAt(ctx, now, h, tok, "p"); err != nil || r != credits.OK {
-					fail("enqueue: %v, %v", r, err)
-					return
-				}
-				if p, ok, err := cr.Take(ctx, tok); err != nil || !ok || p != "p" {
-					fail("take: %q, %v, %v", p, ok, err)
-					return
-				}
-				if ok, err := cr.Finish(ctx, tok); err != nil || !ok {
-					fail("finish: %v, %v", ok, err)
-					return
-				}
-			}
-		}()
+		wg.Go(func() { l.takes(ctx, key) })
+		wg.Go(func() { l.creditCycles(ctx) })
 	}
 	// Move each table's slot to the next primary, then back.
 	for _, key := range []string{tokenbucket.Keys("reshard-tb")[0], credits.Keys("reshard-cr")[0]} {
-		slot, err := c.Primaries[0].KeySlot(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		owner, _, err := c.Primaries[0].SlotOwner(slot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, p := range c.Primaries {
-			if p.Addr == owner {
-				next := c.Primaries[(i+1)%len(c.Primaries)]
-				time.Sleep(50 * time.Millisecond)
-				if err := c.MoveSlot(slot, next, 1, 30*time.Millisecond); err != nil {
-					t.Fatal(err)
-				}
-				time.Sleep(50 * time.Millisecond)
-				if err := c.MoveSlot(slot, p, 1, 30*time.Millisecond); err != nil {
-					t.Fatal(err)
-				}
-				break
-			}
-		}
+		moveAndBack(t, c, key)
 	}
 	time.Sleep(50 * time.Millisecond)
-	close(stop)
+	close(l.stop)
 	wg.Wait()
-	for _, f := range failures {
+	for _, f := range l.failures {
 		t.Error(f)
 	}
-	for key, n := range taken {
-		got, err := tb.PeekAt(ctx, now, key, lim)
+	l.checkAfter(ctx, t)
+	m, a, y := rconn.Redirects()
+	t.Logf("takes %v; redirects followed: MOVED %d, ASK %d, TRYAGAIN %d", l.taken, m-m0, a-a0, y-y0)
+	if m-m0 == 0 || a-a0+y-y0 == 0 {
+		t.Errorf("the reshard met the calls with MOVED %d, ASK %d, TRYAGAIN %d: want MOVED and ASK or TRYAGAIN", m-m0, a-a0, y-y0)
+	}
+}
+
+// reshardLoad is the calls tablesFollowAReshard keeps making on both
+// tables, and what they saw.
+type reshardLoad struct {
+	tb       *tokenbucket.Table
+	cr       *credits.Table
+	mu       sync.Mutex
+	taken    map[string]int // key → acknowledged takes
+	failures []string
+	stop     chan struct{}
+}
+
+// reshardLimits leave every take room: no take may be refused.
+var reshardLimits = tokenbucket.Limits{Capacity: 1e6, RefillPerSecond: 1}
+
+// reshardNow is the one clock reading of every call: nothing refills.
+const reshardNow = 1000
+
+func (l *reshardLoad) fail(format string, args ...any) {
+	l.mu.Lock()
+	l.failures = append(l.failures, fmt.Sprintf(format, args...))
+	l.mu.Unlock()
+}
+
+// stopped reports whether the load is to stop.
+func (l *reshardLoad) stopped() bool {
+	select {
+	case <-l.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// takes takes one token from key at a time until stopped, counting the
+// acknowledged takes; every take must succeed.
+func (l *reshardLoad) takes(ctx context.Context, key string) {
+	for !l.stopped() {
+		_, ok, err := l.tb.TakeAt(ctx, reshardNow, key, reshardLimits, 1)
+		if err != nil || !ok {
+			l.fail("take on %s: %v, %v", key, ok, err)
+			return
+		}
+		l.mu.Lock()
+		l.taken[key]++
+		l.mu.Unlock()
+	}
+}
+
+// creditCycles runs reserve → enqueue → take → finish cycles of one holder
+// until stopped; every call must succeed.
+func (l *reshardLoad) creditCycles(ctx context.Context) {
+	h := credits.NewHolder()
+	for !l.stopped() {
+		tok, r, err := l.cr.Reserve(ctx, h, credits.General)
+		if err != nil || r != credits.OK {
+			l.fail("reserve: %v, %v", r, err)
+			return
+		}
+		if r, err := l.cr.EnqueueAt(ctx, reshardNow, h, tok, "p"); err != nil || r != credits.OK {
+			l.fail("enqueue: %v, %v", r, err)
+			return
+		}
+		if p, ok, err := l.cr.Take(ctx, tok); err != nil || !ok || p != "p" {
+			l.fail("take: %q, %v, %v", p, ok, err)
+			return
+		}
+		if ok, err := l.cr.Finish(ctx, tok); err != nil || !ok {
+			l.fail("finish: %v, %v", ok, err)
+			return
+		}
+	}
+}
+
+// checkAfter checks, once the load stopped, that every acknowledged take
+// is gone from its bucket, and no other, and that every slot is free.
+func (l *reshardLoad) checkAfter(ctx context.Context, t *testing.T) {
+	t.Helper()
+	for key, n := range l.taken {
+		got, err := l.tb.PeekAt(ctx, reshardNow, key, reshardLimits)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := lim.Capacity - float64(n); got != want {
+		if want := reshardLimits.Capacity - float64(n); got != want {
 			t.Errorf("%s holds %v tokens after %d acknowledged takes, want %v: a take was lost or ran twice", key, got, n, want)
 		}
 	}
-	snap, err := cr.Snapshot(ctx)
+	snap, err := l.cr.Snapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if snap.General.Free != 26 {
 		t.Errorf("after every cycle finished the credit table shows %+v, want every general slot free", snap)
 	}
-	m, a, y := rconn.Redirects()
-	t.Logf("takes %v; redirects followed: MOVED %d, ASK %d, TRYAGAIN %d", taken, m-m0, a-a0, y-y0)
-	if m-m0 == 0 || a-a0+y-y0 == 0 {
-		t.Errorf("the reshard met the calls with MOVED %d, ASK %d, TRYAGAIN %d: want MOVED and ASK or TRYAGAIN", m-m0, a-a0, y-y0)
+}
+
+// moveAndBack moves key's slot from its owner to the next primary, then
+// back, a pause of 50 ms before each move.
+func moveAndBack(t *testing.T, c *redisserver.Cluster, key string) {
+	t.Helper()
+	slot, err := c.Primaries[0].KeySlot(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _, err := c.Primaries[0].SlotOwner(slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range c.Primaries {
+		if p.Addr != owner {
+			continue
+		}
+		next := c.Primaries[(i+1)%len(c.Primaries)]
+		time.Sleep(50 * time.Millisecond)
+		if err := c.MoveSlot(slot, next, 1, 30*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if err := c.MoveSlot(slot, p, 1, 30*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		return
 	}
 }
 

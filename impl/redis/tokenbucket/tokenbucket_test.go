@@ -33,6 +33,15 @@ var lim = Limits{Capacity: 10, RefillPerSecond: 1}
 func TestTakeRefillsAndRefuses(t *testing.T) {
 	ctx := context.Background()
 	tb, _ := newTestTable(t, "basic")
+	drainAndRefill(ctx, t, tb)
+	olderClockRefillsNothing(ctx, t, tb)
+	resetAndReclaim(ctx, t, tb)
+}
+
+// drainAndRefill takes key k's ten tokens at 0, is refused the eleventh,
+// and sees 1.5 tokens refilled at 1500 ms, with 500 ms to wait for two.
+func drainAndRefill(ctx context.Context, t *testing.T, tb *Table) {
+	t.Helper()
 	for i := 9; i >= 0; i-- {
 		rem, ok, err := tb.TakeAt(ctx, 0, "k", lim, 1)
 		if err != nil || !ok || rem != float64(i) {
@@ -48,13 +57,25 @@ func TestTakeRefillsAndRefuses(t *testing.T) {
 	if w, err := tb.RetryAfterAt(ctx, 1500, "k", lim, 2); err != nil || w != 500 {
 		t.Fatalf("retry_after: %v %v", w, err)
 	}
-	// T4: an older clock refills nothing and does not move the stamp back.
+}
+
+// olderClockRefillsNothing is T4 after drainAndRefill: an older clock
+// refills nothing and does not move the stamp back.
+func olderClockRefillsNothing(ctx context.Context, t *testing.T, tb *Table) {
+	t.Helper()
 	if rem, ok, err := tb.TakeAt(ctx, 1000, "k", lim, 1); err != nil || !ok || rem != 0 {
 		t.Fatalf("take at 1000: %v %v %v", rem, ok, err)
 	}
 	if rem, ok, err := tb.TakeAt(ctx, 500, "k", lim, 0.5); err != nil || ok {
 		t.Fatalf("take at 500 after one at 1000: %v %v %v", rem, ok, err)
 	}
+}
+
+// resetAndReclaim: a reset bucket is full again; a reclaim at 5 raises the
+// floor to 5 (T12), so a fresh key's take at 0 is stamped 5, and a reclaim
+// forgets that bucket once it is full again.
+func resetAndReclaim(ctx context.Context, t *testing.T, tb *Table) {
+	t.Helper()
 	if err := tb.Reset(ctx, "k"); err != nil {
 		t.Fatal(err)
 	}
