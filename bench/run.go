@@ -17,6 +17,63 @@ import (
 // run that measures nothing is not a result.
 var ErrNothingSelected = errors.New("tollgate bench: nothing would be measured")
 
+// checkServers refuses a server suite asked for without its servers.
+func (c Config) checkServers() error {
+	switch {
+	case c.Redis && c.RedisAddr == "":
+		return fmt.Errorf("tollgate bench: -redis needs a redis-server address")
+	case c.Etcd && (len(c.EtcdEndpoints) == 0 || c.RedisAddr == ""):
+		return fmt.Errorf("tollgate bench: -etcd needs an etcd cluster's endpoints and a redis-server address")
+	case c.RedisCluster && (len(c.RedisClusterOne) == 0 || len(c.RedisClusterThree) == 0):
+		return fmt.Errorf("tollgate bench: -redis-cluster needs the addresses of a 1-primary and a 3-primary cluster")
+	}
+	return nil
+}
+
+// makeOut makes the output directory, a new temporary one when c.Out is
+// empty.
+func (c *Config) makeOut() error {
+	if c.Out == "" {
+		out, err := os.MkdirTemp("", "tollgate-bench-")
+		if err != nil {
+			return fmt.Errorf("tollgate bench: %w", err)
+		}
+		c.Out = out
+		return nil
+	}
+	if err := os.MkdirAll(c.Out, 0o755); err != nil {
+		return fmt.Errorf("tollgate bench: -out: %w", err)
+	}
+	return nil
+}
+
+// runServerSuites runs the server-backed suites c asks for: their results,
+// the Redis server's own time per command (nil without -redis, or when it
+// could not be read, which is said on progress), and the cases that failed.
+func (c Config) runServerSuites(rn *Runner, progress io.Writer) ([]Result, map[string]float64, []string) {
+	var results []Result
+	var serverUs map[string]float64
+	var failed []string
+	add := func(rs []Result, f []string) {
+		results = append(results, rs...)
+		failed = append(failed, f...)
+	}
+	if c.Redis {
+		add(rn.Run(RedisSuite(c.RedisAddr)))
+		var err error
+		if serverUs, err = RedisServerTimes(c.RedisAddr); err != nil {
+			fmt.Fprintf(progress, "tollgate bench: -redis: reading the server's command times: %v\n", err)
+		}
+	}
+	if c.RedisCluster {
+		add(rn.Run(RedisClusterSuite(c.RedisClusterOne, c.RedisClusterThree)))
+	}
+	if c.Etcd {
+		add(rn.Run(EtcdSuite(c.EtcdEndpoints, c.RedisAddr)))
+	}
+	return results, serverUs, failed
+}
+
 // Run is `tollgate bench`: it measures the cases of the suite c selects
 // (Resolve is applied first), the memory per idle key and after a reclaim,
 // and with c.Redis the Redis cases, writing a line per finished case to
@@ -29,25 +86,15 @@ func Run(c Config, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if c.Redis && c.RedisAddr == "" {
-		return fmt.Errorf("tollgate bench: -redis needs a redis-server address")
-	}
-	if c.Etcd && (len(c.EtcdEndpoints) == 0 || c.RedisAddr == "") {
-		return fmt.Errorf("tollgate bench: -etcd needs an etcd cluster's endpoints and a redis-server address")
-	}
-	if c.RedisCluster && (len(c.RedisClusterOne) == 0 || len(c.RedisClusterThree) == 0) {
-		return fmt.Errorf("tollgate bench: -redis-cluster needs the addresses of a 1-primary and a 3-primary cluster")
+	if err := c.checkServers(); err != nil {
+		return err
 	}
 	re := regexp.MustCompile(c.Run)
 	if n := selected(c, re); n == 0 {
 		return fmt.Errorf("%w: -run %q matches no case (the case names are printed as they run; bench/doc.go lists the suite)", ErrNothingSelected, c.Run)
 	}
-	if c.Out == "" {
-		if c.Out, err = os.MkdirTemp("", "tollgate-bench-"); err != nil {
-			return fmt.Errorf("tollgate bench: %w", err)
-		}
-	} else if err := os.MkdirAll(c.Out, 0o755); err != nil {
-		return fmt.Errorf("tollgate bench: -out: %w", err)
+	if err := c.makeOut(); err != nil {
+		return err
 	}
 	fmt.Fprintf(progress, "writing to %s\n", c.Out)
 	if c.Rounds < MinRoundsForSignificance {
@@ -65,26 +112,8 @@ func Run(c Config, progress io.Writer) error {
 	}
 	results, failed := rn.Run(Suite(c.Full))
 	mem, reclaimed := memory(c, re, &raw, progress)
-	var redisResults []Result
-	var redisServerUs map[string]float64
-	if c.Redis {
-		var redisFailed []string
-		redisResults, redisFailed = rn.Run(RedisSuite(c.RedisAddr))
-		if redisServerUs, err = RedisServerTimes(c.RedisAddr); err != nil {
-			fmt.Fprintf(progress, "tollgate bench: -redis: reading the server's command times: %v\n", err)
-		}
-		failed = append(failed, redisFailed...)
-	}
-	if c.RedisCluster {
-		rs, clusterFailed := rn.Run(RedisClusterSuite(c.RedisClusterOne, c.RedisClusterThree))
-		redisResults = append(redisResults, rs...)
-		failed = append(failed, clusterFailed...)
-	}
-	if c.Etcd {
-		rs, etcdFailed := rn.Run(EtcdSuite(c.EtcdEndpoints, c.RedisAddr))
-		redisResults = append(redisResults, rs...)
-		failed = append(failed, etcdFailed...)
-	}
+	redisResults, redisServerUs, serverFailed := c.runServerSuites(&rn, progress)
+	failed = append(failed, serverFailed...)
 	rawPath := filepath.Join(c.Out, "raw.txt")
 	if err := os.WriteFile(rawPath, raw.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("tollgate bench: %w", err)

@@ -176,171 +176,188 @@ func TestFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	t.Run("KillTheLeader", func(t *testing.T) {
-		l, err := c.WaitLeader(5 * time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Kill(l); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Kill(l); !errors.Is(err, ErrNotRunning) {
-			t.Fatalf("a second Kill: %v, want ErrNotRunning", err)
-		}
-		if m := c.Member(l); m.Pid != 0 {
-			t.Fatalf("member %d has pid %d after Kill", l, m.Pid)
-		}
-		newLeader(t, c, l)
-		if err := put(others(t, c, l), "k", "v1", 5*time.Second); err != nil {
-			t.Fatalf("a write with the leader dead: %v", err)
-		}
-		if err := c.Restart(l); err != nil {
-			t.Fatal(err)
-		}
-		eventually(t, 10*time.Second, "the restarted member serves the write made while it was down", func() bool { return localGet(t, c.Endpoint(l), "k") == "v1" })
-	})
+	t.Run("KillTheLeader", func(t *testing.T) { faultKillTheLeader(t, c) })
 
-	t.Run("PauseTheLeader", func(t *testing.T) {
-		l, err := c.WaitLeader(5 * time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Pause(l); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = c.Resume(l) }()
-		nl := newLeader(t, c, l)
-		if err := put(others(t, c, l), "k", "v2", 5*time.Second); err != nil {
-			t.Fatalf("a write with the leader paused: %v", err)
-		}
-		if err := c.Resume(l); err != nil {
-			t.Fatal(err)
-		}
-		self := c.Member(l).ID
-		eventually(t, 10*time.Second, "the resumed old leader follows another", func() bool {
-			st, err := c.Status(l)
-			return err == nil && st.Leader != 0 && st.Leader != self
-		})
-		if err := put(client(t, c.Endpoint(l)), "k", "v2b", 5*time.Second); err != nil {
-			t.Fatalf("a write through the resumed old leader: %v", err)
-		}
-		if now, err := c.Leader(); err != nil || now == l {
-			t.Fatalf("the leader after a write through the resumed member: %d, %v; want one other than %d (%d was elected)", now, err, l, nl)
-		}
-		eventually(t, 5*time.Second, "the others serve the write made through the old leader", func() bool {
-			for _, j := range c.Members() {
-				if localGet(t, c.Endpoint(j), "k") != "v2b" {
-					return false
-				}
-			}
-			return true
-		})
-	})
+	t.Run("PauseTheLeader", func(t *testing.T) { faultPauseTheLeader(t, c) })
 
-	t.Run("IsolateTheLeader", func(t *testing.T) {
-		l, err := c.WaitLeader(5 * time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		before := localGet(t, c.Endpoint(l), "k")
-		if err := c.Isolate(l); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = c.Heal() }()
-		nl := newLeader(t, c, l)
-		// What every member has received from every other so far: from
-		// here on, nothing may pass between l and the others.
-		base := peerBytes(t, c)
-		if err := put(others(t, c, l), "k", "v3", 5*time.Second); err != nil {
-			t.Fatalf("a write through the majority: %v", err)
-		}
-		// A lease kept alive through a follower of the majority: the
-		// follower forwards the renewal to the leader over the peer
-		// network, in a request that names no sender; cutting l off must
-		// not cut that.
-		f := -1
-		for _, j := range c.Members() {
-			if j != l && j != nl {
-				f = j
-			}
-		}
-		fc := client(t, c.Endpoint(f))
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		g, err := fc.Grant(ctx, 10)
-		if err != nil {
-			t.Fatalf("a lease granted through follower %d: %v", f, err)
-		}
-		if _, err := fc.KeepAliveOnce(ctx, g.ID); err != nil {
-			t.Fatalf("a lease kept alive through follower %d while %d is isolated: %v", f, l, err)
-		}
-		if err := put(client(t, c.Endpoint(l)), "k", "cut", 4*c.ElectionTimeout()); err == nil {
-			t.Fatal("the isolated member acknowledged a write")
-		}
-		self, nid := c.Member(l).ID, c.Member(nl).ID
-		eventually(t, 5*time.Second, "the isolated old leader steps down", func() bool {
-			st, err := c.Status(l)
-			return err == nil && st.Leader != self
-		})
-		if st, err := c.Status(l); err != nil || st.Leader == nid {
-			t.Fatalf("the isolated member's status: %v, %v: it heard of leader %d", st, err, nl)
-		}
-		if got := localGet(t, c.Endpoint(l), "k"); got != before {
-			t.Fatalf("the isolated member applied %q (had %q)", got, before)
-		}
-		after := peerBytes(t, c)
-		for _, j := range c.Members() {
-			if j == l {
-				continue
-			}
-			jid := c.Member(j).ID
-			if d := after[l][jid] - base[l][jid]; d != 0 {
-				t.Errorf("the isolated member %d received %v bytes from member %d while cut off", l, d, j)
-			}
-			if d := after[j][self] - base[j][self]; d != 0 {
-				t.Errorf("member %d received %v bytes from the isolated member %d while it was cut off", j, d, l)
-			}
-		}
-		if err := c.Heal(); err != nil {
-			t.Fatal(err)
-		}
-		eventually(t, 10*time.Second, "the healed member catches up", func() bool { return localGet(t, c.Endpoint(l), "k") == "v3" })
-		logProxies(t, c)
-	})
+	t.Run("IsolateTheLeader", func(t *testing.T) { faultIsolateTheLeader(t, c) })
 
-	t.Run("PartitionAFollower", func(t *testing.T) {
-		l, err := c.WaitLeader(5 * time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rest []int
-		f := -1
+	t.Run("PartitionAFollower", func(t *testing.T) { faultPartitionAFollower(t, c) })
+}
+
+// faultKillTheLeader: a killed leader is replaced and, restarted from its
+// data directory, catches up.
+func faultKillTheLeader(t *testing.T, c *Cluster) {
+	l, err := c.WaitLeader(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kill(l); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kill(l); !errors.Is(err, ErrNotRunning) {
+		t.Fatalf("a second Kill: %v, want ErrNotRunning", err)
+	}
+	if m := c.Member(l); m.Pid != 0 {
+		t.Fatalf("member %d has pid %d after Kill", l, m.Pid)
+	}
+	newLeader(t, c, l)
+	if err := put(others(t, c, l), "k", "v1", 5*time.Second); err != nil {
+		t.Fatalf("a write with the leader dead: %v", err)
+	}
+	if err := c.Restart(l); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the restarted member serves the write made while it was down", func() bool { return localGet(t, c.Endpoint(l), "k") == "v1" })
+}
+
+// faultPauseTheLeader: a paused leader is replaced and steps down when it
+// runs again.
+func faultPauseTheLeader(t *testing.T, c *Cluster) {
+	l, err := c.WaitLeader(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Pause(l); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Resume(l) }()
+	nl := newLeader(t, c, l)
+	if err := put(others(t, c, l), "k", "v2", 5*time.Second); err != nil {
+		t.Fatalf("a write with the leader paused: %v", err)
+	}
+	if err := c.Resume(l); err != nil {
+		t.Fatal(err)
+	}
+	self := c.Member(l).ID
+	eventually(t, 10*time.Second, "the resumed old leader follows another", func() bool {
+		st, err := c.Status(l)
+		return err == nil && st.Leader != 0 && st.Leader != self
+	})
+	if err := put(client(t, c.Endpoint(l)), "k", "v2b", 5*time.Second); err != nil {
+		t.Fatalf("a write through the resumed old leader: %v", err)
+	}
+	if now, err := c.Leader(); err != nil || now == l {
+		t.Fatalf("the leader after a write through the resumed member: %d, %v; want one other than %d (%d was elected)", now, err, l, nl)
+	}
+	eventually(t, 5*time.Second, "the others serve the write made through the old leader", func() bool {
 		for _, j := range c.Members() {
-			if j != l && f < 0 {
-				f = j
-			} else {
-				rest = append(rest, j)
+			if localGet(t, c.Endpoint(j), "k") != "v2b" {
+				return false
 			}
 		}
-		if err := c.Partition([]int{f}, rest); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = c.Heal() }()
-		if err := put(others(t, c, f), "k", "v4", 5*time.Second); err != nil {
-			t.Fatalf("a write through the majority: %v", err)
-		}
-		time.Sleep(c.ElectionTimeout())
-		if got := localGet(t, c.Endpoint(f), "k"); got == "v4" {
-			t.Fatal("the partitioned follower applied a write made after the partition")
-		}
-		if now, err := c.WaitLeader(5 * time.Second); err != nil || now == f {
-			t.Fatalf("the leader with follower %d cut off: %d, %v", f, now, err)
-		}
-		if err := c.Heal(); err != nil {
-			t.Fatal(err)
-		}
-		eventually(t, 10*time.Second, "the healed follower catches up", func() bool { return localGet(t, c.Endpoint(f), "k") == "v4" })
+		return true
 	})
+}
+
+// faultIsolateTheLeader: an isolated leader is replaced, neither sends nor
+// receives a raft message while cut off, acknowledges no write, and catches
+// up once healed.
+func faultIsolateTheLeader(t *testing.T, c *Cluster) {
+	l, err := c.WaitLeader(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := localGet(t, c.Endpoint(l), "k")
+	if err := c.Isolate(l); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Heal() }()
+	nl := newLeader(t, c, l)
+	// What every member has received from every other so far: from
+	// here on, nothing may pass between l and the others.
+	base := peerBytes(t, c)
+	if err := put(others(t, c, l), "k", "v3", 5*time.Second); err != nil {
+		t.Fatalf("a write through the majority: %v", err)
+	}
+	// A lease kept alive through a follower of the majority: the
+	// follower forwards the renewal to the leader over the peer
+	// network, in a request that names no sender; cutting l off must
+	// not cut that.
+	f := -1
+	for _, j := range c.Members() {
+		if j != l && j != nl {
+			f = j
+		}
+	}
+	fc := client(t, c.Endpoint(f))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	g, err := fc.Grant(ctx, 10)
+	if err != nil {
+		t.Fatalf("a lease granted through follower %d: %v", f, err)
+	}
+	if _, err := fc.KeepAliveOnce(ctx, g.ID); err != nil {
+		t.Fatalf("a lease kept alive through follower %d while %d is isolated: %v", f, l, err)
+	}
+	if err := put(client(t, c.Endpoint(l)), "k", "cut", 4*c.ElectionTimeout()); err == nil {
+		t.Fatal("the isolated member acknowledged a write")
+	}
+	self, nid := c.Member(l).ID, c.Member(nl).ID
+	eventually(t, 5*time.Second, "the isolated old leader steps down", func() bool {
+		st, err := c.Status(l)
+		return err == nil && st.Leader != self
+	})
+	if st, err := c.Status(l); err != nil || st.Leader == nid {
+		t.Fatalf("the isolated member's status: %v, %v: it heard of leader %d", st, err, nl)
+	}
+	if got := localGet(t, c.Endpoint(l), "k"); got != before {
+		t.Fatalf("the isolated member applied %q (had %q)", got, before)
+	}
+	after := peerBytes(t, c)
+	for _, j := range c.Members() {
+		if j == l {
+			continue
+		}
+		jid := c.Member(j).ID
+		if d := after[l][jid] - base[l][jid]; d != 0 {
+			t.Errorf("the isolated member %d received %v bytes from member %d while cut off", l, d, j)
+		}
+		if d := after[j][self] - base[j][self]; d != 0 {
+			t.Errorf("member %d received %v bytes from the isolated member %d while it was cut off", j, d, l)
+		}
+	}
+	if err := c.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the healed member catches up", func() bool { return localGet(t, c.Endpoint(l), "k") == "v3" })
+	logProxies(t, c)
+}
+
+// faultPartitionAFollower: a partitioned follower misses writes until
+// healed.
+func faultPartitionAFollower(t *testing.T, c *Cluster) {
+	l, err := c.WaitLeader(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rest []int
+	f := -1
+	for _, j := range c.Members() {
+		if j != l && f < 0 {
+			f = j
+		} else {
+			rest = append(rest, j)
+		}
+	}
+	if err := c.Partition([]int{f}, rest); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Heal() }()
+	if err := put(others(t, c, f), "k", "v4", 5*time.Second); err != nil {
+		t.Fatalf("a write through the majority: %v", err)
+	}
+	time.Sleep(c.ElectionTimeout())
+	if got := localGet(t, c.Endpoint(f), "k"); got == "v4" {
+		t.Fatal("the partitioned follower applied a write made after the partition")
+	}
+	if now, err := c.WaitLeader(5 * time.Second); err != nil || now == f {
+		t.Fatalf("the leader with follower %d cut off: %d, %v", f, now, err)
+	}
+	if err := c.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the healed follower catches up", func() bool { return localGet(t, c.Endpoint(f), "k") == "v4" })
 }
 
 // peerBytes is, for each member, etcd's count of the raft message bytes it
