@@ -83,7 +83,6 @@ func Render(sites []Site, covered map[[2]string]int, reasons []*Reason) (string,
 		sites      map[string]bool
 		pairs, cov int
 		uncovered  []Pair
-		reasonOf   map[int]*Reason
 	}
 	groups := map[string]*group{}
 	var problems []string
