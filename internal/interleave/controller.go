@@ -332,7 +332,7 @@ func (c *controller) After(a hooked.Access) {
 	if c.pairs != nil {
 		c.pairs.atomic(c.cur.id, a)
 	}
-	c.race.sync(c.cur.id, a)
+	c.race.sync(c.cur.id, c.step, a, !c.noRaces)
 	r := &c.rec
 	r.raw, r.hasRaw = a, true
 	r.acc.addr = a.Word

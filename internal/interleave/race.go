@@ -64,6 +64,7 @@ type epoch struct {
 	size   uint32
 	site   uintptr
 	addr   unsafe.Pointer
+	atomic bool // an atomic operation: it races only with a plain access
 }
 
 // shadow is one granule's last write and the last read of each thread.
@@ -72,9 +73,9 @@ type shadow struct {
 	reads []epoch
 }
 
-// Race is a data race found in a run: two plain accesses of different
-// threads to the same memory, at least one a store, not ordered by
-// happens-before.
+// Race is a data race found in a run: two accesses of different threads
+// to the same memory, at least one a store and at least one plain (not
+// atomic), not ordered by happens-before.
 type Race struct {
 	Addr        unsafe.Pointer
 	First, Then RaceAccess
@@ -84,6 +85,7 @@ type Race struct {
 type RaceAccess struct {
 	Thread int
 	Write  bool
+	Atomic bool // an atomic operation (its partner is then a plain access)
 	Step   int // 1-based, as traces number steps
 	Size   uintptr
 	Site   string // file:line of the access, when known
@@ -93,6 +95,9 @@ func (a RaceAccess) String() string {
 	kind := "read"
 	if a.Write {
 		kind = "write"
+	}
+	if a.Atomic {
+		kind = "atomic " + kind
 	}
 	s := fmt.Sprintf("T%d %s of %d bytes at step %d", a.Thread, kind, a.Size, a.Step)
 	if a.Site != "" {
@@ -134,8 +139,11 @@ func (r *racer) reset() {
 	r.found = nil
 }
 
-// sync applies the happens-before edges of one seam operation of thread t.
-func (r *racer) sync(t int, a hooked.Access) {
+// sync applies the happens-before edges of one seam operation of thread t
+// in step and, with check, checks it as an access (atomicAccess) between
+// its acquire and its release: the epoch it leaves is the one its release
+// publishes.
+func (r *racer) sync(t, step int, a hooked.Access, check bool) {
 	var acquire, release, replace bool
 	switch a.Op {
 	case hooked.Load, hooked.Wait, hooked.Lock, hooked.RLock:
@@ -155,6 +163,9 @@ func (r *racer) sync(t int, a hooked.Access) {
 	w, ok := r.words[a.Word]
 	if acquire && ok {
 		me.join(w)
+	}
+	if check {
+		r.atomicAccess(t, step, a)
 	}
 	if !release {
 		return
@@ -215,6 +226,72 @@ func (r *racer) access(t, step int, addr unsafe.Pointer, size uintptr, write boo
 	}
 }
 
+// atomicAccess checks one atomic operation of thread t in step (0-based)
+// on the word at a.Word against the plain accesses the shadow holds, and
+// records it: an atomic operation and a plain access of the same memory,
+// one of them a write, unordered by happens-before, are a data race as two
+// plain accesses are (the Go memory model gives such a program no
+// meaning, and ThreadSanitizer reports it); two atomic operations never
+// race. sync runs it after the operation's acquire, so a load that
+// observes a release is ordered after what came before that release, and
+// before its release, so the epoch it records is the one the release
+// publishes.
+func (r *racer) atomicAccess(t, step int, a hooked.Access) {
+	var write bool
+	switch a.Op {
+	case hooked.Load:
+	case hooked.Store, hooked.Add, hooked.Swap, hooked.And, hooked.Or:
+		write = true
+	case hooked.CAS:
+		write = a.OK
+	default: // locks, waits, the clock, plain stores (reported as plain accesses)
+		return
+	}
+	addr, size := a.Word, uintptr(8)
+	switch {
+	case a.Hi:
+		addr = unsafe.Add(a.Word, 8) // a Pair's high half
+	case a.Lo:
+	default:
+		if _, pair := a.Old.([2]uint64); pair {
+			size = 16
+		} else if _, pair := a.New.([2]uint64); pair {
+			size = 16
+		}
+	}
+	me := r.threads[t]
+	cur := epoch{thread: int32(t), clock: me[t], step: int32(step), size: uint32(size), site: a.Site, addr: addr, atomic: true}
+	for g := uintptr(0); g < size; g += 8 {
+		key := unsafe.Add(addr, int(g))
+		s := r.mem[key]
+		if s == nil {
+			s = r.newShadow()
+			r.mem[key] = s
+		}
+		if r.found == nil {
+			if p := s.write; p.thread >= 0 && !p.atomic && int(p.thread) != t && p.clock > me[p.thread] {
+				r.report(p, true, cur, write)
+			}
+		}
+		if !write {
+			s.reads[t] = cur
+			continue
+		}
+		if r.found == nil {
+			for _, p := range s.reads {
+				if p.thread >= 0 && !p.atomic && int(p.thread) != t && p.clock > me[p.thread] {
+					r.report(p, false, cur, write)
+					break
+				}
+			}
+		}
+		s.write = cur
+		for i := range s.reads {
+			s.reads[i].thread = -1
+		}
+	}
+}
+
 func (r *racer) newShadow() *shadow {
 	var s *shadow
 	if k := len(r.free); k > 0 {
@@ -231,7 +308,7 @@ func (r *racer) newShadow() *shadow {
 
 func (r *racer) report(prev epoch, prevWrite bool, cur epoch, curWrite bool) {
 	side := func(e epoch, write bool) RaceAccess {
-		return RaceAccess{Thread: int(e.thread), Write: write, Step: int(e.step) + 1, Size: uintptr(e.size), Site: siteName(e.site)}
+		return RaceAccess{Thread: int(e.thread), Write: write, Atomic: e.atomic, Step: int(e.step) + 1, Size: uintptr(e.size), Site: siteName(e.site)}
 	}
 	r.found = &Race{Addr: cur.addr, First: side(prev, prevWrite), Then: side(cur, curWrite)}
 }

@@ -199,6 +199,11 @@ func TestRacerEdges(t *testing.T) {
 		write bool // plain access to x otherwise
 	}
 	op := func(t int, a hooked.Access) ev { return ev{t: t, sync: &a} }
+	// onX is an atomic operation on x itself, the memory the plain
+	// accesses touch.
+	onX := func(op hooked.Op) hooked.Access {
+		return hooked.Access{Word: unsafe.Pointer(x), Op: op, OK: true}
+	}
 	wr := func(t int) ev { return ev{t: t, write: true} }
 	rd := func(t int) ev { return ev{t: t} }
 	for _, tc := range []struct {
@@ -219,12 +224,19 @@ func TestRacerEdges(t *testing.T) {
 		{"read then write races", []ev{rd(0), wr(1)}, true},
 		{"reads then an ordered write", []ev{rd(0), op(0, word(hooked.Store, true)), rd(2), op(1, word(hooked.Load, true)), wr(1)}, true},
 		{"one thread alone", []ev{wr(0), rd(0), wr(0)}, false},
+		// An atomic operation and a plain access of the same memory.
+		{"a plain write, then another thread's atomic load", []ev{wr(0), op(1, onX(hooked.Load))}, true},
+		{"an atomic load, then another thread's plain write", []ev{op(0, onX(hooked.Load)), wr(1)}, true},
+		{"an atomic store, then another thread's plain read", []ev{op(0, onX(hooked.Store)), rd(1)}, true},
+		{"an atomic store, then a plain read after loading it", []ev{op(0, onX(hooked.Store)), op(1, onX(hooked.Load)), rd(1)}, false},
+		{"a plain write, then the same thread's store, then a load", []ev{wr(0), op(0, onX(hooked.Store)), op(1, onX(hooked.Load)), rd(1)}, false},
+		{"two atomic operations never race", []ev{op(0, onX(hooked.Store)), op(1, onX(hooked.Store)), op(2, onX(hooked.Load))}, false},
 	} {
 		r := newRacer(3)
 		r.reset()
 		for i, e := range tc.evs {
 			if e.sync != nil {
-				r.sync(e.t, *e.sync)
+				r.sync(e.t, i, *e.sync, true)
 			} else {
 				r.access(e.t, i, unsafe.Pointer(x), 8, e.write, 0)
 			}
