@@ -86,7 +86,7 @@ type RaceAccess struct {
 	Thread int
 	Write  bool
 	Atomic bool // an atomic operation (its partner is then a plain access)
-	Step   int // 1-based, as traces number steps
+	Step   int  // 1-based, as traces number steps
 	Size   uintptr
 	Site   string // file:line of the access, when known
 }
