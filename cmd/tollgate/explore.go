@@ -49,6 +49,9 @@ type exploreConfig struct {
 	pkg *pkgConfig
 	// targets: explore -targets, the campaign over code written elsewhere.
 	targets *targetsConfig
+	// backend: -backend, "memory" or "etcd" (the token bucket on etcd, at
+	// the grain of its requests: backends/etcdexplore).
+	backend string
 }
 
 func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
@@ -79,6 +82,7 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	teeth := fs.Bool("teeth", false, "with -targets: also run every tooth (a hand-written concurrency bug in a copy of the target), which the scenarios must find")
 	out := fs.String("out", "", "with -targets: write targets.md and targets.json to this directory (default: print the table)")
 	keep := fs.Bool("keep", false, "with -targets: keep each scenarios' module (to replay in it)")
+	fs.StringVar(&c.backend, "backend", "memory", "memory, or etcd: explore the etcd-backed token bucket (impl/etcd/tokenbucket) at the grain of its requests, on a one-member etcd started for the run (needs the etcd program); its token-bucket scenarios of the catalogue unless -scenario names others")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -121,6 +125,11 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 		return c, nil
 	}
 	if c.scenarios, err = interleave.Select(*scenario, c.opt.Fault, sh); err != nil {
+		return c, err
+	}
+	scenarioSet := false
+	fs.Visit(func(f *flag.Flag) { scenarioSet = scenarioSet || f.Name == "scenario" })
+	if c.scenarios, err = onBackend(c, scenarioSet, sh); err != nil {
 		return c, err
 	}
 	c.replay = *replay
@@ -236,12 +245,24 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 		return runTargets(c.targets, stdout, stderr)
 	case c.coverage:
 		return exploreCoverage(c, stdout, stderr)
-	case c.replay != "":
+	}
+	if c.backend == "etcd" {
+		stop, err := startEtcd(&c)
+		if err != nil {
+			fmt.Fprintf(stderr, "explore -backend etcd: %v\n", err)
+			return exploreUsage
+		}
+		defer stop()
+	}
+	if c.replay != "" {
 		return exploreReplay(c, stdout, stderr)
 	}
 	target := "the real tables"
 	if c.opt.Fault != fault.None {
 		target = "mutant " + c.opt.Fault.String()
+	}
+	if c.backend == "etcd" {
+		target += " on etcd, a step per request"
 	}
 	fmt.Fprintf(stdout, "tollgate explore: %d scenarios, %s, strategy %s\n", len(c.scenarios), target, c.opt.Strategy)
 	var progress func(interleave.Scenario) func(interleave.Result)
@@ -297,7 +318,7 @@ func exploreCoverage(c exploreConfig, stdout, stderr io.Writer) int {
 
 func exploreReplay(c exploreConfig, stdout, stderr io.Writer) int {
 	s := c.scenarios[0]
-	rep, err := interleave.ReplayDir(s, c.opt.Fault, c.replay, c.opt.Dir)
+	rep, err := interleave.ReplayRemote(s, c.opt.Remote, c.opt.Fault, c.replay, c.opt.Dir)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exploreUsage

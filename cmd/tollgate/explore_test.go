@@ -50,6 +50,10 @@ func TestExploreCommand(t *testing.T) {
 		{"-scenario", "cr-last-slot", "-mutant", "tb-plain-store"},
 		{"-replay", "0x1"},
 		{"-scenario", "cr-last-slot", "-replay", "zz"},
+		{"-backend", "redis"},
+		{"-mutant", "etb-take-no-compare"},
+		{"-backend", "etcd", "-mutant", "ecr-reserve-no-compare"},
+		{"-backend", "etcd", "-scenario", "cr-last-slot"},
 	} {
 		if code, _, _ := run(bad...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", bad, code)

@@ -69,6 +69,9 @@ type Options struct {
 	// (sitepairs.go): a measurement that records every step's call site,
 	// never part of a verdict.
 	SitePairs *SitePairs
+	// Remote, when set, explores the scenario on a table behind a server
+	// at the grain of its requests (remote.go) instead of in memory.
+	Remote *Remote
 	// Dir receives porcupine's visualization of a failing history (empty:
 	// no files).
 	Dir string
@@ -148,6 +151,7 @@ type Failure struct {
 	Bound       int // DFS: the bound being explored
 	Depth       int // PCT
 	Mutant      string
+	Backend     string // the Remote's name when explored on a server ("etcd"); "" in memory
 	Schedule    string // run-length encoded; Replay takes it
 	Preemptions int
 	Shrunk      string // the schedule as found, before shrinking (random strategies)
@@ -188,6 +192,9 @@ func (f *Failure) Report() string {
 	mutant := ""
 	if f.Mutant != "" && f.Mutant != fault.None.String() {
 		mutant = " -mutant " + f.Mutant
+	}
+	if f.Backend != "" {
+		mutant = " -backend " + f.Backend + mutant
 	}
 	if f.Replay != "" {
 		fmt.Fprintf(&b, "  replay: %s\n", f.Replay)
@@ -465,6 +472,9 @@ func (x *explorer) fail(r runResult, bound int) {
 		f = rep.failure
 	}
 	f.Scenario, f.Strategy, f.Seed, f.Bound, f.Mutant = x.name, x.opt.strategy(), x.opt.Seed, bound, x.opt.Fault.String()
+	if r := x.opt.Remote; r != nil {
+		f.Backend = r.Name
+	}
 	if f.Strategy == PCT {
 		f.Depth = x.opt.depth()
 	}
@@ -511,7 +521,7 @@ func Explore(s Scenario, opt Options) Result {
 	if s.fixed != "" {
 		return exploreFixed(s, opt)
 	}
-	p, err := s.program(opt.Fault)
+	p, err := s.programOn(opt.Fault, opt.Remote)
 	if err != nil {
 		return Result{Scenario: s.Name, Threads: s.Threads(), Ops: s.Ops(), Strategy: opt.strategy(), Mutant: opt.Fault.String(), Err: err}
 	}
@@ -531,7 +541,7 @@ const FixedSchedule Strategy = "directed"
 func exploreFixed(s Scenario, opt Options) Result {
 	start := time.Now()
 	r := Result{Scenario: s.Name, Threads: s.Threads(), Ops: s.Ops(), Strategy: FixedSchedule, Mutant: opt.Fault.String()}
-	rep, err := ReplayDir(s, opt.Fault, s.fixed, opt.Dir)
+	rep, err := ReplayRemote(s, opt.Remote, opt.Fault, s.fixed, opt.Dir)
 	r.Elapsed = time.Since(start)
 	if err != nil {
 		r.Err = err
@@ -560,11 +570,16 @@ func Replay(s Scenario, mutant fault.Fault, schedule string) (Replayed, error) {
 // ReplayDir is Replay writing porcupine's visualization of a failing
 // history into dir.
 func ReplayDir(s Scenario, mutant fault.Fault, schedule, dir string) (Replayed, error) {
+	return ReplayRemote(s, nil, mutant, schedule, dir)
+}
+
+// ReplayRemote is ReplayDir on the remote backend r (nil: in memory).
+func ReplayRemote(s Scenario, remote *Remote, mutant fault.Fault, schedule, dir string) (Replayed, error) {
 	sched, err := ParseSchedule(schedule)
 	if err != nil {
 		return Replayed{}, err
 	}
-	p, err := s.program(mutant)
+	p, err := s.programOn(mutant, remote)
 	if err != nil {
 		return Replayed{}, err
 	}
@@ -577,6 +592,9 @@ func ReplayDir(s Scenario, mutant fault.Fault, schedule, dir string) (Replayed, 
 	if f := out.Failure; f != nil {
 		f.Scenario, f.Mutant, f.Schedule, f.Preemptions, f.Trace = s.Name, mutant.String(), out.Schedule, out.Preemptions, out.Trace
 		f.Strategy = "replay"
+		if remote != nil {
+			f.Backend = remote.Name
+		}
 	}
 	return out, nil
 }

@@ -1,6 +1,8 @@
 package interleave
 
 import (
+	"fmt"
+
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/model"
 )
@@ -153,7 +155,30 @@ func (s Scenario) reclaims() bool {
 }
 
 // program builds the explorable program of s over f's table.
-func (s Scenario) program(f fault.Fault) (program, error) {
+func (s Scenario) program(f fault.Fault) (program, error) { return s.programOn(f, nil) }
+
+// programOn builds the explorable program of s over f's table, in memory
+// (r nil) or on r's server.
+func (s Scenario) programOn(f fault.Fault, r *Remote) (program, error) {
+	if r == nil && f != fault.None && f.Server() {
+		return nil, fmt.Errorf("explore: %s is a mutant of %s, explored on its server only (Options.Remote; tollgate explore -backend etcd)", f, f.Package())
+	}
+	if r != nil {
+		// A scenario's pinned hashes place keys in the in-memory trie; a
+		// server has its own index, so on one they mean nothing and the
+		// scenario is its operations alone.
+		if s.tb == nil {
+			return nil, fmt.Errorf("explore: scenario %s: on %s only token-bucket scenarios are explored", s.Name, r.Name)
+		}
+		if f.Credits() {
+			return nil, errWrongFault(s, f)
+		}
+		p, err := newTBProgram(s, f)
+		if p != nil {
+			p.remote = r
+		}
+		return p, err
+	}
 	switch {
 	case s.cr != nil:
 		if f != fault.None && !f.Credits() {

@@ -111,8 +111,8 @@ func ParseBudget(s string) (Budget, error) {
 }
 
 // Check reports whether o is a configuration as a user gives it: a named
-// strategy (DFS, PCT or Random), Bound ≥ 0, Depth ≥ 1, and a Fault of an
-// in-memory table (the explorer drives no Redis adapter). Explore itself
+// strategy (DFS, PCT or Random), Bound ≥ 0 and Depth ≥ 1 (a Fault of a
+// server-backed table is explored only on its server: Remote). Explore itself
 // also takes an empty strategy as DFS and a zero Depth as the default.
 func (o Options) Check() error {
 	switch o.Strategy {
@@ -122,9 +122,6 @@ func (o Options) Check() error {
 	}
 	if o.Bound < 0 || o.Depth < 1 {
 		return fmt.Errorf("explore: -bound must be >= 0 and -depth >= 1")
-	}
-	if o.Fault != fault.None && o.Fault.Server() {
-		return fmt.Errorf("explore: -mutant: %s is a mutant of %s; the explorer drives in-memory tables only", o.Fault, o.Fault.Package())
 	}
 	return nil
 }

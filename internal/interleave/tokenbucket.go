@@ -38,6 +38,7 @@ type tbProgram struct {
 	dir      string
 	fname    string
 	run      *tbRun
+	remote   *Remote // nil: the hooked in-memory table
 }
 
 type tbRun struct {
@@ -118,7 +119,9 @@ func (p *tbProgram) histories() int { return p.checked }
 func (p *tbProgram) writeFiles(dir, name string) { p.dir, p.fname = dir, name }
 
 func (p *tbProgram) begin(c *controller) []func() {
-	n := p.threads()
+	if p.remote != nil {
+		return p.beginRemote(c)
+	}
 	tab := newTBTable(p.fault)
 	lay := tableLayout(tab)
 	if p.words == nil {
@@ -156,8 +159,23 @@ func (p *tbProgram) begin(c *controller) []func() {
 			w.addTrie(tries.Trie(), name)
 		}
 	}
-	r := &tbRun{table: tab, backend: linearizability.Local((&sut.TokenBucket[string]{Table: tab}).Apply),
-		out: make([][]model.TBOutput, n)}
+	return p.scripts(c, &tbRun{table: tab, backend: linearizability.Local((&sut.TokenBucket[string]{Table: tab}).Apply)})
+}
+
+// beginRemote starts a run on a fresh table of the remote backend.
+func (p *tbProgram) beginRemote(c *controller) []func() {
+	b, err := p.remote.TokenBucket()
+	if err != nil {
+		panic(fmt.Sprintf("explore: a fresh %s table: %v", p.remote.Name, err))
+	}
+	return p.scripts(c, &tbRun{backend: b})
+}
+
+// scripts runs the setup on r (in direct mode) and returns the threads'
+// bodies.
+func (p *tbProgram) scripts(c *controller, r *tbRun) []func() {
+	n := p.threads()
+	r.out = make([][]model.TBOutput, n)
 	p.run = r
 	for _, in := range p.script.setup {
 		var out model.TBOutput
@@ -182,7 +200,11 @@ func (p *tbProgram) begin(c *controller) []func() {
 func (p *tbProgram) do(client int, in model.TBInput[string]) model.TBOutput {
 	out, err := p.run.backend.Do(client, in)
 	if err != nil {
-		panic(fmt.Sprintf("explore: the in-process backend failed: %v", err))
+		where := "in-process"
+		if p.remote != nil {
+			where = p.remote.Name
+		}
+		panic(fmt.Sprintf("explore: the %s backend failed: %v", where, err))
 	}
 	return out
 }
@@ -284,7 +306,7 @@ func (p *tbProgram) conservation(r *tbRun) *Failure {
 // dump renders the tries' cells.
 func (p *tbProgram) dump() string {
 	w := p.words
-	if w.trie == nil {
+	if w == nil || w.trie == nil {
 		return ""
 	}
 	w.walk()
@@ -317,7 +339,12 @@ func (p *tbProgram) cellsOf(node unsafe.Pointer, level int, trie string) []strin
 	return out
 }
 
-func (p *tbProgram) tracer() tracer { return &tbTracer{p: p} }
+func (p *tbProgram) tracer() tracer {
+	if p.remote != nil {
+		return remoteTracer{&tbTracer{p: p}, p.remote.Name}
+	}
+	return &tbTracer{p: p}
+}
 
 type tbTracer struct{ p *tbProgram }
 

@@ -61,7 +61,9 @@ var (
 
 // maxBatch is how many buckets one reclaim transaction forgets: each costs
 // a compare and a delete, and etcd refuses a transaction of more than 128
-// of either (its --max-txn-ops default); one more op is the floor's put.
+// of either (its --max-txn-ops default); one more op is the floor's put,
+// whose transaction has two more compares (the floor's, and that no bucket
+// was made since the read), so it forgets at most 126.
 const maxBatch = 127
 
 // Table is a set of token buckets keyed by string, kept in etcd under the
@@ -438,7 +440,9 @@ func (t *Table) Reclaim(ctx context.Context, lim Limits) (int, error) {
 // forgot. It reads the whole table at one revision, then commits
 // transactions of at most 127 buckets each, the first raising the floor
 // with them: each bucket is deleted only if it is as read (a take that
-// committed since keeps it, and the batch is read and decided again). A
+// committed since keeps it, and the batch is read and decided again), and
+// the first commits only if no bucket was made since the read (else it is
+// all read and decided again). A
 // reclaim that forgets at most 126 buckets is one transaction, one step for
 // every key; a larger one is linearizable per key, as impl/tokenbucket's
 // is. Invalid limits return an *ArgError and send nothing. On a transport
@@ -454,7 +458,7 @@ func (t *Table) ReclaimAt(ctx context.Context, nowMs int64, lim Limits) (int, er
 		if err != nil {
 			return forgot, fmt.Errorf("tokenbucket: reclaim: %w", err)
 		}
-		kvs := r.Responses[0].GetResponseRange().Kvs
+		kvs, readRev := r.Responses[0].GetResponseRange().Kvs, r.Header.Revision
 		var victims []*mvccpb.KeyValue
 		floorMs, floorRev := int64(math.MinInt64), int64(0)
 		for _, kv := range kvs {
@@ -479,7 +483,13 @@ func (t *Table) ReclaimAt(ctx context.Context, nowMs int64, lim Limits) (int, er
 			if !floorRaised {
 				// the floor first (T12): a take that meets a forgotten
 				// bucket must stamp no earlier than this reclaim's clock.
-				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(t.floor), "=", floorRev))
+				// The floor's put is this reclaim's point for every key
+				// the read found absent, so it commits only if no bucket
+				// was made since the read: one made by a take stamped from
+				// the old floor, and the reclaim, coming after it, would
+				// have to judge it (mutant etb-reclaim-misses-new-bucket).
+				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(t.floor), "=", floorRev),
+					clientv3.Compare(clientv3.CreateRevision(t.prefix+"b/"), "<", readRev+1).WithPrefix())
 				ops = append(ops, clientv3.OpPut(t.floor, encodeMs(max(floorMs, nowMs))))
 			}
 			n := min(len(victims), maxBatch-len(ops))
