@@ -1,5 +1,5 @@
-// Package etcdexplore explores the etcd-backed token bucket
-// (impl/etcd/tokenbucket) at the grain of its requests.
+// Package etcdexplore explores the etcd-backed tables (impl/etcd/tokenbucket,
+// impl/etcd/credits) at the grain of their requests.
 //
 // etcd applies each request — a range read, a transaction — atomically, at
 // one revision; what can interleave is the requests of different clients.
@@ -66,6 +66,16 @@ func Remote(c *clientv3.Client, f fault.Fault, name string) *interleave.Remote {
 			}
 			return etcdsut.Remote(t.Apply, Timeout), nil
 		},
+		Credits: func() (linearizability.CrBackend, error) {
+			tab := fmt.Sprintf("%s-%d", name, runs.Add(1))
+			ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+			defer cancel()
+			t, err := etcdsut.NewCredits(ctx, f, c, tab)
+			if err != nil {
+				return nil, err
+			}
+			return etcdsut.Remote(t.Apply, Timeout), nil
+		},
 	}
 }
 
@@ -78,8 +88,45 @@ func Remote(c *clientv3.Client, f fault.Fault, name string) *interleave.Remote {
 // the answer, with the keys relative to their table.
 func Stepping(c *clientv3.Client) unsafe.Pointer {
 	word := unsafe.Pointer(new(store))
-	c.KV = &kv{KV: c.KV, word: word}
+	k := &kv{KV: c.KV, word: word}
+	c.KV = k
+	c.Lease = &lease{Lease: c.Lease, kv: k}
 	return word
+}
+
+// lease makes the lease requests the credit table sends steps too: a
+// grant, a renewal and a revocation each write the store (a revocation
+// deletes the keys attached to the lease).
+type lease struct {
+	clientv3.Lease
+	kv *kv
+}
+
+func (l *lease) Grant(ctx context.Context, ttl int64) (r *clientv3.LeaseGrantResponse, err error) {
+	l.kv.step(true, fmt.Sprintf("grant a lease of %ds", ttl), func() (bool, string) {
+		r, err = l.Lease.Grant(ctx, ttl)
+		if err != nil {
+			return true, "error: " + err.Error()
+		}
+		return true, fmt.Sprintf("lease %x", int64(r.ID))
+	})
+	return r, err
+}
+
+func (l *lease) Revoke(ctx context.Context, id clientv3.LeaseID) (r *clientv3.LeaseRevokeResponse, err error) {
+	l.kv.step(true, fmt.Sprintf("revoke lease %x", int64(id)), func() (bool, string) {
+		r, err = l.Lease.Revoke(ctx, id)
+		return true, answerOf(err, "ok")
+	})
+	return r, err
+}
+
+func (l *lease) KeepAliveOnce(ctx context.Context, id clientv3.LeaseID) (r *clientv3.LeaseKeepAliveResponse, err error) {
+	l.kv.step(true, fmt.Sprintf("renew lease %x", int64(id)), func() (bool, string) {
+		r, err = l.Lease.KeepAliveOnce(ctx, id)
+		return true, answerOf(err, "ok")
+	})
+	return r, err
 }
 
 type kv struct {
@@ -121,7 +168,7 @@ func (k *kv) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (r 
 }
 
 func (k *kv) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (r *clientv3.PutResponse, err error) {
-	k.step(true, "put "+short(key)+"="+value([]byte(val)), func() (bool, string) {
+	k.step(true, "put "+short(key)+"="+value(key, []byte(val)), func() (bool, string) {
 		r, err = k.KV.Put(ctx, key, val, opts...)
 		return true, answerOf(err, "ok")
 	})
@@ -246,7 +293,7 @@ func describeOp(op clientv3.Op) string {
 	case op.IsGet():
 		return "get " + key
 	case op.IsPut():
-		return "put " + key + "=" + value(op.ValueBytes())
+		return "put " + key + "=" + value(string(op.KeyBytes()), op.ValueBytes())
 	case op.IsDelete():
 		return "delete " + key
 	}
@@ -264,7 +311,7 @@ func describeCmp(c clientv3.Cmp) string {
 	case etcdserverpb.Compare_VERSION:
 		v = pc.GetVersion()
 	case etcdserverpb.Compare_VALUE:
-		v = value(pc.GetValue())
+		v = value(string(c.Key), pc.GetValue())
 	case etcdserverpb.Compare_LEASE:
 		v = pc.GetLease()
 	}
@@ -277,13 +324,18 @@ func describeCmp(c clientv3.Cmp) string {
 	return fmt.Sprintf("%s(%s)%s%v", strings.ToLower(pc.Target.String()), key, op, v)
 }
 
+// kvsOf renders what a read found: at most four keys, then how many in all.
 func kvsOf(kvs []*mvccpb.KeyValue) string {
 	if len(kvs) == 0 {
 		return "none"
 	}
 	var parts []string
-	for _, kv := range kvs {
-		parts = append(parts, fmt.Sprintf("%s=%s@%d", short(string(kv.Key)), value(kv.Value), kv.ModRevision))
+	for i, kv := range kvs {
+		if i == 4 {
+			parts = append(parts, fmt.Sprintf("… (%d keys)", len(kvs)))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s=%s@%d", short(string(kv.Key)), value(string(kv.Key), kv.Value), kv.ModRevision))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -300,9 +352,16 @@ func short(key string) string {
 	return key
 }
 
-// value renders a value the token bucket stores: 16 bytes are a bucket
-// (tokens, then the timestamp in ms), 8 bytes a floor (ms).
-func value(v []byte) string {
+// value renders the value of key: the token bucket's 16 bytes are a bucket
+// (tokens, then the timestamp in ms), its 8 bytes a floor (ms); any other
+// is quoted.
+func value(key string, v []byte) string {
+	if !strings.HasPrefix(key, "tollgate/tb/") {
+		if len(v) > 24 {
+			return fmt.Sprintf("%q…(%d bytes)", v[:24], len(v))
+		}
+		return fmt.Sprintf("%q", v)
+	}
 	switch len(v) {
 	case 16:
 		return fmt.Sprintf("{tokens=%v last=%dms}", math.Float64frombits(binary.BigEndian.Uint64(v[:8])), int64(binary.BigEndian.Uint64(v[8:])))

@@ -16,9 +16,9 @@ import (
 	"github.com/tollgate/tollgate/internal/testlong"
 )
 
-// TestExploreKillsMutants: the request-grain exploration of the etcd token
-// bucket (backends/etcdexplore) finds each mutant of impl/etcd/tokenbucket
-// that breaks it without a fault of the network, in the catalogue's
+// TestExploreKillsMutants: the request-grain exploration of the etcd tables
+// (backends/etcdexplore) finds each mutant of impl/etcd that breaks them
+// without a fault of the network or the server's clock, in the catalogue's
 // scenario named, and the real table passes that scenario. It is not
 // parallel: an exploration installs the process's one scheduler.
 func TestExploreKillsMutants(t *testing.T) {
@@ -28,6 +28,7 @@ func TestExploreKillsMutants(t *testing.T) {
 	for _, m := range []struct{ fault, scenario string }{
 		{"etb-reclaim-misses-new-bucket", "tb-reclaim-vs-new-key"},
 		{"etb-take-no-compare", "tb-stale-clocks"},
+		{"ecr-reserve-no-compare", "cr-last-slot"},
 	} {
 		s, ok := interleave.Lookup(m.scenario)
 		if !ok {
@@ -39,7 +40,7 @@ func TestExploreKillsMutants(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := etcdexplore.Remote(c, f, fmt.Sprintf("%s-%v-%d", t.Name(), f, time.Now().UnixNano()))
-			res := interleave.Explore(s, interleave.Options{Remote: r, Fault: f, Dir: t.TempDir()})
+			res := interleave.Explore(s, interleave.Options{Remote: r, Fault: f, Bound: 1, Dir: t.TempDir()})
 			_ = c.Close()
 			switch {
 			case res.Err != nil:

@@ -93,36 +93,53 @@ func (s *Credits[H]) slot(id model.HolderID) *holder[H] {
 }
 
 // holder returns the holder standing for id, granted on first use (and
-// dropped at once if the model exited it before).
+// dropped at once if the model exited it before). No lock is held while a
+// request is out: two first uses at once both grant, the first to finish
+// keeps its holder and the other drops its own. (An exploration that runs
+// one request at a time, backends/etcdexplore, could not let another
+// thread reach the server while one waited on a lock held across a
+// request.)
 func (s *Credits[H]) holder(ctx context.Context, id model.HolderID) (H, error) {
 	h := s.slot(id)
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.granted {
-		g, err := s.grant(ctx)
-		if err != nil {
+	if h.granted {
+		g := h.h
+		h.mu.Unlock()
+		return g, nil
+	}
+	h.mu.Unlock()
+	g, err := s.grant(ctx)
+	if err != nil {
+		return g, err
+	}
+	h.mu.Lock()
+	if h.granted {
+		won := h.h
+		h.mu.Unlock()
+		return won, s.table.Exit(ctx, g)
+	}
+	h.h, h.granted = g, true
+	exited := h.exited
+	h.mu.Unlock()
+	if exited {
+		if err := s.table.Exit(ctx, g); err != nil {
 			return g, err
 		}
-		h.h, h.granted = g, true
-		if h.exited {
-			if err := s.table.Exit(ctx, g); err != nil {
-				return g, err
-			}
-		}
 	}
-	return h.h, nil
+	return g, nil
 }
 
 // exit drops id's lease for good.
 func (s *Credits[H]) exit(ctx context.Context, id model.HolderID) error {
 	h := s.slot(id)
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.exited = true
-	if !h.granted {
+	granted, g := h.granted, h.h
+	h.mu.Unlock()
+	if !granted {
 		return nil // dead from its first use on
 	}
-	return s.table.Exit(ctx, h.h)
+	return s.table.Exit(ctx, g)
 }
 
 // Apply performs in on the table and returns its answer in model form, or

@@ -82,7 +82,7 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	teeth := fs.Bool("teeth", false, "with -targets: also run every tooth (a hand-written concurrency bug in a copy of the target), which the scenarios must find")
 	out := fs.String("out", "", "with -targets: write targets.md and targets.json to this directory (default: print the table)")
 	keep := fs.Bool("keep", false, "with -targets: keep each scenarios' module (to replay in it)")
-	fs.StringVar(&c.backend, "backend", "memory", "memory, or etcd: explore the etcd-backed token bucket (impl/etcd/tokenbucket) at the grain of its requests, on a one-member etcd started for the run (needs the etcd program); its token-bucket scenarios of the catalogue unless -scenario names others")
+	fs.StringVar(&c.backend, "backend", "memory", "memory, or etcd: explore the etcd-backed tables (impl/etcd/...) at the grain of their requests, on a one-member etcd started for the run (needs the etcd program); the catalogue unless -scenario names others")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

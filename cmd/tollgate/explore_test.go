@@ -52,8 +52,8 @@ func TestExploreCommand(t *testing.T) {
 		{"-scenario", "cr-last-slot", "-replay", "zz"},
 		{"-backend", "redis"},
 		{"-mutant", "etb-take-no-compare"},
-		{"-backend", "etcd", "-mutant", "ecr-reserve-no-compare"},
-		{"-backend", "etcd", "-scenario", "cr-last-slot"},
+		{"-backend", "etcd", "-mutant", "rtb-tostring"},
+		{"-backend", "etcd", "-scenario", "cr-last-slot", "-mutant", "etb-take-no-compare"},
 	} {
 		if code, _, _ := run(bad...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", bad, code)

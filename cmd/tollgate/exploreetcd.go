@@ -15,8 +15,8 @@ import (
 )
 
 // onBackend narrows the selected scenarios to what -backend explores: on
-// etcd, the token bucket's (the catalogue's when -scenario was not given),
-// of the real table or an etcd token-bucket mutant.
+// etcd, the catalogue's (when -scenario was not given) of the real tables
+// or of an etcd mutant's primitive.
 func onBackend(c exploreConfig, scenarioSet bool, sh shard.Shard) ([]interleave.Scenario, error) {
 	switch c.backend {
 	case "memory":
@@ -28,23 +28,23 @@ func onBackend(c exploreConfig, scenarioSet bool, sh shard.Shard) ([]interleave.
 	default:
 		return nil, fmt.Errorf("explore: -backend %q: want memory or etcd", c.backend)
 	}
-	if c.opt.Fault != fault.None && (!c.opt.Fault.Etcd() || c.opt.Fault.Credits()) {
-		return nil, fmt.Errorf("explore: -backend etcd explores the etcd token bucket: -mutant %v is not one of its mutants", c.opt.Fault)
+	if c.opt.Fault != fault.None && !c.opt.Fault.Etcd() {
+		return nil, fmt.Errorf("explore: -backend etcd explores the etcd tables: -mutant %v is not one of their mutants", c.opt.Fault)
 	}
 	ss := c.scenarios
 	if !scenarioSet {
 		var err error
-		if ss, err = interleave.Select("catalogue", fault.None, sh); err != nil {
+		if ss, err = interleave.Select("catalogue", c.opt.Fault, sh); err != nil {
 			return nil, err
 		}
 	}
 	var out []interleave.Scenario
 	for _, s := range ss {
 		switch {
-		case s.Primitive == interleave.TokenBucket && s.Fixed() == "":
+		case s.Fixed() == "":
 			out = append(out, s)
 		case scenarioSet && len(ss) == 1:
-			return nil, fmt.Errorf("explore: -backend etcd explores token-bucket scenarios of the catalogue or generated; %s is not one", s.Name)
+			return nil, fmt.Errorf("explore: -backend etcd explores scenarios, not a directed run's one schedule: %s is one", s.Name)
 		}
 	}
 	return out, nil

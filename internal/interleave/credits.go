@@ -39,6 +39,7 @@ type crProgram struct {
 	dir      string
 	fname    string
 	run      *crRun
+	remote   *Remote // nil: the hooked in-memory table
 }
 
 // crRun is one run's instance and what it recorded.
@@ -61,7 +62,7 @@ type crRun struct {
 
 // reset empties the run's records, keeping their storage.
 func (r *crRun) reset(tab sut.CrTable[string], ad *sut.Credits[string]) {
-	r.table, r.ad, r.backend = tab, ad, linearizability.Local(ad.Apply)
+	r.table, r.ad = tab, ad
 	r.setupIn, r.setupOut, r.ops, r.obs = r.setupIn[:0], r.setupOut[:0], r.ops[:0], r.obs[:0]
 	for t := range r.in {
 		r.in[t], r.out[t], r.started[t] = r.in[t][:0], r.out[t][:0], r.started[t][:0]
@@ -97,7 +98,9 @@ func liveOf(k model.CrKind) int8 {
 func recorded(k model.CrKind) bool { return k != model.CrSnapshot }
 
 func (p *crProgram) begin(c *controller) []func() {
-	n := p.threads()
+	if p.remote != nil {
+		return p.beginRemote(c)
+	}
 	tab := newCrTable(p.fault)
 	lay := tableLayout(tab)
 	if p.words == nil {
@@ -116,12 +119,39 @@ func (p *crProgram) begin(c *controller) []func() {
 		return p.observed[uintptr(a.Word)-uintptr(p.words.base)]
 	}
 	ad := &sut.Credits[string]{Table: tab}
-	r := p.run
-	if r == nil {
-		r = &crRun{in: make([][]model.CrInput[string], n), out: make([][]model.CrOutput[string], n), started: make([][]int, n)}
-		p.run = r
-	}
+	r := p.newRun()
 	r.reset(tab, ad)
+	r.backend = linearizability.Local(ad.Apply)
+	return p.scripts(c, r)
+}
+
+// beginRemote starts a run on a fresh table of the remote backend. The
+// table's snapshot is observed after every step that may have written.
+func (p *crProgram) beginRemote(c *controller) []func() {
+	b, err := p.remote.Credits()
+	if err != nil {
+		panic(fmt.Sprintf("explore: a fresh %s table: %v", p.remote.Name, err))
+	}
+	c.seen = func(a hooked.Access) bool { return a.Wrote() }
+	r := p.newRun()
+	r.reset(nil, nil)
+	r.backend = b
+	return p.scripts(c, r)
+}
+
+// newRun returns the program's run record, made on first use.
+func (p *crProgram) newRun() *crRun {
+	if p.run == nil {
+		n := p.threads()
+		p.run = &crRun{in: make([][]model.CrInput[string], n), out: make([][]model.CrOutput[string], n), started: make([][]int, n)}
+	}
+	return p.run
+}
+
+// scripts runs the setup on r (in direct mode) and returns the threads'
+// bodies.
+func (p *crProgram) scripts(c *controller, r *crRun) []func() {
+	n := p.threads()
 	for _, st := range p.script.setup {
 		in, ok := st(CrEnv{Setup: r.setupOut, Mine: r.setupOut})
 		if !ok {
@@ -178,7 +208,11 @@ func (p *crProgram) afterStep(c *controller) {
 func (p *crProgram) do(client int, in model.CrInput[string]) model.CrOutput[string] {
 	out, err := p.run.backend.Do(client, in)
 	if err != nil {
-		panic(fmt.Sprintf("explore: the in-process backend failed: %v", err))
+		where := "in-process"
+		if p.remote != nil {
+			where = p.remote.Name
+		}
+		panic(fmt.Sprintf("explore: the %s backend failed: %v", where, err))
 	}
 	return out
 }
@@ -375,6 +409,9 @@ func (p *crProgram) outcome(r *crRun, final []model.CrOutput[string]) string {
 
 // dump renders every word of the table.
 func (p *crProgram) dump() string {
+	if p.remote != nil {
+		return ""
+	}
 	var b strings.Builder
 	tr := &crTracer{p: p}
 	ws := tableLayout(p.run.table).Words()
@@ -410,7 +447,12 @@ func (p *crProgram) holderNames() (byPtr func(unsafe.Pointer) string, bySerial m
 	}, bySerial
 }
 
-func (p *crProgram) tracer() tracer { return &crTracer{p: p} }
+func (p *crProgram) tracer() tracer {
+	if p.remote != nil {
+		return remoteTracer{&crTracer{p: p}, p.remote.Name}
+	}
+	return &crTracer{p: p}
+}
 
 // slotLo renders the lo half of a slot word as impl/credits lays it out:
 // two state bits under the generation.

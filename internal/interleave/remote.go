@@ -31,12 +31,17 @@ type Remote struct {
 	// requests must be reported through internal/seam/hooked, each on one
 	// word, the table's.
 	TokenBucket func() (linearizability.TBBackend, error)
+	// Credits is TokenBucket for the credit table (nil: the backend has
+	// none to explore). Each run's snapshot is observed after every step
+	// that may have written (spec/explore.md §7): a snapshot is one read
+	// of the table at one revision.
+	Credits func() (linearizability.CrBackend, error)
 }
 
 // remoteTracer renders a request-grain run: every request is a step on
 // the table's one word, and its values are what the client reported.
 type remoteTracer struct {
-	*tbTracer
+	tracer
 	name string
 }
 

@@ -164,20 +164,28 @@ func (s Scenario) programOn(f fault.Fault, r *Remote) (program, error) {
 		return nil, fmt.Errorf("explore: %s is a mutant of %s, explored on its server only (Options.Remote; tollgate explore -backend etcd)", f, f.Package())
 	}
 	if r != nil {
-		// A scenario's pinned hashes place keys in the in-memory trie; a
-		// server has its own index, so on one they mean nothing and the
-		// scenario is its operations alone.
-		if s.tb == nil {
-			return nil, fmt.Errorf("explore: scenario %s: on %s only token-bucket scenarios are explored", s.Name, r.Name)
-		}
-		if f.Credits() {
-			return nil, errWrongFault(s, f)
-		}
-		p, err := newTBProgram(s, f)
-		if p != nil {
+		switch {
+		case s.cr != nil && r.Credits != nil:
+			if f != fault.None && !f.Credits() {
+				return nil, errWrongFault(s, f)
+			}
+			p := newCrProgram(s, f)
 			p.remote = r
+			return p, nil
+		case s.tb != nil && r.TokenBucket != nil:
+			// A scenario's pinned hashes place keys in the in-memory trie;
+			// a server has its own index, so on one they mean nothing and
+			// the scenario is its operations alone.
+			if f.Credits() {
+				return nil, errWrongFault(s, f)
+			}
+			p, err := newTBProgram(s, f)
+			if p != nil {
+				p.remote = r
+			}
+			return p, err
 		}
-		return p, err
+		return nil, fmt.Errorf("explore: scenario %s: %s has no %s table to explore", s.Name, r.Name, s.Primitive)
 	}
 	switch {
 	case s.cr != nil:
