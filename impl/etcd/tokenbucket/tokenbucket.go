@@ -292,7 +292,10 @@ func (t *Table) Take(ctx context.Context, key string, lim Limits, cost float64) 
 // (nothing taken) or ErrUnknown (taken once or not at all).
 //
 // A take linearizes at the transaction that commits it; a refusal at the
-// read it was decided on (one revision of the bucket and the floor).
+// linearizable read it was decided on (one revision of the bucket and the
+// floor). A take reads first from the member its client talks to, and
+// through the leader only to confirm a refusal: an admitted take costs one
+// local read and one Txn.
 func (t *Table) TakeAt(ctx context.Context, nowMs int64, key string, lim Limits, cost float64) (remaining float64, ok bool, err error) {
 	if err := tokenbucket.CheckArgs(lim, cost, true); err != nil {
 		return 0, false, err
@@ -306,7 +309,14 @@ func (t *Table) TakeAt(ctx context.Context, nowMs int64, key string, lim Limits,
 func (t *Table) take(ctx context.Context, nowMs int64, key string, lim Limits, cost float64) (float64, bool, bucket, error) {
 	bk := t.key(key)
 	reads := []clientv3.Op{clientv3.OpGet(bk), clientv3.OpGet(t.floor)}
-	r, err := t.readOnly(ctx, reads...)
+	// The first read is the member's own (serializable: no round through
+	// the leader). An admission is decided on it only if the Txn's
+	// compares find nothing written since, so a stale read cannot commit;
+	// a refusal writes nothing to compare, so it is decided only on a
+	// linearizable read (confirmed): the reads of a failed Txn, or a read
+	// through the leader.
+	r, err := t.readOnly(ctx, clientv3.OpGet(bk, clientv3.WithSerializable()), clientv3.OpGet(t.floor, clientv3.WithSerializable()))
+	confirmed := false
 	for {
 		if err != nil {
 			return 0, false, bucket{}, fmt.Errorf("tokenbucket: take: %w", err)
@@ -320,6 +330,13 @@ func (t *Table) take(ctx context.Context, nowMs int64, key string, lim Limits, c
 			return 0, false, bucket{}, err
 		}
 		have := b.refill(lim, nowMs)
+		if have < cost && !confirmed {
+			confirmed = true
+			if r, err = t.readOnly(ctx, reads...); err != nil {
+				return 0, false, bucket{}, fmt.Errorf("tokenbucket: take: %w", err)
+			}
+			continue
+		}
 		if have < cost {
 			return 0, false, b, nil // T2: a refusal writes nothing
 		}
@@ -346,7 +363,9 @@ func (t *Table) take(ctx context.Context, nowMs int64, key string, lim Limits, c
 			return left, true, bucket{}, nil
 		}
 		// T2: a lost race is decided again on the reads the failed
-		// transaction returned, never refused for being lost.
+		// transaction returned (at its revision, through the leader:
+		// linearizable), never refused for being lost.
+		confirmed = true
 	}
 }
 
