@@ -253,7 +253,7 @@ func writeRedis(md io.Writer, rs []Result, serverUs map[string]float64) {
 		fmt.Fprintf(md, "\nOn a Redis Cluster (%s): takes on three tables, worker w on table w%%3, on a cluster of 3 primaries with each table on its own primary (tollgate) and on a cluster of 1 primary holding all three (%s); every primary has a replica. tollgate ÷ %s below 1 is the speed-up the two extra primaries bring; every node shares the machine's cores with the benchmark.\n", RedisClusterGroup, OnePrimary, OnePrimary)
 	}
 	if hasGroup(rs, EtcdGroup) {
-		fmt.Fprintf(md, "\nOn etcd (%s): a take from impl/etcd/tokenbucket (one linearizable read and one Txn compared on the bucket's ModRevision) on a cluster of 3 etcd members, against the same take from impl/redis/tokenbucket on one redis-server (%s) and one etcd Put (%s, the floor of a consensus write), every take admitted, each worker on a key of its own; every member and the redis-server share the machine's cores and disk with the benchmark.\n", EtcdGroup, RedisTake, EtcdPut)
+		fmt.Fprintf(md, "\nOn etcd (%s): a take from impl/etcd/tokenbucket (one read from the client's own member, serializable, and one Txn compared on the bucket's ModRevision; a refusal would be confirmed through the leader, and none happens here) on a cluster of 3 etcd members, against the same take from impl/redis/tokenbucket on one redis-server (%s) and one etcd Put (%s, the floor of a consensus write), every take admitted, each worker on a key of its own; every member and the redis-server share the machine's cores and disk with the benchmark.\n", EtcdGroup, RedisTake, EtcdPut)
 	}
 	if n := Noise(rs); n == n {
 		fmt.Fprintf(md, "\nNoise: the median Redis case's ns/op varied by %.0f%% between rounds.\n", 100*n)
