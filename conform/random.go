@@ -72,8 +72,10 @@ var (
 // genTB generates a token-bucket session of n operations. Each key keeps
 // its limits most of the time; the clock mostly moves forward and sometimes
 // steps back (T4); a retry_after is often followed by takes at and just
-// before the wait it answered (T7).
-func genTB(r *rand.Rand, n int) *session {
+// before the wait it answered (T7). With admit (a driver whose hello lists
+// tb.admit), nearly a third of the takes are admits, whose refusal carries
+// the wait of the state that refused; the draws are the same either way.
+func genTB(r *rand.Rand, n int, admit bool) *session {
 	s := &session{prim: PrimTokenBucket}
 	var tbl model.TBTable[string]
 	lims := map[string]model.Limits{}
@@ -99,6 +101,9 @@ func genTB(r *rand.Rand, n int) *session {
 		switch x := r.IntN(100); {
 		case x < 50:
 			in.Kind = model.TBTake
+			if admit && x < 15 {
+				in.Kind = model.TBAdmit
+			}
 		case x < 62:
 			in.Kind = model.TBPeek
 		case x < 85:

@@ -368,7 +368,7 @@ func randomSuite(cfg Config, conn *Conn, prim string, res *SuiteResult) {
 		length := 10 + r.IntN(60)
 		var s *session
 		if prim == PrimTokenBucket {
-			s = genTB(r, length)
+			s = genTB(r, length, slices.Contains(cfg.ops, OpAdmit))
 			if cfg.protocol < ProtocolVersion {
 				s.tb = slices.DeleteFunc(s.tb, func(in model.TBInput[string]) bool { return in.Kind == model.TBReclaim })
 			}

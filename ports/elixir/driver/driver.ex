@@ -21,7 +21,7 @@ defmodule Tollgate.Driver do
 
   alias Tollgate.{Credits, JSON, TokenBucket}
 
-  @tb_ops ~w(tb.take tb.peek tb.retry_after tb.reset tb.reset_all tb.reclaim)
+  @tb_ops ~w(tb.take tb.admit tb.peek tb.retry_after tb.reset tb.reset_all tb.reclaim)
   @cr_ops ~w(cr.new cr.reserve cr.enqueue cr.take cr.finish cr.release cr.sweep cr.enqueued cr.snapshot cr.bounds cr.exit cr.close)
   @holder_ops ~w(cr.reserve cr.enqueue cr.release cr.exit)
   @min_i64 -9_223_372_036_854_775_808
@@ -83,7 +83,14 @@ defmodule Tollgate.Driver do
   end
 
   defp dispatch(id, "hello", _req, st) do
-    reply(id, %{"ok" => true, "protocol" => 2, "primitives" => ["tb", "cr"], "name" => "tollgate-elixir-ets"})
+    reply(id, %{
+      "ok" => true,
+      "protocol" => 2,
+      "primitives" => ["tb", "cr"],
+      "ops" => ["tb.admit"],
+      "name" => "tollgate-elixir-ets"
+    })
+
     st
   end
 
@@ -300,6 +307,15 @@ defmodule Tollgate.Driver do
           case TokenBucket.take(tid, key, opts) do
             {:ok, left} when is_float(left) -> %{"ok" => true, "remaining" => left}
             {:error, :rate_limited} -> %{"ok" => false, "error" => "rate_limited"}
+          end
+
+        "tb.admit" ->
+          case TokenBucket.admit(tid, key, opts) do
+            {:ok, left} when is_float(left) ->
+              %{"ok" => true, "remaining" => left}
+
+            {:error, {:rate_limited, w}} when is_integer(w) and w >= 0 ->
+              %{"ok" => false, "error" => "rate_limited", "retry_after_ms" => w}
           end
 
         "tb.peek" ->

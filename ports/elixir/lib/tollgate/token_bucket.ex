@@ -188,7 +188,30 @@ defmodule Tollgate.TokenBucket do
   @spec take(table(), key(), keyword()) :: {:ok, float()} | {:error, :rate_limited}
   def take(table, key, opts) do
     {cap, rate, cost, now} = limits!(opts, :take)
-    take_loop(table, ekey(key), cap, rate, cost, now)
+    take_loop(table, ekey(key), cap, rate, cost, now, fn _tokens, _last -> {:error, :rate_limited} end)
+  end
+
+  @doc """
+  A take that, when it refuses, also says how long to wait: `{:ok,
+  remaining}` as `take/3`, or `{:error, {:rate_limited, wait_ms}}` where
+  `wait_ms` is `retry_after/3` of the very bucket state that refused, at the
+  same `:now_ms` (tollgate's admit: one read, so the wait never belongs to
+  a state another take has since changed). Takes the options of `take/3`.
+
+      iex> table = Tollgate.TokenBucket.new()
+      iex> lim = [capacity: 2, refill_per_second: 4, now_ms: 0]
+      iex> Tollgate.TokenBucket.admit(table, "k", [cost: 2] ++ lim)
+      {:ok, 0.0}
+      iex> Tollgate.TokenBucket.admit(table, "k", [cost: 1] ++ lim)
+      {:error, {:rate_limited, 250}}
+  """
+  @spec admit(table(), key(), keyword()) :: {:ok, float()} | {:error, {:rate_limited, non_neg_integer()}}
+  def admit(table, key, opts) do
+    {cap, rate, cost, now} = limits!(opts, :admit)
+
+    take_loop(table, ekey(key), cap, rate, cost, now, fn tokens, last ->
+      {:error, {:rate_limited, smallest_wait(fn w -> refill(tokens, last, cap, rate, now + w) >= cost end, now)}}
+    end)
   end
 
   # The rows of a table (see "Rows" in the moduledoc):
@@ -202,7 +225,7 @@ defmodule Tollgate.TokenBucket do
   #                           made or reset_all (T12); gen is unique in the VM
   #
   # User keys k are binaries, so the atom :floor is no user key.
-  defp take_loop(table, k, cap, rate, cost, now) do
+  defp take_loop(table, k, cap, rate, cost, now, refused) do
     case :ets.lookup(table, k) do
       [] ->
         # Announce the bucket before reading the floor: a reclaim raises the
@@ -213,19 +236,19 @@ defmodule Tollgate.TokenBucket do
         ph = {k, :absent, :erlang.unique_integer()}
 
         if :ets.insert_new(table, ph) do
-          create(table, ph, cap, rate, cost, now)
+          create(table, ph, cap, rate, cost, now, refused)
         else
-          take_loop(table, k, cap, rate, cost, now)
+          take_loop(table, k, cap, rate, cost, now, refused)
         end
 
       [{^k, :absent, _} = ph] ->
-        create(table, ph, cap, rate, cost, now)
+        create(table, ph, cap, rate, cost, now, refused)
 
       [{^k, tokens, last, id} = old] ->
         have = refill(tokens, last, cap, rate, now)
 
         if have < cost do
-          {:error, :rate_limited}
+          refused.(tokens, last)
         else
           left = have - cost
           # One compare-and-swap: the match head is the row as read (its key
@@ -235,7 +258,7 @@ defmodule Tollgate.TokenBucket do
 
           case :ets.select_replace(table, spec) do
             1 -> {:ok, left}
-            0 -> take_loop(table, k, cap, rate, cost, now)
+            0 -> take_loop(table, k, cap, rate, cost, now, refused)
           end
         end
     end
@@ -248,13 +271,13 @@ defmodule Tollgate.TokenBucket do
   # reclaim that deleted it in between makes this fail, and the take starts
   # over (a reset_all also clears the floor, so an old floor read never
   # stamps a bucket of the emptied table).
-  defp create(table, {k, :absent, id} = ph, cap, rate, cost, now) do
+  defp create(table, {k, :absent, id} = ph, cap, rate, cost, now, refused) do
     left = cap - cost
     last = if floor = floor_ms(table), do: max(now, floor), else: now
 
     case :ets.select_replace(table, [{ph, [], [{:const, {k, left, last, id}}]}]) do
       1 -> {:ok, left}
-      0 -> take_loop(table, k, cap, rate, cost, now)
+      0 -> take_loop(table, k, cap, rate, cost, now, refused)
     end
   end
 
