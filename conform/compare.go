@@ -196,6 +196,9 @@ func Canonical(op string, r Response, expect *Response, binder *Epochs) string {
 		c.Field = r.Field
 	}
 	if !r.OK {
+		if op == OpAdmit && r.Error == ErrRateLimited {
+			c.RetryAfterMs = r.RetryAfterMs // the wait of the state that refused
+		}
 		return canonLine(c)
 	}
 	epoch := func(raw json.RawMessage, bindTo string, isNew bool) json.RawMessage {
@@ -213,7 +216,7 @@ func Canonical(op string, r Response, expect *Response, binder *Epochs) string {
 	switch op {
 	case OpHello:
 		c.Protocol, c.Primitives = r.Protocol, r.Primitives
-	case OpTake:
+	case OpTake, OpAdmit:
 		c.Remaining = r.Remaining
 	case OpPeek:
 		c.Tokens = r.Tokens
