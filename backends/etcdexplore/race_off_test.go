@@ -1,0 +1,5 @@
+//go:build !race
+
+package etcdexplore_test
+
+const raceEnabled = false
