@@ -226,7 +226,9 @@ func TestErrorPrefixedOnce(t *testing.T) {
 func TestConnReapsChild(t *testing.T) {
 	os.Setenv("TOLLGATE_FAKE_DRIVER", "silent")
 	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
-	c, err := Start([]string{os.Args[0]}, time.Second, nil)
+	// The timeout only bounds the hello: a child test binary, started under
+	// -race on a loaded machine, took longer than 1 s to answer it in CI.
+	c, err := Start([]string{os.Args[0]}, 30*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
