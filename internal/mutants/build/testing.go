@@ -143,7 +143,8 @@ func deferExamples(examples []string) error {
 
 // runChild builds the test binary of the package in the working directory
 // (go test runs a test binary in its package's directory) with the
-// overlay, and runs tests in it.
+// overlay, and runs tests in it. The binary is kept (keptBinary): a
+// second run of an unchanged package does not link it again.
 func runChild(tests []string) error {
 	root, err := Root()
 	if err != nil {
@@ -154,16 +155,31 @@ func runChild(tests []string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "tollgate-mutants-test-")
+	wd, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "mutants.test")
-	args := append([]string{"test", "-c", "-vet=off", "-o", bin, "-overlay", json}, buildFlags()...)
-	if err := goBuild(".", append(args, ".")...); err != nil {
+	pkg, err := filepath.Rel(root, wd)
+	if err != nil {
 		return err
 	}
+	args := append([]string{"test", "-c", "-vet=off", "-overlay", json}, buildFlags()...)
+	bin, release, ok, err := keptBinary(json, binaryName("test", filepath.ToSlash(pkg))+".test", ".", args, ".")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		dir, err := os.MkdirTemp("", "tollgate-mutants-test-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		bin, release = filepath.Join(dir, "mutants.test"), func() {}
+		if err := goBuild(".", append(args, "-o", bin, ".")...); err != nil {
+			return err
+		}
+	}
+	defer release()
 	fmt.Fprintf(os.Stdout, "build: the mutants are not compiled in; built this package's tests with the overlay of internal/mutants/patches in %v, running %s there\n", time.Since(t0).Round(10*time.Millisecond), strings.Join(tests, ", "))
 	cmd := exec.Command(bin, childArgs(os.Args[1:], tests)...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
