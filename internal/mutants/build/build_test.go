@@ -19,6 +19,14 @@ func TestChildArgs(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("childArgs = %q, want %q", got, want)
 	}
+	// A test binary run by hand may be given a flag's value as the next
+	// argument: the value goes with its flag (left in, it would end the
+	// child's flags, and the child would run every test).
+	got = childArgs([]string{"-test.run", "^TestX$", "-test.v", "--test.skip", "Y", "-test.count", "1"}, []string{"TestA"})
+	want = []string{"-test.v", "-test.count", "1", `-test.run=^(TestA)$`}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("childArgs with separate values = %q, want %q", got, want)
+	}
 }
 
 // TestRoot: the root is found from a package's directory, and outside a

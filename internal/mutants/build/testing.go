@@ -188,14 +188,19 @@ func runChild(tests []string) error {
 }
 
 // childArgs are the child's arguments: this run's, less what names the
-// tests to run or belongs to go test's bookkeeping of this binary, and a
-// -test.run that selects tests.
+// tests to run or belongs to go test's bookkeeping of this binary (with
+// its value, whether after = or as the next argument), and a -test.run
+// that selects tests.
 func childArgs(args, tests []string) []string {
 	var out []string
-	for _, a := range args {
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch name {
 		case "test.run", "test.skip", "test.testlogfile", "test.gocoverdir", "test.coverprofile", "test.fuzzcachedir":
+			if !hasValue && strings.HasPrefix(a, "-") {
+				i++ // "-test.run X": the value is the next argument
+			}
 			continue
 		}
 		out = append(out, a)
