@@ -244,6 +244,7 @@ func serveWith(faults fault.Fault) func(io.Reader, io.Writer, io.Writer) error {
 
 // TestGoDriverPasses: the Go driver, in process, passes every suite.
 func TestGoDriverPasses(t *testing.T) {
+	t.Parallel() // beside the fake drivers' tests, which mostly wait
 	rep := Run(Config{Serve: serveWith(fault.None), Seed: 7, Budget: 700 * time.Millisecond, Clients: 8,
 		Timeout: 10 * time.Second, Dir: t.TempDir()})
 	var out bytes.Buffer
