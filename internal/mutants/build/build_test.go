@@ -1,6 +1,7 @@
 package build
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestChildArgs: the child gets this run's test flags, less those that
@@ -168,5 +170,36 @@ func TestKeptBinary(t *testing.T) {
 	release1()
 	if _, err := os.Stat(run1); !os.IsNotExist(err) {
 		t.Errorf("release left %s behind: %v", run1, err)
+	}
+}
+
+// TestPrune: beyond the keep most recently used overlays, prune removes
+// those not used within inUse, and spares the ones that were (another
+// checkout's run may be building with them).
+func TestPrune(t *testing.T) {
+	base := t.TempDir()
+	now := time.Now()
+	mkdir := func(name string, age time.Duration) {
+		t.Helper()
+		d := filepath.Join(base, name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(d, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range keep + 2 {
+		mkdir(fmt.Sprintf("recent%d", i), time.Duration(i+1)*time.Minute)
+		mkdir(fmt.Sprintf("old%d", i), inUse+time.Duration(i+1)*time.Minute)
+	}
+	prune(base)
+	for i := range keep + 2 {
+		if _, err := os.Stat(filepath.Join(base, fmt.Sprintf("recent%d", i))); err != nil {
+			t.Errorf("an overlay used %d min ago was removed", i+1)
+		}
+		if _, err := os.Stat(filepath.Join(base, fmt.Sprintf("old%d", i))); err == nil {
+			t.Errorf("old%d, unused for more than %v and beyond the %d newest, was kept", i, inUse, keep)
+		}
 	}
 }

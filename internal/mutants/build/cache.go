@@ -32,11 +32,12 @@ var inputs = []string{
 }
 
 // keep is how many cached overlays Cached keeps (the most recently used),
-// with their kept binaries (keptBinary); one used within inUse is kept
-// too, whatever the count, so that a run in another checkout never finds
-// the overlay it is building with removed under it.
+// with their kept binaries (keptBinary: about 300 MB of test binaries per
+// overlay, twice that with the race detector's); one used within inUse is
+// kept too, whatever the count, so that a run in another checkout never
+// finds the overlay it is building with removed under it.
 const (
-	keep  = 8
+	keep  = 4
 	inUse = time.Hour
 )
 
