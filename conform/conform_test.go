@@ -82,32 +82,31 @@ func fakeDriver(behaviour string) {
 	}
 }
 
-func fakeConfig(behaviour string) Config {
-	os.Setenv("TOLLGATE_FAKE_DRIVER", behaviour)
+// fakeConfig runs this test binary as a driver misbehaving as behaviour
+// says. The behaviour is passed through env(1) rather than this process's
+// environment, so the tests of fake drivers can run in parallel: most of
+// their time is spent waiting out a driver's timeouts.
+func fakeConfig(t *testing.T, behaviour string) Config {
 	timeout := 5 * time.Second // generous: hello must pass even on a loaded machine
 	if behaviour == "silent" {
 		timeout = 1500 * time.Millisecond
 	}
-	return Config{Argv: []string{os.Args[0]}, Seed: 1, Budget: 200 * time.Millisecond, Clients: 2,
-		Timeout: timeout, Suites: []string{SuiteVectors}, Primitives: []string{PrimTokenBucket}, Dir: tempDir()}
+	return Config{Argv: []string{"env", "TOLLGATE_FAKE_DRIVER=" + behaviour, os.Args[0]}, Seed: 1, Budget: 200 * time.Millisecond, Clients: 2,
+		Timeout: timeout, Suites: []string{SuiteVectors}, Primitives: []string{PrimTokenBucket}, Dir: t.TempDir()}
 }
-
-var testDir string
-
-func tempDir() string { return testDir }
 
 // TestBrokenDrivers: a driver that crashes, prints garbage, answers an
 // unknown id or stops answering gets an error naming the request, and the
 // harness neither hangs nor leaves the child running.
 func TestBrokenDrivers(t *testing.T) {
-	testDir = t.TempDir()
-	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
+	t.Parallel() // mostly waiting: "silent" waits out its 1.5 s timeout
 	for _, tc := range []struct{ behaviour, kind string }{
 		{"crash", "exited"}, {"garbage", "garbage"}, {"unknown-id", "unknown_id"}, {"silent", "timeout"},
 	} {
 		t.Run(tc.behaviour, func(t *testing.T) {
+			t.Parallel()
 			start := time.Now()
-			rep := Run(fakeConfig(tc.behaviour))
+			rep := Run(fakeConfig(t, tc.behaviour))
 			if rep.OK() {
 				t.Fatal("a broken driver passed")
 			}
@@ -131,9 +130,8 @@ func TestBrokenDrivers(t *testing.T) {
 // driver that takes longer to start than the per-request timeout still
 // runs; one that never says hello fails within that budget, naming it.
 func TestSlowStartingDriver(t *testing.T) {
-	testDir = t.TempDir()
-	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
-	cfg := fakeConfig("slow-start")
+	t.Parallel() // waiting: a 2 s start, then a 1.5 s hello timeout
+	cfg := fakeConfig(t, "slow-start")
 	cfg.Timeout = 500 * time.Millisecond // shorter than the 2 s start
 	conn, hello, err := connect(cfg)
 	if err != nil {
@@ -144,7 +142,7 @@ func TestSlowStartingDriver(t *testing.T) {
 		t.Errorf("hello %+v, want the fake driver's", hello)
 	}
 
-	cfg = fakeConfig("silent-hello")
+	cfg = fakeConfig(t, "silent-hello")
 	cfg.Timeout, cfg.StartTimeout = 500*time.Millisecond, 1500*time.Millisecond
 	start := time.Now()
 	rep := Run(cfg)
@@ -162,9 +160,7 @@ func TestSlowStartingDriver(t *testing.T) {
 // TestNothingRunFails: a driver that lists no primitives runs no case, and
 // a run of no case fails, saying why.
 func TestNothingRunFails(t *testing.T) {
-	testDir = t.TempDir()
-	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
-	cfg := fakeConfig("no-primitives")
+	cfg := fakeConfig(t, "no-primitives")
 	cfg.Primitives = nil
 	rep := Run(cfg)
 	var out bytes.Buffer
@@ -180,8 +176,6 @@ func TestNothingRunFails(t *testing.T) {
 // TestCasesNotRunCounted: when the driver crashes, the vectors it never saw
 // are counted as not run and named, not left out of the count.
 func TestCasesNotRunCounted(t *testing.T) {
-	testDir = t.TempDir()
-	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
 	golden, err := GenerateVectors()
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +188,7 @@ func TestCasesNotRunCounted(t *testing.T) {
 			last = f.Cases[len(f.Cases)-1].Name
 		}
 	}
-	rep := Run(fakeConfig("crash"))
+	rep := Run(fakeConfig(t, "crash"))
 	var out bytes.Buffer
 	rep.Print(&out, "")
 	r := rep.Results[0]
@@ -210,9 +204,7 @@ func TestCasesNotRunCounted(t *testing.T) {
 // TestErrorPrefixedOnce: a driver that dies at hello is reported with one
 // "conform:" prefix, not one per layer of the error.
 func TestErrorPrefixedOnce(t *testing.T) {
-	testDir = t.TempDir()
-	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
-	rep := Run(fakeConfig("crash-hello"))
+	rep := Run(fakeConfig(t, "crash-hello"))
 	var out bytes.Buffer
 	rep.Print(&out, "")
 	first, _, _ := strings.Cut(out.String(), "\n")
@@ -224,11 +216,10 @@ func TestErrorPrefixedOnce(t *testing.T) {
 
 // TestConnReapsChild: Close kills a driver that ignores end of input.
 func TestConnReapsChild(t *testing.T) {
-	os.Setenv("TOLLGATE_FAKE_DRIVER", "silent")
-	defer os.Unsetenv("TOLLGATE_FAKE_DRIVER")
+	t.Parallel() // waiting on a driver that never answers
 	// The timeout only bounds the hello: a child test binary, started under
 	// -race on a loaded machine, took longer than 1 s to answer it in CI.
-	c, err := Start([]string{os.Args[0]}, 30*time.Second, nil)
+	c, err := Start(fakeConfig(t, "silent").Argv, 30*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,6 +246,7 @@ func serveWith(faults fault.Fault) func(io.Reader, io.Writer, io.Writer) error {
 
 // TestGoDriverPasses: the Go driver, in process, passes every suite.
 func TestGoDriverPasses(t *testing.T) {
+	t.Parallel() // beside the fake drivers' tests, which mostly wait
 	rep := Run(Config{Serve: serveWith(fault.None), Seed: 7, Budget: 700 * time.Millisecond, Clients: 8,
 		Timeout: 10 * time.Second, Dir: t.TempDir()})
 	var out bytes.Buffer

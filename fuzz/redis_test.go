@@ -1,6 +1,8 @@
 package fuzz
 
 import (
+	"flag"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/mutants/build"
+	"github.com/tollgate/tollgate/internal/testlong"
 )
 
 // redisTable starts a server and returns an adapter over a table of f's
@@ -31,11 +34,38 @@ func redisTable(t *testing.T, f fault.Fault) *redissut.TokenBucket {
 
 // TestRapidRedisTokenBucket runs the token bucket's rapid machines against
 // the Redis-backed table: every answer bit for bit the model's, and the
-// properties of every step (rapid's -rapid.checks cases; the default 100
-// take about two seconds). The hostile machine's numbers run in
-// TestRedisRandomSequences.
+// properties of every step (checkRedis: 25 cases by default, rapid's 100
+// in the long run, -rapid.checks when given). The hostile machine's
+// numbers run in TestRedisRandomSequences.
 func TestRapidRedisTokenBucket(t *testing.T) {
-	rapid.Check(t, RedisTokenBucketProp(redisTable(t, fault.None), Options{}, nil))
+	checkRedis(t, RedisTokenBucketProp(redisTable(t, fault.None), Options{}, nil))
+}
+
+// rapidChecksGiven is whether -rapid.checks was on the command line, read
+// before checkRedis sets it.
+var rapidChecksGiven = sync.OnceValue(func() bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "rapid.checks" })
+	return given
+})
+
+// checkRedis runs rapid's check of prop, a machine whose every step is a
+// round trip to a server: a case costs about 20 ms of CPU, the client's
+// and the server's. Unless -rapid.checks was given, the default run checks
+// 25 cases and the long run (testlong) rapid's default 100. These machines
+// run the real tables: the Redis mutants die in TestRedisMutantsDiverge and
+// TestRedisCreditsMutantsDiverge, whatever the count.
+func checkRedis(t *testing.T, prop func(*rapid.T)) {
+	t.Helper()
+	if !rapidChecksGiven() && !testlong.Enabled() {
+		f := flag.Lookup("rapid.checks")
+		old := f.Value.String()
+		if err := flag.Set("rapid.checks", "25"); err != nil {
+			t.Fatal(err)
+		}
+		defer flag.Set("rapid.checks", old)
+	}
+	rapid.Check(t, prop)
 }
 
 // TestRedisMutantsDiverge: the mutants one client can show die in a seeded

@@ -10,11 +10,12 @@ import (
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/mutant"
 	"github.com/tollgate/tollgate/internal/mutants/build"
+	"github.com/tollgate/tollgate/internal/testlong"
 	"github.com/tollgate/tollgate/model"
 )
 
 var (
-	flagBudget = flag.Duration("lin.budget", time.Second, "time each short check of the real tables records and checks histories")
+	flagBudget = flag.Duration("lin.budget", 0, "time each short check of the real tables records and checks histories (0: 300ms, 1s in the long run)")
 	flagHunt   = flag.Duration("lin.hunt", 10*time.Second, "budget within which each concurrency mutant must be reported Illegal")
 	flagSeed   = flag.Uint64("lin.seed", 1, "seed of the operation scripts")
 )
@@ -28,7 +29,19 @@ func shortCheck(t *testing.T, prim string) {
 	if prim == PrimitiveCredits {
 		n = len(CrWorkloads())
 	}
-	p := Plan{Primitive: prim, Duration: *flagBudget, Seed: *flagSeed, Timeout: 30 * time.Second, Dir: failDir(), MinHistories: n}
+	// Every workload records at least one history whatever the budget
+	// (MinHistories); the budget adds more of them. By default 300 ms (a
+	// history of porcupine's hard cases can take seconds of CPU to check,
+	// and this check sees no mutant: TestMutantsIllegal does); the long run
+	// (testlong) records for a second, as -lin.budget's old default did.
+	budget := *flagBudget
+	if budget == 0 {
+		budget = 300 * time.Millisecond
+		if testlong.Enabled() {
+			budget = time.Second
+		}
+	}
+	p := Plan{Primitive: prim, Duration: budget, Seed: *flagSeed, Timeout: 30 * time.Second, Dir: failDir(), MinHistories: n}
 	tally, err := Run(p, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -107,6 +107,7 @@ func TestMutantsLayersAreTheMatrix(t *testing.T) {
 // one only concurrency shows, and checks the verdict and exit code.
 func TestMutantsTable(t *testing.T) {
 	build.Need(t)
+	t.Setenv("TMPDIR", t.TempDir()) // the fuzz layer writes the input that killed a mutant under $TMPDIR
 	var out, errb bytes.Buffer
 	code := mutants([]string{"-mutant", "tb-no-clamp,cr-reserve-no-cas", "-layer", "rapid,fuzz", "-budget", "200ms", "-seed", "3"}, &out, &errb)
 	if code != 0 {

@@ -120,9 +120,9 @@ func goBuild(dir string, args ...string) error {
 
 // Rerun builds the command pkg (an import path relative to the root, e.g.
 // "./cmd/tollgate") of the checkout at root with the overlay of the
-// mutants into a temporary directory, runs it with args, standard streams
-// shared, and returns its exit status once it exits, removing the binary.
-// The go build cache makes a second build a link. An interrupt or a
+// mutants, runs it with args, standard streams shared, and returns its
+// exit status once it exits. The binary is kept (keptBinary): a second
+// run from an unchanged checkout neither compiles nor links. An interrupt or a
 // termination is passed on to the new binary, which decides what to do
 // with it. The binary runs marked (childEnv), so that one which still
 // lacks the mutants cannot rebuild itself again.
@@ -134,15 +134,23 @@ func Rerun(root, pkg string, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	dir, err := os.MkdirTemp("", "tollgate-mutants-bin-")
+	goArgs := append([]string{"build", "-overlay", json}, buildFlags()...)
+	bin, release, ok, err := keptBinary(json, binaryName("cmd", pkg), root, goArgs, pkg)
 	if err != nil {
 		return 0, err
 	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, filepath.Base(pkg))
-	if err := goBuild(root, append(append([]string{"build", "-overlay", json, "-o", bin}, buildFlags()...), pkg)...); err != nil {
-		return 0, err
+	if !ok {
+		dir, err := os.MkdirTemp("", "tollgate-mutants-bin-")
+		if err != nil {
+			return 0, err
+		}
+		defer os.RemoveAll(dir)
+		bin, release = filepath.Join(dir, filepath.Base(pkg)), func() {}
+		if err := goBuild(root, append(goArgs, "-o", bin, pkg)...); err != nil {
+			return 0, err
+		}
 	}
+	defer release()
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), childEnv+"=1")

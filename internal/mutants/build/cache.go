@@ -31,8 +31,15 @@ var inputs = []string{
 	"internal/mutants/internal/generate",
 }
 
-// keep is how many cached overlays Cached keeps (the newest).
-const keep = 4
+// keep is how many cached overlays Cached keeps (the most recently used),
+// with their kept binaries (keptBinary: about 300 MB of test binaries per
+// overlay, twice that with the race detector's); one used within inUse is
+// kept too, whatever the count, so that a run in another checkout never
+// finds the overlay it is building with removed under it.
+const (
+	keep  = 4
+	inUse = time.Hour
+)
 
 // Cached returns the overlay file of the mutants of the checkout at root,
 // generated once per state of its inputs and kept in the user's cache
@@ -116,7 +123,8 @@ func inputsKey(root string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:32], nil
 }
 
-// prune removes all but the keep most recently used overlays under base.
+// prune removes all but the keep most recently used overlays under base,
+// and those used within inUse.
 func prune(base string) {
 	ents, err := os.ReadDir(base)
 	if err != nil {
@@ -134,6 +142,9 @@ func prune(base string) {
 	}
 	sort.Slice(es, func(i, j int) bool { return es[i].at.After(es[j].at) })
 	for i := keep; i < len(es); i++ {
+		if time.Since(es[i].at) < inUse {
+			continue
+		}
 		os.RemoveAll(filepath.Join(base, es[i].name))
 	}
 }

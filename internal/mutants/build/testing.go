@@ -143,7 +143,8 @@ func deferExamples(examples []string) error {
 
 // runChild builds the test binary of the package in the working directory
 // (go test runs a test binary in its package's directory) with the
-// overlay, and runs tests in it.
+// overlay, and runs tests in it. The binary is kept (keptBinary): a
+// second run of an unchanged package does not link it again.
 func runChild(tests []string) error {
 	root, err := Root()
 	if err != nil {
@@ -154,16 +155,31 @@ func runChild(tests []string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "tollgate-mutants-test-")
+	wd, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "mutants.test")
-	args := append([]string{"test", "-c", "-vet=off", "-o", bin, "-overlay", json}, buildFlags()...)
-	if err := goBuild(".", append(args, ".")...); err != nil {
+	pkg, err := filepath.Rel(root, wd)
+	if err != nil {
 		return err
 	}
+	args := append([]string{"test", "-c", "-vet=off", "-overlay", json}, buildFlags()...)
+	bin, release, ok, err := keptBinary(json, binaryName("test", filepath.ToSlash(pkg))+".test", ".", args, ".")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		dir, err := os.MkdirTemp("", "tollgate-mutants-test-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		bin, release = filepath.Join(dir, "mutants.test"), func() {}
+		if err := goBuild(".", append(args, "-o", bin, ".")...); err != nil {
+			return err
+		}
+	}
+	defer release()
 	fmt.Fprintf(os.Stdout, "build: the mutants are not compiled in; built this package's tests with the overlay of internal/mutants/patches in %v, running %s there\n", time.Since(t0).Round(10*time.Millisecond), strings.Join(tests, ", "))
 	cmd := exec.Command(bin, childArgs(os.Args[1:], tests)...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
@@ -172,14 +188,19 @@ func runChild(tests []string) error {
 }
 
 // childArgs are the child's arguments: this run's, less what names the
-// tests to run or belongs to go test's bookkeeping of this binary, and a
-// -test.run that selects tests.
+// tests to run or belongs to go test's bookkeeping of this binary (with
+// its value, whether after = or as the next argument), and a -test.run
+// that selects tests.
 func childArgs(args, tests []string) []string {
 	var out []string
-	for _, a := range args {
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch name {
 		case "test.run", "test.skip", "test.testlogfile", "test.gocoverdir", "test.coverprofile", "test.fuzzcachedir":
+			if !hasValue && strings.HasPrefix(a, "-") {
+				i++ // "-test.run X": the value is the next argument
+			}
 			continue
 		}
 		out = append(out, a)
