@@ -152,15 +152,17 @@ func (p *Proxy) serve(nc net.Conn) {
 }
 
 // pipe copies src to dst until either fails, holding each chunk read
-// while the proxy is stalled.
+// while the proxy is stalled, and src's end too: a connection one side
+// closes during a stall is closed on the other only once the stall ends,
+// as its FIN would arrive.
 func (p *Proxy) pipe(dst, src net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
+		if !p.pass() {
+			return
+		}
 		if n > 0 {
-			if !p.pass() {
-				return
-			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
