@@ -1,12 +1,16 @@
 package redischeck
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tollgate/tollgate/backends/redisserver"
+	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/testlong"
 	"github.com/tollgate/tollgate/linearizability"
+	"github.com/tollgate/tollgate/model"
 )
 
 // scenarioNamed is the fault workload called name.
@@ -115,5 +119,45 @@ func TestPartitionWait(t *testing.T) {
 		if r.UnknownOps == 0 {
 			t.Errorf("%s: no call's WAIT timed out across the cut: %s", r.Primitive, r.Detail)
 		}
+	}
+}
+
+// TestNoReplicasRefusalRanNothing: a take a primary refuses with
+// NOREPLICAS (min-replicas-to-write 1, its only replica gone) ran nothing:
+// the checks' client reports it not run (linearizability.ErrNotRun: not
+// recorded), never unknown, and the bucket keeps its tokens.
+func TestNoReplicasRefusalRanNothing(t *testing.T) {
+	t.Parallel()
+	needServer(t)
+	p := redisserver.StartT(t, redisserver.WithMinReplicas(1, time.Second))
+	rep := redisserver.StartReplicaT(t, p)
+	// The checks' budget: a refused call is sent again for 20 of them
+	// (5 s) before it is reported not run.
+	tg := NewTarget(p.Addr, 250*time.Millisecond)
+	defer tg.Close()
+	b, closeB, err := tg.TB(fault.None)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeB()
+	lim := model.Limits{Capacity: 5, RefillPerSecond: 1}
+	take := model.TBInput[string]{Kind: model.TBTake, Key: "k", Limits: lim, Cost: 1, NowMs: 1}
+	if _, err := b.Do(0, take); err != nil {
+		t.Fatalf("a take with the replica up: %v", err)
+	}
+	rep.Stop() // the primary sees its replica's connection close: 0 good replicas at once
+	_, err = b.Do(0, take)
+	if !errors.Is(err, linearizability.ErrNotRun) || errors.Is(err, linearizability.ErrUnknown) {
+		t.Fatalf("a take refused NOREPLICAS: %v; want ErrNotRun, not unknown", err)
+	}
+	if !strings.Contains(err.Error(), "NOREPLICAS") {
+		t.Fatalf("the refusal does not say NOREPLICAS: %v", err)
+	}
+	out, err := b.Do(0, model.TBInput[string]{Kind: model.TBPeek, Key: "k", Limits: lim, NowMs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Tokens != 4 {
+		t.Fatalf("after one take and one refused: %g tokens, want 4", out.Tokens)
 	}
 }
