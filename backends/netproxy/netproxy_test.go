@@ -142,3 +142,52 @@ func TestCutAndEnforce(t *testing.T) {
 		t.Fatalf("a connection of a cut link was forwarded: %q", got)
 	}
 }
+
+// TestStallHoldsAClose: a connection closed on one side during a stall
+// stays open on the other until Resume, as its FIN would be held; Close
+// ends a stall and every connection.
+func TestStallHoldsAClose(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	p, err := New(l.Addr().String(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up net.Conn
+	select {
+	case up = <-accepted:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the proxy did not dial the target")
+	}
+	defer up.Close()
+	p.Stall()
+	if !p.Stalled() {
+		t.Fatal("Stalled after Stall: false")
+	}
+	c.Close()
+	buf := make([]byte, 1)
+	_ = up.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, err := up.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the target saw the close during the stall: %v", err)
+	}
+	p.Resume()
+	_ = up.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := up.Read(buf); !errors.Is(err, io.EOF) {
+		t.Fatalf("after Resume the target's read: %v, want EOF", err)
+	}
+}
