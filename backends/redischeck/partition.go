@@ -145,12 +145,16 @@ func partitionFailover(e *env) error {
 		e.cut.readAt = time.Since(e.cut.at)
 	}
 	time.Sleep(time.Until(e.cut.at.Add(PartitionHold)))
+	e.Throttle(0)
+	e.target.SetAddr(e.replica.Addr)
+	// The clients' connections to the old primary are closed; a command
+	// it had read before the close may still run: its count is read a
+	// moment later.
+	time.Sleep(50 * time.Millisecond)
 	after, err := fcalls(e.primary)
 	if err != nil {
 		return err
 	}
-	e.Throttle(0)
-	e.target.SetAddr(e.replica.Addr)
 	e.cut.refused = refused()
 	e.cut.ran, e.cut.rejected = after.calls-before.calls, after.rejected-before.rejected
 	if e.cut.bound > 0 {
