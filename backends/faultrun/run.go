@@ -177,15 +177,6 @@ func (r *Run) sample() {
 	}
 }
 
-// Mark returns a stamp of the recording's time base taken now (0 before
-// the recording began).
-func (r *Run) Mark() int64 {
-	if ts := r.stamps.Load(); ts != nil {
-		return ts.Stamp()
-	}
-	return 0
-}
-
 // WallOf bounds when the instant stamp of the recording's time base was
 // taken, by Track's samples: not before lo and not after hi (ok false when
 // no sample lies on one side of it).

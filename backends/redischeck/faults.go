@@ -68,6 +68,9 @@ type Scenario struct {
 	// cutOff measures what the primary does while a partition holds its
 	// clients, and holds the row to it (partitionBound).
 	cutOff bool
+	// hold is how long a cutOff row keeps its clients on the cut-off
+	// primary (0: PartitionHold).
+	hold   time.Duration
 	inject func(e *env) error
 }
 
@@ -327,6 +330,10 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 	}
 	if s.MinReplicas {
 		e.cut.bound = redisserver.MinReplicasBound(PartitionLag)
+	}
+	e.cut.hold = PartitionHold
+	if s.hold != 0 {
+		e.cut.hold = s.hold
 	}
 	stop, err := e.start(s, o)
 	defer stop()
