@@ -345,7 +345,7 @@ func (c *Cluster) newMember(i int) (*member, error) {
 	}
 	if c.cfg.lazy {
 		if err := m.mountData(); err != nil {
-			m.proxy.close()
+			m.proxy.Close()
 			return nil, err
 		}
 	}
@@ -694,7 +694,7 @@ func (c *Cluster) Stop() {
 	c.mu.Unlock()
 	for _, m := range ms {
 		_ = c.kill(m) // best effort: the directories go either way
-		m.proxy.close()
+		m.proxy.Close()
 		_ = m.unmount()
 	}
 	_ = os.RemoveAll(c.data)

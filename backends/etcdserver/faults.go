@@ -166,7 +166,7 @@ func (c *Cluster) enforce() {
 	ms := append([]*member(nil), c.members...)
 	c.mu.Unlock()
 	for _, m := range ms {
-		m.proxy.enforce()
+		m.proxy.Enforce()
 	}
 }
 
@@ -211,7 +211,7 @@ func (c *Cluster) RemoveMember(i int) error {
 	if err := c.kill(m); err != nil {
 		return err
 	}
-	m.proxy.close()
+	m.proxy.Close()
 	if err := m.unmount(); err != nil {
 		return fmt.Errorf("etcdserver: %w", err)
 	}
@@ -264,7 +264,7 @@ func (c *Cluster) AddMember() (int, error) {
 	}
 	cl, err := newClient(c.Endpoints(), 2*time.Second)
 	if err != nil {
-		m.proxy.close()
+		m.proxy.Close()
 		return -1, err
 	}
 	defer cl.Close()
@@ -273,7 +273,7 @@ func (c *Cluster) AddMember() (int, error) {
 		r, err = cl.MemberAdd(ctx, []string{m.proxy.url()})
 		return err
 	}); err != nil {
-		m.proxy.close()
+		m.proxy.Close()
 		return -1, fmt.Errorf("etcdserver: adding a member: %w", err)
 	}
 	m.id = r.Member.ID // m is not yet in c.members: no one else reads it
@@ -293,7 +293,7 @@ func (c *Cluster) AddMember() (int, error) {
 	stopped := c.stopped
 	c.mu.Unlock()
 	if stopped {
-		m.proxy.close()
+		m.proxy.Close()
 		return -1, ErrNotRunning
 	}
 	if err := c.launch(m, "existing"); err != nil {

@@ -3,62 +3,51 @@ package etcdserver
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tollgate/tollgate/backends/netproxy"
 )
 
 // proxy stands in front of one member's peer listener: the member
 // advertises the proxy's address as its peer URL, so every other member
-// dials the proxy. For each connection the proxy learns the dialler (see
-// sender), then forwards the bytes it read and pipes both ways, unless the
-// link between the two members is cut; Cluster.enforce makes it close the
-// connections of links cut later.
+// dials the proxy. It is a netproxy.Proxy that learns each connection's
+// dialler (see sender) and refuses it while the link between the two
+// members is cut; Cluster.enforce makes it close the connections of links
+// cut later.
 type proxy struct {
-	c      *Cluster
-	to     int    // the index of the member behind it
-	target string // that member's peer listener
-	l      net.Listener
+	*netproxy.Proxy
 
-	mu     sync.Mutex
-	conns  map[*conn]struct{}
-	closed bool
+	mu sync.Mutex
 	// how many connections learnt their sender from the header, from
 	// /proc, or not at all
 	byHeader, byProc, unknown int
 }
 
-// conn is one forwarded connection.
-type conn struct {
-	from             int // the dialling member's index, −1 when unknown
-	client, upstream net.Conn
-}
-
 func newProxy(c *Cluster, to int, target string) (*proxy, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p := &proxy{}
+	np, err := netproxy.New(target, netproxy.Options{
+		Identify: func(nc net.Conn) ([]byte, int, error) {
+			h, err := head(nc)
+			if err != nil {
+				return nil, 0, err
+			}
+			return h, p.sender(c, nc, h), nil
+		},
+		Cut: func(from int) bool { return c.blocked(from, to) },
+	})
 	if err != nil {
 		return nil, fmt.Errorf("etcdserver: a peer proxy: %w", err)
 	}
-	p := &proxy{c: c, to: to, target: target, l: l, conns: map[*conn]struct{}{}}
-	go p.accept()
+	p.Proxy = np
 	return p, nil
 }
 
-func (p *proxy) url() string { return "http://" + p.l.Addr().String() }
-
-func (p *proxy) accept() {
-	for {
-		nc, err := p.l.Accept()
-		if err != nil {
-			return
-		}
-		go p.serve(nc)
-	}
-}
+func (p *proxy) url() string { return "http://" + p.Addr() }
 
 // maxHead bounds the bytes read to find the end of a request's headers.
 const maxHead = 64 << 10
@@ -108,16 +97,16 @@ func serverFrom(h []byte) uint64 {
 // sender is the index of the member that dialled nc, whose first request
 // has headers h, or −1: the member named by X-Server-From, or else the
 // member process holding the other end of nc.
-func (p *proxy) sender(nc net.Conn, h []byte) int {
-	if i := p.c.indexOfID(serverFrom(h)); i >= 0 {
+func (p *proxy) sender(c *Cluster, nc net.Conn, h []byte) int {
+	if i := c.indexOfID(serverFrom(h)); i >= 0 {
 		p.count(&p.byHeader)
 		return i
 	}
 	remote, rok := nc.RemoteAddr().(*net.TCPAddr)
 	local, lok := nc.LocalAddr().(*net.TCPAddr)
 	if rok && lok {
-		if pid := socketOwner(remote.Port, local.Port, p.c.pids()); pid != 0 {
-			if i := p.c.indexOfPid(pid); i >= 0 {
+		if pid := socketOwner(remote.Port, local.Port, c.pids()); pid != 0 {
+			if i := c.indexOfPid(pid); i >= 0 {
 				p.count(&p.byProc)
 				return i
 			}
@@ -131,90 +120,6 @@ func (p *proxy) count(n *int) {
 	p.mu.Lock()
 	*n++
 	p.mu.Unlock()
-}
-
-func (p *proxy) serve(nc net.Conn) {
-	h, err := head(nc)
-	if err != nil {
-		nc.Close()
-		return
-	}
-	from := p.sender(nc, h)
-	if p.c.blocked(from, p.to) {
-		nc.Close()
-		return
-	}
-	up, err := net.DialTimeout("tcp", p.target, time.Second)
-	if err != nil {
-		nc.Close()
-		return
-	}
-	k := &conn{from: from, client: nc, upstream: up}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		k.close()
-		return
-	}
-	p.conns[k] = struct{}{}
-	p.mu.Unlock()
-	// A cut made between the check above and the registration did not
-	// find this connection: check again now that enforce would.
-	if p.c.blocked(from, p.to) {
-		p.drop(k)
-		return
-	}
-	if _, err := up.Write(h); err != nil {
-		p.drop(k)
-		return
-	}
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(up, nc); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(nc, up); done <- struct{}{} }()
-	<-done
-	p.drop(k)
-}
-
-func (k *conn) close() {
-	k.client.Close()
-	k.upstream.Close()
-}
-
-func (p *proxy) drop(k *conn) {
-	p.mu.Lock()
-	delete(p.conns, k)
-	p.mu.Unlock()
-	k.close()
-}
-
-// enforce closes the connections of links the cluster has cut.
-func (p *proxy) enforce() {
-	p.mu.Lock()
-	ks := make([]*conn, 0, len(p.conns))
-	for k := range p.conns {
-		ks = append(ks, k)
-	}
-	p.mu.Unlock()
-	for _, k := range ks {
-		if p.c.blocked(k.from, p.to) {
-			p.drop(k)
-		}
-	}
-}
-
-// close stops accepting and closes every connection.
-func (p *proxy) close() {
-	p.mu.Lock()
-	p.closed = true
-	ks := make([]*conn, 0, len(p.conns))
-	for k := range p.conns {
-		ks = append(ks, k)
-	}
-	p.mu.Unlock()
-	p.l.Close()
-	for _, k := range ks {
-		p.drop(k)
-	}
 }
 
 // socketOwner returns which of pids holds the local end of the loopback

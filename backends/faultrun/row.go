@@ -58,8 +58,12 @@ type Row struct {
 	// to the first such acknowledgement (0: none came).
 	After, AfterOK int
 	Recovery       time.Duration
-	Report         linearizability.Report
-	Elapsed        time.Duration
+	// Unbounded, when not "", says how the row broke a bound of its own
+	// (Job.Bound): a partition under min-replicas-to-write that lost a
+	// write acknowledged after the bound, say.
+	Unbounded string
+	Report    linearizability.Report
+	Elapsed   time.Duration
 }
 
 // Pass reports whether the row is what the backend promises (Failure
@@ -108,6 +112,8 @@ func (r Row) broken() string {
 		return fmt.Sprintf("no call answered within %v of the fault", r.RecoverWithin)
 	case r.Extra > 0:
 		return fmt.Sprintf("%d writes applied twice", r.Extra)
+	case r.Unbounded != "":
+		return r.Unbounded
 	case r.MustLose && r.Lost == 0:
 		return "a negative control (its fault must lose an acknowledged write) lost none"
 	case !r.Lossy && !r.MustLose && r.Lost > 0:

@@ -61,3 +61,57 @@ func with(r Row, f func(*Row)) Row {
 	f(&r)
 	return r
 }
+
+// TestUnboundedFails: a row that broke a bound of its own (Job.Bound)
+// fails, lossy or not.
+func TestUnboundedFails(t *testing.T) {
+	r := Row{Scenario: "partition-failover-minreplicas", Lossy: true, MustStrike: true, Struck: true, InFlight: 1, Result: linearizability.Ok, Lost: 3}
+	if !r.Pass() {
+		t.Fatalf("within its bound: %q", r.Failure())
+	}
+	r.Unbounded = "1 lost take acknowledged 3.2 s after the cut"
+	if r.Pass() || r.Failure() != r.Unbounded {
+		t.Fatalf("beyond its bound: pass %v, %q", r.Pass(), r.Failure())
+	}
+}
+
+// TestThrottleAndWallOf: Throttle spaces calls of all clients together,
+// and WallOf places a stamp taken between two of Track's samples between
+// their times.
+func TestThrottleAndWallOf(t *testing.T) {
+	r := NewRun()
+	var ts linearizability.Stamps
+	r.stamps.Store(&ts)
+	r.Track()
+	r.Throttle(20 * time.Millisecond)
+	start := time.Now()
+	for range 5 {
+		r.wait()
+	}
+	if d := time.Since(start); d < 80*time.Millisecond {
+		t.Errorf("5 throttled calls at 20 ms began within %v", d)
+	}
+	r.Throttle(0)
+	quick := time.Now()
+	for range 5 {
+		r.wait()
+	}
+	if d := time.Since(quick); d > 10*time.Millisecond {
+		t.Errorf("unthrottled, 5 calls took %v", d)
+	}
+	time.Sleep(5 * time.Millisecond)
+	before := time.Now()
+	s := ts.Stamp()
+	after := time.Now()
+	time.Sleep(5 * time.Millisecond)
+	if err := r.End(nil); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi, ok := r.WallOf(s)
+	if !ok || lo.After(after) || hi.Before(before) || hi.Sub(lo) > 50*time.Millisecond {
+		t.Errorf("a stamp taken in [%v, %v] placed in [%v, %v] (ok %v)", before.Format("05.000000"), after.Format("05.000000"), lo.Format("05.000000"), hi.Format("05.000000"), ok)
+	}
+	if _, _, ok := r.WallOf(ts.Stamp()); ok {
+		t.Error("a stamp after the last sample was placed")
+	}
+}

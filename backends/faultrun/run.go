@@ -2,6 +2,7 @@ package faultrun
 
 import (
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,23 @@ type Run struct {
 	wg       sync.WaitGroup
 	faultErr error
 	closers  []func()
+
+	stamps atomic.Pointer[linearizability.Stamps] // the recording's (ShareStamps)
+	// Throttle's spacing of calls, and the next call's earliest start
+	every    atomic.Int64
+	throttle sync.Mutex
+	next     time.Time
+	// Track's samples of the recording's time base against the wall clock
+	ticks    sync.Mutex
+	samples  []tick
+	tracking chan struct{}
+}
+
+// tick is an instant of the recording's time base and when it was taken:
+// not before lo, not after hi.
+type tick struct {
+	stamp  int64
+	lo, hi time.Time
 }
 
 // NewRun returns a run whose recording has not begun.
@@ -72,12 +90,16 @@ type counted[In, Out any] struct {
 }
 
 // ShareStamps hands the recording's stamps to the fault's clock.
-func (c counted[In, Out]) ShareStamps(ts *linearizability.Stamps) { c.r.Clock.ShareStamps(ts) }
+func (c counted[In, Out]) ShareStamps(ts *linearizability.Stamps) {
+	c.r.stamps.Store(ts)
+	c.r.Clock.ShareStamps(ts)
+}
 
 func (c counted[In, Out]) Do(client int, in In) (Out, error) {
 	if n := c.r.Calls.Add(1); c.r.Ended != nil && n > int64(c.r.EndShare*float64(c.r.Total)) {
 		<-c.r.Ended
 	}
+	c.r.wait()
 	start := time.Now()
 	after := c.r.Injected.Load() != 0
 	c.r.Clock.Begin(in)
@@ -92,6 +114,80 @@ func (c counted[In, Out]) Do(client int, in In) (Out, error) {
 	}
 	time.Sleep(Pace - time.Since(start))
 	return out, err
+}
+
+// Throttle spaces the calls begun from now on at least every apart, all
+// clients together (0: each client paced by Pace alone again): a fault
+// that must last a while in wall time (a partition outlasting
+// min-replicas-max-lag) keeps the recording's calls going through it
+// rather than letting them all run in its first milliseconds.
+func (r *Run) Throttle(every time.Duration) { r.every.Store(int64(every)) }
+
+// wait holds a call until Throttle's spacing lets it begin.
+func (r *Run) wait() {
+	every := time.Duration(r.every.Load())
+	if every <= 0 {
+		return
+	}
+	r.throttle.Lock()
+	now := time.Now()
+	at := r.next.Add(every)
+	if at.Before(now) {
+		at = now
+	}
+	r.next = at
+	r.throttle.Unlock()
+	time.Sleep(time.Until(at))
+}
+
+// Track samples the recording's time base against the wall clock every
+// millisecond from now until the recording ends, so that WallOf can tell
+// when an operation was called or returned (the history's stamps are
+// only ordered).
+func (r *Run) Track() {
+	r.ticks.Lock()
+	defer r.ticks.Unlock()
+	if r.tracking != nil {
+		return
+	}
+	r.tracking = make(chan struct{})
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer close(r.tracking)
+		for {
+			r.sample()
+			select {
+			case <-r.Stop:
+				r.sample()
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+}
+
+func (r *Run) sample() {
+	if ts := r.stamps.Load(); ts != nil {
+		r.ticks.Lock()
+		lo := time.Now()
+		s := ts.Stamp()
+		r.samples = append(r.samples, tick{s, lo, time.Now()})
+		r.ticks.Unlock()
+	}
+}
+
+// WallOf bounds when the instant stamp of the recording's time base was
+// taken, by Track's samples: not before lo and not after hi (ok false when
+// no sample lies on one side of it).
+func (r *Run) WallOf(stamp int64) (lo, hi time.Time, ok bool) {
+	r.ticks.Lock()
+	defer r.ticks.Unlock()
+	i := sort.Search(len(r.samples), func(i int) bool { return r.samples[i].stamp > stamp })
+	if i == 0 || i == len(r.samples) {
+		return lo, hi, false
+	}
+	return r.samples[i-1].lo, r.samples[i].hi, true
 }
 
 // struck reports whether the fault struck, and the fewest writes of ops in
@@ -125,6 +221,11 @@ type Job[In, Out any] struct {
 	// Reopen opens the table again once the fault has ended, for the
 	// durability read, and returns what closes it.
 	Reopen func() (linearizability.Backend[In, Out], func(), error)
+	// Bound, if not nil, holds the row to a bound of its own once the
+	// durability read is done (a partition under min-replicas: when its
+	// losses may have been acknowledged), reading the store through read:
+	// it returns what it found for the row's detail and, if broken, why.
+	Bound func(ops []linearizability.Op[In, Out], read linearizability.Backend[In, Out]) (found, broken string, err error)
 }
 
 // prim is one primitive's part of a run.
@@ -194,6 +295,16 @@ func run[In, Out, H any](r *Run, row *Row, j Job[In, Out], p prim[In, Out, H]) e
 		return err
 	}
 	row.Acked, row.Lost, row.Extra, row.Undecided, row.Detail = d.Acked, d.Lost, d.Extra, d.Undecided, d.Detail
+	if j.Bound != nil {
+		found, broken, err := j.Bound(p.ops(h), fb)
+		if err != nil {
+			return err
+		}
+		if found != "" {
+			row.Detail += "; " + found
+		}
+		row.Unbounded = broken
+	}
 	whole, err := p.check(h, j.Check)
 	if err != nil {
 		return err

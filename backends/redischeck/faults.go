@@ -55,7 +55,23 @@ type Scenario struct {
 	// scenario also requires the table to answer again after the fault:
 	// some call begun after it must be acknowledged.
 	Cluster bool
-	inject  func(e *env) error
+	// Proxied starts the replica behind a proxy of its own
+	// (redisserver.ThroughProxy), for a partition (partition.go).
+	Proxied bool
+	// MinReplicas starts the primary with min-replicas-to-write 1 and
+	// min-replicas-max-lag PartitionLag.
+	MinReplicas bool
+	// unsetMinReplicas starts the primary of a MinReplicas row without
+	// min-replicas-to-write, the row still held to its bound: the negative
+	// control of TestPartitionMinReplicas.
+	unsetMinReplicas bool
+	// cutOff measures what the primary does while a partition holds its
+	// clients, and holds the row to it (partitionBound).
+	cutOff bool
+	// hold is how long a cutOff row keeps its clients on the cut-off
+	// primary (0: PartitionHold).
+	hold   time.Duration
+	inject func(e *env) error
 }
 
 // ClusterRecovery bounds how long after a cluster scenario's fault (its
@@ -82,6 +98,8 @@ type env struct {
 	cluster *redisserver.Cluster
 	owner   int // the index of the primary (and its replica) serving the table's slot
 	slot    int // the table's slot
+
+	cut cutOff // what a partition's cut-off primary did (partition.go)
 }
 
 // lag notes how far the replica r trailed its primary p just before a
@@ -157,7 +175,7 @@ func Scenarios() []Scenario {
 			inject: clusterKill},
 		{Name: "cluster-pause", What: "on a Redis Cluster: SIGSTOP of the table's primary at 30% of the calls until the cluster has promoted its replica, then SIGCONT: the old primary rejoins as a replica", Cluster: true, Lossy: true,
 			inject: clusterPause},
-	}, powerLossScenarios()...)
+	}, append(partitionScenarios(), powerLossScenarios()...)...)
 }
 
 func clusterReshard(e *env) error {
@@ -305,6 +323,18 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 		row.RecoverWithin = ClusterRecovery
 	}
 	e := &env{Run: faultrun.NewRun(), timeout: o.Timeout}
+	if s.Proxied {
+		// The calls past 80% wait for the partition's end: every
+		// recording has calls after it, however the throttle went.
+		e.Ended, e.EndShare = make(chan struct{}), 0.8
+	}
+	if s.MinReplicas {
+		e.cut.bound = redisserver.MinReplicasBound(PartitionLag)
+	}
+	e.cut.hold = PartitionHold
+	if s.hold != 0 {
+		e.cut.hold = s.hold
+	}
 	stop, err := e.start(s, o)
 	defer stop()
 	if err != nil {
@@ -377,7 +407,11 @@ func (e *env) start(s Scenario, o Options) (stop func(), err error) {
 	stops = append(stops, primary.Stop)
 	e.primary = primary
 	if s.Replica {
-		if e.replica, err = primary.StartReplica(); err != nil {
+		var ropts []redisserver.Option
+		if s.Proxied {
+			ropts = append(ropts, redisserver.ThroughProxy())
+		}
+		if e.replica, err = primary.StartReplica(ropts...); err != nil {
 			return stop, err
 		}
 		stops = append(stops, e.replica.Stop)
@@ -404,7 +438,14 @@ func job[In, Out any](e *env, s Scenario, o Options, check linearizability.Optio
 	if e.cluster != nil {
 		prepare = e.findTable
 	}
+	var bound func([]linearizability.Op[In, Out], linearizability.Backend[In, Out]) (string, string, error)
+	if s.cutOff {
+		bound = func(ops []linearizability.Op[In, Out], read linearizability.Backend[In, Out]) (string, string, error) {
+			return partitionBound(e, ops, read)
+		}
+	}
 	return faultrun.Job[In, Out]{
+		Bound:   bound,
 		Seed:    o.Seed,
 		Mutant:  mutantName(o.Fault),
 		Check:   check,

@@ -72,5 +72,8 @@ func (s Scenario) serverOptions() []redisserver.Option {
 	if s.OnLazyFS {
 		opts = append(opts, redisserver.OnLazyFS())
 	}
+	if s.MinReplicas && !s.unsetMinReplicas {
+		opts = append(opts, redisserver.WithMinReplicas(1, PartitionLag))
+	}
 	return opts
 }

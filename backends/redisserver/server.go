@@ -40,6 +40,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tollgate/tollgate/backends/netproxy"
 	"github.com/tollgate/tollgate/backends/throwaway"
 	"github.com/tollgate/tollgate/internal/lazyfs"
 )
@@ -62,6 +63,10 @@ type config struct {
 	fsync     string // the appendfsync policy with aof ("" means always)
 	lazy      bool   // the data directory on a lazyfs mount
 	replicaOf string
+	proxied   bool // a replica's link to its primary goes through a proxy
+	// min-replicas-to-write and min-replicas-max-lag (0: off)
+	minReplicas int
+	maxLag      time.Duration
 	// cluster mode: the cluster bus port and the node timeout (0: off)
 	busPort     int
 	nodeTimeout time.Duration
@@ -96,8 +101,44 @@ func WithAppendFsync(policy string) Option {
 // fails under CI).
 func OnLazyFS() Option { return func(c *config) { c.lazy = true } }
 
+// ThroughProxy makes a replica (StartReplica) reach its primary through a
+// proxy of its own (backends/netproxy): the replica's REPLICAOF names the
+// proxy, so Partition and Heal can cut its link to the primary both ways
+// and mend it while both processes run on.
+func ThroughProxy() Option { return func(c *config) { c.proxied = true } }
+
+// WithMinReplicas makes the server refuse writes (NOREPLICAS) while fewer
+// than n replicas have acknowledged its replication stream within maxLag
+// (min-replicas-to-write n, min-replicas-max-lag in whole seconds, at
+// least 1). Redis judges the lag by the second of each replica's last
+// acknowledgement (sent once a second) and recounts its good replicas
+// once a second, so a primary cut from its replicas goes on accepting
+// writes for up to maxLag + 2 s (MinReplicasBound). Start refuses n < 1
+// or a maxLag not a whole number of seconds.
+func WithMinReplicas(n int, maxLag time.Duration) Option {
+	return func(c *config) { c.minReplicas, c.maxLag = n, maxLag }
+}
+
+// MinReplicasBound is how long after the last acknowledgement of its
+// replicas reached it a primary started WithMinReplicas(n, maxLag) may
+// still accept a write: the acknowledgement's age is counted in whole
+// seconds of the server's clock (up to 1 s short), and the count of good
+// replicas is refreshed by a cron once a second (up to 1 s late).
+func MinReplicasBound(maxLag time.Duration) time.Duration { return maxLag + 2*time.Second }
+
 // validate checks the options before anything starts.
 func (c config) validate() error {
+	if c.minReplicas != 0 || c.maxLag != 0 {
+		if c.minReplicas < 1 {
+			return fmt.Errorf("redisserver: WithMinReplicas(%d, %v): n must be at least 1", c.minReplicas, c.maxLag)
+		}
+		if c.maxLag < time.Second || c.maxLag%time.Second != 0 {
+			return fmt.Errorf("redisserver: WithMinReplicas(%d, %v): maxLag must be a whole number of seconds, at least 1 s", c.minReplicas, c.maxLag)
+		}
+	}
+	if c.proxied && c.replicaOf == "" {
+		return errors.New("redisserver: ThroughProxy: only a replica (StartReplica) reaches its primary through a proxy")
+	}
 	switch c.fsync {
 	case "", "always", "everysec", "no":
 		return nil
@@ -113,7 +154,8 @@ type Server struct {
 	// (OnLazyFS).
 	DataDir string
 
-	mount *lazyfs.Mount // OnLazyFS: the data directory's mount
+	mount *lazyfs.Mount   // OnLazyFS: the data directory's mount
+	link  *netproxy.Proxy // ThroughProxy: the replica's link to its primary
 
 	bin  string
 	port int
@@ -194,6 +236,9 @@ func (s *Server) args() []string {
 	} else {
 		a = append(a, "--appendonly", "no")
 	}
+	if cfg.minReplicas > 0 {
+		a = append(a, "--min-replicas-to-write", fmt.Sprint(cfg.minReplicas), "--min-replicas-max-lag", fmt.Sprint(int(cfg.maxLag/time.Second)))
+	}
 	if cfg.replicaOf != "" {
 		host, port, _ := net.SplitHostPort(cfg.replicaOf)
 		a = append(a, "--replicaof", host, port)
@@ -226,15 +271,32 @@ func (s *Server) launch() error {
 // port, with opts) as a replica of s, and waits until its link to s is up
 // and it holds every write s had made by then. A replica answers reads and
 // refuses writes (READONLY) until Promote.
+//
+// ThroughProxy puts a proxy between the two (Partition, Heal).
 func (s *Server) StartReplica(opts ...Option) (*Server, error) {
 	cfg := config{replicaOf: s.Addr}
 	for _, o := range opts {
 		o(&cfg)
 	}
+	var link *netproxy.Proxy
+	if cfg.proxied {
+		if err := cfg.validate(); err != nil {
+			return nil, err
+		}
+		var err error
+		if link, err = netproxy.New(s.Addr, netproxy.Options{}); err != nil {
+			return nil, fmt.Errorf("redisserver: %w", err)
+		}
+		cfg.replicaOf = link.Addr()
+	}
 	r, err := start(filepath.Dir(s.Dir), cfg)
 	if err != nil {
+		if link != nil {
+			link.Close()
+		}
 		return nil, err
 	}
+	r.link = link
 	if err := r.WaitReplicated(s, 10*time.Second); err != nil {
 		r.Stop()
 		return nil, err
@@ -253,6 +315,9 @@ func (s *Server) Stop() {
 	s.stopped = true
 	s.mu.Unlock()
 	_ = s.kill() // Stop is best effort: the directory goes either way
+	if s.link != nil {
+		s.link.Close()
+	}
 	if s.mount != nil {
 		_ = s.mount.Unmount()
 	}
@@ -387,6 +452,33 @@ func (s *Server) Restart() error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return err
+}
+
+// Partition cuts a replica started ThroughProxy from its primary, both
+// ways: from now on every byte between them is held and no connection is
+// closed, as when the network drops their packets. Neither side is told:
+// the replica notices when its repl-timeout passes without a word from the
+// primary, the primary when its min-replicas-max-lag passes without an
+// acknowledgement (WithMinReplicas) or its repl-timeout; WAIT on the
+// primary times out. Heal mends the link.
+func (s *Server) Partition() error {
+	if s.link == nil {
+		return errors.New("redisserver: Partition: the replica was not started ThroughProxy")
+	}
+	s.link.Stall()
+	return nil
+}
+
+// Heal mends the link Partition cut: what was held is delivered, in order,
+// as TCP's retransmissions deliver it once a partition heals (if neither
+// side gave the link up meanwhile, replication carries on where it
+// stopped).
+func (s *Server) Heal() error {
+	if s.link == nil {
+		return errors.New("redisserver: Heal: the replica was not started ThroughProxy")
+	}
+	s.link.Resume()
+	return nil
 }
 
 // Promote makes a replica a primary that accepts writes (REPLICAOF NO

@@ -20,7 +20,9 @@ import (
 //     time: it may have committed, or may yet;
 //   - one wrapping rconn.ErrNotSent reached no server, and a server's
 //     refusal to run anything yet (LOADING while it loads its data after a
-//     restart, READONLY from a replica not yet promoted, MASTERDOWN; on a
+//     restart, READONLY from a replica not yet promoted, MASTERDOWN,
+//     NOREPLICAS from a primary that has too few replicas for its
+//     min-replicas-to-write and refuses a write before running it; on a
 //     cluster CLUSTERDOWN, and MOVED, ASK or TRYAGAIN once rconn.Call has
 //     stopped following them) ran nothing.
 var Errors = remote.Errors{Unknown: rconn.ErrUnknown, NotSent: rconn.ErrNotSent, NotRun: notRunReply}
@@ -37,15 +39,15 @@ func Remote[In, Out any](apply func(context.Context, In) (Out, error), timeout t
 
 // notRunReply reports a server error reply that says the server ran
 // nothing because it is not ready to (redis.io: LOADING, READONLY,
-// MASTERDOWN, CLUSTERDOWN) or is not the node to run it (MOVED, ASK,
-// TRYAGAIN).
+// MASTERDOWN, NOREPLICAS, CLUSTERDOWN) or is not the node to run it
+// (MOVED, ASK, TRYAGAIN).
 func notRunReply(err error) bool {
 	var reply goredis.Error
 	if !errors.As(err, &reply) {
 		return false
 	}
 	msg := reply.Error()
-	for _, p := range []string{"LOADING ", "READONLY ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "MOVED ", "ASK "} {
+	for _, p := range []string{"LOADING ", "READONLY ", "MASTERDOWN ", "NOREPLICAS ", "CLUSTERDOWN ", "TRYAGAIN ", "MOVED ", "ASK "} {
 		if strings.HasPrefix(msg, p) {
 			return true
 		}

@@ -1,0 +1,262 @@
+// Package netproxy is the one TCP proxy of the server wings' network
+// faults (backends/etcdserver between etcd members, backends/redisserver
+// between a Redis primary and its replica): a listener on a free loopback
+// port in front of one address, forwarding every connection it accepts
+// to that address, which cuts a link in either of the two ways a network
+// partition does:
+//
+//   - Enforce closes the connections a Cut rule now refuses (and Cut
+//     refuses new ones): both ends see the connection reset, as after a
+//     partition long enough for TCP to give up.
+//   - Stall holds every byte in both directions, of every connection and
+//     of those accepted meanwhile, closing nothing: each end sees silence
+//     and notices only by its own timeouts, as when packets are dropped.
+//     Resume forwards what was held, in order, as TCP's retransmissions
+//     do once a partition heals.
+//
+// A wing that needs to know who dialled (etcd's peers) reads the start of
+// each connection with Identify and tags it; the proxy sends what Identify
+// read on first.
+//
+// It imports nothing of the wings. A Proxy is safe for concurrent use.
+package netproxy
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"time"
+)
+
+// Options configure a Proxy.
+type Options struct {
+	// Identify, if not nil, reads the start of each accepted connection
+	// and returns what it read (sent upstream before the rest) and a tag
+	// naming the dialler, which Cut is asked about; an error drops the
+	// connection. Without it every connection's tag is −1.
+	Identify func(nc net.Conn) (head []byte, tag int, err error)
+	// Cut, if not nil, reports whether the link of connections tagged tag
+	// is cut now: such a connection is closed when it is accepted, and by
+	// Enforce once it is.
+	Cut func(tag int) bool
+	// DialTimeout bounds the dial of the target (default 1 s).
+	DialTimeout time.Duration
+}
+
+// Proxy forwards the connections of a loopback listener to one address.
+type Proxy struct {
+	target string
+	o      Options
+	l      net.Listener
+
+	mu     sync.Mutex
+	conns  map[*link]struct{}
+	closed bool
+	// held is not nil while the proxy is stalled: closed by Resume (or
+	// Close), it lets the held bytes go.
+	held chan struct{}
+}
+
+// link is one forwarded connection.
+type link struct {
+	tag              int
+	client, upstream net.Conn
+}
+
+func (k *link) close() {
+	k.client.Close()
+	k.upstream.Close()
+}
+
+// New listens on a free loopback port and forwards every connection to
+// target.
+func New(target string, o Options) (*Proxy, error) {
+	if o.DialTimeout == 0 {
+		o.DialTimeout = time.Second
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("netproxy: %w", err)
+	}
+	p := &Proxy{target: target, o: o, l: l, conns: map[*link]struct{}{}}
+	go p.accept()
+	return p, nil
+}
+
+// Addr is the proxy's address (host:port), to be dialled instead of the
+// target's.
+func (p *Proxy) Addr() string { return p.l.Addr().String() }
+
+// Target is the address the proxy forwards to.
+func (p *Proxy) Target() string { return p.target }
+
+func (p *Proxy) accept() {
+	for {
+		nc, err := p.l.Accept()
+		if err != nil {
+			return
+		}
+		go p.serve(nc)
+	}
+}
+
+func (p *Proxy) cut(tag int) bool { return p.o.Cut != nil && p.o.Cut(tag) }
+
+func (p *Proxy) serve(nc net.Conn) {
+	var head []byte
+	tag := -1
+	if p.o.Identify != nil {
+		var err error
+		if head, tag, err = p.o.Identify(nc); err != nil {
+			nc.Close()
+			return
+		}
+	}
+	// A connection made during a stall is held before it reaches the
+	// target, as a SYN that gets no answer.
+	if p.cut(tag) || !p.pass() {
+		nc.Close()
+		return
+	}
+	up, err := net.DialTimeout("tcp", p.target, p.o.DialTimeout)
+	if err != nil {
+		nc.Close()
+		return
+	}
+	k := &link{tag: tag, client: nc, upstream: up}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		k.close()
+		return
+	}
+	p.conns[k] = struct{}{}
+	p.mu.Unlock()
+	// A cut made between the check above and the registration did not
+	// find this connection: check again now that Enforce would.
+	if p.cut(tag) {
+		p.drop(k)
+		return
+	}
+	if len(head) > 0 {
+		if _, err := up.Write(head); err != nil {
+			p.drop(k)
+			return
+		}
+	}
+	done := make(chan struct{}, 2)
+	go func() { p.pipe(up, nc); done <- struct{}{} }()
+	go func() { p.pipe(nc, up); done <- struct{}{} }()
+	<-done
+	p.drop(k)
+}
+
+// pipe copies src to dst until either fails, holding each chunk read
+// while the proxy is stalled, and src's end too: a connection one side
+// closes during a stall is closed on the other only once the stall ends,
+// as its FIN would arrive.
+func (p *Proxy) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if !p.pass() {
+			return
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// pass waits while the proxy is stalled: true once it is not, false once
+// it is closed.
+func (p *Proxy) pass() bool {
+	for {
+		p.mu.Lock()
+		closed, held := p.closed, p.held
+		p.mu.Unlock()
+		if closed {
+			return false
+		}
+		if held == nil {
+			return true
+		}
+		<-held
+	}
+}
+
+func (p *Proxy) drop(k *link) {
+	p.mu.Lock()
+	delete(p.conns, k)
+	p.mu.Unlock()
+	k.close()
+}
+
+func (p *Proxy) links() []*link {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ks := make([]*link, 0, len(p.conns))
+	for k := range p.conns {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// Enforce closes the connections whose link Cut now reports cut.
+func (p *Proxy) Enforce() {
+	for _, k := range p.links() {
+		if p.cut(k.tag) {
+			p.drop(k)
+		}
+	}
+}
+
+// Stall holds every byte from now on, both ways, on every connection and
+// on those accepted meanwhile, until Resume. Stalling a stalled proxy
+// does nothing.
+func (p *Proxy) Stall() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held == nil && !p.closed {
+		p.held = make(chan struct{})
+	}
+}
+
+// Resume forwards what Stall held, and everything after it. Resuming a
+// proxy that is not stalled does nothing.
+func (p *Proxy) Resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held != nil {
+		close(p.held)
+		p.held = nil
+	}
+}
+
+// Stalled reports whether the proxy holds its bytes (Stall).
+func (p *Proxy) Stalled() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held != nil
+}
+
+// Close stops accepting and closes every connection; bytes held by a
+// stall are dropped.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	p.closed = true
+	if p.held != nil {
+		close(p.held)
+		p.held = nil
+	}
+	p.mu.Unlock()
+	p.l.Close()
+	for _, k := range p.links() {
+		p.drop(k)
+	}
+}

@@ -1,0 +1,193 @@
+package netproxy
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// echo is a loopback server that writes back every line it reads.
+func echo(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = io.Copy(c, c)
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// roundTrip sends line on c and reads it back within d.
+func roundTrip(c net.Conn, r *bufio.Reader, line string, d time.Duration) (string, error) {
+	_ = c.SetDeadline(time.Now().Add(d))
+	if _, err := io.WriteString(c, line+"\n"); err != nil {
+		return "", err
+	}
+	got, err := r.ReadString('\n')
+	return strings.TrimSuffix(got, "\n"), err
+}
+
+// TestStallHoldsThenDelivers: a stalled proxy forwards nothing either way,
+// on an open connection or a new one, and closes nothing; Resume delivers
+// what it held, in order.
+func TestStallHoldsThenDelivers(t *testing.T) {
+	p, err := New(echo(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	if got, err := roundTrip(c, r, "before", time.Second); err != nil || got != "before" {
+		t.Fatalf("before the stall: %q, %v", got, err)
+	}
+	p.Stall()
+	if got, err := roundTrip(c, r, "during", 200*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("during the stall: %q, %v; want a time-out", got, err)
+	}
+	fresh, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	fr := bufio.NewReader(fresh)
+	if got, err := roundTrip(fresh, fr, "new", 200*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a connection made during the stall: %q, %v; want a time-out", got, err)
+	}
+	p.Resume()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if got, err := r.ReadString('\n'); err != nil || got != "during\n" {
+		t.Fatalf("after Resume, the held line: %q, %v", got, err)
+	}
+	_ = fresh.SetDeadline(time.Now().Add(time.Second))
+	if got, err := fr.ReadString('\n'); err != nil || got != "new\n" {
+		t.Fatalf("after Resume, the new connection's line: %q, %v", got, err)
+	}
+	if got, err := roundTrip(c, r, "after", time.Second); err != nil || got != "after" {
+		t.Fatalf("after the stall: %q, %v", got, err)
+	}
+}
+
+// TestCutAndEnforce: Identify's head goes upstream first and tags the
+// connection; a connection whose tag Cut refuses is closed on arrival, and
+// Enforce closes an open one once its link is cut.
+func TestCutAndEnforce(t *testing.T) {
+	var cut atomic.Bool
+	p, err := New(echo(t), Options{
+		Identify: func(nc net.Conn) ([]byte, int, error) {
+			head := make([]byte, 3)
+			_, err := io.ReadFull(nc, head)
+			return head, int(head[0] - '0'), err
+		},
+		Cut: func(tag int) bool { return tag == 7 && cut.Load() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	dial := func(tag string) (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := io.WriteString(c, tag+":\n"); err != nil {
+			t.Fatal(err)
+		}
+		return c, bufio.NewReader(c)
+	}
+	seven, r7 := dial("7")
+	_ = seven.SetDeadline(time.Now().Add(time.Second))
+	if got, err := r7.ReadString('\n'); err != nil || got != "7:\n" {
+		t.Fatalf("the head came back as %q, %v", got, err)
+	}
+	one, r1 := dial("1")
+	_ = one.SetDeadline(time.Now().Add(time.Second))
+	if _, err := r1.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	cut.Store(true)
+	p.Enforce()
+	if got, err := roundTrip(seven, r7, "x", time.Second); err == nil {
+		t.Fatalf("a cut link still answered %q", got)
+	}
+	if got, err := roundTrip(one, r1, "y", time.Second); err != nil || got != "y" {
+		t.Fatalf("a link not cut: %q, %v", got, err)
+	}
+	late, rl := dial("7")
+	_ = late.SetDeadline(time.Now().Add(time.Second))
+	if got, err := rl.ReadString('\n'); err == nil {
+		t.Fatalf("a connection of a cut link was forwarded: %q", got)
+	}
+}
+
+// TestStallHoldsAClose: a connection closed on one side during a stall
+// stays open on the other until Resume, as its FIN would be held; Close
+// ends a stall and every connection.
+func TestStallHoldsAClose(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	p, err := New(l.Addr().String(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up net.Conn
+	select {
+	case up = <-accepted:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the proxy did not dial the target")
+	}
+	defer up.Close()
+	p.Stall()
+	if !p.Stalled() {
+		t.Fatal("Stalled after Stall: false")
+	}
+	c.Close()
+	buf := make([]byte, 1)
+	_ = up.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, err := up.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the target saw the close during the stall: %v", err)
+	}
+	p.Resume()
+	_ = up.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := up.Read(buf); !errors.Is(err, io.EOF) {
+		t.Fatalf("after Resume the target's read: %v, want EOF", err)
+	}
+}
