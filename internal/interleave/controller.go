@@ -197,8 +197,8 @@ type controller struct {
 	// direct runs the code under test without switching (setup, final
 	// observations); no step is recorded. inSetup: direct, in the setup.
 	direct, inSetup bool
-	abandoning bool
-	rec        stepRec
+	abandoning      bool
+	rec             stepRec
 	// touched numbers the words of the current run in the order they are
 	// first touched (access.seq).
 	touched  map[unsafe.Pointer]int32
