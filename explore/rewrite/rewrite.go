@@ -193,6 +193,10 @@ func Package(path, goVersion string, files []Source, imp types.Importer) ([]Outp
 			fset:       fset,
 			tf:         fset.File(f.Pos()),
 			base:       filepath.Base(files[i].Name),
+			dir:        filepath.Base(filepath.Dir(files[i].Name)),
+			src:        src,
+			pkgPath:    path,
+			commOps:    map[ast.Node]bool{},
 			f:          f,
 			info:       info,
 			sharedVars: shared,
@@ -208,6 +212,11 @@ func Package(path, goVersion string, files []Source, imp types.Importer) ([]Outp
 		r.scanImports()
 		r.walk()
 		r.accesses()
+		// The closings of the channel rewrites go after every other edit
+		// at their offset, the innermost first.
+		for k := len(r.late) - 1; k >= 0; k-- {
+			r.edits = append(r.edits, r.late[k])
+		}
 		r.blankUnused()
 		r.addImports()
 		sort.SliceStable(r.notes, func(i, j int) bool { return r.notes[i].off < r.notes[j].off })
@@ -245,7 +254,16 @@ type rewriter struct {
 	fset *token.FileSet
 	tf   *token.File
 	base string // the file's base name, for traps
+	dir  string // the base name of its directory, for the sites of go statements
 	f    *ast.File
+	src  []byte
+	// pkgPath is the package's import path.
+	pkgPath string
+	// commOps are the sends and receives that are a select's cases.
+	commOps map[ast.Node]bool
+	// late are edits that close a channel rewrite: they go after every
+	// other edit at their offset (chan.go).
+	late []edit
 
 	// imports maps the local names of the file's imports of sync, time
 	// and runtime to their paths.
@@ -335,15 +353,19 @@ func (r *rewriter) walk() {
 func (r *rewriter) visit(n ast.Node, stack []ast.Node) {
 	switch n := n.(type) {
 	case *ast.GoStmt:
-		r.unsupported(n.Pos(), "go statement", stack)
+		if !r.goStmt(n) {
+			r.unsupported(n.Pos(), "go statement", stack)
+		}
 	case *ast.SelectStmt:
-		r.unsupported(n.Pos(), "select statement", stack)
+		if !r.selectStmt(n) {
+			r.unsupported(n.Pos(), "select statement", stack)
+		}
 	case *ast.SendStmt:
-		if !inComm(stack) {
+		if !r.commOps[n] && !r.sendStmt(n) {
 			r.unsupported(n.Pos(), "channel send", stack)
 		}
 	case *ast.UnaryExpr:
-		if n.Op == token.ARROW && !inComm(stack) {
+		if n.Op == token.ARROW && !r.commOps[n] && !r.recvExpr(n, stack) {
 			r.unsupported(n.Pos(), "channel receive", stack)
 		}
 	case *ast.CallExpr:
@@ -351,13 +373,32 @@ func (r *rewriter) visit(n ast.Node, stack []ast.Node) {
 		if !ok || fun.Obj != nil {
 			break
 		}
+		if b, ok := r.info.Uses[fun].(*types.Builtin); r.info.Uses[fun] != nil && (!ok || b.Name() != fun.Name) {
+			break // not the builtin
+		}
 		switch fun.Name {
 		case "close":
-			r.unsupported(n.Pos(), "close of a channel", stack)
+			if !r.generics {
+				r.unsupported(n.Pos(), "close of a channel", stack)
+			} else {
+				r.replace(fun, rtName+".Close")
+				r.needRT = true
+			}
 		case "make":
-			if len(n.Args) > 0 {
+			if len(n.Args) > 0 && !r.generics {
 				if _, ok := ast.Unparen(n.Args[0]).(*ast.ChanType); ok {
 					r.unsupported(n.Pos(), "make of a channel", stack)
+				}
+			}
+		case "len":
+			if len(n.Args) == 1 && r.generics {
+				if ch, ok := under(r.info.TypeOf(n.Args[0])).(*types.Chan); ok {
+					name := ".Len"
+					if ch.Dir() == types.SendOnly {
+						name = ".LenSend"
+					}
+					r.replace(fun, rtName+name)
+					r.needRT = true
 				}
 			}
 		}
