@@ -411,6 +411,9 @@ func (c *controller) run(t int) {
 	w := c.workers[t]
 	c.cur = w
 	c.rec = stepRec{thread: t, op: w.curOp, acc: access{seq: -1, live: w.curLive}}
+	if w.spawned && !w.started {
+		c.rec.desc = "starts"
+	}
 	w.started = true
 	w.next()
 	c.rec.midAfter = w.state == midOp

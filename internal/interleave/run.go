@@ -320,6 +320,11 @@ func (c *controller) finish(p program, outcome bool) (*Failure, string) {
 // started are left, each blocked forever, it is a leak instead: the
 // program's threads are done, and what they started never ends.
 func deadlock(c *controller, p program) *Failure {
+	if r := c.race.found; r != nil {
+		// The threads may wait because of the race (a value read too
+		// early): the race is the cause to report.
+		return raceFailure(r, p.tracer())
+	}
 	if f := leak(c); f != nil {
 		return f
 	}
