@@ -253,7 +253,11 @@ func (r *rewriter) selectStmt(s *ast.SelectStmt) bool {
 	}
 	name := fmt.Sprintf("tgrt_s%d", r.off(s.Select))
 	r.needRT = true
-	r.replaceRange(s.Select, s.Body.Lbrace+1, fmt.Sprintf("switch %s := %s.NewSelect(%d, %t, %q); { default: select {", name, rtName, n, hasDefault, r.goSite(s.Select)))
+	use := ""
+	if n == 0 {
+		use = "_ = " + name + "; " // no case refers to it
+	}
+	r.replaceRange(s.Select, s.Body.Lbrace+1, fmt.Sprintf("switch %s := %s.NewSelect(%d, %t, %q); { default: %sselect {", name, rtName, n, hasDefault, r.goSite(s.Select), use))
 	r.insertAt(s.Body.Rbrace, "}")
 	k := 0
 	for _, c := range s.Body.List {
