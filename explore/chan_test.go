@@ -1,6 +1,7 @@
 package explore_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -58,4 +59,179 @@ func TestGoroutineHandoff(t *testing.T) {
 		t.Fatalf("want a data race without the handoff: %s", r.Summary())
 	}
 	t.Log(r.Failure.Report)
+}
+
+// sem guards a plain counter with a channel of capacity 1 used as a
+// semaphore: the k-th receive happens before the (k+1)-th send completes,
+// so the increments of two threads are ordered.
+type sem struct {
+	ch chan struct{}
+	n  int
+}
+
+func (s *sem) Inc() int {
+	rt.Send(s.ch)(struct{}{})
+	*rt.PlainWrite(rt.PlainLoad(&s.n)) += 1
+	n := *rt.PlainLoad(&s.n)
+	rt.Recv(s.ch)
+	return n
+}
+
+func TestBufferedChannelSemaphore(t *testing.T) {
+	spec := explore.Spec[*sem, string, int, int]{
+		New:     func() *sem { return &sem{ch: make(chan struct{}, 1)} },
+		Threads: [][]string{{"inc"}, {"inc"}},
+		Call:    func(s *sem, _ string) int { return s.Inc() },
+		Step:    func(n int, _ time.Time, _ string) (int, int) { return n + 1, n + 1 },
+		Twins:   true,
+	}
+	r := explore.Explore(spec, explore.Options{}, "")
+	if r.Failure != nil || r.Err != nil || !r.Exhaustive {
+		t.Fatalf("a counter under a channel semaphore fails: %s\n%v", r.Summary(), r.Failure)
+	}
+	// With room for two, the semaphore excludes nothing: a race.
+	spec.New = func() *sem { return &sem{ch: make(chan struct{}, 2)} }
+	r = explore.Explore(spec, explore.Options{}, "")
+	if r.Failure == nil || !strings.Contains(r.Failure.Kind, "race") {
+		t.Fatalf("a semaphore of two: want a race, got %s", r.Summary())
+	}
+}
+
+// TestChannelSemantics runs channel operations in one thread and in
+// goroutines it starts, and checks what Go's semantics say they give.
+func TestChannelSemantics(t *testing.T) {
+	caught := func(f func()) (msg string) {
+		defer func() { msg = fmt.Sprint(recover()) }()
+		f()
+		return ""
+	}
+	prog := func() string {
+		var out []string
+		say := func(f string, a ...any) { out = append(out, fmt.Sprintf(f, a...)) }
+		c := make(chan int, 2)
+		rt.Send(c)(1)
+		rt.Send(c)(2)
+		say("len %d cap %d", rt.Len(c), cap(c))
+		say("recv %d", rt.Recv(c))
+		rt.Close(c)
+		v, ok := rt.Recv2(c)
+		say("recv %d %v", v, ok)
+		v, ok = rt.Recv2(c)
+		say("recv %d %v", v, ok)
+		say("send: %s", caught(func() { rt.Send(c)(3) }))
+		say("close: %s", caught(func() { rt.Close(c) }))
+		var nilc chan int
+		say("close nil: %s", caught(func() { rt.Close(nilc) }))
+		// Close wakes every receiver.
+		u := make(chan string)
+		got := make(chan string, 2)
+		for i := 0; i < 2; i++ {
+			rt.Go("x.go:1", func() {
+				v, ok := rt.Recv2(u)
+				rt.Send(got)(fmt.Sprintf("%q %v", v, ok))
+			})
+		}
+		rt.Close(u)
+		say("woken %s, %s", rt.Recv(got), rt.Recv(got))
+		// An unbuffered send waits for its receiver; range drains to close.
+		d := make(chan int)
+		rt.Go("x.go:2", func() {
+			for i := 1; i <= 3; i++ {
+				rt.Send(d)(i)
+			}
+			rt.Close(d)
+		})
+		sum := 0
+		for it := rt.Range(d); it.Next(); {
+			sum += it.V
+		}
+		say("range %d", sum)
+		return strings.Join(out, "; ")
+	}
+	want := `len 2 cap 2; recv 1; recv 2 true; recv 0 false; send: send on closed channel; close: close of closed channel; close nil: close of nil channel; woken "" false, "" false; range 6`
+	spec := explore.Spec[struct{}, string, string, struct{}]{
+		New:     func() struct{} { return struct{}{} },
+		Threads: [][]string{{"prog"}},
+		Call:    func(struct{}, string) string { return prog() },
+		Step:    func(s struct{}, _ time.Time, _ string) (struct{}, string) { return s, want },
+		Twins:   true,
+	}
+	r := explore.Explore(spec, explore.Options{}, "")
+	if r.Failure != nil || r.Err != nil || !r.Exhaustive {
+		t.Fatalf("%s\n%v", r.Summary(), r.Failure)
+	}
+	if got := prog(); got != want {
+		t.Errorf("with no explorer: %s\nwant %s", got, want)
+	}
+}
+
+// TestNilChannelDeadlocks: a receive from a nil channel waits forever: the
+// only thread waits, a deadlock naming it.
+func TestNilChannelDeadlocks(t *testing.T) {
+	spec := explore.Spec[struct{}, string, int, struct{}]{
+		New:     func() struct{} { return struct{}{} },
+		Threads: [][]string{{"recv"}},
+		Call:    func(struct{}, string) int { var c chan int; return rt.Recv(c) },
+		Step:    func(s struct{}, _ time.Time, _ string) (struct{}, int) { return s, 0 },
+		Twins:   true,
+	}
+	r := explore.Explore(spec, explore.Options{}, "")
+	if r.Failure == nil || r.Failure.Kind != "deadlock" || !strings.Contains(r.Failure.Detail, "receive on chan 0x0") {
+		t.Fatalf("want a deadlock on the nil channel, got %s", r.Summary())
+	}
+}
+
+// TestGoroutinesUnderEveryStrategy: PCT and the random walk schedule the
+// goroutine a thread starts like any thread, find the race of the
+// unhandled counter, and the schedule replays to it.
+func TestGoroutinesUnderEveryStrategy(t *testing.T) {
+	for _, s := range []explore.Strategy{explore.PCT, explore.Random} {
+		spec := pipeSpec(false)
+		r := explore.Explore(spec, explore.Options{Strategy: s, Seed: 1, Schedules: 500}, "")
+		if r.Failure == nil || !strings.Contains(r.Failure.Kind, "race") {
+			t.Fatalf("%s: want the race, got %s", s, r.Summary())
+		}
+		_, f, err := explore.Replay(spec, r.Failure.Schedule, "")
+		if err != nil || f == nil || f.Kind != r.Failure.Kind {
+			t.Fatalf("%s: replay of %s: %v, %v", s, r.Failure.Schedule, f, err)
+		}
+		if r := explore.Explore(pipeSpec(true), explore.Options{Strategy: s, Seed: 1, Schedules: 200}, ""); r.Failure != nil || r.Err != nil {
+			t.Fatalf("%s: the handoff fails: %s", s, r.Summary())
+		}
+	}
+}
+
+// twoReady is a select with two ready cases under a random strategy:
+// both are drawn, and each failure's schedule replays the case it took.
+func TestSelectChoiceUnderRandom(t *testing.T) {
+	pick := func() string {
+		a, b := make(chan string, 1), make(chan string, 1)
+		rt.Send(a)("a")
+		rt.Send(b)("b")
+		s := rt.NewSelect(2, false, "x.go:1")
+		var v string
+		select {
+		case v = <-rt.SelRecv(s, a):
+		case v = <-rt.SelRecv(s, b):
+		}
+		return v
+	}
+	for _, forbid := range []string{"a", "b"} {
+		spec := explore.Spec[struct{}, string, string, struct{}]{
+			New:     func() struct{} { return struct{}{} },
+			Threads: [][]string{{"pick"}},
+			Call:    func(struct{}, string) string { return pick() },
+			Step:    func(s struct{}, _ time.Time, _ string) (struct{}, string) { return s, "" },
+			Equal:   func(_, got string) bool { return got != forbid },
+			Twins:   true,
+		}
+		r := explore.Explore(spec, explore.Options{Strategy: explore.Random, Seed: 3, Schedules: 100}, "")
+		if r.Failure == nil {
+			t.Fatalf("forbidding %s: the random walk never took it: %s", forbid, r.Summary())
+		}
+		_, f, err := explore.Replay(spec, r.Failure.Schedule, "")
+		if err != nil || f == nil {
+			t.Fatalf("forbidding %s: replay of %s: %v, %v", forbid, r.Failure.Schedule, f, err)
+		}
+	}
 }
