@@ -1,6 +1,8 @@
 package explore_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -234,4 +236,58 @@ func TestSelectChoiceUnderRandom(t *testing.T) {
 			t.Fatalf("forbidding %s: replay of %s: %v, %v", forbid, r.Failure.Schedule, f, err)
 		}
 	}
+}
+
+// waiter selects on a context's Done channel, which the standard library
+// makes and closes where the explorer cannot see.
+type waiter struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (w *waiter) do(op string) string {
+	if op == "cancel" {
+		w.cancel()
+		return ""
+	}
+	s := rt.NewSelect(1, false, "x.go:1")
+	select {
+	case <-rt.SelRecv(s, w.ctx.Done()):
+		return w.ctx.Err().Error()
+	}
+}
+
+// TestContextOutsideTheExplorer: a context cancelled before the run is a
+// closed channel the explorer takes on as it finds it; one cancelled by a
+// thread while another waits on its Done is closed where the explorer
+// cannot see: that run has no verdict (never a deadlock it would report).
+func TestContextOutsideTheExplorer(t *testing.T) {
+	spec := explore.Spec[*waiter, string, string, struct{}]{
+		New: func() *waiter {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return &waiter{ctx, cancel}
+		},
+		Threads: [][]string{{"wait"}},
+		Call:    (*waiter).do,
+		Step: func(s struct{}, _ time.Time, op string) (struct{}, string) {
+			return s, "context canceled"
+		},
+		Twins: true,
+	}
+	if r := explore.Explore(spec, explore.Options{}, ""); r.Failure != nil || r.Err != nil {
+		t.Fatalf("cancelled before the run: %s", r.Summary())
+	}
+	spec.New = func() *waiter {
+		ctx, cancel := context.WithCancel(context.Background())
+		return &waiter{ctx, cancel}
+	}
+	spec.Threads = [][]string{{"wait"}, {"cancel"}}
+	spec.Equal = func(_, _ string) bool { return true }
+	r := explore.Explore(spec, explore.Options{}, "")
+	var u *rt.UnsupportedError
+	if !errors.As(r.Err, &u) || !strings.Contains(u.What, "closed by code the explorer does not control") {
+		t.Fatalf("cancelled by a thread: want no verdict naming the channel closed outside, got %s", r.Summary())
+	}
+	t.Log(r.Summary())
 }

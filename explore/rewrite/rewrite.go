@@ -24,12 +24,19 @@
 //     *rt.PlainWrite(&x) = v, and a map's index, len, delete and range
 //     report an access of the map (access.go says how, form by form);
 //   - time.Now, time.Since, time.Until and time.Sleep become explore/rt's;
-//   - before a construct the explorer cannot control (a go statement, a
-//     select, a channel send or receive, close, make of a channel,
-//     time.After, time.AfterFunc, time.NewTimer,
-//     time.NewTicker, time.Tick, runtime.Gosched, runtime.Goexit,
-//     runtime.LockOSThread) a call of rt.Unsupported naming it is put at
-//     the start of the statement that holds it, on the same line;
+//   - a go statement becomes rt.Go (its function value and arguments
+//     evaluated at the statement), ch <- v rt.Send(ch)(v), <-ch rt.Recv(ch)
+//     (rt.Recv2 for v, ok := <-ch), close(ch) rt.Close(ch), len(ch)
+//     rt.Len(ch), a range over a channel a loop over rt.Range, and a
+//     select the same select over the channels rt.SelRecv and rt.SelSend
+//     give its cases (chan.go); make and cap of a channel stay as they are;
+//   - before a construct the explorer cannot control (time.After,
+//     time.AfterFunc, time.NewTimer, time.NewTicker, time.Tick,
+//     runtime.Gosched, runtime.Goexit, runtime.LockOSThread, a go statement
+//     of a builtin or of a generic function whose type arguments are
+//     inferred, and in a file older than go1.18 every go statement,
+//     channel operation and select) a call of rt.Unsupported naming it is
+//     put at the start of the statement that holds it, on the same line;
 //   - the imports the edits need are added on the package clause's line,
 //     and an import of sync, time or runtime left unused becomes a blank
 //     import.
@@ -43,11 +50,11 @@
 // Test files are not rewritten: they run as written, and a test that
 // hands its own sync.Mutex to a rewritten function taking a *sync.Mutex
 // does not compile. The files of a package are type-checked together
-// (Package; File checks one file alone) for the accesses; the traps of
-// uncontrolled constructs are still found from the syntax alone, so some
-// are not seen: a receive by range over a channel, a channel made through
-// a named channel type, and a package-level function of another file named
-// close or make (it is taken for the builtin). A plain access that is not
+// (Package; File checks one file alone) for the accesses, the ranges over
+// channels and the lengths of channels; a range over a channel whose type
+// is unknown (a type error) is not seen. The variable of a range over a
+// channel is declared in the loop's body (per iteration, as from go1.22
+// on), and a store to an assigned one is not reported. A plain access that is not
 // reported: the stores that append and copy make to a slice's elements, a
 // shared variable redeclared by :=, the embedded pointers a promoted
 // field is reached through; a store to a map's element, and a store whose

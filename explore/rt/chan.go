@@ -24,6 +24,8 @@ import (
 // channels. Channels are named by the address of the runtime's channel.
 type controller interface {
 	Go(f func(), site string) string
+	ChanKnown(ch unsafe.Pointer) bool
+	ChanAdopt(ch unsafe.Pointer, capacity int, vals []any, closed bool, probe func() error)
 	ChanSend(ch unsafe.Pointer, capacity int, v any) bool
 	ChanRecv(ch unsafe.Pointer, capacity int) (any, bool)
 	ChanClose(ch unsafe.Pointer, capacity int) bool
@@ -52,6 +54,58 @@ func caller(skip int) string {
 		return "?"
 	}
 	return fmt.Sprintf("%s:%d", file, line)
+}
+
+// adopt hands the explorer a channel the run has not used yet: what its
+// buffer holds (taken out of it) and whether it is closed, as code outside
+// the explorer left it (a channel made before the run; a context's Done,
+// made and closed by the standard library), and a probe that tells when
+// such code sends on it or closes it later, which the explorer cannot
+// see: that run has no verdict.
+func adopt[T any](c controller, ch <-chan T) {
+	w := word(ch)
+	if c.ChanKnown(w) {
+		return
+	}
+	var vals []any
+	closed := false
+drain:
+	for range cap(ch) + 1 {
+		select {
+		case v, ok := <-ch:
+			if !ok {
+				closed = true
+				break drain
+			}
+			vals = append(vals, v)
+		default:
+			break drain
+		}
+	}
+	if closed {
+		// Nothing can change a closed channel: nothing to watch.
+		c.ChanAdopt(w, cap(ch), vals, closed, nil)
+		return
+	}
+	c.ChanAdopt(w, cap(ch), vals, closed, func() error {
+		select {
+		case _, ok := <-ch:
+			what := "sent on"
+			if !ok {
+				what = "closed"
+			}
+			return &UnsupportedError{Site: fmt.Sprintf("chan %p", w), What: "a channel " + what + " by code the explorer does not control (a context's Done, a timer's channel, a test file's code)"}
+		default:
+			return nil
+		}
+	})
+}
+
+// both is ch as a channel that can be received from, for adopt: the
+// explorer's operations never use the runtime's channel, so receiving
+// from a send-only one only looks at what outside code left there.
+func both[T any](ch chan<- T) <-chan T {
+	return *(*<-chan T)(unsafe.Pointer(&ch))
 }
 
 // word is the address of the runtime's channel ch is (nil for nil).
@@ -93,6 +147,7 @@ func Send[T any](ch chan<- T) func(T) {
 			ch <- v
 			return
 		}
+		adopt(c, both(ch))
 		if !c.ChanSend(word(ch), cap(ch), v) {
 			sendClosed(v)
 		}
@@ -119,6 +174,7 @@ func Recv2[T any](ch <-chan T) (T, bool) {
 		v, ok := <-ch
 		return v, ok
 	}
+	adopt(c, ch)
 	v, ok := c.ChanRecv(word(ch), cap(ch))
 	return as[T](v), ok
 }
@@ -130,6 +186,7 @@ func Close[T any](ch chan<- T) {
 		close(ch) // a nil channel panics as Go's does
 		return
 	}
+	adopt(c, both(ch))
 	if !c.ChanClose(word(ch), cap(ch)) {
 		again := make(chan T)
 		close(again)
@@ -143,6 +200,7 @@ func Len[T any](ch <-chan T) int {
 	if c == nil {
 		return len(ch)
 	}
+	adopt(c, ch)
 	return c.ChanLen(word(ch), cap(ch))
 }
 
@@ -152,6 +210,7 @@ func LenSend[T any](ch chan<- T) int {
 	if c == nil {
 		return len(ch)
 	}
+	adopt(c, both(ch))
 	return c.ChanLen(word(ch), cap(ch))
 }
 
@@ -257,6 +316,7 @@ func SelRecv[T any](s *Select, ch <-chan T) <-chan T {
 	if s == nil {
 		return ch
 	}
+	adopt(s.c, ch)
 	f := make(chan T, 1)
 	s.add(word(ch), cap(ch), false, func(v any, ok bool) {
 		if ok {
@@ -275,6 +335,7 @@ func SelSend[T any](s *Select, ch chan<- T) chan<- T {
 	if s == nil {
 		return ch
 	}
+	adopt(s.c, both(ch))
 	f := make(chan T, 1)
 	var zero T
 	f <- zero // full: not ready until the case is chosen

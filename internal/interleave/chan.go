@@ -135,6 +135,9 @@ type chanState struct {
 	sent, recvd int
 	slots       []vclock
 	closeClock  vclock
+	// probe, for a channel adopted (ChanAdopt), reports an error when
+	// code outside the explorer has sent on it or closed it since.
+	probe func() error
 }
 
 // chanItem is a buffered value and what its send released.
@@ -182,6 +185,43 @@ func (c *controller) state(ch unsafe.Pointer, capacity int) *chanState {
 		c.chans[ch] = cs
 	}
 	return cs
+}
+
+// ChanKnown reports whether the explorer keeps ch's state in this run (a
+// nil channel needs none).
+func (c *controller) ChanKnown(ch unsafe.Pointer) bool {
+	_, ok := c.chans[ch]
+	return ch == nil || ok
+}
+
+// ChanAdopt takes on a channel the run has not used yet, with what it
+// holds (vals, taken out of the runtime's channel) and whether it is
+// closed: a channel made before the run, or by code the rewrite did not
+// reach (the standard library's: a context's Done). probe reports an
+// error when code outside the explorer sends on it or closes it later,
+// which the explorer cannot see: the run then has no verdict.
+func (c *controller) ChanAdopt(ch unsafe.Pointer, capacity int, vals []any, closed bool, probe func() error) {
+	cs := c.state(ch, capacity)
+	for _, v := range vals {
+		cs.buf = append(cs.buf, chanItem{v: v})
+		cs.sent++
+	}
+	cs.closed, cs.probe = closed, probe
+}
+
+// outside is the failure of a run in which code outside the explorer
+// changed a channel the run used (nil if none did): its Panic is the
+// probe's error, so the run has no verdict.
+func (c *controller) outside() *Failure {
+	for _, cs := range c.chans {
+		if cs.probe == nil {
+			continue
+		}
+		if err := cs.probe(); err != nil {
+			return &Failure{Kind: KindPanic, Thread: -1, Detail: err.Error(), Panic: err}
+		}
+	}
+	return nil
 }
 
 // first returns the first waiter of q still waiting, dropping those whose

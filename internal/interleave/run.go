@@ -135,6 +135,13 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 			panic(fmt.Sprintf("explore: chooser picked thread %d, which cannot run", t))
 		}
 		broken := c.takeStep(p, ch, t, &v, &res, opt)
+		if c.workers[t].panicked || broken != "" {
+			if f := c.outside(); f != nil {
+				c.abandon()
+				res.status, res.failure = panicked, f
+				return res
+			}
+		}
 		if c.workers[t].panicked {
 			c.abandon()
 			res.status, res.failure = panicked, panicFailure(c, p, t)
@@ -150,6 +157,9 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 			lastDone, idle = c.completed, 0
 		} else if idle++; opt.stepCap > 0 && idle >= opt.stepCap {
 			f := stallFailure(c, p, opt.stepCap)
+			if g := c.outside(); g != nil {
+				f = g
+			}
 			c.abandon()
 			res.status, res.failure = stalled, f
 			return res
@@ -312,6 +322,11 @@ func (c *controller) finish(p program, outcome bool) (*Failure, string) {
 		// the verdict, whatever the oracle said of the run.
 		fail = raceFailure(r, p.tracer())
 	}
+	if f := c.outside(); f != nil {
+		// A channel changed where the explorer could not see it: the
+		// run's outcome says nothing.
+		fail = f
+	}
 	return fail, out
 }
 
@@ -320,6 +335,9 @@ func (c *controller) finish(p program, outcome bool) (*Failure, string) {
 // started are left, each blocked forever, it is a leak instead: the
 // program's threads are done, and what they started never ends.
 func deadlock(c *controller, p program) *Failure {
+	if f := c.outside(); f != nil {
+		return f
+	}
 	if r := c.race.found; r != nil {
 		// The threads may wait because of the race (a value read too
 		// early): the race is the cause to report.
