@@ -503,17 +503,6 @@ func (r *rewriter) twinSelector(n *ast.SelectorExpr, stack []ast.Node) {
 	}
 }
 
-// inComm reports whether the top of stack is inside the communication of
-// a select's case: the select's own trap covers it.
-func inComm(stack []ast.Node) bool {
-	for i := len(stack) - 1; i > 0; i-- {
-		if cc, ok := stack[i-1].(*ast.CommClause); ok && cc.Comm != nil && ast.Node(cc.Comm) == stack[i] {
-			return true
-		}
-	}
-	return false
-}
-
 // unsupported notes a construct the explorer cannot control at p and puts
 // a trap before the innermost statement of a statement list that holds
 // it, unless that statement has one already. A construct outside any

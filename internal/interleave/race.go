@@ -344,16 +344,6 @@ func (r *racer) acquire(t int, v vclock) {
 	}
 }
 
-// joined returns dst joined with thread t's clock, grown to the thread
-// count if need be (dst may be nil).
-func (r *racer) joined(dst vclock, t int) vclock {
-	if len(dst) < r.n {
-		dst = append(dst, make(vclock, r.n-len(dst))...)
-	}
-	dst.join(r.threads[t])
-	return dst
-}
-
 // start begins thread t, a goroutine: after what its go statement
 // released (from, nil for a goroutine the setup started), at its own
 // clock 1.
