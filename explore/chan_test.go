@@ -292,3 +292,57 @@ func TestContextOutsideTheExplorer(t *testing.T) {
 	}
 	t.Log(r.Summary())
 }
+
+// late starts, in its constructor and in each call, goroutines that
+// outlive what started them.
+type late struct {
+	n    int
+	stop chan struct{}
+}
+
+func newLate(background bool) *late {
+	l := &late{stop: make(chan struct{})}
+	if background {
+		rt.Go("late.go:1", func() { rt.Recv(l.stop) }) // waits for a Close nobody calls
+	}
+	return l
+}
+
+func (l *late) bump() int {
+	rt.Go("late.go:2", func() { *rt.PlainWrite(rt.PlainLoad(&l.n)) += 1 })
+	return 0
+}
+
+// TestGoroutinesOutliveTheirStart: a goroutine a call starts runs on
+// after the call returns, to completion, before the final check; one the
+// constructor starts (in the setup) is a thread of the run too, and
+// waiting forever it is a leak naming its go statement.
+func TestGoroutinesOutliveTheirStart(t *testing.T) {
+	spec := explore.Spec[*late, string, int, int]{
+		New:     func() *late { return newLate(false) },
+		Threads: [][]string{{"bump"}},
+		After:   []string{"get"},
+		Call: func(l *late, op string) int {
+			if op == "get" {
+				return *rt.PlainLoad(&l.n)
+			}
+			return l.bump()
+		},
+		Step: func(n int, _ time.Time, op string) (int, int) {
+			if op == "get" {
+				return n, n
+			}
+			return n + 1, 0
+		},
+		Twins: true,
+	}
+	if r := explore.Explore(spec, explore.Options{}, ""); r.Failure != nil || r.Err != nil || !r.Exhaustive {
+		t.Fatalf("%s\n%v", r.Summary(), r.Failure)
+	}
+	spec.New = func() *late { return newLate(true) }
+	r := explore.Explore(spec, explore.Options{}, "")
+	if r.Failure == nil || r.Failure.Kind != "leak" || !strings.Contains(r.Failure.Detail, "late.go:1") {
+		t.Fatalf("want the constructor's goroutine reported as a leak, got %s", r.Summary())
+	}
+	t.Log(r.Failure.Report)
+}

@@ -316,7 +316,7 @@ func (c *controller) chanOp(chans []unsafe.Pointer, caps []int, send []bool, val
 		}
 	}
 	c.chanAccess(word, true, met, what+": waits")
-	c.chanWait(word, "wait to "+what, func() bool { return sel.done })
+	c.chanWait(word, what, func() bool { return sel.done })
 	// Another thread's operation completed this one.
 	c.race.acquire(t, sel.join)
 	k := sel.idx
@@ -524,7 +524,7 @@ func (c *controller) Select(chans []unsafe.Pointer, caps []int, send []bool, val
 		if c.direct {
 			panic(fmt.Sprintf("explore: %s (no cases) must wait forever outside the threads", what))
 		}
-		c.chanWait(unsafe.Pointer(&selectStmtWord), "wait forever in "+what+" (no cases)", func() bool { return false })
+		c.chanWait(unsafe.Pointer(&selectStmtWord), what+" (no cases)", func() bool { return false })
 		panic("unreachable")
 	}
 	return c.chanOp(chans, caps, send, vals, !hasDefault, what)
