@@ -57,7 +57,8 @@ func (r Result) Summary() string {
 
 // Failure is a failing run.
 type Failure struct {
-	// Kind is linearizability, invariant, deadlock, progress or panic.
+	// Kind is linearizability, invariant, deadlock, leak (a goroutine
+	// the code started waits forever), progress, data race or panic.
 	Kind   string
 	Detail string
 	// Schedule replays the run (Replay, or -explore.replay).
