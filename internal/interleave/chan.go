@@ -293,7 +293,7 @@ func (c *controller) chanOp(chans []unsafe.Pointer, caps []int, send []bool, val
 		} else {
 			v, ok = c.doRecv(cs, t, &met)
 		}
-		c.chanAccess(cs.word, true, met, describeCase(what, multi, k, send[k], v, ok))
+		c.chanAccess(cs.word, true, met, c.describeCase(what, multi, k, send[k], vals[k], v, ok))
 		return k, v, ok
 	}
 	if !block {
@@ -320,15 +320,19 @@ func (c *controller) chanOp(chans []unsafe.Pointer, caps []int, send []bool, val
 	// Another thread's operation completed this one.
 	c.race.acquire(t, sel.join)
 	k := sel.idx
-	c.chanAccess(states[k].word, true, multi, describeCase(what, multi, k, send[k], sel.v, !sel.closed && (send[k] || sel.ok)))
+	c.chanAccess(states[k].word, true, multi, c.describeCase(what, multi, k, send[k], vals[k], sel.v, !sel.closed && (send[k] || sel.ok)))
 	if send[k] {
 		return k, nil, !sel.closed
 	}
 	return k, sel.v, sel.ok
 }
 
-// describeCase renders what an operation did, for traces.
-func describeCase(what string, multi bool, k int, send bool, v any, ok bool) string {
+// describeCase renders what an operation did, for traces (only while
+// tracing: the values are the code under test's).
+func (c *controller) describeCase(what string, multi bool, k int, send bool, sent, v any, ok bool) string {
+	if !c.tracing {
+		return ""
+	}
 	if multi {
 		what = fmt.Sprintf("%s: case %d", what, k)
 	}
@@ -336,11 +340,21 @@ func describeCase(what string, multi bool, k int, send bool, v any, ok bool) str
 	case send && !ok:
 		return what + ": closed"
 	case send:
-		return what
+		return what + " = " + c.show(sent)
 	case !ok:
 		return what + " = zero value, closed"
 	}
-	return fmt.Sprintf("%s = %v", what, v)
+	return what + " = " + c.show(v)
+}
+
+// show renders a value of the code under test for a trace, in direct
+// mode: a String method that reaches a switch point runs through it, as
+// the setup's operations do, and nothing it does is recorded.
+func (c *controller) show(v any) string {
+	d := c.direct
+	c.direct = true
+	defer func() { c.direct = d }()
+	return fmt.Sprintf("%v", v)
 }
 
 // doSend sends v on cs for thread t (-1: outside the threads), which
@@ -461,7 +475,7 @@ func (c *controller) complete(w *waiter, v any, ok bool, join vclock) {
 // thread, waiting as Go does; false when the channel is closed (the
 // caller panics as Go does).
 func (c *controller) ChanSend(ch unsafe.Pointer, capacity int, v any) bool {
-	_, _, ok := c.chanOp([]unsafe.Pointer{ch}, []int{capacity}, []bool{true}, []any{v}, true, fmt.Sprintf("send %v on chan %p", v, ch))
+	_, _, ok := c.chanOp([]unsafe.Pointer{ch}, []int{capacity}, []bool{true}, []any{v}, true, fmt.Sprintf("send on chan %p", ch))
 	return ok
 }
 
@@ -590,6 +604,9 @@ func (c *controller) chanAccess(word unsafe.Pointer, write, all bool, desc strin
 }
 
 func appendDesc(old, s string) string {
+	if s == "" {
+		return old
+	}
 	if old == "" {
 		return s
 	}
