@@ -132,7 +132,7 @@ func TestSingleflightToothFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := map[string]string{
-		"go.mod": "module example.com/tooth\n\ngo 1.26.8\n\nrequire (\n\tgithub.com/anishathalye/porcupine v1.3.1\n\tgithub.com/tollgate/tollgate v0.0.0\n)\n\nreplace github.com/tollgate/tollgate => " + root + "\n",
+		"go.mod":                            "module example.com/tooth\n\ngo 1.26.8\n\nrequire (\n\tgithub.com/anishathalye/porcupine v1.3.1\n\tgithub.com/tollgate/tollgate v0.0.0\n)\n\nreplace github.com/tollgate/tollgate => " + root + "\n",
 		"go.sum":                            string(sum),
 		"singleflight/singleflight.go":      patched,
 		"singleflight/singleflight_test.go": toothTest,
