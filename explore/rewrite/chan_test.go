@@ -76,3 +76,33 @@ func TestChannelsRunAsWritten(t *testing.T) {
 		t.Errorf("rewritten, it prints\n%s\nas written\n%s", got, want)
 	}
 }
+
+// TestChannelsBeforeGenerics: a file older than go1.18 cannot call rt's
+// generic forms: its go statements, channel operations and selects keep
+// their traps, and are noted.
+func TestChannelsBeforeGenerics(t *testing.T) {
+	src := `package p
+
+func F(ch chan int) int {
+	go func() { ch <- 1 }()
+	select {
+	case v := <-ch:
+		return v
+	}
+}
+`
+	outs, notes, err := Package("p", "1.17", []Source{{testFilename, []byte(src)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(noteStrings(notes), "\n")
+	for _, want := range []string{"4:2 go statement !", "4:14 channel send !", "5:2 select statement !"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no note %q in:\n%s", want, got)
+		}
+	}
+	out := string(outs[0].Text)
+	if strings.Contains(out, "tgrt_.Go(") || strings.Contains(out, "tgrt_.Send(") || strings.Count(out, "tgrt_.Unsupported(") != 3 {
+		t.Errorf("want the constructs trapped, not rewritten:\n%s", out)
+	}
+}

@@ -63,6 +63,13 @@ func main() {
 	nums := []int{1, 2, 3}
 	go func(xs ...int) { res <- sum(xs...) }(nums...)
 	fmt.Println("variadic", <-res)
+	go func(a, b int) {
+		res <- a + b
+	}(
+		1,
+		x,
+	)
+	fmt.Println("multiline", <-res)
 
 	// Comma-ok receives, closed channels, named channel types.
 	tk := make(tickets, 2)
@@ -81,6 +88,7 @@ func main() {
 
 	// Select: default, constants to a typed channel, nil, a ready case.
 	c64 := make(chan int64, 1)
+	tk2 := make(tickets, 1)
 	errs := make(chan error, 1)
 	var nilc chan int
 	select {
@@ -88,6 +96,10 @@ func main() {
 		fmt.Println("select sent 5")
 	case nilc <- 1:
 		fmt.Println("never")
+	}
+	select {
+	case tk2 <- 3:
+		fmt.Println("select sent ticket", <-tk2)
 	}
 	select {
 	case errs <- nil:
