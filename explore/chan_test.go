@@ -10,6 +10,7 @@ import (
 
 	"github.com/tollgate/tollgate/explore"
 	"github.com/tollgate/tollgate/explore/rt"
+	tsync "github.com/tollgate/tollgate/explore/sync"
 )
 
 // pipe is a counter handed from a goroutine to its caller over a channel,
@@ -345,4 +346,35 @@ func TestGoroutinesOutliveTheirStart(t *testing.T) {
 		t.Fatalf("want the constructor's goroutine reported as a leak, got %s", r.Summary())
 	}
 	t.Log(r.Failure.Report)
+}
+
+// TestWaitGroupGo: WaitGroup.Go starts a controlled thread, and Wait
+// orders what it did before what follows; without the Wait, the caller's
+// read races with the goroutine's write.
+func TestWaitGroupGo(t *testing.T) {
+	run := func(wait bool) explore.Result {
+		spec := explore.Spec[*pipe, string, int, int]{
+			New:     func() *pipe { return new(pipe) },
+			Threads: [][]string{{"go"}},
+			Call: func(p *pipe, _ string) int {
+				var wg tsync.WaitGroup
+				wg.Go(func() { *rt.PlainWrite(rt.PlainLoad(&p.n)) += 1 })
+				if wait {
+					wg.Wait()
+				}
+				n := *rt.PlainLoad(&p.n)
+				wg.Wait()
+				return n
+			},
+			Step:  func(n int, _ time.Time, _ string) (int, int) { return n + 1, n + 1 },
+			Twins: true,
+		}
+		return explore.Explore(spec, explore.Options{}, "")
+	}
+	if r := run(true); r.Failure != nil || r.Err != nil || !r.Exhaustive {
+		t.Fatalf("with Wait: %s\n%v", r.Summary(), r.Failure)
+	}
+	if r := run(false); r.Failure == nil || !strings.Contains(r.Failure.Kind, "race") {
+		t.Fatalf("without Wait: want a race, got %s", r.Summary())
+	}
 }
