@@ -44,7 +44,7 @@
 //
 // Every operation of the twins (an atomic load, store, compare-and-swap,
 // add, swap; a mutex lock or unlock; a WaitGroup's add or wait; a reading
-// of the clock) is a switch point: before it, the explorer decides which
+// of the clock; a channel operation) is a switch point: before it, the explorer decides which
 // thread runs next. A thread that must wait (a Lock of a held mutex) is
 // not runnable; a state where no thread can run is reported as a
 // deadlock. Time is virtual: it starts at Clock.Start and moves only when
@@ -64,10 +64,30 @@
 // orders as a data race naming both lines. (Under a scheduler without race
 // detection a plain store is a switch point instead.)
 //
-// What the explorer cannot control — a go statement, a channel operation,
-// a select, time.NewTimer, runtime.Gosched, assembly or cgo — is listed
-// with its file:line before anything runs, and a run that reaches one ends
-// with that construct named, never left to run free.
+// Goroutines, channels and select are controlled. A go statement starts
+// a logical thread of the run (its arguments evaluated at the statement),
+// numbered after the scenario's threads in the order they start, whose
+// steps interleave like any thread's. Every channel operation (send,
+// receive, close, len, a select) is a switch point with Go's semantics:
+// an unbuffered send waits for its receiver, a buffered one for room;
+// close wakes every receiver; a send on a closed channel, a close of a
+// closed or nil channel panic; a nil channel waits forever. When a select
+// has several ready cases, which it takes is part of the schedule: DFS
+// explores each, the random strategies draw one, and the schedule records
+// it ("1x1s2": thread 1's step took case 2). The race detector orders
+// accesses by the channels' happens-before edges (a send before its
+// receive completes, a close before the receive that sees it, a receive
+// from an unbuffered channel before its send completes, the k-th receive
+// before the (k+C)-th send on a channel of capacity C, a go statement
+// before its goroutine). A goroutine still waiting when every other thread
+// is done is a leak, naming its go statement. A test file is not
+// rewritten: a test that receives from a channel the code under test gives
+// it writes rt.Recv(ch), not <-ch, which would block the thread for real.
+//
+// What the explorer cannot control — time.NewTimer, time.After and the
+// other timers, context's cancellation, runtime.Gosched, assembly or cgo
+// — is listed with its file:line before anything runs, and a run that
+// reaches one ends with that construct named, never left to run free.
 //
 // # The oracle
 //

@@ -57,7 +57,8 @@ func (r Result) Summary() string {
 
 // Failure is a failing run.
 type Failure struct {
-	// Kind is linearizability, invariant, deadlock, progress or panic.
+	// Kind is linearizability, invariant, deadlock, leak (a goroutine
+	// the code started waits forever), progress, data race or panic.
 	Kind   string
 	Detail string
 	// Schedule replays the run (Replay, or -explore.replay).
@@ -124,12 +125,6 @@ func Replay[T, In, Out, S any](spec Spec[T, In, Out, S], schedule, dir string) (
 	if err != nil {
 		return "", nil, err
 	}
-	for _, t := range want {
-		if int(t) >= r.ops.Threads {
-			return "", nil, fmt.Errorf("explore: schedule %s names thread %d, but the scenario has %d threads (0 to %d%s)",
-				schedule, t, r.ops.Threads, r.ops.Threads-1, map[bool]string{true: ", the last the clock's", false: ""}[r.ops.Names != nil])
-		}
-	}
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return "", nil, err
@@ -140,15 +135,23 @@ func Replay[T, In, Out, S any](spec Spec[T, In, Out, S], schedule, dir string) (
 	if err != nil {
 		return "", nil, err
 	}
-	if rep.Failure == nil {
-		ran, err := iexplore.ParseSchedule(rep.Schedule)
-		if err != nil {
-			return "", nil, err
-		}
-		if len(ran) < len(want) || !slices.Equal(ran[:len(want)], want) {
-			return rep.Trace, nil, fmt.Errorf("explore: schedule %s does not fit the scenario: its run took %s (a thread finished before the schedule's steps for it ran out)", schedule, rep.Schedule)
-		}
+	ran, err := iexplore.ParseSchedule(rep.Schedule)
+	if err != nil {
+		return "", nil, err
 	}
+	// A run that passes must take the schedule's steps as written; one
+	// that fails may end before them, but not leave them.
+	n := min(len(ran), len(want))
+	if rep.Failure == nil && len(ran) < len(want) || !slices.Equal(ran[:n], want[:n]) {
+		for _, t := range want {
+			if int(t) >= r.ops.Threads && !slices.Contains(ran, t) {
+				return rep.Trace, nil, fmt.Errorf("explore: schedule %s names thread %d, but the scenario has %d threads (0 to %d%s) and its run started no goroutine %d",
+					schedule, t, r.ops.Threads, r.ops.Threads-1, map[bool]string{true: ", the last the clock's", false: ""}[r.ops.Names != nil], t)
+			}
+		}
+		return rep.Trace, nil, fmt.Errorf("explore: schedule %s does not fit the scenario: its run took %s (a thread finished, or was not ready, before the schedule's steps for it ran out)", schedule, rep.Schedule)
+	}
+
 	if rep.Failure != nil {
 		var u *rt.UnsupportedError
 		if e, ok := rep.Failure.Panic.(error); ok && errors.As(e, &u) {

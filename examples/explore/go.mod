@@ -7,6 +7,9 @@ require (
 	golang.org/x/time v0.16.0
 )
 
-require github.com/anishathalye/porcupine v1.3.1 // indirect
+require (
+	github.com/anishathalye/porcupine v1.3.1 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+)
 
 replace github.com/tollgate/tollgate => ../..

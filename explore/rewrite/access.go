@@ -518,6 +518,9 @@ func (r *rewriter) rangeStmt(s *ast.RangeStmt) {
 		withValue = false
 	}
 	switch t := under(r.info.TypeOf(s.X)).(type) {
+	case *types.Chan:
+		r.rangeChan(s)
+		return
 	case *types.Map:
 		r.mapAccess(s.X, false)
 	case *types.Slice:

@@ -88,7 +88,7 @@ var accessTests = []struct {
 		`func PtrMethod() int { var in Inner; in.bump(); *tgrt_.PlainWrite(&in.v) = 2; return (*tgrt_.PlainLoad(&in.v)) }`},
 	{"select cases",
 		`func (c *Counter) Sel(ch chan int) { select { case c.n = <-ch: case ch <- c.n: case v := <-ch: c.n = v } }`,
-		`func (c *Counter) Sel(ch chan int) { tgrt_.Unsupported("x.go:27", "select statement"); select { case *tgrt_.PlainWrite(&c.n) = <-ch: case ch <- (*tgrt_.PlainLoad(&c.n)): case v := <-ch: *tgrt_.PlainWrite(&c.n) = v } }`},
+		`func (c *Counter) Sel(ch chan int) { switch tgrt_s509 := tgrt_.NewSelect(3, false, "src/x.go:27"); { default: select { case *tgrt_.PlainWrite(&c.n) = <-tgrt_.SelRecv(tgrt_s509, ch): case tgrt_.SelSend(tgrt_s509, ch) <- tgrt_.SelValue(tgrt_s509, (*tgrt_.PlainLoad(&c.n))): case v := <-tgrt_.SelRecv(tgrt_s509, ch): *tgrt_.PlainWrite(&c.n) = v }} }`},
 	{"an assignment of an interface from a call stays a prefix",
 		`func (c *Counter) Err() { c.err = c.fail() }`,
 		`func (c *Counter) Err() { *tgrt_.PlainWrite(&c.err) = (*tgrt_.PlainLoad(c)).fail() }`},

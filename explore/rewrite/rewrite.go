@@ -24,12 +24,19 @@
 //     *rt.PlainWrite(&x) = v, and a map's index, len, delete and range
 //     report an access of the map (access.go says how, form by form);
 //   - time.Now, time.Since, time.Until and time.Sleep become explore/rt's;
-//   - before a construct the explorer cannot control (a go statement, a
-//     select, a channel send or receive, close, make of a channel,
-//     time.After, time.AfterFunc, time.NewTimer,
-//     time.NewTicker, time.Tick, runtime.Gosched, runtime.Goexit,
-//     runtime.LockOSThread) a call of rt.Unsupported naming it is put at
-//     the start of the statement that holds it, on the same line;
+//   - a go statement becomes rt.Go (its function value and arguments
+//     evaluated at the statement), ch <- v rt.Send(ch)(v), <-ch rt.Recv(ch)
+//     (rt.Recv2 for v, ok := <-ch), close(ch) rt.Close(ch), len(ch)
+//     rt.Len(ch), a range over a channel a loop over rt.Range, and a
+//     select the same select over the channels rt.SelRecv and rt.SelSend
+//     give its cases (chan.go); make and cap of a channel stay as they are;
+//   - before a construct the explorer cannot control (time.After,
+//     time.AfterFunc, time.NewTimer, time.NewTicker, time.Tick,
+//     runtime.Gosched, runtime.Goexit, runtime.LockOSThread, a go statement
+//     of a builtin or of a generic function whose type arguments are
+//     inferred, and in a file older than go1.18 every go statement,
+//     channel operation and select) a call of rt.Unsupported naming it is
+//     put at the start of the statement that holds it, on the same line;
 //   - the imports the edits need are added on the package clause's line,
 //     and an import of sync, time or runtime left unused becomes a blank
 //     import.
@@ -43,11 +50,11 @@
 // Test files are not rewritten: they run as written, and a test that
 // hands its own sync.Mutex to a rewritten function taking a *sync.Mutex
 // does not compile. The files of a package are type-checked together
-// (Package; File checks one file alone) for the accesses; the traps of
-// uncontrolled constructs are still found from the syntax alone, so some
-// are not seen: a receive by range over a channel, a channel made through
-// a named channel type, and a package-level function of another file named
-// close or make (it is taken for the builtin). A plain access that is not
+// (Package; File checks one file alone) for the accesses, the ranges over
+// channels and the lengths of channels; a range over a channel whose type
+// is unknown (a type error) is not seen. The variable of a range over a
+// channel is declared in the loop's body (per iteration, as from go1.22
+// on), and a store to an assigned one is not reported. A plain access that is not
 // reported: the stores that append and copy make to a slice's elements, a
 // shared variable redeclared by :=, the embedded pointers a promoted
 // field is reached through; a store to a map's element, and a store whose
@@ -193,6 +200,10 @@ func Package(path, goVersion string, files []Source, imp types.Importer) ([]Outp
 			fset:       fset,
 			tf:         fset.File(f.Pos()),
 			base:       filepath.Base(files[i].Name),
+			dir:        filepath.Base(filepath.Dir(files[i].Name)),
+			src:        src,
+			pkgPath:    path,
+			commOps:    map[ast.Node]bool{},
 			f:          f,
 			info:       info,
 			sharedVars: shared,
@@ -208,6 +219,11 @@ func Package(path, goVersion string, files []Source, imp types.Importer) ([]Outp
 		r.scanImports()
 		r.walk()
 		r.accesses()
+		// The closings of the channel rewrites go after every other edit
+		// at their offset, the innermost first.
+		for k := len(r.late) - 1; k >= 0; k-- {
+			r.edits = append(r.edits, r.late[k])
+		}
 		r.blankUnused()
 		r.addImports()
 		sort.SliceStable(r.notes, func(i, j int) bool { return r.notes[i].off < r.notes[j].off })
@@ -245,7 +261,16 @@ type rewriter struct {
 	fset *token.FileSet
 	tf   *token.File
 	base string // the file's base name, for traps
+	dir  string // the base name of its directory, for the sites of go statements
 	f    *ast.File
+	src  []byte
+	// pkgPath is the package's import path.
+	pkgPath string
+	// commOps are the sends and receives that are a select's cases.
+	commOps map[ast.Node]bool
+	// late are edits that close a channel rewrite: they go after every
+	// other edit at their offset (chan.go).
+	late []edit
 
 	// imports maps the local names of the file's imports of sync, time
 	// and runtime to their paths.
@@ -335,15 +360,19 @@ func (r *rewriter) walk() {
 func (r *rewriter) visit(n ast.Node, stack []ast.Node) {
 	switch n := n.(type) {
 	case *ast.GoStmt:
-		r.unsupported(n.Pos(), "go statement", stack)
+		if !r.goStmt(n) {
+			r.unsupported(n.Pos(), "go statement", stack)
+		}
 	case *ast.SelectStmt:
-		r.unsupported(n.Pos(), "select statement", stack)
+		if !r.selectStmt(n) {
+			r.unsupported(n.Pos(), "select statement", stack)
+		}
 	case *ast.SendStmt:
-		if !inComm(stack) {
+		if !r.commOps[n] && !r.sendStmt(n) {
 			r.unsupported(n.Pos(), "channel send", stack)
 		}
 	case *ast.UnaryExpr:
-		if n.Op == token.ARROW && !inComm(stack) {
+		if n.Op == token.ARROW && !r.commOps[n] && !r.recvExpr(n, stack) {
 			r.unsupported(n.Pos(), "channel receive", stack)
 		}
 	case *ast.CallExpr:
@@ -351,13 +380,32 @@ func (r *rewriter) visit(n ast.Node, stack []ast.Node) {
 		if !ok || fun.Obj != nil {
 			break
 		}
+		if b, ok := r.info.Uses[fun].(*types.Builtin); r.info.Uses[fun] != nil && (!ok || b.Name() != fun.Name) {
+			break // not the builtin
+		}
 		switch fun.Name {
 		case "close":
-			r.unsupported(n.Pos(), "close of a channel", stack)
+			if !r.generics {
+				r.unsupported(n.Pos(), "close of a channel", stack)
+			} else {
+				r.replace(fun, rtName+".Close")
+				r.needRT = true
+			}
 		case "make":
-			if len(n.Args) > 0 {
+			if len(n.Args) > 0 && !r.generics {
 				if _, ok := ast.Unparen(n.Args[0]).(*ast.ChanType); ok {
 					r.unsupported(n.Pos(), "make of a channel", stack)
+				}
+			}
+		case "len":
+			if len(n.Args) == 1 && r.generics {
+				if ch, ok := under(r.info.TypeOf(n.Args[0])).(*types.Chan); ok {
+					name := ".Len"
+					if ch.Dir() == types.SendOnly {
+						name = ".LenSend"
+					}
+					r.replace(fun, rtName+name)
+					r.needRT = true
 				}
 			}
 		}
@@ -453,17 +501,6 @@ func (r *rewriter) twinSelector(n *ast.SelectorExpr, stack []ast.Node) {
 	case path == "time" && timeTrapped[sel], path == "runtime" && runtimeTrapped[sel]:
 		r.unsupported(n.Pos(), path+"."+sel, stack)
 	}
-}
-
-// inComm reports whether the top of stack is inside the communication of
-// a select's case: the select's own trap covers it.
-func inComm(stack []ast.Node) bool {
-	for i := len(stack) - 1; i > 0; i-- {
-		if cc, ok := stack[i-1].(*ast.CommClause); ok && cc.Comm != nil && ast.Node(cc.Comm) == stack[i] {
-			return true
-		}
-	}
-	return false
 }
 
 // unsupported notes a construct the explorer cannot control at p and puts

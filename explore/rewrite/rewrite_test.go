@@ -344,18 +344,18 @@ func F(ch chan int, done chan struct{}) int {
 		want: `package p; import (` + rtImport + `)
 
 func F(ch chan int, done chan struct{}) int {
-	tgrt_.Unsupported("x.go:4", "go statement"); go func() {
-		tgrt_.Unsupported("x.go:5", "channel send"); (*tgrt_.PlainLoad(&ch)) <- 1
-	}()
-	tgrt_.Unsupported("x.go:7", "channel receive"); v := <-(*tgrt_.PlainLoad(&ch))
-	tgrt_.Unsupported("x.go:8", "close of a channel"); close(done)
-	tgrt_.Unsupported("x.go:9", "make of a channel"); c2 := make(chan int, 1)
+	tgrt_.Go("src/x.go:4", func() func() { tgrt_f := func() {
+		tgrt_.Send((*tgrt_.PlainLoad(&ch)) )( 1)
+	}; return func() { tgrt_f() } }())
+	v := tgrt_.Recv((*tgrt_.PlainLoad(&ch)))
+	tgrt_.Close(done)
+	c2 := make(chan int, 1)
 	m := make(map[int]int)
 	_ = m
-	return v + len(c2)
+	return v + tgrt_.Len(c2)
 }
 `,
-		notes: []string{"4:2 go statement !", "5:3 channel send !", "7:7 channel receive !", "8:2 close of a channel !", "9:8 make of a channel !"},
+		notes: []string{},
 	},
 	{
 		name: "one trap a statement",
@@ -368,20 +368,20 @@ func F(a, b chan int) int {
 		want: `package p; import (` + rtImport + `)
 
 func F(a, b chan int) int {
-	tgrt_.Unsupported("x.go:4", "channel receive"); return <-a + <-b
+	return tgrt_.Recv(a) + tgrt_.Recv(b)
 }
 `,
-		notes: []string{"4:9 channel receive !", "4:15 channel receive !"},
+		notes: []string{},
 	},
 	{
 		name: "select",
 		src: `package p
 
-func F(a chan int, b chan int) int {
+func F(a chan int, b chan int, x int) int {
 	select {
 	case v := <-a:
 		return v
-	case b <- 1:
+	case b <- x:
 		b <- 2
 		return 0
 	}
@@ -389,17 +389,17 @@ func F(a chan int, b chan int) int {
 `,
 		want: `package p; import (` + rtImport + `)
 
-func F(a chan int, b chan int) int {
-	tgrt_.Unsupported("x.go:4", "select statement"); select {
-	case v := <-a:
+func F(a chan int, b chan int, x int) int {
+	switch tgrt_s56 := tgrt_.NewSelect(2, false, "src/x.go:4"); { default: select {
+	case v := <-tgrt_.SelRecv(tgrt_s56, a):
 		return v
-	case b <- 1:
-		tgrt_.Unsupported("x.go:8", "channel send"); b <- 2
+	case tgrt_.SelSend(tgrt_s56, b) <- tgrt_.SelValue(tgrt_s56, x):
+		tgrt_.Send(b )( 2)
 		return 0
-	}
+	}}
 }
 `,
-		notes: []string{"4:2 select statement !", "8:3 channel send !"},
+		notes: []string{},
 	},
 	{
 		name: "switch case and else if",
@@ -423,21 +423,21 @@ func F(a chan int, x int) int {
 		want: `package p; import (` + rtImport + `)
 
 func F(a chan int, x int) int {
-	tgrt_.Unsupported("x.go:5", "channel receive"); switch x {
-	case <-a:
+	switch x {
+	case tgrt_.Recv(a):
 		return 1
 	case 2:
-		tgrt_.Unsupported("x.go:8", "channel receive"); return <-a
+		return tgrt_.Recv(a)
 	}
-	tgrt_.Unsupported("x.go:12", "channel receive"); if x > 0 {
+	if x > 0 {
 		return 0
-	} else if v, ok := <-a; ok {
+	} else if v, ok := tgrt_.Recv2(a); ok {
 		return v
 	}
 	return 0
 }
 `,
-		notes: []string{"5:7 channel receive !", "8:10 channel receive !", "12:21 channel receive !"},
+		notes: []string{},
 	},
 	{
 		name: "labeled select",
@@ -454,14 +454,14 @@ L:
 		want: `package p; import (` + rtImport + `)
 
 func F(a chan int) {
-tgrt_.Unsupported("x.go:5", "select statement"); L:
-	select {
-	case <-a:
+L:
+	switch tgrt_s36 := tgrt_.NewSelect(1, false, "src/x.go:5"); { default: select {
+	case <-tgrt_.SelRecv(tgrt_s36, a):
 		break L
-	}
+	}}
 }
 `,
-		notes: []string{"5:2 select statement !"},
+		notes: []string{},
 	},
 	{
 		name: "package level",
@@ -475,9 +475,9 @@ var f = func() { ch <- 1 }
 
 var ch = make(chan int)
 
-var f = func() { tgrt_.Unsupported("x.go:5", "channel send"); (*tgrt_.PlainLoad(&ch)) <- 1 }
+var f = func() { tgrt_.Send((*tgrt_.PlainLoad(&ch)) )( 1) }
 `,
-		notes: []string{"3:10 make of a channel !", "5:18 channel send !"},
+		notes: []string{},
 	},
 	{
 		name: "package clause after a build constraint",
@@ -627,7 +627,10 @@ func checkLines(t *testing.T, src string, out []byte) {
 		t.Errorf("%d lines, want %d", b, a)
 	}
 	skip := map[string]bool{"sync": true, "time": true, "s": true, "clock": true, syncName: true, rtName: true, "Unsupported": true,
-		"PlainLoad": true, "PlainWrite": true, "Store": true, "MapRead": true, "MapWrite": true, "LoadElems": true}
+		"PlainLoad": true, "PlainWrite": true, "Store": true, "MapRead": true, "MapWrite": true, "LoadElems": true,
+		"Go": true, "Send": true, "Recv": true, "Recv2": true, "Close": true, "Len": true, "LenSend": true, "Range": true,
+		"Next": true, "V": true, "NewSelect": true, "SelRecv": true, "SelSend": true, "SelValue": true,
+		"close": true, "len": true, "true": true, "false": true}
 	before := identLines(t, []byte(src), skip)
 	after := identLines(t, out, skip)
 	if !slices.Equal(before, after) {
@@ -649,7 +652,7 @@ func identLines(t *testing.T, src []byte, skip map[string]bool) []string {
 		if _, ok := n.(*ast.ImportSpec); ok {
 			return false
 		}
-		if id, ok := n.(*ast.Ident); ok && !skip[id.Name] {
+		if id, ok := n.(*ast.Ident); ok && !skip[id.Name] && !strings.HasPrefix(id.Name, "tgrt_") {
 			ids = append(ids, id.Name+"@"+strconv.Itoa(fset.Position(id.Pos()).Line))
 		}
 		return true
@@ -692,8 +695,8 @@ func (t *T) Run(ch chan int) {
 		t.Fatal("not changed")
 	}
 	checkLines(t, src, out)
-	if len(notes) != 6 {
-		t.Errorf("%d notes, want 6:\n%s", len(notes), strings.Join(noteStrings(notes), "\n"))
+	if len(notes) != 1 {
+		t.Errorf("%d notes, want 1 (runtime.Gosched):\n%s", len(notes), strings.Join(noteStrings(notes), "\n"))
 	}
 	// Undoing the edits line by line gives the source back.
 	undo := strings.NewReplacer(
@@ -706,14 +709,29 @@ func (t *T) Run(ch chan int) {
 	)
 	trap := regexp.MustCompile(`tgrt_\.Unsupported\("x\.go:[0-9]+", "[A-Za-z. ]+"\); `)
 	load := regexp.MustCompile(`\(\*tgrt_\.PlainLoad\(&(\w+)\)\)`)
+	channels := []struct {
+		re   *regexp.Regexp
+		with string
+	}{
+		{regexp.MustCompile(`tgrt_\.Go\("[^"]*", func\(\) func\(\) \{ tgrt_f, tgrt_a0 := ([\w.]+), (\w+); return func\(\) \{ tgrt_f\(tgrt_a0\) \} \}\(\)\)`), "go $1($2)"},
+		{regexp.MustCompile(`tgrt_\.Send\((\w+) \)\( (\w+)\)`), "$1 <- $2"},
+		{regexp.MustCompile(`tgrt_\.Recv\((\w+)\)`), "<-$1"},
+		{regexp.MustCompile(`switch tgrt_s\d+ := tgrt_\.NewSelect\([^)]*\); \{ default: select \{`), "select {"},
+		{regexp.MustCompile(`tgrt_\.SelRecv\(tgrt_s\d+, (\w+)\)`), "$1"},
+		{regexp.MustCompile(`default: \}\}`), "default: }"},
+		{regexp.MustCompile(`tgrt_\.Close\(`), "close("},
+	}
 	srcLines := strings.Split(src, "\n")
 	for i, line := range strings.Split(string(out), "\n") {
 		line = load.ReplaceAllString(line, "$1")
+		for _, c := range channels {
+			line = c.re.ReplaceAllString(line, c.with)
+		}
 		if got := undo.Replace(trap.ReplaceAllString(line, "")); got != srcLines[i] {
 			t.Errorf("line %d: %s\nundone: %s\nwant:   %s", i+1, line, got, srcLines[i])
 		}
 	}
-	if got := strings.Count(string(out), "tgrt_.Unsupported("); got != 6 {
-		t.Errorf("%d traps, want 6:\n%s", got, out)
+	if got := strings.Count(string(out), "tgrt_.Unsupported("); got != 1 {
+		t.Errorf("%d traps, want 1:\n%s", got, out)
 	}
 }

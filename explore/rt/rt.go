@@ -4,11 +4,14 @@
 // tollgate explore builds the code under test through the go command's
 // -overlay flag, with each file rewritten (explore/rewrite): time.Now,
 // time.Since, time.Until and time.Sleep become this package's, a go
-// statement, a channel operation or a select gets a call of Unsupported in
-// front of it, and each rewritten package registers itself with Rewritten
+// statement becomes Go, a channel operation Send, Recv, Recv2, Close, Len
+// or LenSend, a range over a channel Range, a select the same select over
+// the channels NewSelect's cases give (chan.go); a construct the explorer
+// cannot control (a timer, runtime.Gosched) gets a call of Unsupported in
+// front of it; and each rewritten package registers itself with Rewritten
 // at init. With no explorer running, every function here is the time
-// package's own and Unsupported does nothing, so the rewritten code
-// behaves exactly as before.
+// package's own or the statement as written, and Unsupported does
+// nothing, so the rewritten code behaves exactly as before.
 package rt
 
 import (
@@ -90,7 +93,7 @@ func Sleep(d time.Duration) {
 // reached a construct the explorer cannot control.
 type UnsupportedError struct {
 	Site string // file:line of the construct
-	What string // e.g. "go statement", "select statement", "time.NewTimer"
+	What string // e.g. "time.NewTimer", "runtime.Gosched", "go statement" (of a builtin)
 }
 
 func (e *UnsupportedError) Error() string {

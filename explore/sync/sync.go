@@ -19,9 +19,13 @@
 package sync
 
 import (
+	"fmt"
+	"path/filepath"
+	"runtime"
 	"sync"
 	"unsafe"
 
+	"github.com/tollgate/tollgate/explore/rt"
 	"github.com/tollgate/tollgate/internal/seam/hooked"
 )
 
@@ -218,8 +222,6 @@ func (r *rlocker) Lock()   { (*RWMutex)(r).RLock() }
 func (r *rlocker) Unlock() { (*RWMutex)(r).RUnlock() }
 
 // WaitGroup is sync.WaitGroup whose Add, Done and Wait are switch points.
-// Go, which starts a goroutine, is not something the explorer can run: under
-// the explorer it panics.
 type WaitGroup struct {
 	wg sync.WaitGroup // with no explorer
 	n  int            // the counter, under the explorer
@@ -258,13 +260,23 @@ func (g *WaitGroup) Wait() {
 	s.After(hooked.Access{Word: w, Op: hooked.Wait, Old: 0, OK: true, Site: hooked.Site(1)})
 }
 
-// Go calls f in a new goroutine and adds that task to the group. Under the
-// explorer a new goroutine would run outside the schedule, so it panics.
+// Go calls f in a new goroutine and adds that task to the group. Under
+// the explorer the goroutine is a logical thread of the run, as a go
+// statement's is.
 func (g *WaitGroup) Go(f func()) {
-	if hooked.Current() != nil {
-		panic("explore/sync: WaitGroup.Go starts a goroutine, which the explorer cannot control")
+	if hooked.Current() == nil {
+		g.wg.Go(f)
+		return
 	}
-	g.wg.Go(f)
+	g.Add(1)
+	site := "?"
+	if _, file, line, ok := runtime.Caller(1); ok {
+		site = fmt.Sprintf("%s/%s:%d", filepath.Base(filepath.Dir(file)), filepath.Base(file), line)
+	}
+	rt.Go(site, func() {
+		defer g.Done()
+		f()
+	})
 }
 
 // Once is sync.Once whose fast-path load, lock and completion store are

@@ -106,6 +106,10 @@ type access struct {
 	// state, the closed flag), so it is ordered against every other such
 	// write (see crProgram.afterStep).
 	seen bool
+	// all: the step is dependent on every step of another thread: a
+	// select, which reads or waits on several channels, or a channel
+	// operation that met a thread waiting in one (chan.go).
+	all bool
 }
 
 // same reports whether a and b are the same step as far as a replay can
@@ -121,7 +125,7 @@ func (a access) same(b access) bool {
 // sees, or one exits a holder while the other sweeps. Both accesses must be
 // of one run.
 func dependent(a, b access) bool {
-	if a.plain || b.plain {
+	if a.plain || b.plain || a.all || b.all {
 		return true
 	}
 	if a.addr != nil && a.addr == b.addr && (a.write || b.write) {
@@ -148,6 +152,9 @@ type stepRec struct {
 	op        int    // index of the model operation the step ran in (-1: none)
 	preempt   bool   // running this step preempted the previous thread
 	note      string // what the step observer saw after it (traces only)
+	// desc describes a channel operation, a select or a go statement the
+	// step made (traces only; chan.go).
+	desc string
 }
 
 // worker is one pooled coroutine.
@@ -174,6 +181,13 @@ type worker struct {
 	pval     any  // a panic of the code under test
 	pstack   []byte
 	panicked bool
+	// spawned: the thread was started by a go statement of the code under
+	// test (chan.go), at goSite; started: it has taken a step.
+	spawned, started bool
+	goSite           string
+	// pendWhat says what a thread paused before a channel operation or a
+	// select waits for (deadlock and leak reports); "" for seam operations.
+	pendWhat string
 }
 
 // controller is the installed hooked.Scheduler and the pool of coroutines.
@@ -181,10 +195,10 @@ type controller struct {
 	workers []*worker
 	cur     *worker
 	// direct runs the code under test without switching (setup, final
-	// observations); no step is recorded.
-	direct     bool
-	abandoning bool
-	rec        stepRec
+	// observations); no step is recorded. inSetup: direct, in the setup.
+	direct, inSetup bool
+	abandoning      bool
+	rec             stepRec
 	// touched numbers the words of the current run in the order they are
 	// first touched (access.seq).
 	touched  map[unsafe.Pointer]int32
@@ -212,6 +226,22 @@ type controller struct {
 	// pairs, when Options.SitePairs is set, notes which thread handed
 	// each word to which (interleaving coverage, sitepairs.go).
 	pairs *pairTracker
+	// base is the number of the program's own threads; n the number of
+	// threads of the current run, base plus the goroutines it started
+	// (spawned in order, so a schedule names them by their place in it).
+	base, n int
+	// spawnQ holds the goroutines started during the current step (or the
+	// setup), made threads once it ends.
+	spawnQ []spawn
+	// chans is the explorer's state of every channel the run used
+	// (chan.go), by the address of the runtime's channel.
+	chans map[unsafe.Pointer]*chanState
+	// ch is the current run's chooser: a select with several ready cases
+	// asks it which to take (pick).
+	ch chooser
+	// picked is the case a select took in the current step when it had a
+	// choice (-1: none), for the schedule.
+	picked int
 	// storage reused by every run
 	states []tstate
 	pend   []unsafe.Pointer
@@ -219,7 +249,8 @@ type controller struct {
 }
 
 func newController(n int) *controller {
-	c := &controller{touched: map[unsafe.Pointer]int32{}, race: newRacer(n)}
+	c := &controller{touched: map[unsafe.Pointer]int32{}, race: newRacer(n), base: n, n: n,
+		chans: map[unsafe.Pointer]*chanState{}, picked: -1}
 	for i := 0; i < n; i++ {
 		c.workers = append(c.workers, c.newWorker(i))
 	}
@@ -299,7 +330,7 @@ func (c *controller) Before(word unsafe.Pointer, op hooked.Op) {
 		return
 	}
 	w := c.cur
-	w.state, w.pendWord, w.pendOp, w.pendReady = midOp, word, op, nil
+	w.state, w.pendWord, w.pendOp, w.pendReady, w.pendWhat = midOp, word, op, nil, ""
 	w.pause()
 }
 
@@ -316,7 +347,7 @@ func (c *controller) BeforeWhen(word unsafe.Pointer, op hooked.Op, ready func() 
 		return
 	}
 	w := c.cur
-	w.state, w.pendWord, w.pendOp, w.pendReady = midOp, word, op, ready
+	w.state, w.pendWord, w.pendOp, w.pendReady, w.pendWhat = midOp, word, op, ready, ""
 	w.pause()
 	w.pendReady = nil
 }
@@ -360,13 +391,19 @@ func (c *controller) begin(bodies []func()) {
 	if c.pairs != nil {
 		c.pairs.begin()
 	}
+	c.n = c.base
 	for i, w := range c.workers {
-		w.body = bodies[i]
-		w.state = atBoundary
+		w.state = finished
+		if i < c.base {
+			w.body = bodies[i]
+			w.state = atBoundary
+		}
 		w.ops, w.curOp, w.curLive = 0, -1, liveNone
-		w.pendReady = nil
+		w.pendReady, w.pendWhat = nil, ""
 		w.pval, w.pstack, w.panicked = nil, nil, false
+		w.spawned, w.started, w.goSite = false, false, ""
 	}
+	c.startSpawned() // goroutines the setup started
 }
 
 // run runs one step of thread t and records it in c.rec.
@@ -374,16 +411,28 @@ func (c *controller) run(t int) {
 	w := c.workers[t]
 	c.cur = w
 	c.rec = stepRec{thread: t, op: w.curOp, acc: access{seq: -1, live: w.curLive}}
+	if w.spawned && !w.started {
+		c.rec.desc = "starts"
+	}
+	w.started = true
 	w.next()
 	c.rec.midAfter = w.state == midOp
 	c.rec.doneAfter = w.state == finished
 	c.cur = nil
+	if len(c.spawnQ) > 0 {
+		c.startSpawned()
+	}
 }
 
 // abandon unwinds every thread that has not finished.
 func (c *controller) abandon() {
 	c.abandoning = true
-	for _, w := range c.workers {
+	for _, w := range c.workers[:c.n] {
+		if w.spawned && !w.started {
+			// A goroutine that never ran: none of its code runs now.
+			w.state = finished
+			continue
+		}
 		if w.state != finished {
 			c.cur = w
 			w.next()

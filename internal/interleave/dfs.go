@@ -52,6 +52,12 @@ type dnode struct {
 	midAfter  bool
 	doneAfter bool
 	ran       bool
+	// cases, when caseSet, are the ready cases of the select the step ran
+	// (chan.go), ci the one taken in the current run: the search explores
+	// each, for the node's current thread, before the next thread.
+	cases   []int
+	ci      int
+	caseSet bool
 }
 
 func (n *dnode) choice() int { return n.choices[n.next] }
@@ -250,6 +256,29 @@ func switchCost(last int, lastMid bool, t int) int {
 	return 0
 }
 
+// pick takes, for the select of the current step, the case the path
+// says, or on a new step the first of the ready ones, to explore the
+// others on backtracking.
+func (d *dfs) pick(ready []int) int {
+	n := d.path[d.depth]
+	if !n.caseSet {
+		n.cases = append(n.cases[:0], ready...)
+		n.ci, n.caseSet = 0, true
+		return ready[0]
+	}
+	if len(n.cases) != len(ready) {
+		d.err = fmt.Errorf("explore: replay diverged at step %d: a select had %d ready cases, then %d: the code under test is not deterministic", d.depth+1, len(n.cases), len(ready))
+		return ready[0]
+	}
+	for i, k := range ready {
+		if n.cases[i] != k {
+			d.err = fmt.Errorf("explore: replay diverged at step %d: a select's ready cases changed: the code under test is not deterministic", d.depth+1)
+			return ready[0]
+		}
+	}
+	return n.cases[n.ci]
+}
+
 func (d *dfs) stepped(r *stepRec) {
 	n := d.path[d.depth]
 	if n.ran && (!n.acc.same(r.acc) || n.midAfter != r.midAfter || n.doneAfter != r.doneAfter) {
@@ -264,10 +293,19 @@ func (d *dfs) stepped(r *stepRec) {
 func (d *dfs) backtrack() bool {
 	for k := len(d.path) - 1; k >= 0; k-- {
 		n := d.path[k]
+		if n.caseSet && n.ci+1 < len(n.cases) {
+			// The same thread's step, taking the select's next case.
+			n.ci++
+			n.ran = false
+			d.free = append(d.free, d.path[k+1:]...)
+			d.path = d.path[:k+1]
+			return true
+		}
 		if n.next+1 < len(n.choices) {
 			n.done = append(n.done, sleeper{thread: n.choice(), acc: n.acc, midAfter: n.midAfter, doneAfter: n.doneAfter, origin: k})
 			n.next++
 			n.ran = false
+			n.caseSet = false
 			d.free = append(d.free, d.path[k+1:]...)
 			d.path = d.path[:k+1]
 			return true

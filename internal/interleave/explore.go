@@ -134,6 +134,9 @@ const (
 	// memory, at least one a store, unordered by happens-before (a data
 	// race: spec/explore.md §4).
 	KindRace Kind = "data race"
+	// KindLeak: the program's threads are done and a goroutine its code
+	// started waits forever (chan.go).
+	KindLeak Kind = "leak"
 )
 
 // Failure is a run that failed, with what is needed to read and replay it.

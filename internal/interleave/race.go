@@ -207,6 +207,9 @@ func (r *racer) access(t, step int, addr unsafe.Pointer, size uintptr, write boo
 				r.report(p, true, cur, write)
 			}
 		}
+		if t >= len(s.reads) {
+			r.fitShadow(s)
+		}
 		if write {
 			if r.found == nil {
 				for _, p := range s.reads {
@@ -273,6 +276,9 @@ func (r *racer) atomicAccess(t, step int, a hooked.Access) {
 				r.report(p, true, cur, write)
 			}
 		}
+		if t >= len(s.reads) {
+			r.fitShadow(s)
+		}
 		if !write {
 			s.reads[t] = cur
 			continue
@@ -290,6 +296,65 @@ func (r *racer) atomicAccess(t, step int, a hooked.Access) {
 			s.reads[i].thread = -1
 		}
 	}
+}
+
+// fitShadow gives s a read slot for every thread, the goroutines started
+// since it was made included.
+func (r *racer) fitShadow(s *shadow) {
+	for len(s.reads) < r.n {
+		s.reads = append(s.reads, epoch{thread: -1})
+	}
+}
+
+// grow makes room for n threads: the goroutines a run started are
+// threads of their own, numbered after the program's.
+func (r *racer) grow(n int) {
+	if n <= r.n {
+		return
+	}
+	for i := range r.threads {
+		r.threads[i] = append(r.threads[i], make(vclock, n-r.n)...)
+	}
+	for r.n < n {
+		v := make(vclock, n)
+		v[len(r.threads)] = 1
+		r.threads = append(r.threads, v)
+		r.n++
+	}
+	for k, w := range r.words {
+		r.words[k] = append(w, make(vclock, n-len(w))...)
+	}
+}
+
+// release returns a copy of thread t's clock, the edge its operation
+// publishes, and moves the thread on: its later accesses are not before
+// what acquires the copy.
+func (r *racer) release(t int) vclock {
+	me := r.threads[t]
+	v := make(vclock, len(me))
+	copy(v, me)
+	me[t]++
+	return v
+}
+
+// acquire orders thread t after the clock v (an edge into t); nil is none.
+func (r *racer) acquire(t int, v vclock) {
+	if v != nil {
+		r.threads[t].join(v)
+	}
+}
+
+// start begins thread t, a goroutine: after what its go statement
+// released (from, nil for a goroutine the setup started), at its own
+// clock 1.
+func (r *racer) start(t int, from vclock) {
+	r.grow(t + 1)
+	me := r.threads[t]
+	clear(me)
+	if from != nil {
+		me.join(from)
+	}
+	me[t] = 1
 }
 
 func (r *racer) newShadow() *shadow {

@@ -19,10 +19,11 @@ type pct struct {
 	prio    []int
 	changes []int // 1-based step numbers, ascending
 	next    int
+	depth   int
 }
 
 func newPCT(rng *rand.Rand, n, depth, k int) *pct {
-	p := &pct{rng: rng, prio: make([]int, n)}
+	p := &pct{rng: rng, prio: make([]int, n), depth: depth}
 	for i, v := range rng.Perm(n) {
 		p.prio[i] = depth + v
 	}
@@ -41,6 +42,27 @@ func newPCT(rng *rand.Rand, n, depth, k int) *pct {
 	return p
 }
 
+// fit gives every goroutine started since the run began a priority: a
+// random place among the initial ones (those above the change points'),
+// the ones at and above it moving up by one.
+func (p *pct) fit(v *view) {
+	for len(p.prio) < len(v.states) {
+		n := 0
+		for _, x := range p.prio {
+			if x >= p.depth {
+				n++
+			}
+		}
+		at := p.depth + p.rng.IntN(n+1)
+		for i, x := range p.prio {
+			if x >= at {
+				p.prio[i] = x + 1
+			}
+		}
+		p.prio = append(p.prio, at)
+	}
+}
+
 func (p *pct) highest(v *view) int {
 	best := -1
 	for t, st := range v.states {
@@ -52,6 +74,7 @@ func (p *pct) highest(v *view) int {
 }
 
 func (p *pct) choose(v *view) (int, bool) {
+	p.fit(v)
 	t := p.highest(v)
 	for p.next < len(p.changes) && p.changes[p.next] <= v.depth+1 {
 		if p.changes[p.next] == v.depth+1 {
@@ -64,6 +87,9 @@ func (p *pct) choose(v *view) (int, bool) {
 }
 
 func (p *pct) stepped(*stepRec) {}
+
+// pick draws a select's case.
+func (p *pct) pick(ready []int) int { return ready[p.rng.IntN(len(ready))] }
 
 // walk is a uniform random walk: every step, any thread that can run.
 type walk struct {
@@ -85,3 +111,6 @@ func (w *walk) choose(v *view) (int, bool) {
 }
 
 func (w *walk) stepped(*stepRec) {}
+
+// pick draws a select's case.
+func (w *walk) pick(ready []int) int { return ready[w.rng.IntN(len(ready))] }

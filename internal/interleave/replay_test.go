@@ -11,7 +11,7 @@ import (
 )
 
 func TestScheduleRoundTrip(t *testing.T) {
-	for _, text := range []string{"0x3.1x2.0x5", "2x1", "0x1.1x1.0x1.2x40", ""} {
+	for _, text := range []string{"0x3.1x2.0x5", "2x1", "0x1.1x1.0x1.2x40", "", "0x2.1x1s1.0x3", "0x1s0.0x1s2", "99x1"} {
 		s, err := ParseSchedule(text)
 		if err != nil {
 			t.Fatal(err)
@@ -20,7 +20,7 @@ func TestScheduleRoundTrip(t *testing.T) {
 			t.Errorf("%q → %v → %q", text, s, got)
 		}
 	}
-	for _, bad := range []string{"0", "x3", "0x0", "a x1", "0x3.", "99x1"} {
+	for _, bad := range []string{"0", "x3", "0x0", "a x1", "0x3.", "127x1", "0x1s", "0x1s-1", "1s2x1"} {
 		if _, err := ParseSchedule(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}

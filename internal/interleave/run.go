@@ -79,6 +79,11 @@ type runResult struct {
 	preemptions int
 	failure     *Failure
 	outcome     string
+	// threads is the number of threads the run had: the program's and
+	// the goroutines its code started; goSites, when it started any, is
+	// where each thread's go statement is ("" for the program's).
+	threads int
+	goSites []string
 }
 
 // runOptions configure execute.
@@ -97,7 +102,18 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 	}
 	v := c.newView()
 	res.schedule = c.sched[:0]
-	defer func() { c.sched = res.schedule[:0] }()
+	c.ch = ch
+	defer func() {
+		c.sched = res.schedule[:0]
+		c.ch = nil
+		res.threads = c.n
+		if c.n > c.base {
+			res.goSites = make([]string, c.n)
+			for i, w := range c.workers[c.base:c.n] {
+				res.goSites[c.base+i] = w.goSite
+			}
+		}
+	}()
 	idle, lastDone := 0, c.completed
 	for {
 		live, ready := c.refresh(&v)
@@ -115,10 +131,17 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 			res.status = blocked
 			return res
 		}
-		if t < 0 || t >= len(c.workers) || !runnable(v.states[t]) {
+		if t < 0 || t >= c.n || !runnable(v.states[t]) {
 			panic(fmt.Sprintf("explore: chooser picked thread %d, which cannot run", t))
 		}
 		broken := c.takeStep(p, ch, t, &v, &res, opt)
+		if c.workers[t].panicked || broken != "" {
+			if f := c.outside(); f != nil {
+				c.abandon()
+				res.status, res.failure = panicked, f
+				return res
+			}
+		}
 		if c.workers[t].panicked {
 			c.abandon()
 			res.status, res.failure = panicked, panicFailure(c, p, t)
@@ -134,6 +157,9 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 			lastDone, idle = c.completed, 0
 		} else if idle++; opt.stepCap > 0 && idle >= opt.stepCap {
 			f := stallFailure(c, p, opt.stepCap)
+			if g := c.outside(); g != nil {
+				f = g
+			}
 			c.abandon()
 			res.status, res.failure = stalled, f
 			return res
@@ -150,9 +176,13 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 func (c *controller) setUp(p program, keep bool) *Failure {
 	c.step, c.completed, c.tracing = 0, 0, keep
 	c.objs.reset()
-	c.direct = true
+	c.spawnQ = c.spawnQ[:0]
+	clear(c.chans)
+	c.direct, c.inSetup = true, true
 	var bodies []func()
-	if f := guard(func() { bodies = p.begin(c) }); f != nil {
+	f := guard(func() { bodies = p.begin(c) })
+	c.inSetup = false
+	if f != nil {
 		c.direct = false
 		f.Detail = "setup: " + f.Detail
 		return f
@@ -165,21 +195,27 @@ func (c *controller) setUp(p program, keep bool) *Failure {
 // newView returns the chooser's view of a run of c's threads, on state and
 // pending-word slices reused from run to run.
 func (c *controller) newView() view {
-	n := len(c.workers)
-	if len(c.states) != n {
+	n := c.n
+	if cap(c.states) < n {
 		c.states = make([]tstate, n)
 	}
-	if len(c.pend) != n {
+	if cap(c.pend) < n {
 		c.pend = make([]unsafe.Pointer, n)
 	}
+	c.states, c.pend = c.states[:n], c.pend[:n]
 	return view{last: -1, states: c.states, pend: c.pend}
 }
 
 // refresh reads every thread's state into v (a thread before an operation
 // that cannot proceed yet is waiting) and counts the threads not finished
-// and those that can run.
+// and those that can run. v grows with the goroutines the run started.
 func (c *controller) refresh(v *view) (live, ready int) {
-	for i, w := range c.workers {
+	for len(v.states) < c.n {
+		v.states = append(v.states, finished)
+		v.pend = append(v.pend, nil)
+	}
+	c.states, c.pend = v.states, v.pend
+	for i, w := range c.workers[:c.n] {
 		v.states[i], v.pend[i] = w.state, nil
 		if w.state == midOp {
 			v.pend[i] = w.pendWord
@@ -216,6 +252,10 @@ func (c *controller) takeStep(p program, ch chooser, t int, v *view, res *runRes
 		res.preemptions++
 	}
 	res.schedule = append(res.schedule, int8(t))
+	if c.picked >= 0 {
+		res.schedule = append(res.schedule, choiceEntry(c.picked))
+		c.picked = -1
+	}
 	if opt.keep {
 		res.steps = append(res.steps, c.rec)
 	}
@@ -249,8 +289,12 @@ func panicFailure(c *controller, p program, t int) *Failure {
 // stepCap steps (lock-freedom), naming where each thread stands.
 func stallFailure(c *controller, p program, stepCap int) *Failure {
 	var where []string
-	for i, w := range c.workers {
+	for i, w := range c.workers[:c.n] {
 		if w.state == midOp {
+			if w.pendWhat != "" {
+				where = append(where, fmt.Sprintf("T%d before %s", i, w.pendWhat))
+				continue
+			}
 			name := fmt.Sprintf("%p", w.pendWord)
 			if tr := p.tracer(); tr != nil {
 				name = tr.word(w.pendWord)
@@ -278,15 +322,37 @@ func (c *controller) finish(p program, outcome bool) (*Failure, string) {
 		// the verdict, whatever the oracle said of the run.
 		fail = raceFailure(r, p.tracer())
 	}
+	if f := c.outside(); f != nil {
+		// A channel changed where the explorer could not see it: the
+		// run's outcome says nothing.
+		fail = f
+	}
 	return fail, out
 }
 
 // deadlock is the failure of a run in which every unfinished thread waits
-// before a blocking operation.
+// before a blocking operation. When only goroutines the code under test
+// started are left, each blocked forever, it is a leak instead: the
+// program's threads are done, and what they started never ends.
 func deadlock(c *controller, p program) *Failure {
+	if f := c.outside(); f != nil {
+		return f
+	}
+	if r := c.race.found; r != nil {
+		// The threads may wait because of the race (a value read too
+		// early): the race is the cause to report.
+		return raceFailure(r, p.tracer())
+	}
+	if f := leak(c); f != nil {
+		return f
+	}
 	var where []string
-	for i, w := range c.workers {
+	for i, w := range c.workers[:c.n] {
 		if w.state == finished {
+			continue
+		}
+		if w.pendWhat != "" {
+			where = append(where, fmt.Sprintf("T%d waits to %s", i, w.pendWhat))
 			continue
 		}
 		name := fmt.Sprintf("%p", w.pendWord)

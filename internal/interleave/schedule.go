@@ -13,10 +13,26 @@ import (
 // continues with the thread that ran last, or else the lowest one still
 // running (so a shortened or merged schedule still describes a whole run).
 
+//
+// A step whose select chose among several ready cases (chan.go) is
+// followed by its choice, a negative entry -1-k for case k, written "sK"
+// after its run: "0x2.1x1s1.0x3" is two steps of thread 0, one of thread 1
+// whose select took case 1, three of thread 0. A step whose select has
+// no choice recorded takes its first ready case.
+
 // encodeSchedule writes s run-length encoded.
 func encodeSchedule(s []int8) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
+		if s[i] < 0 {
+			// A choice with no step before it: only in a cut schedule.
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString("s" + strconv.Itoa(int(-1-s[i])))
+			i++
+			continue
+		}
 		j := i
 		for j < len(s) && s[j] == s[i] {
 			j++
@@ -27,6 +43,10 @@ func encodeSchedule(s []int8) string {
 		b.WriteString(strconv.Itoa(int(s[i])))
 		b.WriteByte('x')
 		b.WriteString(strconv.Itoa(j - i))
+		if j < len(s) && s[j] < 0 {
+			b.WriteString("s" + strconv.Itoa(int(-1-s[j])))
+			j++
+		}
 		i = j
 	}
 	return b.String()
@@ -40,14 +60,29 @@ func ParseSchedule(text string) ([]int8, error) {
 	}
 	var out []int8
 	for _, part := range strings.Split(text, ".") {
+		choice := -1
+		if before, after, ok := strings.Cut(part, "s"); ok {
+			k, err := strconv.Atoi(after)
+			if err != nil || k < 0 || k > 100 {
+				return nil, fmt.Errorf("explore: schedule %q: %q: a select's case is sK with K 0..100", text, part)
+			}
+			choice, part = k, before
+		}
+		if part == "" && choice >= 0 {
+			out = append(out, choiceEntry(choice))
+			continue
+		}
 		th, cnt, ok := strings.Cut(part, "x")
 		t, err1 := strconv.Atoi(th)
 		n, err2 := strconv.Atoi(cnt)
-		if !ok || err1 != nil || err2 != nil || t < 0 || t > 63 || n < 1 || n > 1<<20 {
-			return nil, fmt.Errorf("explore: schedule %q: %q is not THREADxCOUNT (thread 0..63, count >= 1)", text, part)
+		if !ok || err1 != nil || err2 != nil || t < 0 || t >= maxThreads || n < 1 || n > 1<<20 {
+			return nil, fmt.Errorf("explore: schedule %q: %q is not THREADxCOUNT (thread 0..%d, count >= 1), with sCASE after it for a select's choice", text, part, maxThreads-1)
 		}
 		for k := 0; k < n; k++ {
 			out = append(out, int8(t))
+		}
+		if choice >= 0 {
+			out = append(out, choiceEntry(choice))
 		}
 	}
 	return out, nil
@@ -83,12 +118,18 @@ func flatten(rs []run) []int8 {
 
 // follow replays a fixed schedule (with the fallback described above).
 type follow struct {
-	s []int8
+	s   []int8
+	pos int // the next entry
 }
 
 func (f *follow) choose(v *view) (int, bool) {
-	if v.depth < len(f.s) {
-		if t := int(f.s[v.depth]); t < len(v.states) && runnable(v.states[t]) {
+	for f.pos < len(f.s) && f.s[f.pos] < 0 {
+		f.pos++ // a choice no select of the step before asked for
+	}
+	if f.pos < len(f.s) {
+		t := int(f.s[f.pos])
+		f.pos++
+		if t < len(v.states) && runnable(v.states[t]) {
 			return t, true
 		}
 	}
@@ -104,3 +145,18 @@ func (f *follow) choose(v *view) (int, bool) {
 }
 
 func (f *follow) stepped(*stepRec) {}
+
+// pick takes the case the schedule records after the current step, if it
+// is ready; else the first ready case.
+func (f *follow) pick(ready []int) int {
+	if f.pos < len(f.s) && f.s[f.pos] < 0 {
+		k := int(-1 - f.s[f.pos])
+		f.pos++
+		for _, r := range ready {
+			if r == k {
+				return k
+			}
+		}
+	}
+	return ready[0]
+}

@@ -115,10 +115,10 @@ func pairValue(v any) (string, bool) {
 // the last column where a switch preempted a thread and what the step
 // observer saw.
 func renderTrace(p program, tr tracer, r runResult) string {
-	n := p.threads()
+	n := max(p.threads(), r.threads)
 	var b strings.Builder
 	writeSetup(&b, tr)
-	rows := []traceRow{traceHead(tr, n)}
+	rows := []traceRow{traceHead(tr, n, r.goSites)}
 	last := -1
 	for i, s := range r.steps {
 		rw := make(traceRow, n+2)
@@ -165,7 +165,7 @@ func writeSetup(b *strings.Builder, tr tracer) {
 
 // traceHead is the trace's header row: step, each thread (with its name,
 // when the tracer gives one), and the notes column.
-func traceHead(tr tracer, n int) traceRow {
+func traceHead(tr tracer, n int, goSites []string) traceRow {
 	head := traceRow{{"step"}}
 	for t := 0; t < n; t++ {
 		name := fmt.Sprintf("T%d", t)
@@ -173,6 +173,9 @@ func traceHead(tr tracer, n int) traceRow {
 			if s := tn.threadName(t); s != "" {
 				name += " (" + s + ")"
 			}
+		}
+		if t < len(goSites) && goSites[t] != "" {
+			name += " (go " + goSites[t] + ")"
 		}
 		head = append(head, []string{name})
 	}
@@ -196,7 +199,18 @@ func stepLines(tr tracer, s stepRec) []string {
 		if !s.rendered {
 			vals[0], vals[1] = accessValues(tr, s.raw)
 		}
-		lines = append(lines, short(opName)+": "+describeAccess(tr, s.raw, vals))
+		if s.op >= 0 || opName != "?" {
+			lines = append(lines, short(opName)+": "+describeAccess(tr, s.raw, vals))
+		} else {
+			lines = append(lines, describeAccess(tr, s.raw, vals))
+		}
+	}
+	if s.desc != "" {
+		if s.op >= 0 {
+			lines = append(lines, short(opName)+": "+s.desc)
+		} else {
+			lines = append(lines, s.desc)
+		}
 	}
 	if s.acc.ret && tr != nil {
 		lines = append(lines, "⇒ "+tr.ret(s.thread, s.op))

@@ -21,6 +21,9 @@ func main() {
 	file, line := counter.Where()
 	fmt.Printf("where %s:%d\n", file, line)
 	fmt.Println("ready", counter.Ready(make(chan struct{})))
+	ch := make(chan int, 1)
+	ch <- 1
+	fmt.Println("buffered", len(ch))
 	fmt.Println("ticket", tickets.Next())
 	fmt.Println("ratemutex", paced.MutexPkg())
 	file, line = paced.Caller()
