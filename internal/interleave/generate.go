@@ -134,6 +134,19 @@ func crOp(op string, p crPrefix, t int) []CrStep {
 	case "drain":
 		return []CrStep{Take(p.tok), Finish(p.tok)}
 	}
+	if base, forgery, ok := strings.Cut(op, "."); ok && slices.Contains(Forgeries, Forgery(forgery)) {
+		tok := Forged(Forgery(forgery), p.tok)
+		switch base {
+		case "enqueue":
+			return []CrStep{Enqueue(p.holder, tok, fmt.Sprintf("f%d", t), int64(2+t))}
+		case "take":
+			return []CrStep{Take(tok)}
+		case "finish":
+			return []CrStep{Finish(tok)}
+		case "release":
+			return []CrStep{Release(p.holder, tok)}
+		}
+	}
 	panic("explore: no generated credit operation " + op)
 }
 
@@ -301,6 +314,12 @@ var (
 	// scan the class: the free slot can move behind one reserver's scan
 	// (C2).
 	crBehind = []string{"release", "finish"}
+	// crForgeable are the operations that take a token: each is given
+	// every forgery (Forgeries) of the prefix's token, OP.FORGERY, by the
+	// reservation's own holder, racing the same operation with the real
+	// token. Sequential misuse: a forged token must pin nothing (C3, C12),
+	// whatever state its slot is in.
+	crForgeable = []string{"enqueue", "take", "finish", "release"}
 	// crRecycles are the triples in which the prefix's row is drained and
 	// its slot reserved and enqueued again by a caller while a reader
 	// lists or counts the rows (from the prefixes with an enqueued row).
@@ -348,6 +367,11 @@ func sysCredits() []generated {
 		}
 		for _, op := range crBehind {
 			add("reserve", op, "reserve2")
+		}
+		for _, op := range crForgeable {
+			for _, f := range Forgeries {
+				add(op+"."+string(f), op)
+			}
 		}
 		if p.name == "enq" || p.name == "proc" {
 			for _, ops := range crRecycles {
