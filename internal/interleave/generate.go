@@ -278,7 +278,9 @@ func Held() map[string]string {
 
 // systematic is the systematic list, made once (its scenarios are
 // values, never changed).
-var systematic = sync.OnceValue(func() []generated { return append(sysCredits(), sysTokenBucket()...) })
+var systematic = sync.OnceValue(func() []generated {
+	return slices.Concat(sysCredits(), cover3(), sysTokenBucket())
+})
 
 // pairs is every unordered pair of ops, a before b in the list's order
 // (an operation with itself too), but for two read-only ones.
@@ -326,25 +328,30 @@ var (
 	crRecycles = [][]string{{"poll", "drain", "call"}, {"snapshot", "drain", "call"}}
 )
 
+// crGenerated is the generated scenario of ops from prefix p: one thread
+// an op, an op "a+b" being a then b in one thread; it is named
+// sys-cr-PREFIX-OP-OP….
+func crGenerated(p crPrefix, ops ...string) generated {
+	var threads [][]CrStep
+	var race []string
+	for t, op := range ops {
+		var steps []CrStep
+		for _, part := range strings.Split(op, "+") {
+			steps = append(steps, crOp(part, p, t)...)
+		}
+		threads = append(threads, steps)
+		race = append(race, fmt.Sprintf("T%d %s", t, strings.ReplaceAll(op, "+", " then ")))
+	}
+	name := "sys-cr-" + p.name + "-" + strings.Join(ops, "-")
+	return generated{
+		Scenario: CreditsScenario(name, "generated: "+p.state+"; "+strings.Join(race, ", "), p.setup, threads...),
+		prefix:   p.name}
+}
+
 func sysCredits() []generated {
 	var out []generated
 	for _, p := range crPrefixes() {
-		add := func(ops ...string) {
-			var threads [][]CrStep
-			var race []string
-			for t, op := range ops {
-				var steps []CrStep
-				for _, part := range strings.Split(op, "+") {
-					steps = append(steps, crOp(part, p, t)...)
-				}
-				threads = append(threads, steps)
-				race = append(race, fmt.Sprintf("T%d %s", t, strings.ReplaceAll(op, "+", " then ")))
-			}
-			name := "sys-cr-" + p.name + "-" + strings.Join(ops, "-")
-			out = append(out, generated{
-				Scenario: CreditsScenario(name, "generated: "+p.state+"; "+strings.Join(race, ", "), p.setup, threads...),
-				prefix:   p.name})
-		}
+		add := func(ops ...string) { out = append(out, crGenerated(p, ops...)) }
 		for _, pr := range pairs(crOps, crReadOnly) {
 			add(pr[0], pr[1])
 			if pr == [2]string{"reserve", "reserve"} {
