@@ -1,6 +1,12 @@
 package interleave
 
-import "github.com/tollgate/tollgate/model"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tollgate/tollgate/impl/credits"
+	"github.com/tollgate/tollgate/model"
+)
 
 // Steps of credit-table scenarios.
 
@@ -47,6 +53,87 @@ func Listed(k int) TokRef {
 // Fixed is a fixed token (a stale or foreign one).
 func Fixed(slot int, epoch uint64) TokRef {
 	return func(CrEnv) (model.Token, bool) { return model.Token{Slot: slot, Epoch: epoch}, true }
+}
+
+// A Forgery is a way to forge, from a token the table returned, one it
+// never returned: sequential misuse of the API, which pins nothing (C3: a
+// token whose epoch names another slot or a generation never handed out
+// matches no row), so every operation given it answers as for a stale
+// token. The generated scenarios (Systematic) drive each forgery of
+// Forgeries into the operations that take a token.
+type Forgery string
+
+// The forgeries of a token for slot s at generation g.
+const (
+	ForgeGen0   Forgery = "gen0"   // s at generation 0, which no reservation carries
+	ForgeSlot   Forgery = "slot"   // s, with an epoch naming another slot at g
+	ForgeNext   Forgery = "next"   // s at g+1, not yet handed out
+	ForgeBeyond Forgery = "beyond" // s at the generation after the last (credits.MaxGen+1)
+)
+
+// Forgeries is every Forgery, in the order of the generated names.
+var Forgeries = []Forgery{ForgeGen0, ForgeSlot, ForgeNext, ForgeBeyond}
+
+// Forged is the token f forges from the one ref gives. The forgery is of
+// the table's epoch (the explorer's tokens are the model's, which names
+// the table's epochs in its own numbering, internal/sut.TableEpochs): the
+// model token it returns carries ref's model epoch and f under forgedMark,
+// an epoch the model never issues, so the model answers as for any token
+// that pins nothing, and the explorer's adapter (crRun.apply) hands the
+// table ref's reservation's epoch forged by f (forge).
+func Forged(f Forgery, ref TokRef) TokRef {
+	k := slices.Index(Forgeries, f)
+	if k < 0 {
+		panic(fmt.Sprintf("explore: no forgery %q", f))
+	}
+	return func(e CrEnv) (model.Token, bool) {
+		tok, ok := ref(e)
+		if !ok {
+			return tok, false
+		}
+		tok.Epoch = forgedMark | uint64(k)<<forgedShift | tok.Epoch&(1<<forgedShift-1)
+		return tok, true
+	}
+}
+
+// forgedMark marks a model epoch that Forged made; the forgery's index in
+// Forgeries is the bits from forgedShift up, the model epoch forged the
+// bits below.
+const (
+	forgedMark  = 1 << 62
+	forgedShift = 56
+)
+
+// forgedOf decodes a model epoch Forged made.
+func forgedOf(epoch uint64) (f Forgery, modelEpoch uint64, ok bool) {
+	if epoch&(1<<63|forgedMark) != forgedMark {
+		return "", 0, false
+	}
+	k := int(epoch&^forgedMark) >> forgedShift
+	if k >= len(Forgeries) {
+		return "", 0, false
+	}
+	return Forgeries[k], epoch & (1<<forgedShift - 1), true
+}
+
+// forge is f applied to the table's token tok (impl/credits's epochs:
+// generation<<credits.SlotBits | slot-1).
+func forge(f Forgery, tok credits.Token) credits.Token {
+	gen, _ := credits.Generation(tok.Slot, tok.Epoch)
+	switch f {
+	case ForgeGen0:
+		tok.Epoch = credits.Epoch(tok.Slot, 0)
+	case ForgeSlot:
+		// The epoch of the slot whose index differs in the lowest bit.
+		tok.Epoch = credits.Epoch((tok.Slot-1)^1+1, gen)
+	case ForgeNext:
+		tok.Epoch = credits.Epoch(tok.Slot, gen+1)
+	case ForgeBeyond:
+		tok.Epoch = credits.Epoch(tok.Slot, credits.MaxGen+1)
+	default:
+		panic(fmt.Sprintf("explore: no forgery %q", f))
+	}
+	return tok
 }
 
 // Input is a step with a fixed input.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/tollgate/tollgate/impl/credits"
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/layout"
 	"github.com/tollgate/tollgate/internal/seam/hooked"
@@ -53,6 +54,7 @@ type crRun struct {
 	out      [][]model.CrOutput[string]
 	started  [][]int // per thread: the step index of each operation run
 	ops      []linearizability.CrOp
+	issued   map[uint64]credits.Token // model epoch → the table's token (apply)
 	// obs are the snapshots the step observer took between steps (Kind
 	// snapshot, client threads+2); they are checked with the history but
 	// are not part of it (linearizability.CrHistory refuses snapshots,
@@ -118,11 +120,67 @@ func (p *crProgram) begin(c *controller) []func() {
 	c.seen = func(a hooked.Access) bool {
 		return p.observed[uintptr(a.Word)-uintptr(p.words.base)]
 	}
-	ad := &sut.Credits[string]{Table: tab}
 	r := p.newRun()
+	it := &issuing{CrTable: tab}
+	ad := &sut.Credits[string]{Table: it}
 	r.reset(tab, ad)
-	r.backend = linearizability.Local(ad.Apply)
+	clear(r.issued)
+	if r.issued == nil {
+		r.issued = map[uint64]credits.Token{}
+	}
+	r.backend = linearizability.Local(func(in model.CrInput[string]) model.CrOutput[string] {
+		return r.apply(it, in)
+	})
 	return p.scripts(c, r)
+}
+
+// issuing is a table that remembers the last token its Reserve returned.
+type issuing struct {
+	sut.CrTable[string]
+	last credits.Token
+}
+
+func (t *issuing) Reserve(h *credits.Holder, c credits.Class) (credits.Token, credits.Result) {
+	tok, res := t.CrTable.Reserve(h, c)
+	t.last = tok
+	return tok, res
+}
+
+// apply is the adapter's Apply, but for an input whose token Forged made:
+// that one goes to the table with the forged table token (forge of the
+// token the table issued for the model epoch forged), its answer in model
+// form. The adapter's epochs are its own; issued keeps, for every model
+// epoch a reserve answered, the table's token, recorded in the step of the
+// reserve's return (no switch point lies between the table's answer and
+// the map).
+func (r *crRun) apply(it *issuing, in model.CrInput[string]) model.CrOutput[string] {
+	f, me, forged := forgedOf(in.Token.Epoch)
+	if !forged {
+		out := r.ad.Apply(in)
+		if in.Kind == model.CrReserve && out.Result == model.OK {
+			r.issued[out.Token.Epoch] = it.last
+		}
+		return out
+	}
+	base, ok := r.issued[me]
+	if !ok || base.Slot != in.Token.Slot {
+		panic(fmt.Sprintf("explore: a forged token of %s: the table issued no token for model epoch %d", in.Token, me))
+	}
+	tok := forge(f, base)
+	var out model.CrOutput[string]
+	switch in.Kind {
+	case model.CrEnqueue:
+		out.Result = sut.Result(r.table.EnqueueAt(in.NowMs, r.ad.Holder(in.Holder), tok, in.Payload))
+	case model.CrTake:
+		out.Payload, out.OK = r.table.Take(tok)
+	case model.CrFinish:
+		out.OK = r.table.Finish(tok)
+	case model.CrRelease:
+		out.OK = r.table.Release(r.ad.Holder(in.Holder), tok)
+	default:
+		panic(fmt.Sprintf("explore: a forged token in a %s", in.Kind))
+	}
+	return out
 }
 
 // beginRemote starts a run on a fresh table of the remote backend. The

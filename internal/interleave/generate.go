@@ -134,6 +134,19 @@ func crOp(op string, p crPrefix, t int) []CrStep {
 	case "drain":
 		return []CrStep{Take(p.tok), Finish(p.tok)}
 	}
+	if base, forgery, ok := strings.Cut(op, "."); ok && slices.Contains(Forgeries, Forgery(forgery)) {
+		tok := Forged(Forgery(forgery), p.tok)
+		switch base {
+		case "enqueue":
+			return []CrStep{Enqueue(p.holder, tok, fmt.Sprintf("f%d", t), int64(2+t))}
+		case "take":
+			return []CrStep{Take(tok)}
+		case "finish":
+			return []CrStep{Finish(tok)}
+		case "release":
+			return []CrStep{Release(p.holder, tok)}
+		}
+	}
 	panic("explore: no generated credit operation " + op)
 }
 
@@ -265,7 +278,9 @@ func Held() map[string]string {
 
 // systematic is the systematic list, made once (its scenarios are
 // values, never changed).
-var systematic = sync.OnceValue(func() []generated { return append(sysCredits(), sysTokenBucket()...) })
+var systematic = sync.OnceValue(func() []generated {
+	return slices.Concat(sysCredits(), cover3(), sysTokenBucket())
+})
 
 // pairs is every unordered pair of ops, a before b in the list's order
 // (an operation with itself too), but for two read-only ones.
@@ -301,31 +316,42 @@ var (
 	// scan the class: the free slot can move behind one reserver's scan
 	// (C2).
 	crBehind = []string{"release", "finish"}
+	// crForgeable are the operations that take a token: each is given
+	// every forgery (Forgeries) of the prefix's token, OP.FORGERY, by the
+	// reservation's own holder, racing the same operation with the real
+	// token. Sequential misuse: a forged token must pin nothing (C3, C12),
+	// whatever state its slot is in.
+	crForgeable = []string{"enqueue", "take", "finish", "release"}
 	// crRecycles are the triples in which the prefix's row is drained and
 	// its slot reserved and enqueued again by a caller while a reader
 	// lists or counts the rows (from the prefixes with an enqueued row).
 	crRecycles = [][]string{{"poll", "drain", "call"}, {"snapshot", "drain", "call"}}
 )
 
+// crGenerated is the generated scenario of ops from prefix p: one thread
+// an op, an op "a+b" being a then b in one thread; it is named
+// sys-cr-PREFIX-OP-OP….
+func crGenerated(p crPrefix, ops ...string) generated {
+	var threads [][]CrStep
+	var race []string
+	for t, op := range ops {
+		var steps []CrStep
+		for _, part := range strings.Split(op, "+") {
+			steps = append(steps, crOp(part, p, t)...)
+		}
+		threads = append(threads, steps)
+		race = append(race, fmt.Sprintf("T%d %s", t, strings.ReplaceAll(op, "+", " then ")))
+	}
+	name := "sys-cr-" + p.name + "-" + strings.Join(ops, "-")
+	return generated{
+		Scenario: CreditsScenario(name, "generated: "+p.state+"; "+strings.Join(race, ", "), p.setup, threads...),
+		prefix:   p.name}
+}
+
 func sysCredits() []generated {
 	var out []generated
 	for _, p := range crPrefixes() {
-		add := func(ops ...string) {
-			var threads [][]CrStep
-			var race []string
-			for t, op := range ops {
-				var steps []CrStep
-				for _, part := range strings.Split(op, "+") {
-					steps = append(steps, crOp(part, p, t)...)
-				}
-				threads = append(threads, steps)
-				race = append(race, fmt.Sprintf("T%d %s", t, strings.ReplaceAll(op, "+", " then ")))
-			}
-			name := "sys-cr-" + p.name + "-" + strings.Join(ops, "-")
-			out = append(out, generated{
-				Scenario: CreditsScenario(name, "generated: "+p.state+"; "+strings.Join(race, ", "), p.setup, threads...),
-				prefix:   p.name})
-		}
+		add := func(ops ...string) { out = append(out, crGenerated(p, ops...)) }
 		for _, pr := range pairs(crOps, crReadOnly) {
 			add(pr[0], pr[1])
 			if pr == [2]string{"reserve", "reserve"} {
@@ -348,6 +374,11 @@ func sysCredits() []generated {
 		}
 		for _, op := range crBehind {
 			add("reserve", op, "reserve2")
+		}
+		for _, op := range crForgeable {
+			for _, f := range Forgeries {
+				add(op+"."+string(f), op)
+			}
 		}
 		if p.name == "enq" || p.name == "proc" {
 			for _, ops := range crRecycles {

@@ -48,6 +48,14 @@ type tbRun struct {
 	out     [][]model.TBOutput
 	ops     []linearizability.TBOp
 	final   []linearizability.TBOp
+	// The operations' overlap, for the trie's shape (TM1, shapeCheck):
+	// inflight counts the operations between their first step and their
+	// return, calls every operation begun; solo is set when a reclaim
+	// returns having overlapped no other operation and cleared by any
+	// overlap after it (the run's tail since then is sequential); last is
+	// true while that reclaim is the last operation to change the trie.
+	inflight, calls int
+	solo, last      bool
 }
 
 func newTBProgram(s Scenario, f fault.Fault) (*tbProgram, error) {
@@ -179,7 +187,7 @@ func (p *tbProgram) scripts(c *controller, r *tbRun) []func() {
 	p.run = r
 	for _, in := range p.script.setup {
 		var out model.TBOutput
-		call, ret := c.operation(liveNone, func() { out = p.do(n, in) })
+		call, ret := c.operation(liveNone, func() { out = p.doTracked(r, n, in) })
 		r.setup = append(r.setup, out)
 		r.ops = append(r.ops, linearizability.TBOp{Client: n, Input: in, Output: out, Call: call, Return: ret})
 	}
@@ -188,7 +196,7 @@ func (p *tbProgram) scripts(c *controller, r *tbRun) []func() {
 		bodies[t] = func() {
 			for _, in := range p.script.threads[t] {
 				var out model.TBOutput
-				call, ret := c.operation(liveNone, func() { out = p.do(t, in) })
+				call, ret := c.operation(liveNone, func() { out = p.doTracked(r, t, in) })
 				r.out[t] = append(r.out[t], out)
 				r.ops = append(r.ops, linearizability.TBOp{Client: t, Input: in, Output: out, Call: call, Return: ret})
 			}
@@ -209,9 +217,33 @@ func (p *tbProgram) do(client int, in model.TBInput[string]) model.TBOutput {
 	return out
 }
 
+// doTracked is do, keeping the account of overlaps that shapeCheck
+// needs. It runs inside the operation: its first statement comes before
+// the operation's first step, its last after its last.
+func (p *tbProgram) doTracked(r *tbRun, client int, in model.TBInput[string]) model.TBOutput {
+	r.inflight++
+	r.calls++
+	alone, calls := r.inflight == 1, r.calls
+	if !alone {
+		r.solo = false // an overlap after the last solo reclaim
+	}
+	out := p.do(client, in)
+	r.inflight--
+	switch {
+	case in.Kind == model.TBReclaim:
+		r.solo = alone && r.calls == calls
+		r.last = r.solo
+	case in.Kind != model.TBPeek:
+		r.last = false
+	}
+	return out
+}
+
 func (p *tbProgram) end(c *controller, outcome bool) (*Failure, string) {
 	r := p.run
 	n := p.threads()
+	// The trie's shape, before the final peeks touch it.
+	shape := p.shapeCheck(r)
 	// Final peeks: operations of the history, after every other one.
 	r.final = r.final[:0]
 	for _, k := range p.keys {
@@ -221,6 +253,9 @@ func (p *tbProgram) end(c *controller, outcome bool) (*Failure, string) {
 		r.final = append(r.final, linearizability.TBOp{Client: n + 1, Input: in, Output: out, Call: call, Return: ret})
 	}
 	f := p.verdict(r)
+	if f == nil {
+		f = shape
+	}
 	if !outcome {
 		return f, ""
 	}
@@ -302,6 +337,58 @@ func (p *tbProgram) conservation(r *tbRun) *Failure {
 	}
 	return nil
 }
+
+// shapeCheck checks the trie's memory (TM1, spec/tokenbucket.md §6) when
+// the run ended with a reclaim that overlapped no other operation and a
+// sequential tail after it: no dead cell heads a chain (that reclaim
+// unlinked every dead head, and a later kill, a reset's, unlinks its own
+// at once), no word is frozen (every compaction it met, it finished),
+// and, when no operation but peeks came after it, no inner node below the
+// root holds at most one chain and no inner node (it compacted them).
+// Any other run may leave dead heads to the next operation that meets
+// them, and is not checked.
+func (p *tbProgram) shapeCheck(r *tbRun) *Failure {
+	w := p.words
+	if p.remote != nil || w == nil || w.trie == nil || !r.solo {
+		return nil
+	}
+	s := w.trie
+	var bad string
+	var visit func(node unsafe.Pointer, path []int)
+	visit = func(node unsafe.Pointer, path []int) {
+		chains, inner := 0, 0
+		for j := range s.Fanout(len(path)) {
+			_, child := s.Child(node, j)
+			at := append(append([]int(nil), path...), j)
+			switch {
+			case bad != "" || child == nil:
+			case w.isFrozen(child):
+				bad = fmt.Sprintf("child word %s is frozen", w.pathLabel(at))
+			case w.isInner(child):
+				inner++
+				visit(child, at)
+			default:
+				chains++
+				if lo, _ := s.LoadState(child); lo == tbDeadLo {
+					bad = fmt.Sprintf("the dead cell of %q heads the chain at %s", s.Key(child), w.pathLabel(at))
+				}
+			}
+		}
+		if bad == "" && r.last && len(path) > 0 && inner == 0 && chains <= 1 {
+			bad = fmt.Sprintf("the inner node at %s holds %d chain(s) and no inner node: it was not compacted", w.pathLabel(path), chains)
+		}
+	}
+	visit(s.Root(s.Trie()), nil)
+	if bad == "" {
+		return nil
+	}
+	return &Failure{Kind: KindInvariant, Invariant: "TM1", Thread: -1, Detail: fmt.Sprintf(
+		"after a reclaim that overlapped no other operation, and a sequential tail: %s", bad)}
+}
+
+// tbDeadLo is the lo half of a dead cell's bucket word (impl/tokenbucket's
+// deadLo).
+const tbDeadLo = 1
 
 // dump renders the tries' cells.
 func (p *tbProgram) dump() string {
