@@ -450,6 +450,7 @@ func TestReplaceAFollower(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	during := wrote.Load() // acknowledged while the membership changed
 	if n != 3 || len(c.Members()) != 3 {
 		t.Fatalf("AddMember gave index %d; members %v", n, c.Members())
 	}
@@ -466,12 +467,19 @@ func TestReplaceAFollower(t *testing.T) {
 	eventually(t, 10*time.Second, "the new member serves the data", func() bool {
 		return localGet(t, c.Endpoint(n), "k") == "after" && localGet(t, c.Endpoint(n), "load/0") == "x"
 	})
-	if wrote.Load() < 100 {
-		t.Fatalf("%d writes of the load acknowledged, want 100 or more", wrote.Load())
+	// The load ran through the change and goes on after it: counts, not a
+	// rate (a rate measures the machine: 46 writes under -race at a load
+	// average of 25, where a quiet run makes hundreds).
+	if during == 0 {
+		t.Fatal("no write of the load was acknowledged while the follower was replaced")
 	}
-	if snaps, err := filepath.Glob(filepath.Join(c.Member(l).Dir, "member", "snap", "*.snap")); err != nil || len(snaps) == 0 {
-		t.Fatalf("member %d made no snapshot after %d writes with WithSnapshotCount(100): %v, %v", l, wrote.Load(), snaps, err)
-	}
+	eventually(t, 10*time.Second, "the load goes on after the replacement", func() bool { return wrote.Load() > during })
+	// The members snapshot every 100 entries: the load goes on until the
+	// leader has made one.
+	eventually(t, 60*time.Second, "a snapshot of the leader (WithSnapshotCount(100))", func() bool {
+		snaps, err := filepath.Glob(filepath.Join(c.Member(l).Dir, "member", "snap", "*.snap"))
+		return err == nil && len(snaps) > 0
+	})
 	t.Logf("%d writes of the load acknowledged", wrote.Load())
 }
 
