@@ -341,6 +341,9 @@ func writeSchemas(cfg Config, mod string, pkgs map[string]*Package, dir string, 
 	return overlay, units, nil
 }
 
+// baselineTimeout bounds a layer's baseline run.
+const baselineTimeout = 10 * time.Minute
+
 // runBaselines runs every layer with no mutant active: each must pass, and
 // its time sets the layer's order and time-out.
 func runBaselines(cfg Config, layers []built, res *Result, logf func(string, ...any)) error {
@@ -356,8 +359,13 @@ func runBaselines(cfg Config, layers []built, res *Result, logf func(string, ...
 			l.timeout = max(cmp.Or(cfg.MinTimeout, 3*time.Second), 10*d)
 			continue
 		}
-		ok, out, d, timedOut := runLayer(*l, 0, 10*time.Minute)
-		if !ok || timedOut {
+		ok, out, d, timedOut := runLayer(*l, 0, baselineTimeout)
+		if timedOut {
+			// Not a failure: the goroutine dump's tail would read like
+			// one (a machine too busy to run the layer in time).
+			return fmt.Errorf("the %s layer (%s) did not finish within %v with no mutant active (a machine too busy, or a hang):\n%s", l.layer.Name, l.pkg, baselineTimeout, tail(out, 40))
+		}
+		if !ok {
 			return fmt.Errorf("the %s layer (%s) fails with no mutant active (the schema build changed behaviour, or the suite is broken):\n%s", l.layer.Name, l.pkg, tail(out, 40))
 		}
 		l.base = d
