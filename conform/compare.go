@@ -201,6 +201,32 @@ func Canonical(op string, r Response, expect *Response, binder *Epochs) string {
 		}
 		return canonLine(c)
 	}
+	canonResult(&c, op, r, expect, binder)
+	return canonLine(c)
+}
+
+// canonResult copies into c the result fields op defines of a successful
+// answer r: the token bucket's numbers as they are, the credit table's
+// epochs by symbol (canonCredits).
+func canonResult(c *Response, op string, r Response, expect *Response, binder *Epochs) {
+	switch op {
+	case OpHello:
+		c.Protocol, c.Primitives = r.Protocol, r.Primitives
+	case OpTake, OpAdmit:
+		c.Remaining = r.Remaining
+	case OpPeek:
+		c.Tokens = r.Tokens
+	case OpRetryAfter:
+		c.RetryAfterMs = r.RetryAfterMs
+	case OpReclaim:
+		c.Reclaimed = r.Reclaimed
+	default:
+		canonCredits(c, op, r, expect, binder)
+	}
+}
+
+// canonCredits is canonResult for the credit table's operations.
+func canonCredits(c *Response, op string, r Response, expect *Response, binder *Epochs) {
 	epoch := func(raw json.RawMessage, bindTo string, isNew bool) json.RawMessage {
 		if raw == nil {
 			return nil
@@ -214,16 +240,6 @@ func Canonical(op string, r Response, expect *Response, binder *Epochs) string {
 		return rawJSON(binder.name(raw))
 	}
 	switch op {
-	case OpHello:
-		c.Protocol, c.Primitives = r.Protocol, r.Primitives
-	case OpTake, OpAdmit:
-		c.Remaining = r.Remaining
-	case OpPeek:
-		c.Tokens = r.Tokens
-	case OpRetryAfter:
-		c.RetryAfterMs = r.RetryAfterMs
-	case OpReclaim:
-		c.Reclaimed = r.Reclaimed
 	case OpReserve:
 		sym := ""
 		if expect != nil && expect.OK {
@@ -258,7 +274,6 @@ func Canonical(op string, r Response, expect *Response, binder *Epochs) string {
 		}
 		c.General, c.Internal, c.Total = rawJSON(g), rawJSON(i), r.Total
 	}
-	return canonLine(c)
 }
 
 // canonLine writes a canonical answer without the id.

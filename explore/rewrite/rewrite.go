@@ -376,39 +376,7 @@ func (r *rewriter) visit(n ast.Node, stack []ast.Node) {
 			r.unsupported(n.Pos(), "channel receive", stack)
 		}
 	case *ast.CallExpr:
-		fun, ok := n.Fun.(*ast.Ident)
-		if !ok || fun.Obj != nil {
-			break
-		}
-		if b, ok := r.info.Uses[fun].(*types.Builtin); r.info.Uses[fun] != nil && (!ok || b.Name() != fun.Name) {
-			break // not the builtin
-		}
-		switch fun.Name {
-		case "close":
-			if !r.generics {
-				r.unsupported(n.Pos(), "close of a channel", stack)
-			} else {
-				r.replace(fun, rtName+".Close")
-				r.needRT = true
-			}
-		case "make":
-			if len(n.Args) > 0 && !r.generics {
-				if _, ok := ast.Unparen(n.Args[0]).(*ast.ChanType); ok {
-					r.unsupported(n.Pos(), "make of a channel", stack)
-				}
-			}
-		case "len":
-			if len(n.Args) == 1 && r.generics {
-				if ch, ok := under(r.info.TypeOf(n.Args[0])).(*types.Chan); ok {
-					name := ".Len"
-					if ch.Dir() == types.SendOnly {
-						name = ".LenSend"
-					}
-					r.replace(fun, rtName+name)
-					r.needRT = true
-				}
-			}
-		}
+		r.builtinCall(n, stack)
 	case *ast.SelectorExpr:
 		r.twinSelector(n, stack)
 	case *ast.AssignStmt:
@@ -418,6 +386,44 @@ func (r *rewriter) visit(n ast.Node, stack []ast.Node) {
 	case *ast.IncDecStmt:
 		if !r.generics && r.anyShared([]ast.Expr{n.X}) {
 			r.plainStore(n, stack)
+		}
+	}
+}
+
+// builtinCall rewrites or traps a call of the builtins that reach a
+// channel: close, make of a channel, len of one.
+func (r *rewriter) builtinCall(n *ast.CallExpr, stack []ast.Node) {
+	fun, ok := n.Fun.(*ast.Ident)
+	if !ok || fun.Obj != nil {
+		return
+	}
+	if b, ok := r.info.Uses[fun].(*types.Builtin); r.info.Uses[fun] != nil && (!ok || b.Name() != fun.Name) {
+		return // not the builtin
+	}
+	switch fun.Name {
+	case "close":
+		if !r.generics {
+			r.unsupported(n.Pos(), "close of a channel", stack)
+		} else {
+			r.replace(fun, rtName+".Close")
+			r.needRT = true
+		}
+	case "make":
+		if len(n.Args) > 0 && !r.generics {
+			if _, ok := ast.Unparen(n.Args[0]).(*ast.ChanType); ok {
+				r.unsupported(n.Pos(), "make of a channel", stack)
+			}
+		}
+	case "len":
+		if len(n.Args) == 1 && r.generics {
+			if ch, ok := under(r.info.TypeOf(n.Args[0])).(*types.Chan); ok {
+				name := ".Len"
+				if ch.Dir() == types.SendOnly {
+					name = ".LenSend"
+				}
+				r.replace(fun, rtName+name)
+				r.needRT = true
+			}
 		}
 	}
 }
