@@ -27,7 +27,7 @@ func TestExploreCommand(t *testing.T) {
 			[]string{"schedule " + sched, "▶ finish"}, nil},
 		{"replay on the real code", []string{"-scenario", "cr-take-vs-finish", "-replay", sched}, 0,
 			[]string{"no violation"}, nil},
-		{"pct on a token-bucket mutant", []string{"-scenario", "all", "-mutant", "tb-timestamp-regress", "-strategy", "pct", "-budget", "300"}, 1,
+		{"pct on a token-bucket mutant", []string{"-scenario", "all", "-mutant", "tb-timestamp-regress", "-strategy", "pct", "-budget", "30"}, 1,
 			[]string{"tb-stale-clocks"}, []string{"cr-last-slot"}},
 		{"generated, one line per prefix", []string{"-scenario", "sys-cr-own-reserve-*", "-bound", "1"}, 0,
 			[]string{"sys-cr-own-*", "scenarios)"}, []string{"sys-cr-own-reserve-reserve "}},
