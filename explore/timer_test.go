@@ -1,0 +1,153 @@
+package explore_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tollgate/tollgate/explore"
+	"github.com/tollgate/tollgate/explore/rt"
+)
+
+// elapsed is the virtual time since the start of the run.
+func elapsed() time.Duration { return rt.Since(explore.DefaultStart) }
+
+// oneThread is a Spec of one thread running f once, whose output must be
+// want.
+func oneThread(f func() string, want string) explore.Spec[struct{}, string, string, struct{}] {
+	return explore.Spec[struct{}, string, string, struct{}]{
+		New:     func() struct{} { return struct{}{} },
+		Threads: [][]string{{"run"}},
+		Call:    func(struct{}, string) string { return f() },
+		Step:    func(s struct{}, _ time.Time, _ string) (struct{}, string) { return s, want },
+		Twins:   true,
+	}
+}
+
+// TestTimerFiresWhenEverythingWaits: a thread that waits for time.After
+// with nothing else to run is woken by the timer, the clock moved to its
+// deadline.
+func TestTimerFiresWhenEverythingWaits(t *testing.T) {
+	spec := oneThread(func() string {
+		v := rt.Recv(rt.After(2 * time.Second))
+		return fmt.Sprint(v.Sub(explore.DefaultStart), " ", elapsed())
+	}, "2s 2s")
+	r := explore.Explore(spec, explore.Options{}, "")
+	if r.Err != nil || r.Failure != nil || !r.Exhaustive {
+		t.Fatalf("%s\n%v", r.Summary(), r.Failure)
+	}
+	t.Log(r.Summary())
+}
+
+// TestTimerStopTakesBackItsValue: Go 1.23's timers. A timer whose
+// deadline has passed may have fired or not when Stop runs (the firing
+// interleaves: DFS runs both), and Stop returns true either way, the
+// value it sent taken back: a receive after it finds nothing.
+func TestTimerStopTakesBackItsValue(t *testing.T) {
+	spec := oneThread(func() string {
+		tm := rt.NewTimer(time.Second)
+		rt.Sleep(2 * time.Second)
+		stopped := rt.TimerStop(tm)
+		s := rt.NewSelect(1, true, "x.go:1")
+		select {
+		case <-rt.SelRecv(s, tm.C):
+			return fmt.Sprint(stopped, " received")
+		default:
+			return fmt.Sprint(stopped, " nothing")
+		}
+	}, "true nothing")
+	r := explore.Explore(spec, explore.Options{}, "")
+	if r.Err != nil || r.Failure != nil || !r.Exhaustive {
+		t.Fatalf("%s\n%v", r.Summary(), r.Failure)
+	}
+	if r.Schedules < 2 {
+		t.Fatalf("want the firing before and after the Stop, got %d schedules", r.Schedules)
+	}
+	t.Log(r.Summary())
+}
+
+// TestTimerResetAndTicker: a timer reset before it fires fires at its new
+// deadline; a ticker ticks every period, and its Reset changes the
+// period.
+func TestTimerResetAndTicker(t *testing.T) {
+	spec := oneThread(func() string {
+		tm := rt.NewTimer(time.Second)
+		pending := rt.TimerReset(tm, 3*time.Second)
+		rt.Recv(tm.C)
+		at := elapsed()
+		tk := rt.NewTicker(time.Second)
+		rt.Recv(tk.C)
+		rt.Recv(tk.C)
+		rt.TickerReset(tk, 5*time.Second)
+		rt.Recv(tk.C)
+		rt.TickerStop(tk)
+		return fmt.Sprint(pending, " ", at, " ", elapsed())
+	}, "true 3s 10s")
+	r := explore.Explore(spec, explore.Options{}, "")
+	if r.Err != nil || r.Failure != nil || !r.Exhaustive {
+		t.Fatalf("%s\n%v", r.Summary(), r.Failure)
+	}
+	t.Log(r.Summary())
+}
+
+// watch runs a job with a watchdog: an AfterFunc that marks the job
+// timed out. When Stop says the watchdog already started, the job reads
+// its mark: with sync it first waits for the watchdog to say it is done,
+// without it reads the mark the watchdog's goroutine writes, a data race.
+type watch struct {
+	timedOut bool
+	done     chan struct{}
+	sync     bool
+}
+
+func (w *watch) run() string {
+	tm := rt.AfterFunc(time.Second, func() {
+		*rt.PlainWrite(&w.timedOut) = true
+		rt.Close(w.done)
+	})
+	rt.Sleep(2 * time.Second)
+	if rt.TimerStop(tm) {
+		return "stopped"
+	}
+	if w.sync {
+		rt.Recv(w.done)
+	}
+	return fmt.Sprint("timed out ", *rt.PlainLoad(&w.timedOut))
+}
+
+func watchSpec(sync bool, forbid string) explore.Spec[*watch, string, string, struct{}] {
+	return explore.Spec[*watch, string, string, struct{}]{
+		New:     func() *watch { return &watch{done: make(chan struct{}), sync: sync} },
+		Threads: [][]string{{"run"}},
+		Call:    func(w *watch, _ string) string { return w.run() },
+		Step:    func(s struct{}, _ time.Time, _ string) (struct{}, string) { return s, "" },
+		Equal:   func(_, got string) bool { return got != forbid },
+		Twins:   true,
+	}
+}
+
+// TestAfterFuncInterleaves: the watchdog's firing comes before or after
+// the Stop (each outcome is found, forbidden in turn), its function runs
+// as a goroutine ordered after the firing, and reading what it wrote
+// without waiting for it is a data race.
+func TestAfterFuncInterleaves(t *testing.T) {
+	for _, forbid := range []string{"stopped", "timed out true"} {
+		r := explore.Explore(watchSpec(true, forbid), explore.Options{}, "")
+		if r.Failure == nil || r.Failure.Kind != "linearizability" {
+			t.Fatalf("forbidding %q: want it found, got %s", forbid, r.Summary())
+		}
+		_, f, err := explore.Replay(watchSpec(true, forbid), r.Failure.Schedule, "")
+		if err != nil || f == nil {
+			t.Fatalf("replay of %s: %v %v", r.Failure.Schedule, f, err)
+		}
+	}
+	if r := explore.Explore(watchSpec(true, ""), explore.Options{}, ""); r.Err != nil || r.Failure != nil || !r.Exhaustive {
+		t.Fatalf("with the wait: %s\n%v", r.Summary(), r.Failure)
+	}
+	r := explore.Explore(watchSpec(false, ""), explore.Options{}, "")
+	if r.Failure == nil || r.Failure.Kind != "data race" || !strings.Contains(r.Failure.Detail, "timer_test.go") {
+		t.Fatalf("without the wait: want a data race, got %s", r.Summary())
+	}
+	t.Log(r.Failure.Detail)
+}
