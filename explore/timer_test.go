@@ -151,3 +151,52 @@ func TestAfterFuncInterleaves(t *testing.T) {
 	}
 	t.Log(r.Failure.Detail)
 }
+
+// TestTimerResetOrdersTheFiring: what a thread wrote before it reset a
+// timer is ordered before the timer's AfterFunc (the Reset's edge into
+// the firing, the firing's into the goroutine): no race. Written after
+// the Reset, it races with the function's read.
+func TestTimerResetOrdersTheFiring(t *testing.T) {
+	run := func(writeFirst bool) explore.Result {
+		spec := oneThread(func() string {
+			var x int
+			got := make(chan int, 1)
+			tm := rt.AfterFunc(time.Hour, func() { rt.Send(got)(*rt.PlainLoad(&x)) })
+			if writeFirst {
+				*rt.PlainWrite(&x) = 1
+				rt.TimerReset(tm, time.Second)
+			} else {
+				rt.TimerReset(tm, time.Second)
+				*rt.PlainWrite(&x) = 1
+			}
+			return fmt.Sprint(rt.Recv(got))
+		}, "1")
+		return explore.Explore(spec, explore.Options{}, "")
+	}
+	if r := run(true); r.Err != nil || r.Failure != nil || !r.Exhaustive {
+		t.Fatalf("written before the Reset: %s\n%v", r.Summary(), r.Failure)
+	}
+	if r := run(false); r.Failure == nil || r.Failure.Kind != "data race" {
+		t.Fatalf("written after the Reset: want a data race, got %s", r.Summary())
+	}
+}
+
+// TestTimersFireInDeadlineOrder: with everything waiting, the clock jumps
+// to the earliest deadline and that timer fires first; the later one does
+// not overtake it.
+func TestTimersFireInDeadlineOrder(t *testing.T) {
+	spec := oneThread(func() string {
+		late, early := rt.NewTimer(2*time.Second), rt.NewTimer(time.Second)
+		s := rt.NewSelect(2, false, "x.go:1")
+		select {
+		case <-rt.SelRecv(s, late.C):
+			return fmt.Sprint("late ", elapsed())
+		case <-rt.SelRecv(s, early.C):
+			return fmt.Sprint("early ", elapsed())
+		}
+	}, "early 1s")
+	r := explore.Explore(spec, explore.Options{}, "")
+	if r.Err != nil || r.Failure != nil || !r.Exhaustive {
+		t.Fatalf("%s\n%v", r.Summary(), r.Failure)
+	}
+}
