@@ -43,7 +43,7 @@
 //     call on a timer that is not a *time.Timer or *time.Ticker, a go
 //     statement of a builtin or of a generic function whose type
 //     arguments are inferred, and in a file older than go1.18 every go
-//     statement, channel operation, select and timer method) a call of
+//     statement, channel operation and select) a call of
 //     rt.Unsupported naming it is put at the start of the statement that
 //     holds it, on the same line;
 //   - the imports the edits need are added on the package clause's line,

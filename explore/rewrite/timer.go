@@ -49,10 +49,6 @@ func (r *rewriter) timerMethod(e *ast.SelectorExpr, stack []ast.Node) {
 		return
 	}
 	what := "(*time." + typ + ")." + fn.Name()
-	if !r.generics {
-		r.unsupported(e.Pos(), what, stack)
-		return
-	}
 	var call *ast.CallExpr
 	if len(stack) >= 2 {
 		call, _ = stack[len(stack)-2].(*ast.CallExpr)
