@@ -313,13 +313,16 @@ type S struct{ t *time.Timer }
 func F(s *S, ctx context.Context, d time.Duration) error {
 	s.t.Reset(d)
 	f := s.t.Stop
-	_ = f
+	g := (*time.Ticker).Stop
+	_, _ = f, g
 	c, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	context.AfterFunc(c, func() {})
 	reflect.Select(nil)
 	tk := time.NewTicker(d)
 	tk.Reset(2 * d)
+	var v time.Timer
+	v.Stop()
 	return context.Cause(c)
 }
 `,
@@ -335,18 +338,21 @@ type S struct{ t *time.Timer }
 
 func F(s *S, ctx context.Context, d time.Duration) error {
 	tgrt_.TimerReset((*tgrt_.PlainLoad(&s.t)), d)
-	tgrt_.Unsupported("x.go:13", "(*time.Timer).Stop as a method value"); f := (*tgrt_.PlainLoad(&s.t)).Stop
-	_ = f
+	f := tgrt_.TimerStopFunc((*tgrt_.PlainLoad(&s.t)))
+	g := tgrt_.TickerStop
+	_, _ = f, g
 	c, cancel := tgrt_.WithTimeout(ctx, d)
 	defer cancel()
 	tgrt_.ContextAfterFunc(c, func() {})
-	tgrt_.Unsupported("x.go:18", "reflect.Select"); reflect.Select(nil)
+	tgrt_.Unsupported("x.go:19", "reflect.Select"); reflect.Select(nil)
 	tk := tgrt_.NewTicker(d)
 	tgrt_.TickerReset(tk, 2 * d)
+	var v time.Timer
+	tgrt_.Unsupported("x.go:23", "(*time.Timer).Stop of a time.Timer that is not a *time.Timer (a value, or one embedded)"); v.Stop()
 	return tgrt_.Cause(c)
 }
 `,
-		notes: []string{"13:7 (*time.Timer).Stop as a method value !", "18:2 reflect.Select !"},
+		notes: []string{"19:2 reflect.Select !", "23:2 (*time.Timer).Stop of a time.Timer that is not a *time.Timer (a value, or one embedded) !"},
 	},
 	{
 		name: "runtime traps",
@@ -680,7 +686,8 @@ func checkLines(t *testing.T, src string, out []byte) {
 		"Go": true, "Send": true, "Recv": true, "Recv2": true, "Close": true, "Len": true, "LenSend": true, "Range": true,
 		"Next": true, "V": true, "NewSelect": true, "SelRecv": true, "SelSend": true, "SelValue": true,
 		"close": true, "len": true, "true": true, "false": true, "context": true, "Stop": true, "Reset": true,
-		"TimerStop": true, "TimerReset": true, "TickerStop": true, "TickerReset": true, "AfterFunc": true, "ContextAfterFunc": true}
+		"TimerStop": true, "TimerReset": true, "TickerStop": true, "TickerReset": true, "AfterFunc": true, "ContextAfterFunc": true,
+		"TimerStopFunc": true, "Ticker": true, "Timer": true}
 	before := identLines(t, []byte(src), skip)
 	after := identLines(t, out, skip)
 	if !slices.Equal(before, after) {

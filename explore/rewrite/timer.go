@@ -10,9 +10,10 @@ import (
 // explorer controls (rt's timer.go): t.Stop() becomes
 // tgrt_.TimerStop(t), t.Reset(d) tgrt_.TimerReset(t, d), and the same
 // of a *time.Ticker TickerStop and TickerReset, t evaluated before d as
-// Go evaluates them. A method value or a method expression of one
-// (f := t.Stop), or a call on a Timer that is not a pointer, is trapped:
-// the explorer could not tell its timer.
+// Go evaluates them; a method value t.Stop becomes rt.TimerStopFunc(t)
+// (t evaluated there, as Go binds it), and the method expression
+// (*time.Timer).Stop the twin itself. A call on a Timer that is not a
+// *time.Timer (a value, or one embedded in a struct) is trapped.
 
 // timerMethods names the twin of each controlled method, by type.
 var timerMethods = map[string]map[string]string{
@@ -53,18 +54,31 @@ func (r *rewriter) timerMethod(e *ast.SelectorExpr, stack []ast.Node) {
 	if len(stack) >= 2 {
 		call, _ = stack[len(stack)-2].(*ast.CallExpr)
 	}
-	switch {
-	case sel.Kind() == types.MethodExpr, call == nil || call.Fun != ast.Expr(e):
-		r.unsupported(e.Pos(), what+" as a method value", stack)
+	if sel.Kind() == types.MethodExpr {
+		// (*time.Timer).Stop is the twin itself: the same signature.
+		r.needRT = true
+		r.replace(e, rtName+"."+twin)
 		return
+	}
+	switch {
 	case !types.Identical(r.info.TypeOf(e.X), types.NewPointer(named)):
 		r.unsupported(e.Pos(), what+" of a time."+typ+" that is not a *time."+typ+" (a value, or one embedded)", stack)
 		return
-	case bytes.ContainsAny(r.src[r.off(e.X.End()):r.off(call.Lparen)], "\n/"):
+	case bytes.ContainsAny(r.src[r.off(e.X.End()):r.off(e.End())], "\n/"):
 		r.unsupported(e.Pos(), what+" split over lines", stack)
 		return
 	}
 	r.needRT = true
+	if call == nil || call.Fun != ast.Expr(e) {
+		// A method value: the twin's, its receiver evaluated here.
+		r.insertAt(e.X.Pos(), rtName+"."+twin+"Func(")
+		r.replaceRange(e.X.End(), e.End(), ")")
+		return
+	}
+	if bytes.ContainsAny(r.src[r.off(e.End()):r.off(call.Lparen)], "\n/") {
+		r.unsupported(e.Pos(), what+" split over lines", stack)
+		return
+	}
 	r.insertAt(e.X.Pos(), rtName+"."+twin+"(")
 	sep := ""
 	if len(call.Args) > 0 {

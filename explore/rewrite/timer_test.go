@@ -33,7 +33,7 @@ func TestTimersRunAsWritten(t *testing.T) {
 	if !changed || len(notes) != 0 {
 		t.Fatalf("changed %v, notes %v: want the file rewritten, every construct controlled", changed, noteStrings(notes))
 	}
-	for _, want := range []string{"tgrt_.NewTimer(", "tgrt_.TimerStop(t)", "tgrt_.TimerReset(t, ", "tgrt_.TimerStop((*tgrt_.PlainLoad(&j.t)))",
+	for _, want := range []string{"tgrt_.NewTimer(", "tgrt_.TimerStop(t)", "tgrt_.TimerReset(t, ", "tgrt_.TimerStop((*tgrt_.PlainLoad(&j.t)))", "tgrt_.TimerStopFunc(t)", "tgrt_.TimerStop(t))",
 		"tgrt_.After(", "tgrt_.AfterFunc(", "tgrt_.NewTicker(", "tgrt_.TickerReset(tk, ", "tgrt_.TickerStop(tk)", "tgrt_.Tick(",
 		"tgrt_.WithCancelCause(", "tgrt_.WithTimeout(", "tgrt_.ContextAfterFunc(", "tgrt_.Cause(", "tgrt_.WithDeadline(",
 		"tgrt_.WithTimeoutCause(", "tgrt_.WithDeadlineCause("} {

@@ -192,3 +192,23 @@ func TickerReset(t *time.Ticker, d time.Duration) {
 	}
 	t.Reset(d)
 }
+
+// TimerStopFunc is the method value t.Stop.
+func TimerStopFunc(t *time.Timer) func() bool {
+	return func() bool { return TimerStop(t) }
+}
+
+// TimerResetFunc is the method value t.Reset.
+func TimerResetFunc(t *time.Timer) func(time.Duration) bool {
+	return func(d time.Duration) bool { return TimerReset(t, d) }
+}
+
+// TickerStopFunc is the method value t.Stop.
+func TickerStopFunc(t *time.Ticker) func() {
+	return func() { TickerStop(t) }
+}
+
+// TickerResetFunc is the method value t.Reset.
+func TickerResetFunc(t *time.Ticker) func(time.Duration) {
+	return func(d time.Duration) { TickerReset(t, d) }
+}

@@ -19,7 +19,8 @@ func main() {
 	<-t.C
 	fmt.Println("stop after firing", t.Stop())
 	fmt.Println("reset", t.Reset(time.Hour))
-	fmt.Println("stop pending", t.Stop())
+	stopT := t.Stop
+	fmt.Println("stop pending", stopT(), (*time.Timer).Stop(t))
 	<-time.After(time.Millisecond)
 	fired := make(chan string, 1)
 	j := &job{t: time.AfterFunc(time.Millisecond, func() { fired <- "fired" })}
