@@ -141,6 +141,9 @@ func TestAfterFuncInterleaves(t *testing.T) {
 		if err != nil || f == nil {
 			t.Fatalf("replay of %s: %v %v", r.Failure.Schedule, f, err)
 		}
+		if !strings.Contains(f.Trace, "(timer made at explore/timer_test.go:") {
+			t.Fatalf("the trace does not name the timer's thread by where it was made:\n%s", f.Trace)
+		}
 	}
 	if r := explore.Explore(watchSpec(true, ""), explore.Options{}, ""); r.Err != nil || r.Failure != nil || !r.Exhaustive {
 		t.Fatalf("with the wait: %s\n%v", r.Summary(), r.Failure)

@@ -2,6 +2,7 @@ package interleave
 
 import (
 	"fmt"
+	"strings"
 	"time"
 	"unsafe"
 )
@@ -109,7 +110,7 @@ func (c *controller) TimerStart(key, ch unsafe.Pointer, d, period time.Duration,
 	}
 	c.timers[key] = ts
 	c.timerList = append(c.timerList, ts)
-	s := spawn{site: site, daemon: true, f: func() {
+	s := spawn{site: timerSite + site, daemon: true, f: func() {
 		for {
 			c.chanWait(ts.word(), "fire the timer made at "+ts.site, func() bool { return c.fireable(ts) })
 			c.fire(ts)
@@ -247,4 +248,16 @@ func (c *controller) timerSet(key unsafe.Pointer, quiet, arm bool, d, period tim
 		c.chanAccess(ts.word(), true, false, fmt.Sprintf("%s: was pending %v", what, pending))
 	}
 	return true, pending
+}
+
+// timerSite begins the site of a timer's thread, for traces.
+const timerSite = "timer made at "
+
+// goSiteName is how a trace's head names a goroutine's or a timer's
+// thread by its site.
+func goSiteName(site string) string {
+	if strings.HasPrefix(site, timerSite) {
+		return site
+	}
+	return "go " + site
 }
