@@ -153,6 +153,9 @@ func TestContextDeadlineVersusCancel(t *testing.T) {
 	}
 }
 
+// ctxKey is the key of a value context.
+type ctxKey struct{}
+
 // TestContextTreeAndAfterFunc: a parent's cancel reaches a child made
 // below it (through a value context too) and starts the AfterFuncs of
 // both, as goroutines; a stopped AfterFunc does not run; one registered
@@ -160,7 +163,7 @@ func TestContextDeadlineVersusCancel(t *testing.T) {
 func TestContextTreeAndAfterFunc(t *testing.T) {
 	spec := oneThread(func() string {
 		parent, cancel := rt.WithCancelCause(context.TODO())
-		vc := context.WithValue(parent, "k", "v")
+		vc := context.WithValue(parent, ctxKey{}, "v")
 		child, cancelChild := rt.WithCancel(vc)
 		defer cancelChild()
 		ran := make(chan string, 3)
@@ -171,7 +174,7 @@ func TestContextTreeAndAfterFunc(t *testing.T) {
 		a := rt.Recv(ran)
 		rt.ContextAfterFunc(child, func() { rt.Send(ran)("late") })
 		b := rt.Recv(ran)
-		return fmt.Sprint(stopped, " ", a, " ", b, " ", child.Err(), " ", rt.Cause(child), " ", child.Value("k"), " ", stop())
+		return fmt.Sprint(stopped, " ", a, " ", b, " ", child.Err(), " ", rt.Cause(child), " ", child.Value(ctxKey{}), " ", stop())
 	}, "true child late context canceled why v false")
 	r := explore.Explore(spec, explore.Options{}, "")
 	if r.Err != nil || r.Failure != nil || !r.Exhaustive {
