@@ -1,6 +1,8 @@
 package explore_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -202,4 +204,35 @@ func TestTimersFireInDeadlineOrder(t *testing.T) {
 	if r.Err != nil || r.Failure != nil || !r.Exhaustive {
 		t.Fatalf("%s\n%v", r.Summary(), r.Failure)
 	}
+}
+
+// TestTimersRefusedWhereNothingFiresThem: a timer made in a final check
+// (Spec.After), where nothing could fire it, and a context.AfterFunc on a
+// standard-library context that can be cancelled (its function would run
+// outside the schedule), end the run with no verdict naming them.
+func TestTimersRefusedWhereNothingFiresThem(t *testing.T) {
+	spec := oneThread(func() string { return "" }, "")
+	spec.Call = func(_ struct{}, op string) string {
+		if op == "after" {
+			rt.NewTimer(time.Second)
+		}
+		return ""
+	}
+	spec.After = []string{"after"}
+	r := explore.Explore(spec, explore.Options{}, "")
+	var u *rt.UnsupportedError
+	if !errors.As(r.Err, &u) || !strings.Contains(u.What, "time.NewTimer: a timer made outside the threads") || !strings.HasPrefix(u.Site, "explore/timer_test.go:") {
+		t.Fatalf("a timer in a final check: want no verdict naming it, got %s", r.Summary())
+	}
+	spec = oneThread(func() string {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		rt.ContextAfterFunc(ctx, func() {})
+		return ""
+	}, "")
+	r = explore.Explore(spec, explore.Options{}, "")
+	if !errors.As(r.Err, &u) || !strings.Contains(u.What, "context.AfterFunc on a context the explorer does not control") {
+		t.Fatalf("context.AfterFunc on a standard-library context: want no verdict naming it, got %s", r.Summary())
+	}
+	t.Log(r.Summary())
 }
