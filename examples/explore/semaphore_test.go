@@ -100,6 +100,10 @@ func semModel() *porcupine.Model {
 	}
 }
 
+// semSpec explores threads on a fresh semaphore per run against
+// semModel. That no waiter whose request fits the free tokens stays
+// blocked once every other thread is done is the explorer's deadlock
+// check: such a run ends with every thread left waiting.
 func semSpec(threads [][]string) explore.Spec[*sem, string, string, semState] {
 	return explore.Spec[*sem, string, string, semState]{
 		New: func() *sem {
