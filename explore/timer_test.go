@@ -236,3 +236,21 @@ func TestTimersRefusedWhereNothingFiresThem(t *testing.T) {
 	}
 	t.Log(r.Summary())
 }
+
+// TestTimersUnderEveryStrategy: PCT and the random walk branch on a
+// timer's firing too: each finds the watchdog firing before the Stop and
+// after it (each outcome forbidden in turn), and replays it.
+func TestTimersUnderEveryStrategy(t *testing.T) {
+	for _, s := range []explore.Strategy{explore.PCT, explore.Random} {
+		for _, forbid := range []string{"stopped", "timed out true"} {
+			spec := watchSpec(true, forbid)
+			r := explore.Explore(spec, explore.Options{Strategy: s, Seed: 1, Schedules: 200}, "")
+			if r.Failure == nil || r.Failure.Kind != "linearizability" {
+				t.Fatalf("%s, forbidding %q: want it found, got %s", s, forbid, r.Summary())
+			}
+			if _, f, err := explore.Replay(spec, r.Failure.Schedule, ""); err != nil || f == nil {
+				t.Fatalf("%s: replay of %s: %v %v", s, r.Failure.Schedule, f, err)
+			}
+		}
+	}
+}
