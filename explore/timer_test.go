@@ -254,3 +254,55 @@ func TestTimersUnderEveryStrategy(t *testing.T) {
 		}
 	}
 }
+
+// poller is a goroutine that counts a ticker's ticks until done is
+// closed.
+type poller struct {
+	done chan struct{}
+	n    int
+}
+
+func (p *poller) start() string {
+	tk := rt.NewTicker(time.Second)
+	rt.Go("poller.go:1", func() {
+		for {
+			s := rt.NewSelect(2, false, "poller.go:2")
+			select {
+			case <-rt.SelRecv(s, tk.C):
+				*rt.PlainWrite(&p.n)++
+			case <-rt.SelRecv(s, p.done):
+				rt.TickerStop(tk)
+				return
+			}
+		}
+	})
+	return ""
+}
+
+// TestTickerGoroutineLeaks: a goroutine driven by a ticker that nobody
+// stops is a leak once the program's threads are done (the clock does
+// not jump for a ticker then), not a run that ticks until the step cap;
+// closed by a thread, it is stopped and passes.
+func TestTickerGoroutineLeaks(t *testing.T) {
+	spec := explore.Spec[*poller, string, string, struct{}]{
+		New:     func() *poller { return &poller{done: make(chan struct{})} },
+		Threads: [][]string{{"start"}},
+		Call: func(p *poller, op string) string {
+			if op == "close" {
+				rt.Close(p.done)
+				return ""
+			}
+			return p.start()
+		},
+		Step:  func(s struct{}, _ time.Time, _ string) (struct{}, string) { return s, "" },
+		Twins: true,
+	}
+	r := explore.Explore(spec, explore.Options{}, "")
+	if r.Failure == nil || r.Failure.Kind != "leak" || !strings.Contains(r.Failure.Detail, "poller.go:1") {
+		t.Fatalf("a ticker's goroutine nobody stops: want a leak, got %s", r.Summary())
+	}
+	spec.Threads = [][]string{{"start", "close"}}
+	if r := explore.Explore(spec, explore.Options{}, ""); r.Err != nil || r.Failure != nil || !r.Exhaustive {
+		t.Fatalf("stopped: %s\n%v", r.Summary(), r.Failure)
+	}
+}

@@ -21,7 +21,9 @@ import (
 // runs them), and either the virtual clock has reached its deadline (the
 // clock thread ticked, or a thread slept, past it) or no other thread can
 // run (the clock then jumps to the deadline, as a test's fake clock, or
-// testing/synctest, moves time when everything waits). Its firing moves
+// testing/synctest, moves time when everything waits; a ticker's, only
+// while a thread of the program is unfinished: once they are all done, a
+// goroutine left waiting on a ticker forever is a leak). Its firing moves
 // the clock to its deadline, unless it is later already, and then: a
 // channel timer sends the time on its channel of capacity 1 (a ticker
 // whose last tick is still there does not fire: Go's ticker drops ticks a
@@ -134,7 +136,25 @@ func (c *controller) fireable(ts *timerState) bool {
 			return false
 		}
 	}
-	return ts.when <= ts.clock.Elapsed() || c.noneRunnable()
+	if ts.when <= ts.clock.Elapsed() {
+		return true
+	}
+	// The clock jumps only while a thread of the program is unfinished,
+	// or for a one-shot timer: once the program's threads are done, a
+	// goroutine that waits for a ticker forever is a leak, not a run
+	// that ticks until the step cap.
+	return c.noneRunnable() && (ts.period == 0 || c.programLive())
+}
+
+// programLive reports whether a thread of the program (not a goroutine
+// its code started) is unfinished.
+func (c *controller) programLive() bool {
+	for _, w := range c.workers[:c.n] {
+		if !w.spawned && w.state != finished {
+			return true
+		}
+	}
+	return false
 }
 
 // noneRunnable reports whether no thread but the daemons can run.
