@@ -49,7 +49,8 @@
 // not runnable; a state where no thread can run is reported as a
 // deadlock. Time is virtual: it starts at Clock.Start and moves only when
 // the clock thread ticks (Clock.Ticks steps of Clock.Tick, interleaved
-// like any thread) or a thread sleeps. sync.Cond and sync.Map have twins
+// like any thread), a thread sleeps, or a timer fires with nothing else
+// to run. sync.Cond and sync.Map have twins
 // too: every method of a Map is a switch point, so a Load then a Store of
 // one key from two threads is the lost update it is.
 //
@@ -84,10 +85,37 @@
 // rewritten: a test that receives from a channel the code under test gives
 // it writes rt.Recv(ch), not <-ch, which would block the thread for real.
 //
-// What the explorer cannot control — time.NewTimer, time.After and the
-// other timers, context's cancellation, runtime.Gosched, assembly or cgo
-// — is listed with its file:line before anything runs, and a run that
-// reaches one ends with that construct named, never left to run free.
+// Timers are controlled, on the virtual clock: time.NewTimer, After,
+// AfterFunc, NewTicker, Tick and the timers' Stop and Reset. A timer's
+// firing is a step of a thread of its own (numbered like a goroutine,
+// never waited for, never a leak) that interleaves with the others':
+// every strategy branches on it. A timer may fire once the clock has
+// reached its deadline (the clock thread ticked, or a thread slept, past
+// it), or when no other thread can run (the clock then jumps to the
+// deadline), timers in the order of their deadlines; Stop and Reset have
+// Go 1.23's semantics (a value sent and not received is taken back). The
+// statement that made, reset or stopped a timer last happens before its
+// firing, and the firing before the receive of its value or the first
+// step of its AfterFunc.
+//
+// Contexts are controlled: the code under test's context.WithCancel,
+// WithCancelCause, WithTimeout, WithTimeoutCause, WithDeadline,
+// WithDeadlineCause, AfterFunc and Cause make twins whose Done is a
+// channel the explorer keeps, whose Err is a switch point, whose cancel,
+// from any thread, is one step that closes the Done channels of the
+// context and of those below it, and whose deadline is a timer on the
+// virtual clock. A cancel happens before a receive that finds Done closed
+// and before an Err that reports it. A context from the test works as a
+// parent (Background, TODO, one already cancelled); a test file, which is
+// not rewritten, makes one the explorer controls with rt.WithCancel or
+// rt.WithTimeout, as it receives with rt.Recv.
+//
+// What the explorer cannot control — runtime.Gosched, Goexit and
+// LockOSThread, reflect.Select, a timer's Stop on a time.Timer that is not
+// a pointer, assembly or cgo, and in a file older than go1.18 every go
+// statement, channel operation and select — is listed with its file:line
+// before anything runs, and a run that reaches one ends with that
+// construct named, never left to run free.
 //
 // # The oracle
 //

@@ -176,8 +176,13 @@ func TestErrgroupToothFound(t *testing.T) {
 // tooth), adds test, and runs tollgate explore on it: the test must report
 // the tooth found.
 func toothFound(t *testing.T, pkg, file, old, new, test string) {
+	toothFoundIn(t, "golang.org/x/sync", pkg, file, old, new, test)
+}
+
+// toothFoundIn is toothFound for package pkg of module mod.
+func toothFoundIn(t *testing.T, module, pkg, file, old, new, test string) {
 	if testing.Short() {
-		t.Skip("builds tollgate and explores a patched copy of x/sync")
+		t.Skip("builds tollgate and explores a patched copy of " + module)
 	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -197,7 +202,7 @@ func toothFound(t *testing.T, pkg, file, old, new, test string) {
 	}
 	bin := filepath.Join(tmp, "tollgate")
 	run(root, "go", "build", "-o", bin, "./cmd/tollgate")
-	xsync := strings.TrimSpace(run(".", "go", "list", "-m", "-f", "{{.Dir}}", "golang.org/x/sync"))
+	xsync := strings.TrimSpace(run(".", "go", "list", "-m", "-f", "{{.Dir}}", module))
 	src, err := os.ReadFile(filepath.Join(xsync, pkg, file))
 	if err != nil {
 		t.Fatal(err)

@@ -1,11 +1,8 @@
 package counter
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -107,29 +104,4 @@ func TestLimiterStaleReading(t *testing.T) {
 		t.Fatalf("want the stale reading found at one preemption: %s", r.Summary())
 	}
 	t.Logf("found, at one preemption:\n%s", r.Failure.Report)
-}
-
-// TestLimiterWaitTimerIsNotExplored: Wait checks its context in a
-// select and, when it must wait, blocks on a timer. The select is
-// controlled: two Waits that find their tokens get a verdict. A third,
-// which must wait for its token, reaches time.NewTimer, which the
-// explorer does not control: the rewrite listed it before the run, and
-// the run that reaches it ends with it named, and no verdict.
-func TestLimiterWaitTimerIsNotExplored(t *testing.T) {
-	wait := func(l *rate.Limiter, _ call) answer {
-		return answer{OK: l.Wait(context.Background()) == nil}
-	}
-	spec := limiterSpec([][]call{{"allow"}, {"allow"}})
-	spec.Call = wait
-	if r := explore.Explore(spec, explore.Options{}, ""); r.Err != nil || r.Failure != nil || !r.Exhaustive {
-		t.Fatalf("two Waits that need not wait: want an exhaustive pass, got %s", r.Summary())
-	}
-	spec = limiterSpec([][]call{{"allow", "allow"}, {"allow"}})
-	spec.Call = wait
-	r := explore.Explore(spec, explore.Options{}, "")
-	var u *rt.UnsupportedError
-	if !errors.As(r.Err, &u) || !strings.HasPrefix(u.Site, "rate.go:") || !strings.Contains(u.What, "time.NewTimer") {
-		t.Fatalf("want no verdict naming Wait's timer in rate.go, got %s", r.Summary())
-	}
-	t.Logf("%s", r.Summary())
 }

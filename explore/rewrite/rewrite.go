@@ -23,23 +23,32 @@
 //     Go makes it: x becomes (*rt.PlainLoad(&x)), x = v becomes
 //     *rt.PlainWrite(&x) = v, and a map's index, len, delete and range
 //     report an access of the map (access.go says how, form by form);
-//   - time.Now, time.Since, time.Until and time.Sleep become explore/rt's;
+//   - time.Now, time.Since, time.Until, time.Sleep, and the timers
+//     time.NewTimer, time.After, time.AfterFunc, time.NewTicker and
+//     time.Tick become explore/rt's; a call of Stop or Reset on a
+//     *time.Timer or a *time.Ticker becomes rt.TimerStop(t) (TimerReset,
+//     TickerStop, TickerReset), t evaluated first (timer.go);
+//   - context.WithCancel, WithCancelCause, WithTimeout, WithTimeoutCause,
+//     WithDeadline, WithDeadlineCause, AfterFunc and Cause become
+//     explore/rt's twins (AfterFunc is rt.ContextAfterFunc);
 //   - a go statement becomes rt.Go (its function value and arguments
 //     evaluated at the statement), ch <- v rt.Send(ch)(v), <-ch rt.Recv(ch)
 //     (rt.Recv2 for v, ok := <-ch), close(ch) rt.Close(ch), len(ch)
 //     rt.Len(ch), a range over a channel a loop over rt.Range, and a
 //     select the same select over the channels rt.SelRecv and rt.SelSend
 //     give its cases (chan.go); make and cap of a channel stay as they are;
-//   - before a construct the explorer cannot control (time.After,
-//     time.AfterFunc, time.NewTimer, time.NewTicker, time.Tick,
-//     runtime.Gosched, runtime.Goexit, runtime.LockOSThread, a go statement
-//     of a builtin or of a generic function whose type arguments are
-//     inferred, and in a file older than go1.18 every go statement,
-//     channel operation and select) a call of rt.Unsupported naming it is
-//     put at the start of the statement that holds it, on the same line;
+//   - before a construct the explorer cannot control (runtime.Gosched,
+//     runtime.Goexit, runtime.LockOSThread, reflect.Select, a method
+//     value or method expression of a timer's Stop or Reset, or their
+//     call on a timer that is not a *time.Timer or *time.Ticker, a go
+//     statement of a builtin or of a generic function whose type
+//     arguments are inferred, and in a file older than go1.18 every go
+//     statement, channel operation and select) a call of
+//     rt.Unsupported naming it is put at the start of the statement that
+//     holds it, on the same line;
 //   - the imports the edits need are added on the package clause's line,
-//     and an import of sync, time or runtime left unused becomes a blank
-//     import.
+//     and an import of sync, time, runtime or context left unused becomes
+//     a blank import.
 //
 // Each construct the explorer cannot control is also reported as a Note,
 // with its position, before anything runs. A trap runs where its
@@ -109,12 +118,20 @@ var syncTwinned = map[string]bool{
 }
 
 // The selectors of time explore/rt replaces.
-var timeTwinned = map[string]bool{"Now": true, "Since": true, "Until": true, "Sleep": true}
+var timeTwinned = map[string]bool{"Now": true, "Since": true, "Until": true, "Sleep": true,
+	"After": true, "AfterFunc": true, "NewTimer": true, "NewTicker": true, "Tick": true}
 
-// The selectors of time and runtime the explorer cannot control.
+// The selectors of context explore/rt replaces, with the name of the
+// twin.
+var contextTwinned = map[string]string{"WithCancel": "WithCancel", "WithCancelCause": "WithCancelCause",
+	"WithTimeout": "WithTimeout", "WithTimeoutCause": "WithTimeoutCause",
+	"WithDeadline": "WithDeadline", "WithDeadlineCause": "WithDeadlineCause",
+	"AfterFunc": "ContextAfterFunc", "Cause": "Cause"}
+
+// The selectors of runtime and reflect the explorer cannot control.
 var (
-	timeTrapped    = map[string]bool{"After": true, "AfterFunc": true, "NewTimer": true, "NewTicker": true, "Tick": true}
 	runtimeTrapped = map[string]bool{"Gosched": true, "Goexit": true, "LockOSThread": true}
+	reflectTrapped = map[string]bool{"Select": true}
 )
 
 // File rewrites the source of one Go file, src, named filename (the
@@ -272,8 +289,8 @@ type rewriter struct {
 	// other edit at their offset (chan.go).
 	late []edit
 
-	// imports maps the local names of the file's imports of sync, time
-	// and runtime to their paths.
+	// imports maps the local names of the file's imports of sync, time,
+	// runtime, context and reflect to their paths.
 	imports map[string]string
 	// uses counts the selectors of each local name left as they are;
 	// twinned counts those sent to a twin.
@@ -328,7 +345,7 @@ func (r *rewriter) scanImports() {
 			default:
 				r.replace(spec.Path, strconv.Quote(atomicTwin))
 			}
-		case "sync", "time", "runtime":
+		case "sync", "time", "runtime", "context", "reflect":
 			switch name {
 			case ".":
 				r.note(spec.Pos(), "dot import of "+path+": its uses are not rewritten", true)
@@ -379,6 +396,7 @@ func (r *rewriter) visit(n ast.Node, stack []ast.Node) {
 		r.builtinCall(n, stack)
 	case *ast.SelectorExpr:
 		r.twinSelector(n, stack)
+		r.timerMethod(n, stack)
 	case *ast.AssignStmt:
 		if !r.generics && n.Tok != token.DEFINE && r.anyShared(n.Lhs) {
 			r.plainStore(n, stack)
@@ -501,10 +519,15 @@ func (r *rewriter) twinSelector(n *ast.SelectorExpr, stack []ast.Node) {
 		r.needRT = true
 		r.twinned[x.Name]++
 		return
+	case path == "context" && contextTwinned[sel] != "":
+		r.replace(n, rtName+"."+contextTwinned[sel])
+		r.needRT = true
+		r.twinned[x.Name]++
+		return
 	}
 	r.uses[x.Name]++
 	switch {
-	case path == "time" && timeTrapped[sel], path == "runtime" && runtimeTrapped[sel]:
+	case path == "runtime" && runtimeTrapped[sel], path == "reflect" && reflectTrapped[sel]:
 		r.unsupported(n.Pos(), path+"."+sel, stack)
 	}
 }

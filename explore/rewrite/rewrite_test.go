@@ -268,7 +268,7 @@ func F() { fmt.Println((*tgrt_.PlainLoad(&now))()) }
 `,
 	},
 	{
-		name: "time traps",
+		name: "timers",
 		src: `package p
 
 import "time"
@@ -288,16 +288,71 @@ func F(d time.Duration) {
 import "time"
 
 func F(d time.Duration) {
-	tgrt_.Unsupported("x.go:6", "time.NewTimer"); t := time.NewTimer(d)
-	defer t.Stop()
-	tgrt_.Unsupported("x.go:8", "time.NewTicker"); tk := time.NewTicker(d)
-	tk.Stop()
-	tgrt_.Unsupported("x.go:10", "time.AfterFunc"); time.AfterFunc(d, func() {})
-	tgrt_.Unsupported("x.go:11", "time.After"); _ = time.After(d)
-	tgrt_.Unsupported("x.go:12", "time.Tick"); _ = time.Tick(d)
+	t := tgrt_.NewTimer(d)
+	defer tgrt_.TimerStop(t)
+	tk := tgrt_.NewTicker(d)
+	tgrt_.TickerStop(tk)
+	tgrt_.AfterFunc(d, func() {})
+	_ = tgrt_.After(d)
+	_ = tgrt_.Tick(d)
 }
 `,
-		notes: []string{"6:7 time.NewTimer !", "8:8 time.NewTicker !", "10:2 time.AfterFunc !", "11:6 time.After !", "12:6 time.Tick !"},
+	},
+	{
+		name: "timer methods, contexts, reflect.Select",
+		src: `package p
+
+import (
+	"context"
+	"reflect"
+	"time"
+)
+
+type S struct{ t *time.Timer }
+
+func F(s *S, ctx context.Context, d time.Duration) error {
+	s.t.Reset(d)
+	f := s.t.Stop
+	g := (*time.Ticker).Stop
+	_, _ = f, g
+	c, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	context.AfterFunc(c, func() {})
+	reflect.Select(nil)
+	tk := time.NewTicker(d)
+	tk.Reset(2 * d)
+	var v time.Timer
+	v.Stop()
+	return context.Cause(c)
+}
+`,
+		want: `package p; import (` + rtImport + `)
+
+import (
+	"context"
+	"reflect"
+	"time"
+)
+
+type S struct{ t *time.Timer }
+
+func F(s *S, ctx context.Context, d time.Duration) error {
+	tgrt_.TimerReset((*tgrt_.PlainLoad(&s.t)), d)
+	f := tgrt_.TimerStopFunc((*tgrt_.PlainLoad(&s.t)))
+	g := tgrt_.TickerStop
+	_, _ = f, g
+	c, cancel := tgrt_.WithTimeout(ctx, d)
+	defer cancel()
+	tgrt_.ContextAfterFunc(c, func() {})
+	tgrt_.Unsupported("x.go:19", "reflect.Select"); reflect.Select(nil)
+	tk := tgrt_.NewTicker(d)
+	tgrt_.TickerReset(tk, 2 * d)
+	var v time.Timer
+	tgrt_.Unsupported("x.go:23", "(*time.Timer).Stop of a time.Timer that is not a *time.Timer (a value, or one embedded)"); v.Stop()
+	return tgrt_.Cause(c)
+}
+`,
+		notes: []string{"19:2 reflect.Select !", "23:2 (*time.Timer).Stop of a time.Timer that is not a *time.Timer (a value, or one embedded) !"},
 	},
 	{
 		name: "runtime traps",
@@ -630,7 +685,9 @@ func checkLines(t *testing.T, src string, out []byte) {
 		"PlainLoad": true, "PlainWrite": true, "Store": true, "MapRead": true, "MapWrite": true, "LoadElems": true,
 		"Go": true, "Send": true, "Recv": true, "Recv2": true, "Close": true, "Len": true, "LenSend": true, "Range": true,
 		"Next": true, "V": true, "NewSelect": true, "SelRecv": true, "SelSend": true, "SelValue": true,
-		"close": true, "len": true, "true": true, "false": true}
+		"close": true, "len": true, "true": true, "false": true, "context": true, "Stop": true, "Reset": true,
+		"TimerStop": true, "TimerReset": true, "TickerStop": true, "TickerReset": true, "AfterFunc": true, "ContextAfterFunc": true,
+		"TimerStopFunc": true, "Ticker": true, "Timer": true}
 	before := identLines(t, []byte(src), skip)
 	after := identLines(t, out, skip)
 	if !slices.Equal(before, after) {

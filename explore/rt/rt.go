@@ -6,12 +6,14 @@
 // time.Since, time.Until and time.Sleep become this package's, a go
 // statement becomes Go, a channel operation Send, Recv, Recv2, Close, Len
 // or LenSend, a range over a channel Range, a select the same select over
-// the channels NewSelect's cases give (chan.go); a construct the explorer
-// cannot control (a timer, runtime.Gosched) gets a call of Unsupported in
-// front of it; and each rewritten package registers itself with Rewritten
-// at init. With no explorer running, every function here is the time
-// package's own or the statement as written, and Unsupported does
-// nothing, so the rewritten code behaves exactly as before.
+// the channels NewSelect's cases give (chan.go), the timers and their
+// Stop and Reset this package's (timer.go), the context functions twins
+// (context.go); a construct the explorer cannot control (runtime.Gosched,
+// reflect.Select) gets a call of Unsupported in front of it; and each
+// rewritten package registers itself with Rewritten at init. With no
+// explorer running, every function here is the time or context package's
+// own or the statement as written, and Unsupported does nothing, so the
+// rewritten code behaves exactly as before.
 package rt
 
 import (

@@ -56,6 +56,9 @@ type spawn struct {
 	f    func()
 	site string
 	from vclock // what the go statement released; nil in the setup
+	// daemon: the thread of a timer (timer.go), which starts paused
+	// before its first firing.
+	daemon bool
 }
 
 // Go starts f as a new thread of the run: the go statement at site (file
@@ -91,9 +94,17 @@ func (c *controller) startSpawned() {
 		w.ops, w.curOp, w.curLive = 0, -1, liveNone
 		w.pendReady, w.pendWhat = nil, ""
 		w.pval, w.pstack, w.panicked = nil, nil, false
-		w.spawned, w.started, w.goSite = true, false, s.site
+		w.spawned, w.started, w.goSite, w.daemon = true, false, s.site, s.daemon
 		c.n++
 		c.race.start(id, s.from)
+		if s.daemon {
+			// Run it up to its first pause, before its first firing:
+			// starting is no step of its own.
+			cur := c.cur
+			c.cur, w.started = w, true
+			w.next()
+			c.cur = cur
+		}
 	}
 	clear(c.spawnQ)
 	c.spawnQ = c.spawnQ[:0]
@@ -105,7 +116,7 @@ func (c *controller) startSpawned() {
 func leak(c *controller) *Failure {
 	var where []string
 	for i, w := range c.workers[:c.n] {
-		if w.state == finished {
+		if w.state == finished || w.daemon {
 			continue
 		}
 		if !w.spawned {
@@ -494,22 +505,11 @@ func (c *controller) ChanClose(ch unsafe.Pointer, capacity int) bool {
 	if cs.closed {
 		return false
 	}
-	cs.closed = true
 	t := -1
 	if !c.direct && c.cur != nil {
 		t = c.cur.id
-		cs.closeClock = c.race.release(t)
 	}
-	met := false
-	for r := first(&cs.recvq, &met); r != nil; r = first(&cs.recvq, &met) {
-		cs.recvq = cs.recvq[1:]
-		c.complete(r, nil, false, cs.closeClock)
-	}
-	for s := first(&cs.sendq, &met); s != nil; s = first(&cs.sendq, &met) {
-		cs.sendq = cs.sendq[1:]
-		c.complete(s, nil, false, nil)
-		s.sel.closed = true
-	}
+	met := c.closeState(cs, t)
 	c.chanAccess(ch, true, met, fmt.Sprintf("close chan %p", ch))
 	return true
 }

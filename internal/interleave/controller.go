@@ -185,6 +185,9 @@ type worker struct {
 	// test (chan.go), at goSite; started: it has taken a step.
 	spawned, started bool
 	goSite           string
+	// daemon: the thread fires a timer (timer.go); the run does not wait
+	// for it, and it is never a leak.
+	daemon bool
 	// pendWhat says what a thread paused before a channel operation or a
 	// select waits for (deadlock and leak reports); "" for seam operations.
 	pendWhat string
@@ -236,6 +239,10 @@ type controller struct {
 	// chans is the explorer's state of every channel the run used
 	// (chan.go), by the address of the runtime's channel.
 	chans map[unsafe.Pointer]*chanState
+	// timers is every timer the run made (timer.go), by its key, and
+	// timerList the same in the order they were made.
+	timers    map[unsafe.Pointer]*timerState
+	timerList []*timerState
 	// ch is the current run's chooser: a select with several ready cases
 	// asks it which to take (pick).
 	ch chooser
@@ -401,7 +408,7 @@ func (c *controller) begin(bodies []func()) {
 		w.ops, w.curOp, w.curLive = 0, -1, liveNone
 		w.pendReady, w.pendWhat = nil, ""
 		w.pval, w.pstack, w.panicked = nil, nil, false
-		w.spawned, w.started, w.goSite = false, false, ""
+		w.spawned, w.started, w.goSite, w.daemon = false, false, "", false
 	}
 	c.startSpawned() // goroutines the setup started
 }

@@ -118,6 +118,7 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 	for {
 		live, ready := c.refresh(&v)
 		if live == 0 {
+			c.abandon() // the daemons of timers still pending
 			break
 		}
 		if ready == 0 {
@@ -178,6 +179,9 @@ func (c *controller) setUp(p program, keep bool) *Failure {
 	c.objs.reset()
 	c.spawnQ = c.spawnQ[:0]
 	clear(c.chans)
+	clear(c.timers)
+	clear(c.timerList)
+	c.timerList = c.timerList[:0]
 	c.direct, c.inSetup = true, true
 	var bodies []func()
 	f := guard(func() { bodies = p.begin(c) })
@@ -223,7 +227,7 @@ func (c *controller) refresh(v *view) (live, ready int) {
 				v.states[i] = waiting
 			}
 		}
-		if w.state != finished {
+		if w.state != finished && !w.daemon {
 			live++
 		}
 		if runnable(v.states[i]) {
@@ -348,7 +352,7 @@ func deadlock(c *controller, p program) *Failure {
 	}
 	var where []string
 	for i, w := range c.workers[:c.n] {
-		if w.state == finished {
+		if w.state == finished || w.daemon {
 			continue
 		}
 		if w.pendWhat != "" {

@@ -175,7 +175,7 @@ func traceHead(tr tracer, n int, goSites []string) traceRow {
 			}
 		}
 		if t < len(goSites) && goSites[t] != "" {
-			name += " (go " + goSites[t] + ")"
+			name += " (" + goSiteName(goSites[t]) + ")"
 		}
 		head = append(head, []string{name})
 	}
