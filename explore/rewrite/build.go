@@ -436,9 +436,20 @@ func plan(pkgs []listPackage) ([]*listPackage, []Note) {
 		}
 	}
 	reached := map[string]bool{}
+	// tollgate's own packages that the code under test calls, other than
+	// the explorer's API (explore/...): they are linked by the explorer and
+	// never rewritten, so what they do runs uncontrolled, and a user must
+	// be told (exploring impl/credits' Owner this way ran its goroutine,
+	// ticker and select free, and the run said "exhaustive").
+	ownCalled := map[string]string{}
 	var visit func(path string)
 	visit = func(path string) {
 		p := byPath[path]
+		if p != nil && p.own() && !p.Standard {
+			if base := basePath(path); base != selfModule+"/explore" && !strings.HasPrefix(base, selfModule+"/explore/") {
+				ownCalled[base] = p.Dir
+			}
+		}
 		if p == nil || reached[path] || p.Standard || p.own() || explorer[basePath(path)] {
 			return
 		}
@@ -455,6 +466,9 @@ func plan(pkgs []listPackage) ([]*listPackage, []Note) {
 
 	chosen := map[string]*listPackage{}
 	var notes []Note
+	for base, dir := range ownCalled {
+		notes = append(notes, Note{Pos: dir, What: base + " is tollgate's own and is not rewritten (the explorer links it): its goroutines, channels, timers and shared memory run uncontrolled, and a verdict says nothing of them"})
+	}
 	for i := range pkgs {
 		p := &pkgs[i]
 		base := basePath(p.ImportPath)

@@ -23,7 +23,10 @@ func TestPlan(t *testing.T) {
 	pkgs := []listPackage{
 		{ImportPath: "fmt", Standard: true, DepOnly: true},
 		{ImportPath: "golang.org/x/sys/unix", Name: "unix", Dir: "/cache/sys/unix", Module: mod("golang.org/x/sys"), DepOnly: true},
-		{ImportPath: "example.com/m/q", Name: "q", Module: m, DepOnly: true, GoFiles: []string{"q.go"}, Imports: []string{"fmt", "golang.org/x/sys/unix"}},
+		{ImportPath: "example.com/m/q", Name: "q", Module: m, DepOnly: true, GoFiles: []string{"q.go"}, Imports: []string{"fmt", "golang.org/x/sys/unix", selfModule + "/impl/credits"}},
+		// tollgate's own table, called by q and linked by the explorer:
+		// not rewritten, and noted.
+		{ImportPath: selfModule + "/impl/credits", Name: "credits", Dir: "/self/impl/credits", Module: mod(selfModule), DepOnly: true},
 		// porcupine is imported by the explorer alone.
 		{ImportPath: "example.org/porcupine", Name: "porcupine", Module: mod("example.org/porcupine"), DepOnly: true},
 		{ImportPath: selfModule + "/explore/rt", Name: "rt", Module: mod(selfModule), DepOnly: true},
@@ -53,8 +56,9 @@ func TestPlan(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("plan:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if len(notes) != 1 || notes[0].Pos != "/cache/sys/unix" || !strings.HasPrefix(notes[0].What, "golang.org/x/sys/unix is not rewritten") {
-		t.Errorf("notes: %+v, want one for golang.org/x/sys/unix", notes)
+	if len(notes) != 2 || notes[0].Pos != "/cache/sys/unix" || !strings.HasPrefix(notes[0].What, "golang.org/x/sys/unix is not rewritten") ||
+		notes[1].Pos != "/self/impl/credits" || !strings.HasPrefix(notes[1].What, selfModule+"/impl/credits is tollgate's own and is not rewritten") {
+		t.Errorf("notes: %+v, want one for golang.org/x/sys/unix and one for tollgate's impl/credits (and none for explore/...)", notes)
 	}
 }
 
