@@ -70,8 +70,12 @@ type Scenario struct {
 	cutOff bool
 	// hold is how long a cutOff row keeps its clients on the cut-off
 	// primary (0: PartitionHold).
-	hold   time.Duration
-	inject func(e *env) error
+	hold time.Duration
+	// endShare, when not 0, makes the calls past that share of the
+	// recording wait for the fault's end (faultrun.Run.Ended): a soak
+	// window's.
+	endShare float64
+	inject   func(e *env) error
 }
 
 // ClusterRecovery bounds how long after a cluster scenario's fault (its
@@ -327,6 +331,9 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 		// The calls past 80% wait for the partition's end: every
 		// recording has calls after it, however the throttle went.
 		e.Ended, e.EndShare = make(chan struct{}), 0.8
+	}
+	if s.endShare != 0 {
+		e.Ended, e.EndShare = make(chan struct{}), s.endShare
 	}
 	if s.MinReplicas {
 		e.cut.bound = redisserver.MinReplicasBound(PartitionLag)
