@@ -70,6 +70,7 @@ type config struct {
 	// cluster mode: the cluster bus port and the node timeout (0: off)
 	busPort     int
 	nodeTimeout time.Duration
+	clock       bool // the wall clock steppable (WithSteppableClock)
 }
 
 // cluster reports whether the server runs in cluster mode.
@@ -156,6 +157,7 @@ type Server struct {
 
 	mount *lazyfs.Mount   // OnLazyFS: the data directory's mount
 	link  *netproxy.Proxy // ThroughProxy: the replica's link to its primary
+	clock *clock          // WithSteppableClock: the shim and its offset
 
 	bin  string
 	port int
@@ -207,6 +209,12 @@ func start(parent string, cfg config) (*Server, error) {
 				return nil, err
 			}
 		}
+		if cfg.clock {
+			if s.clock, err = setUpClock(dir); err != nil {
+				s.Stop()
+				return nil, err
+			}
+		}
 		err = s.launch()
 		if err == nil {
 			return s, nil
@@ -253,7 +261,11 @@ func (s *Server) args() []string {
 // launch starts the process and waits until it answers PING; on failure
 // the process is killed (the directory is kept).
 func (s *Server) launch() error {
-	p, err := throwaway.Start(exec.Command(s.bin, s.args()...), nil)
+	cmd := exec.Command(s.bin, s.args()...)
+	if s.clock != nil {
+		cmd.Env = s.clock.env()
+	}
+	p, err := throwaway.Start(cmd, nil)
 	if err != nil {
 		return fmt.Errorf("redisserver: starting %s: %w", s.bin, err)
 	}
@@ -320,6 +332,11 @@ func (s *Server) Stop() {
 	}
 	if s.mount != nil {
 		_ = s.mount.Unmount()
+	}
+	if s.clock != nil {
+		s.mu.Lock()
+		s.clock.close()
+		s.mu.Unlock()
 	}
 	os.RemoveAll(s.Dir)
 }
