@@ -71,6 +71,13 @@ type Scenario struct {
 	// hold is how long a cutOff row keeps its clients on the cut-off
 	// primary (0: PartitionHold).
 	hold time.Duration
+	// Clock, when not 0, starts the primary with a steppable clock
+	// (redisserver.WithSteppableClock) and is the step of the clock
+	// scenarios (clock.go).
+	Clock time.Duration
+	// noStep keeps a clock scenario from stepping the clock: the negative
+	// control of TestClockScenarios.
+	noStep bool
 	// endShare, when not 0, makes the calls past that share of the
 	// recording wait for the fault's end (faultrun.Run.Ended): a soak
 	// window's.
@@ -104,6 +111,10 @@ type env struct {
 	slot    int // the table's slot
 
 	cut cutOff // what a partition's cut-off primary did (partition.go)
+
+	clockStep time.Duration // a clock scenario's step (clock.go)
+	noStep    bool
+	clk       clockFault // what it did
 }
 
 // lag notes how far the replica r trailed its primary p just before a
@@ -179,7 +190,7 @@ func Scenarios() []Scenario {
 			inject: clusterKill},
 		{Name: "cluster-pause", What: "on a Redis Cluster: SIGSTOP of the table's primary at 30% of the calls until the cluster has promoted its replica, then SIGCONT: the old primary rejoins as a replica", Cluster: true, Lossy: true,
 			inject: clusterPause},
-	}, append(partitionScenarios(), powerLossScenarios()...)...)
+	}, append(append(partitionScenarios(), powerLossScenarios()...), clockScenarios()...)...)
 }
 
 func clusterReshard(e *env) error {
@@ -326,7 +337,7 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 	if s.Cluster {
 		row.RecoverWithin = ClusterRecovery
 	}
-	e := &env{Run: faultrun.NewRun(), timeout: o.Timeout}
+	e := &env{Run: faultrun.NewRun(), timeout: o.Timeout, clockStep: s.Clock, noStep: s.noStep}
 	if s.Proxied {
 		// The calls past 80% wait for the partition's end: every
 		// recording has calls after it, however the throttle went.
@@ -449,6 +460,12 @@ func job[In, Out any](e *env, s Scenario, o Options, check linearizability.Optio
 	if s.cutOff {
 		bound = func(ops []linearizability.Op[In, Out], read linearizability.Backend[In, Out]) (string, string, error) {
 			return partitionBound(e, ops, read)
+		}
+	}
+	if s.Clock != 0 {
+		bound = func([]linearizability.Op[In, Out], linearizability.Backend[In, Out]) (string, string, error) {
+			found, broken := clockBound(e)
+			return found, broken, nil
 		}
 	}
 	return faultrun.Job[In, Out]{

@@ -120,3 +120,40 @@ func TestSoakCatchesALoss(t *testing.T) {
 		t.Errorf("a crash without an AOF passed the soak: %s", r.Detail)
 	}
 }
+
+// TestClockScenarios: the server's clock stepped an hour forward and a
+// minute back under load: the step hits (TIME moves by it), the credit
+// table's probe answers as spec/redis.md §5a promises, and both tables'
+// histories are linearizable with nothing lost or applied twice; the same
+// row whose step never happens fails.
+func TestClockScenarios(t *testing.T) {
+	t.Parallel()
+	needServer(t)
+	for _, s := range Scenarios() {
+		if s.Clock == 0 {
+			continue
+		}
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			rows, err := Run(s, nil, Options{Seed: 1, Parent: t.TempDir(), Dir: t.TempDir(), CheckTimeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				logRow(t, r)
+				if !r.Pass() {
+					t.Errorf("%s %s: %s", r.Scenario, r.Primitive, r.Failure())
+				}
+			}
+			s.noStep = true
+			rows, err = Run(s, []string{linearizability.PrimitiveTokenBucket}, Options{Seed: 1, Parent: t.TempDir(), Dir: t.TempDir(), CheckTimeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			logRow(t, rows[0])
+			if rows[0].Pass() {
+				t.Errorf("%s without its step passed: %s", s.Name, rows[0].Detail)
+			}
+		})
+	}
+}
