@@ -71,6 +71,8 @@ type config struct {
 	busPort     int
 	nodeTimeout time.Duration
 	clock       bool // the wall clock steppable (WithSteppableClock)
+	// the client and bus ports a proxied cluster node announces (0: its own)
+	announcePort, announceBusPort int
 }
 
 // cluster reports whether the server runs in cluster mode.
@@ -158,6 +160,10 @@ type Server struct {
 	mount *lazyfs.Mount   // OnLazyFS: the data directory's mount
 	link  *netproxy.Proxy // ThroughProxy: the replica's link to its primary
 	clock *clock          // WithSteppableClock: the shim and its offset
+	// cluster is the proxied cluster the node belongs to (nil: none), and
+	// announce the address of its client proxy
+	cluster  *Cluster
+	announce string
 
 	bin  string
 	port int
@@ -254,6 +260,10 @@ func (s *Server) args() []string {
 	if cfg.busPort != 0 {
 		a = append(a, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			"--cluster-port", fmt.Sprint(cfg.busPort), "--cluster-node-timeout", fmt.Sprint(cfg.nodeTimeout.Milliseconds()))
+		if cfg.announcePort != 0 {
+			a = append(a, "--cluster-announce-ip", "127.0.0.1", "--cluster-announce-port", fmt.Sprint(cfg.announcePort),
+				"--cluster-announce-bus-port", fmt.Sprint(cfg.announceBusPort))
+		}
 	}
 	return a
 }
