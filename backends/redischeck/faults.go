@@ -55,6 +55,10 @@ type Scenario struct {
 	// scenario also requires the table to answer again after the fault:
 	// some call begun after it must be acknowledged.
 	Cluster bool
+	// ClusterProxied starts the cluster with every node behind proxies
+	// (redisserver.ClusterThroughProxies), for a partition inside it
+	// (clusterpartition.go).
+	ClusterProxied bool
 	// Proxied starts the replica behind a proxy of its own
 	// (redisserver.ThroughProxy), for a partition (partition.go).
 	Proxied bool
@@ -190,7 +194,7 @@ func Scenarios() []Scenario {
 			inject: clusterKill},
 		{Name: "cluster-pause", What: "on a Redis Cluster: SIGSTOP of the table's primary at 30% of the calls until the cluster has promoted its replica, then SIGCONT: the old primary rejoins as a replica", Cluster: true, Lossy: true,
 			inject: clusterPause},
-	}, append(append(partitionScenarios(), powerLossScenarios()...), clockScenarios()...)...)
+	}, append(append(append(partitionScenarios(), powerLossScenarios()...), clockScenarios()...), clusterPartitionScenarios()...)...)
 }
 
 func clusterReshard(e *env) error {
@@ -408,7 +412,11 @@ func (e *env) start(s Scenario, o Options) (stop func(), err error) {
 		}
 	}
 	if s.Cluster {
-		cl, err := redisserver.StartCluster(o.Parent, 3, ClusterNodeTimeout)
+		var copts []redisserver.ClusterOption
+		if s.ClusterProxied {
+			copts = append(copts, redisserver.ClusterThroughProxies())
+		}
+		cl, err := redisserver.StartCluster(o.Parent, 3, ClusterNodeTimeout, copts...)
 		if err != nil {
 			return stop, err
 		}

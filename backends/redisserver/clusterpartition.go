@@ -5,7 +5,9 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/tollgate/tollgate/backends/netproxy"
 )
@@ -175,4 +177,34 @@ func (c *Cluster) closeLinks() {
 	for _, p := range c.links.proxies {
 		p.Close()
 	}
+}
+
+// WaitReplicaOf waits until node s replicates node p (a primary that lost
+// its slots rejoins as its successor's replica) and every node sees the
+// cluster whole, or d passes.
+func (c *Cluster) WaitReplicaOf(s, p *Server, d time.Duration) error {
+	id, err := p.NodeID()
+	if err != nil {
+		return err
+	}
+	return c.waitFor(d, fmt.Sprintf("%s to replicate %s with the cluster whole", s.Addr, p.Addr), func(n *Server) (bool, string) {
+		info, err := n.Query("CLUSTER", "INFO")
+		if err != nil {
+			return false, err.Error()
+		}
+		if n == s {
+			nodes, err := s.Query("CLUSTER", "NODES")
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, line := range strings.Split(nodes, "\n") {
+				if f := strings.Fields(line); len(f) > 3 && strings.Contains(f[2], "myself") {
+					if !strings.Contains(f[2], "slave") || f[3] != id {
+						return false, "myself: " + strings.Join(f[:4], " ")
+					}
+				}
+			}
+		}
+		return strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_slots_ok:16384"), firstLine(info)
+	})
 }
