@@ -101,13 +101,12 @@ func SoakScenario(w faultrun.Window) (Scenario, error) {
 		byName[a.Name] = a
 	}
 	var acts []soakAtom
-	var names []string
 	for _, st := range w.Steps {
 		a, ok := byName[st.Fault]
 		if !ok {
 			return Scenario{}, fmt.Errorf("etcdcheck: soak window %d: no fault %q", w.Index, st.Fault)
 		}
-		acts, names = append(acts, a), append(names, st.Fault)
+		acts = append(acts, a)
 	}
 	if len(acts) == 0 {
 		return Scenario{}, fmt.Errorf("etcdcheck: soak window %d has no fault", w.Index)
@@ -147,7 +146,16 @@ func SoakScenario(w faultrun.Window) (Scenario, error) {
 			mu.Unlock()
 			i, err := a.which(e, taken)
 			if err != nil {
-				fail(st, err)
+				if signal {
+					fail(st, err)
+					return
+				}
+				// The second fault found no member free of the first
+				// (the leader it wants is the one the first holds): the
+				// window runs on with the first alone, and says so.
+				mu.Lock()
+				notes = append(notes, fmt.Sprintf("%s found no member to strike (%v)", st.Fault, err))
+				mu.Unlock()
 				return
 			}
 			mu.Lock()
@@ -173,6 +181,9 @@ func SoakScenario(w faultrun.Window) (Scenario, error) {
 			if err := a.undo(e, i); err != nil {
 				fail(st, err)
 			}
+			mu.Lock()
+			delete(busy, i)
+			mu.Unlock()
 		}
 		wg.Add(1)
 		go do(acts[0], first, true)

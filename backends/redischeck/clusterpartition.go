@@ -62,10 +62,17 @@ func clusterPartitionShort(e *env) error {
 	if err := e.cluster.Isolate(p); err != nil {
 		return err
 	}
+	healed := false
+	defer func() {
+		if !healed {
+			_ = e.cluster.Heal() // an error path: the cluster must not stay cut
+		}
+	}()
 	hold := ClusterNodeTimeout / 2
 	e.Throttle(hold / time.Duration(partitionShare*float64(e.Total)))
 	time.Sleep(hold)
 	e.Throttle(0)
+	healed = true
 	if err := e.cluster.Heal(); err != nil {
 		return err
 	}
@@ -92,6 +99,16 @@ func clusterPartition(e *env) error {
 		return err
 	}
 	e.cut.at = time.Now()
+	healed := false
+	defer func() {
+		if !healed {
+			// An error path (the replica not promoted, say): the cluster
+			// must not stay cut, or every later call waits out its
+			// retries on a cluster that cannot serve the slot.
+			e.Throttle(0)
+			_ = e.cluster.Heal()
+		}
+	}()
 	before, err := fcalls(p)
 	if err != nil {
 		return err
@@ -105,7 +122,7 @@ func clusterPartition(e *env) error {
 	}
 	e.cut.readAt = time.Since(e.cut.at)
 	if err := e.cluster.WaitPrimary(r, 10*e.cluster.NodeTimeout); err != nil {
-		return err
+		return fmt.Errorf("the cut primary's replica was not promoted (%s): %w", e.cluster.LinkCounts(), err)
 	}
 	promoted := time.Since(e.cut.at)
 	time.Sleep(time.Until(e.cut.at.Add(e.cut.hold)))
@@ -118,11 +135,12 @@ func clusterPartition(e *env) error {
 	e.cut.ran, e.cut.rejected = after.calls-before.calls, after.rejected-before.rejected
 	e.cut.late = after.calls - atBound.calls
 	e.cut.measured = true
+	healed = true
 	if err := e.cluster.Heal(); err != nil {
 		return err
 	}
-	e.Note = fmt.Sprintf("the cut primary ran %d write calls after the cut (%d later than %v after it, its count read at the bound %v); it refused writes (CLUSTERDOWN) from %v after the cut; its replica was a primary of a whole cluster %v after the cut",
-		e.cut.ran, e.cut.late, e.cut.readAt.Round(time.Millisecond), e.cut.bound, e.cut.refused.Round(time.Millisecond), promoted.Round(time.Millisecond))
+	e.Note = fmt.Sprintf("the cut primary ran %d write calls after the cut (%d later than %v after it, its count read at the bound %v); it refused writes (CLUSTERDOWN) from %v after the cut; its replica was a primary of a whole cluster %v after the cut; %s",
+		e.cut.ran, e.cut.late, e.cut.readAt.Round(time.Millisecond), e.cut.bound, e.cut.refused.Round(time.Millisecond), promoted.Round(time.Millisecond), e.cluster.LinkCounts())
 	// The old primary learns on healing that it lost its slots, and
 	// rejoins as a replica of the new primary.
 	return e.cluster.WaitReplicaOf(p, r, 30*time.Second)

@@ -47,6 +47,27 @@ type nodeLinks struct {
 	mu       sync.Mutex
 	isolated map[int]bool // by index in Nodes()
 	proxies  []*netproxy.Proxy
+	// connections accepted, by who dialled them: a node, this process, or
+	// neither as far as the kernel's tables told
+	byNode, byClient, unknown int
+}
+
+// LinkCounts says how many connections the proxies of a proxied cluster
+// accepted from nodes, from this process and from diallers they could not
+// tell (cut while a node is isolated).
+func (c *Cluster) LinkCounts() string {
+	if c.links == nil {
+		return "no proxies"
+	}
+	c.links.mu.Lock()
+	defer c.links.mu.Unlock()
+	return fmt.Sprintf("the proxies accepted %d connections from nodes, %d from clients, %d from diallers not told", c.links.byNode, c.links.byClient, c.links.unknown)
+}
+
+func (c *Cluster) count(n *int) {
+	c.links.mu.Lock()
+	*n++
+	c.links.mu.Unlock()
 }
 
 // proxyNodes puts the proxies in front of every node and has each
@@ -100,6 +121,7 @@ func (c *Cluster) identify(nc net.Conn) ([]byte, int, error) {
 	pids = append(pids, os.Getpid())
 	pid := netproxy.Dialler(nc, pids)
 	if pid == os.Getpid() {
+		c.count(&c.links.byClient)
 		return nil, dialClient, nil
 	}
 	for i, s := range nodes {
@@ -107,9 +129,11 @@ func (c *Cluster) identify(nc net.Conn) ([]byte, int, error) {
 		match := s.proc != nil && s.proc.Cmd.Process.Pid == pid
 		s.mu.Unlock()
 		if pid != 0 && match {
+			c.count(&c.links.byNode)
 			return nil, i, nil
 		}
 	}
+	c.count(&c.links.unknown)
 	return nil, dialUnknown, nil
 }
 

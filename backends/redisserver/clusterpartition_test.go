@@ -61,6 +61,7 @@ func TestClusterIsolate(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	t.Log(c.LinkCounts())
 	if err := c.Heal(); err != nil {
 		t.Fatal(err)
 	}
