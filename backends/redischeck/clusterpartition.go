@@ -91,6 +91,9 @@ func clusterPartition(e *env) error {
 	e.Track() // from the start: a take lost at the cut returned before it
 	p, r := e.cluster.Primaries[e.owner], e.cluster.Replicas[e.owner]
 	e.cut.bound = ClusterPartitionBound
+	if e.bound != 0 {
+		e.cut.bound = e.bound
+	}
 	probeKey := fmt.Sprintf("{%s}-partition-probe", e.target.lastTable())
 	if !e.Strike(0.3) {
 		return nil

@@ -82,6 +82,9 @@ type Scenario struct {
 	// noStep keeps a clock scenario from stepping the clock: the negative
 	// control of TestClockScenarios.
 	noStep bool
+	// bound replaces cluster-partition's ClusterPartitionBound: the
+	// negative control of TestClusterPartitionScenarios.
+	bound time.Duration
 	// endShare, when not 0, makes the calls past that share of the
 	// recording wait for the fault's end (faultrun.Run.Ended): a soak
 	// window's.
@@ -116,6 +119,7 @@ type env struct {
 
 	cut cutOff // what a partition's cut-off primary did (partition.go)
 
+	bound     time.Duration // Scenario.bound
 	clockStep time.Duration // a clock scenario's step (clock.go)
 	noStep    bool
 	clk       clockFault // what it did
@@ -341,7 +345,7 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 	if s.Cluster {
 		row.RecoverWithin = ClusterRecovery
 	}
-	e := &env{Run: faultrun.NewRun(), timeout: o.Timeout, clockStep: s.Clock, noStep: s.noStep}
+	e := &env{Run: faultrun.NewRun(), timeout: o.Timeout, clockStep: s.Clock, noStep: s.noStep, bound: s.bound}
 	if s.Proxied {
 		// The calls past 80% wait for the partition's end: every
 		// recording has calls after it, however the throttle went.

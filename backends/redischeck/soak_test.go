@@ -157,3 +157,43 @@ func TestClockScenarios(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterPartitionScenarios: on a Redis Cluster behind proxies, the
+// table's primary cut from every other node for half the node timeout
+// loses nothing; cut until its replica is promoted, it loses only writes
+// acknowledged within ClusterPartitionBound of the cut; and the same row
+// held to a bound of 200 ms fails (the cut primary went on acknowledging
+// past it). About two and a half minutes: with -long.
+func TestClusterPartitionScenarios(t *testing.T) {
+	if !*long {
+		t.Skip("with -long: the cluster-partition rows and their negative control (about 3 min); CI runs cluster-* rows through tollgate check")
+	}
+	needServer(t)
+	for _, s := range Scenarios() {
+		if !s.ClusterProxied {
+			continue
+		}
+		rows, err := Run(s, nil, Options{Seed: 1, Parent: t.TempDir(), Dir: t.TempDir(), CheckTimeout: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			logRow(t, r)
+			if !r.Pass() {
+				t.Errorf("%s %s: %s", r.Scenario, r.Primitive, r.Failure())
+			}
+		}
+		if s.Name != "cluster-partition" {
+			continue
+		}
+		s.bound = 200 * time.Millisecond
+		rows, err = Run(s, []string{linearizability.PrimitiveTokenBucket}, Options{Seed: 1, Parent: t.TempDir(), Dir: t.TempDir(), CheckTimeout: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logRow(t, rows[0])
+		if rows[0].Pass() {
+			t.Errorf("cluster-partition held to 200 ms passed: %s", rows[0].Detail)
+		}
+	}
+}
