@@ -80,7 +80,7 @@ type soakRow struct {
 func (s soakRow) result() string {
 	switch {
 	case s.err != nil:
-		return "FAILED: " + s.err.Error()
+		return "NOT RUN: " + s.err.Error()
 	case s.r.Pass():
 		return "Ok"
 	case s.r.Inconclusive():
@@ -145,7 +145,10 @@ func Soak(c Config, out io.Writer) (Verdict, error) {
 		rows = append(rows, s)
 		switch {
 		case err != nil:
-			v = Illegal
+			// The harness could not do or undo a fault (a member that did
+			// not start in time, say): no promise was seen broken, and
+			// none was checked. Not a pass.
+			v = v.Merge(Unknown)
 		case r.Pass():
 		case r.Inconclusive():
 			v = v.Merge(Unknown)
@@ -186,6 +189,7 @@ func printSoak(w io.Writer, c Config, rows []soakRow, took time.Duration) {
 		if len(res) > 60 {
 			res = res[:57] + "..."
 		}
+		res = strings.ReplaceAll(res, "\n", " ")
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", s.w.Index, s.w.Primitive, strings.Join(fs, " "), s.r.Ops, s.r.UnknownOps, s.r.Acked, s.r.Lost, s.r.Extra, s.r.InFlight, res)
 	}
 	tw.Flush()
@@ -200,7 +204,7 @@ func soakLine(v Verdict, rows []soakRow) string {
 	case Ok:
 		return fmt.Sprintf("Ok — every one of %d windows linearizable, no acknowledged write lost or applied twice, every fault struck a write in flight", len(rows))
 	case Unknown:
-		return "Unknown — no violation found, but some windows could not be checked in time (not a pass)"
+		return "Unknown — no violation found, but some windows could not be run (NOT RUN: the harness could not do or undo a fault) or checked in time (not a pass)"
 	}
 	return "FAILED"
 }
