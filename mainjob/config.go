@@ -63,6 +63,14 @@ type Config struct {
 	// CallTimeout is each fault-workload call's budget; a call not
 	// answered in it has an unknown outcome.
 	CallTimeout time.Duration
+	// Soak, when not 0, runs a soak instead of the job (Soak): windows
+	// drawn from Seed, one after another, for this long.
+	Soak time.Duration
+	// SoakWindow, when >= 0, runs that window of Seed's soak alone.
+	SoakWindow int
+	// SoakResults is the file a soak's output is written to as well ("":
+	// none).
+	SoakResults string
 }
 
 // Defaults is the configuration of a bare `tollgate check`, but for Out,
@@ -71,6 +79,7 @@ func Defaults() Config {
 	return Config{
 		Duration: time.Minute, Primitive: "all", Timeout: 10 * time.Second, SeqShare: 0.1,
 		Progress: 2 * time.Second, Backend: "memory", Faults: "all", CallTimeout: 250 * time.Millisecond,
+		SoakWindow: -1,
 	}
 }
 
@@ -122,6 +131,10 @@ func (c Config) checkRanges() error {
 		return fmt.Errorf("check: -timeout %v must be >= 0", c.Timeout)
 	case c.Backend != "memory" && !c.redis() && c.Backend != "etcd":
 		return fmt.Errorf("check: -backend %q must be memory, redis, redis-cluster or etcd", c.Backend)
+	case c.Soak < 0:
+		return fmt.Errorf("check: -soak %v must be >= 0", c.Soak)
+	case c.SoakWindow < -1:
+		return fmt.Errorf("check: -soak-window %d must be >= 0 (or -1: every window)", c.SoakWindow)
 	}
 	return nil
 }

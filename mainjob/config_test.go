@@ -26,6 +26,8 @@ func TestResolveRejects(t *testing.T) {
 		{"seq-share high", func(c *Config) { c.SeqShare = 1 }, []string{"-seq-share", "[0, 1)"}},
 		{"seq-share low", func(c *Config) { c.SeqShare = -0.1 }, []string{"-seq-share", "[0, 1)"}},
 		{"timeout", func(c *Config) { c.Timeout = -1 }, []string{"-timeout", ">= 0"}},
+		{"soak", func(c *Config) { c.Soak = -time.Minute }, []string{"-soak -1m0s must be >= 0"}},
+		{"soak-window", func(c *Config) { c.SoakWindow = -2 }, []string{"-soak-window -2 must be >= 0"}},
 		{"backend", func(c *Config) { c.Backend = "consul" }, []string{"-backend", "memory, redis, redis-cluster or etcd"}},
 		{"etcd faults", func(c *Config) { c.Backend, c.Faults = "etcd", "pause" }, []string{"-faults", "no fault workload \"pause\" of -backend etcd"}},
 		{"etcd mutant", func(c *Config) { c.Backend, c.Mutant = "etcd", "tb-plain-store" }, []string{"-mutant tb-plain-store", "not a mutant of the etcd tables"}},

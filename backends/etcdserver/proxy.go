@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,14 +101,10 @@ func (p *proxy) sender(c *Cluster, nc net.Conn, h []byte) int {
 		p.count(&p.byHeader)
 		return i
 	}
-	remote, rok := nc.RemoteAddr().(*net.TCPAddr)
-	local, lok := nc.LocalAddr().(*net.TCPAddr)
-	if rok && lok {
-		if pid := socketOwner(remote.Port, local.Port, c.pids()); pid != 0 {
-			if i := c.indexOfPid(pid); i >= 0 {
-				p.count(&p.byProc)
-				return i
-			}
+	if pid := netproxy.Dialler(nc, c.pids()); pid != 0 {
+		if i := c.indexOfPid(pid); i >= 0 {
+			p.count(&p.byProc)
+			return i
 		}
 	}
 	p.count(&p.unknown)
@@ -120,54 +115,4 @@ func (p *proxy) count(n *int) {
 	p.mu.Lock()
 	*n++
 	p.mu.Unlock()
-}
-
-// socketOwner returns which of pids holds the local end of the loopback
-// TCP connection from port local to port remote, or 0: it finds the
-// socket's inode in /proc/net/tcp, then a descriptor of it among each
-// process's descriptors in /proc/<pid>/fd.
-func socketOwner(local, remote int, pids []int) int {
-	table, err := os.ReadFile("/proc/net/tcp")
-	if err != nil {
-		return 0
-	}
-	inode := ""
-	for _, line := range strings.Split(string(table), "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) >= 10 && hexPort(f[1]) == local && hexPort(f[2]) == remote {
-			inode = f[9]
-			break
-		}
-	}
-	if inode == "" || inode == "0" {
-		return 0
-	}
-	want := "socket:[" + inode + "]"
-	for _, pid := range pids {
-		dir := fmt.Sprintf("/proc/%d/fd", pid)
-		fds, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, fd := range fds {
-			if l, err := os.Readlink(dir + "/" + fd.Name()); err == nil && l == want {
-				return pid
-			}
-		}
-	}
-	return 0
-}
-
-// hexPort is the port of an address of /proc/net/tcp ("0100007F:9C40"),
-// or −1.
-func hexPort(addr string) int {
-	_, port, ok := strings.Cut(addr, ":")
-	if !ok {
-		return -1
-	}
-	n, err := strconv.ParseUint(port, 16, 16)
-	if err != nil {
-		return -1
-	}
-	return int(n)
 }

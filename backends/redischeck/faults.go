@@ -55,6 +55,10 @@ type Scenario struct {
 	// scenario also requires the table to answer again after the fault:
 	// some call begun after it must be acknowledged.
 	Cluster bool
+	// ClusterProxied starts the cluster with every node behind proxies
+	// (redisserver.ClusterThroughProxies), for a partition inside it
+	// (clusterpartition.go).
+	ClusterProxied bool
 	// Proxied starts the replica behind a proxy of its own
 	// (redisserver.ThroughProxy), for a partition (partition.go).
 	Proxied bool
@@ -70,8 +74,22 @@ type Scenario struct {
 	cutOff bool
 	// hold is how long a cutOff row keeps its clients on the cut-off
 	// primary (0: PartitionHold).
-	hold   time.Duration
-	inject func(e *env) error
+	hold time.Duration
+	// Clock, when not 0, starts the primary with a steppable clock
+	// (redisserver.WithSteppableClock) and is the step of the clock
+	// scenarios (clock.go).
+	Clock time.Duration
+	// noStep keeps a clock scenario from stepping the clock: the negative
+	// control of TestClockScenarios.
+	noStep bool
+	// bound replaces cluster-partition's ClusterPartitionBound: the
+	// negative control of TestClusterPartitionScenarios.
+	bound time.Duration
+	// endShare, when not 0, makes the calls past that share of the
+	// recording wait for the fault's end (faultrun.Run.Ended): a soak
+	// window's.
+	endShare float64
+	inject   func(e *env) error
 }
 
 // ClusterRecovery bounds how long after a cluster scenario's fault (its
@@ -100,6 +118,11 @@ type env struct {
 	slot    int // the table's slot
 
 	cut cutOff // what a partition's cut-off primary did (partition.go)
+
+	bound     time.Duration // Scenario.bound
+	clockStep time.Duration // a clock scenario's step (clock.go)
+	noStep    bool
+	clk       clockFault // what it did
 }
 
 // lag notes how far the replica r trailed its primary p just before a
@@ -175,7 +198,7 @@ func Scenarios() []Scenario {
 			inject: clusterKill},
 		{Name: "cluster-pause", What: "on a Redis Cluster: SIGSTOP of the table's primary at 30% of the calls until the cluster has promoted its replica, then SIGCONT: the old primary rejoins as a replica", Cluster: true, Lossy: true,
 			inject: clusterPause},
-	}, append(partitionScenarios(), powerLossScenarios()...)...)
+	}, append(append(append(partitionScenarios(), powerLossScenarios()...), clockScenarios()...), clusterPartitionScenarios()...)...)
 }
 
 func clusterReshard(e *env) error {
@@ -322,11 +345,14 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 	if s.Cluster {
 		row.RecoverWithin = ClusterRecovery
 	}
-	e := &env{Run: faultrun.NewRun(), timeout: o.Timeout}
+	e := &env{Run: faultrun.NewRun(), timeout: o.Timeout, clockStep: s.Clock, noStep: s.noStep, bound: s.bound}
 	if s.Proxied {
 		// The calls past 80% wait for the partition's end: every
 		// recording has calls after it, however the throttle went.
 		e.Ended, e.EndShare = make(chan struct{}), 0.8
+	}
+	if s.endShare != 0 {
+		e.Ended, e.EndShare = make(chan struct{}), s.endShare
 	}
 	if s.MinReplicas {
 		e.cut.bound = redisserver.MinReplicasBound(PartitionLag)
@@ -390,7 +416,11 @@ func (e *env) start(s Scenario, o Options) (stop func(), err error) {
 		}
 	}
 	if s.Cluster {
-		cl, err := redisserver.StartCluster(o.Parent, 3, ClusterNodeTimeout)
+		var copts []redisserver.ClusterOption
+		if s.ClusterProxied {
+			copts = append(copts, redisserver.ClusterThroughProxies())
+		}
+		cl, err := redisserver.StartCluster(o.Parent, 3, ClusterNodeTimeout, copts...)
 		if err != nil {
 			return stop, err
 		}
@@ -442,6 +472,12 @@ func job[In, Out any](e *env, s Scenario, o Options, check linearizability.Optio
 	if s.cutOff {
 		bound = func(ops []linearizability.Op[In, Out], read linearizability.Backend[In, Out]) (string, string, error) {
 			return partitionBound(e, ops, read)
+		}
+	}
+	if s.Clock != 0 {
+		bound = func([]linearizability.Op[In, Out], linearizability.Backend[In, Out]) (string, string, error) {
+			found, broken := clockBound(e)
+			return found, broken, nil
 		}
 	}
 	return faultrun.Job[In, Out]{

@@ -72,6 +72,9 @@ func (s Scenario) serverOptions() []redisserver.Option {
 	if s.OnLazyFS {
 		opts = append(opts, redisserver.OnLazyFS())
 	}
+	if s.Clock != 0 {
+		opts = append(opts, redisserver.WithSteppableClock())
+	}
 	if s.MinReplicas && !s.unsetMinReplicas {
 		opts = append(opts, redisserver.WithMinReplicas(1, PartitionLag))
 	}

@@ -370,7 +370,11 @@ func (t *Target) OpenCr(f fault.Fault, name string) (linearizability.CrBackend, 
 	if err != nil {
 		return nil, nil, err
 	}
-	b := &retrying[model.CrInput[string], model.CrOutput[string]]{t: t, apply: s.Apply}
+	apply := func(ctx context.Context, in model.CrInput[string]) (model.CrOutput[string], error) {
+		out, err := s.Apply(ctx, in)
+		return out, clockAheadNotRun(err)
+	}
+	b := &retrying[model.CrInput[string], model.CrOutput[string]]{t: t, apply: apply}
 	return b, func() { _ = s.Close() }, nil
 }
 

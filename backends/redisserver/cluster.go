@@ -19,6 +19,8 @@ type Cluster struct {
 	// NodeTimeout is cluster-node-timeout: how long a node may be
 	// unreachable before the others mark it failed.
 	NodeTimeout time.Duration
+
+	links *nodeLinks // ClusterThroughProxies: the nodes' proxies
 }
 
 // StartCluster starts a cluster of primaries primaries (1 to 16), each with
@@ -26,7 +28,14 @@ type Cluster struct {
 // node timeout (at least 100 ms), and returns once every node sees the
 // whole cluster, the cluster's state is ok on every node, and every replica
 // holds its primary's writes. On error nothing is left running.
-func StartCluster(parent string, primaries int, nodeTimeout time.Duration) (*Cluster, error) {
+//
+// With ClusterThroughProxies every node is reached through proxies of its
+// own (Isolate, Heal).
+func StartCluster(parent string, primaries int, nodeTimeout time.Duration, opts ...ClusterOption) (*Cluster, error) {
+	var cc clusterConfig
+	for _, o := range opts {
+		o(&cc)
+	}
 	if primaries < 1 || primaries > 16 {
 		return nil, fmt.Errorf("redisserver: StartCluster: primaries %d must be in 1..16", primaries)
 	}
@@ -55,6 +64,11 @@ func StartCluster(parent string, primaries int, nodeTimeout time.Duration) (*Clu
 			c.Replicas = append(c.Replicas, s)
 		}
 	}
+	if cc.proxied {
+		if err := c.proxyNodes(); err != nil {
+			return nil, err
+		}
+	}
 	for i, p := range c.Primaries {
 		lo, hi := i*16384/primaries, (i+1)*16384/primaries-1
 		if _, err := p.Query("CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
@@ -64,7 +78,11 @@ func StartCluster(parent string, primaries int, nodeTimeout time.Duration) (*Clu
 	first := c.Primaries[0]
 	_, port, _ := strings.Cut(first.Addr, ":")
 	for _, s := range c.Nodes()[1:] {
-		if _, err := s.Query("CLUSTER", "MEET", "127.0.0.1", port, strconv.Itoa(first.cfg.busPort)); err != nil {
+		port, bus := port, first.cfg.busPort
+		if cc.proxied {
+			port, bus = strconv.Itoa(first.cfg.announcePort), first.cfg.announceBusPort
+		}
+		if _, err := s.Query("CLUSTER", "MEET", "127.0.0.1", port, strconv.Itoa(bus)); err != nil {
 			return nil, err
 		}
 	}
@@ -139,6 +157,7 @@ func (c *Cluster) Stop() {
 	for _, s := range c.Nodes() {
 		s.Stop()
 	}
+	c.closeLinks()
 }
 
 // NodeID is the node's cluster id (CLUSTER MYID).
@@ -170,6 +189,11 @@ func (s *Server) SlotOwner(slot int) (addr, id string, err error) {
 			}
 			if err1 == nil && err2 == nil && a <= slot && slot <= b {
 				addr, _, _ := strings.Cut(f[1], "@")
+				if s.cluster != nil {
+					if n := s.cluster.node(addr); n != nil {
+						addr = n.Addr // the node's own, not the proxy it announces
+					}
+				}
 				return addr, f[0], nil
 			}
 		}
@@ -260,7 +284,10 @@ func (c *Cluster) MoveSlot(slot int, to *Server, batch int, pause time.Duration)
 // node is the node at addr, or nil.
 func (c *Cluster) node(addr string) *Server {
 	for _, s := range c.Nodes() {
-		if s.Addr == addr {
+		s.mu.Lock()
+		announce := s.announce
+		s.mu.Unlock()
+		if s.Addr == addr || announce != "" && announce == addr {
 			return s
 		}
 	}

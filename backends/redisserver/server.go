@@ -70,6 +70,9 @@ type config struct {
 	// cluster mode: the cluster bus port and the node timeout (0: off)
 	busPort     int
 	nodeTimeout time.Duration
+	clock       bool // the wall clock steppable (WithSteppableClock)
+	// the client and bus ports a proxied cluster node announces (0: its own)
+	announcePort, announceBusPort int
 }
 
 // cluster reports whether the server runs in cluster mode.
@@ -156,6 +159,11 @@ type Server struct {
 
 	mount *lazyfs.Mount   // OnLazyFS: the data directory's mount
 	link  *netproxy.Proxy // ThroughProxy: the replica's link to its primary
+	clock *clock          // WithSteppableClock: the shim and its offset
+	// cluster is the proxied cluster the node belongs to (nil: none), and
+	// announce the address of its client proxy
+	cluster  *Cluster
+	announce string
 
 	bin  string
 	port int
@@ -207,6 +215,12 @@ func start(parent string, cfg config) (*Server, error) {
 				return nil, err
 			}
 		}
+		if cfg.clock {
+			if s.clock, err = setUpClock(dir); err != nil {
+				s.Stop()
+				return nil, err
+			}
+		}
 		err = s.launch()
 		if err == nil {
 			return s, nil
@@ -246,6 +260,10 @@ func (s *Server) args() []string {
 	if cfg.busPort != 0 {
 		a = append(a, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			"--cluster-port", fmt.Sprint(cfg.busPort), "--cluster-node-timeout", fmt.Sprint(cfg.nodeTimeout.Milliseconds()))
+		if cfg.announcePort != 0 {
+			a = append(a, "--cluster-announce-ip", "127.0.0.1", "--cluster-announce-port", fmt.Sprint(cfg.announcePort),
+				"--cluster-announce-bus-port", fmt.Sprint(cfg.announceBusPort))
+		}
 	}
 	return a
 }
@@ -253,7 +271,11 @@ func (s *Server) args() []string {
 // launch starts the process and waits until it answers PING; on failure
 // the process is killed (the directory is kept).
 func (s *Server) launch() error {
-	p, err := throwaway.Start(exec.Command(s.bin, s.args()...), nil)
+	cmd := exec.Command(s.bin, s.args()...)
+	if s.clock != nil {
+		cmd.Env = s.clock.env()
+	}
+	p, err := throwaway.Start(cmd, nil)
 	if err != nil {
 		return fmt.Errorf("redisserver: starting %s: %w", s.bin, err)
 	}
@@ -320,6 +342,11 @@ func (s *Server) Stop() {
 	}
 	if s.mount != nil {
 		_ = s.mount.Unmount()
+	}
+	if s.clock != nil {
+		s.mu.Lock()
+		s.clock.close()
+		s.mu.Unlock()
 	}
 	os.RemoveAll(s.Dir)
 }

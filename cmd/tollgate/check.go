@@ -41,6 +41,7 @@ var exitCode = map[mainjob.Verdict]int{mainjob.Ok: exitOK, mainjob.Unknown: exit
 func parseCheck(args []string, stderr io.Writer) (mainjob.Config, string, error) {
 	c := mainjob.Defaults()
 	var replay string
+	soakPlan = 0
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -77,6 +78,10 @@ flags:
 	fs.StringVar(&c.EtcdEndpoints, "etcd", "", "with -backend etcd: the cluster's client URLs, comma-separated (empty: a throwaway cluster of 3 members on loopback); the fault workloads always start their own")
 	fs.StringVar(&c.Faults, "faults", c.Faults, "with -backend redis, redis-cluster or etcd: the fault workloads to run after the others (the cluster-* ones are redis-cluster's), comma-separated, or all, or none")
 	fs.DurationVar(&c.CallTimeout, "call-timeout", c.CallTimeout, "with -backend redis or redis-cluster: each call's budget in the fault workloads; a call not answered in it has an unknown outcome")
+	fs.DurationVar(&c.Soak, "soak", 0, "with -backend redis, redis-cluster or etcd: instead of the job, a soak of this long: windows drawn from -seed, each a recording through one fault or two overlapping, on servers of its own, checked as the fault workloads are")
+	fs.IntVar(&c.SoakWindow, "soak-window", -1, "run window N of -seed's soak alone (with -backend redis, redis-cluster or etcd)")
+	fs.IntVar(&soakPlan, "soak-plan", 0, "print the first N windows of -seed's soak and exit (no server is started)")
+	fs.StringVar(&c.SoakResults, "soak-results", "", "write the soak's output to this file as well")
 	if err := fs.Parse(args); err != nil {
 		return c, "", err
 	}
@@ -86,6 +91,9 @@ flags:
 	c, err := c.Resolve()
 	return c, replay, err
 }
+
+// soakPlan is -soak-plan's count (0: not asked).
+var soakPlan int
 
 // runCheck is `tollgate check`: mainjob.Run, or mainjob.Replay with
 // -replay, on a throwaway redis-server when -backend redis names none.
@@ -105,6 +113,24 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		goredis.SetLogger(quietLog{})
 	}
 	var v mainjob.Verdict
+	switch {
+	case soakPlan < 0:
+		fmt.Fprintf(stderr, "check: -soak-plan %d must be >= 0\n", soakPlan)
+		return exitUsage
+	case soakPlan > 0:
+		if err := mainjob.SoakPlan(c, soakPlan, stdout); err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitUsage
+		}
+		return exitOK
+	case c.Soak > 0 || c.SoakWindow >= 0:
+		// Each window starts servers of its own.
+		if v, err = mainjob.Soak(c, stdout); err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitUsage
+		}
+		return exitCode[v]
+	}
 	if replay != "" {
 		v, err = mainjob.Replay(replay, c.Timeout, stdout)
 	} else {

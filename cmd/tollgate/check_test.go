@@ -175,3 +175,34 @@ func TestCheckUnknownIsNotAPass(t *testing.T) {
 		t.Fatalf("exit %d, want %d (Unknown)\n%s%s", code, exitUnknown, out.String(), errb.String())
 	}
 }
+
+// TestSoakPlanFromTheSeed: -soak-plan prints the same windows for one
+// seed twice, and other windows for another seed, on each backend; no
+// server is started.
+func TestSoakPlanFromTheSeed(t *testing.T) {
+	plan := func(backend, seed string) string {
+		var out, errb bytes.Buffer
+		if code := runCheck([]string{"-backend", backend, "-seed", seed, "-soak-plan", "20"}, &out, &errb); code != exitOK {
+			t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
+		}
+		// The windows, without the header naming the seed.
+		_, windows, _ := strings.Cut(out.String(), "\n")
+		return windows
+	}
+	for _, b := range []string{"redis", "redis-cluster", "etcd"} {
+		one, again, other := plan(b, "5"), plan(b, "5"), plan(b, "6")
+		if one != again {
+			t.Errorf("%s: seed 5 drew two plans:\n%s\n%s", b, one, again)
+		}
+		if one == other {
+			t.Errorf("%s: seeds 5 and 6 drew one plan:\n%s", b, one)
+		}
+		if n := strings.Count(one, "window "); n != 20 {
+			t.Errorf("%s: %d windows printed, want 20:\n%s", b, n, one)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := runCheck([]string{"-backend", "memory", "-soak", "1m"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "-soak needs -backend") {
+		t.Errorf("a soak of the memory backend: exit %d, %s", code, errb.String())
+	}
+}

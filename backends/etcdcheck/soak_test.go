@@ -1,0 +1,105 @@
+package etcdcheck
+
+import (
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/tollgate/tollgate/backends/etcdserver"
+	"github.com/tollgate/tollgate/backends/faultrun"
+	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/mutants/build"
+	"github.com/tollgate/tollgate/linearizability"
+)
+
+// TestSoakPlanReproducible: one seed draws one plan, another seed
+// another, and every window's faults are ones the wing knows.
+func TestSoakPlanReproducible(t *testing.T) {
+	a := faultrun.Plan(3, 200, faultrun.Prims, SoakAtoms())
+	if b := faultrun.Plan(3, 200, faultrun.Prims, SoakAtoms()); !reflect.DeepEqual(a, b) {
+		t.Fatal("seed 3 drew two plans")
+	}
+	c := faultrun.Plan(4, 200, faultrun.Prims, SoakAtoms())
+	pairs := 0
+	for i, w := range a {
+		if reflect.DeepEqual(w, c[i]) {
+			t.Errorf("seeds 3 and 4 drew one window %d: %s", i, w)
+		}
+		if _, err := SoakScenario(w); err != nil {
+			t.Fatal(err)
+		}
+		if len(w.Steps) == 2 {
+			pairs++
+			if w.Steps[0].Fault == "member-replace" || w.Steps[1].Fault == "member-replace" {
+				t.Errorf("%s: a member replacement paired", w)
+			}
+		}
+	}
+	if pairs < 50 {
+		t.Errorf("%d windows of 200 with two faults", pairs)
+	}
+}
+
+func needEtcd(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/etcd"); err != nil {
+		etcdserver.StartClusterT(t, 1) // skips, or fails under CI, saying how to install etcd
+	}
+}
+
+// soakWindow is a window of the named faults, the second 300 ms after the
+// first.
+func soakWindow(prim string, faults ...string) faultrun.Window {
+	w := faultrun.Window{Seed: 1, Primitive: prim}
+	for i, f := range faults {
+		st := faultrun.Step{Fault: f, Hold: 1500 * time.Millisecond}
+		if i == 0 {
+			st.Share = 0.3
+		} else {
+			st.After = 300 * time.Millisecond
+		}
+		w.Steps = append(w.Steps, st)
+	}
+	return w
+}
+
+// TestSoakWindow: the leader paused and a follower killed while it is
+// (no majority while both hold): linearizable, nothing lost, the table
+// answers again.
+func TestSoakWindow(t *testing.T) {
+	needEtcd(t)
+	t.Parallel()
+	w := soakWindow(linearizability.PrimitiveTokenBucket, "leader-pause", "follower-kill")
+	r, err := RunWindow(w, Options{Parent: t.TempDir(), Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logRow(t, r)
+	if !r.Pass() {
+		t.Errorf("%s: %s", w, r.Failure())
+	}
+}
+
+// TestSoakCatchesAMutant: the same kind of window on mutant
+// etb-retry-on-unknown (a take whose commit's outcome is unknown is read
+// and committed again) fails: the kill leaves commits unknown, and the
+// copies apply twice.
+func TestSoakCatchesAMutant(t *testing.T) {
+	build.Need(t)
+	needEtcd(t)
+	t.Parallel()
+	for seed := uint64(1); seed <= 3; seed++ {
+		w := soakWindow(linearizability.PrimitiveTokenBucket, "leader-kill", "follower-kill")
+		w.Seed = seed
+		r, err := RunWindow(w, Options{Parent: t.TempDir(), Dir: t.TempDir(), Fault: fault.Named("etb-retry-on-unknown"), CheckTimeout: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logRow(t, r)
+		if !r.Pass() {
+			return
+		}
+	}
+	t.Error("etb-retry-on-unknown passed 3 soak windows")
+}

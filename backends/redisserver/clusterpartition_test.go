@@ -1,0 +1,83 @@
+package redisserver
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestClusterIsolate: a primary cut from every other node (bus and
+// replication) while this process still reaches it through its proxy:
+// the others promote its replica, the isolated primary stops serving
+// (cluster_state:fail), and once healed it rejoins as a replica of the new
+// primary with the cluster whole again.
+func TestClusterIsolate(t *testing.T) {
+	t.Parallel()
+	c, err := StartCluster(t.TempDir(), 3, time.Second, ClusterThroughProxies())
+	if err != nil {
+		if err == ErrNotInstalled {
+			forTest(t, nil, err)
+		}
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	p, r := c.Primaries[0], c.Replicas[0]
+	nodes, err := r.Query("CLUSTER", "NODES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(nodes, p.announce) {
+		t.Fatalf("the nodes do not know the primary by its proxy %s:\n%s", p.announce, nodes)
+	}
+	if err := c.Isolate(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitPrimary(r, 10*c.NodeTimeout); err != nil {
+		t.Fatalf("the replica of the isolated primary was not promoted: %v", err)
+	}
+	// A client still reaches the isolated primary, through its proxy.
+	nc, err := net.DialTimeout("tcp", p.announce, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := nc.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	if n, err := nc.Read(buf); err != nil || !strings.HasPrefix(string(buf[:n]), "+PONG") {
+		t.Fatalf("a client of the isolated primary: %q, %v", buf[:n], err)
+	}
+	nc.Close()
+	deadline := time.Now().Add(10 * c.NodeTimeout)
+	for {
+		info, err := p.Query("CLUSTER", "INFO")
+		if err == nil && strings.Contains(info, "cluster_state:fail") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the isolated primary still serves: %s", firstLine(info))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Log(c.LinkCounts())
+	if err := c.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.waitFor(30*time.Second, "the old primary to rejoin as a replica with the cluster whole", func(s *Server) (bool, string) {
+		info, err := s.Query("CLUSTER", "INFO")
+		if err != nil {
+			return false, err.Error()
+		}
+		if s == p {
+			repl, err := s.Info("replication")
+			if err != nil || repl["role"] != "slave" {
+				return false, "role " + repl["role"]
+			}
+		}
+		return strings.Contains(info, "cluster_state:ok"), firstLine(info)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
