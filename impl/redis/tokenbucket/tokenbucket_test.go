@@ -2,6 +2,7 @@ package tokenbucket
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"math"
 	"strconv"
@@ -203,19 +204,25 @@ func TestServerChecksBeforeWriting(t *testing.T) {
 	ctx := context.Background()
 	tb, _ := newTestTable(t, "server")
 	c := tb.c
+	nums := func(cap, rate, cost float64, now int64) []byte {
+		p := pack(now, cap, rate, cost)
+		b, _ := p.MarshalBinary()
+		return b
+	}
 	for _, args := range [][]any{
-		{"k", "10", "1", "1"},                         // too few
-		{"k", "0", "1", "1", "0"},                     // capacity
-		{"k", "inf", "1", "1", "0"},                   // capacity
-		{"k", "10", "nan", "1", "0"},                  // rate
-		{"k", "10", "1", "11", "0"},                   // cost > capacity
-		{"k", "10", "1", "1", "1.5"},                  // clock
-		{"k", "10", "1", "1", "9223372036854775808"},  // clock overflow
-		{"k", "10", "1", "1", "-9223372036854775809"}, // clock overflow
-		{"k", "10", "1", "1", "-0"},                   // not FormatInt's
-		{"k", "10", "1", "1", "01"},                   // not FormatInt's
+		{"k"},                                      // too few
+		{"k", nums(10, 1, 1, 0), "x"},              // too many
+		{"k", nums(10, 1, 1, 0)[:31]},              // short
+		{"k", append(nums(10, 1, 1, 0), 0)},        // long
+		{"k", "10 1 1 0"},                          // version 3's decimals
+		{"k", nums(0, 1, 1, 0)},                    // capacity
+		{"k", nums(math.Inf(1), 1, 1, 0)},          // capacity
+		{"k", nums(math.Copysign(0, -1), 1, 1, 0)}, // capacity
+		{"k", nums(10, math.NaN(), 1, 0)},          // rate
+		{"k", nums(10, 1, -1, 0)},                  // cost
+		{"k", nums(10, 1, 11, 0)},                  // cost > capacity
 	} {
-		if err := c.FCall(ctx, rconn.FunctionName(tb.fn.take, source()), tb.keys, args...).Err(); err == nil || !strings.Contains(err.Error(), "tollgate_tb") {
+		if err := c.FCall(ctx, tb.fn.take, tb.keys, args...).Err(); err == nil || !strings.Contains(err.Error(), "tollgate_tb") {
 			t.Errorf("take %q: %v", args, err)
 		}
 	}
@@ -223,6 +230,26 @@ func TestServerChecksBeforeWriting(t *testing.T) {
 		t.Fatalf("refused calls wrote: %d keys exist (%v)", n, err)
 	}
 	if _, _, err := tb.TakeAt(ctx, 0, "good", lim, 1); err != nil {
+		t.Fatal(err)
+	}
+	// A stored bucket that is neither format, or this format with tokens
+	// no take leaves (NaN, negative, infinite), is refused, not repaired.
+	stored := func(tokens float64) string {
+		b := binary.LittleEndian.AppendUint64([]byte{bucketTag}, math.Float64bits(tokens))
+		return string(binary.LittleEndian.AppendUint64(b, 5))
+	}
+	for _, v := range []string{stored(math.NaN()), stored(-1), stored(math.Inf(1)), "\x05" + stored(1)[1:], stored(1)[:16], "1.5", "1 x"} {
+		if err := c.HSet(ctx, tb.keys[0], "corrupt", v).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := tb.TakeAt(ctx, 10, "corrupt", lim, 1); err == nil || errors.Is(err, ErrUnknown) {
+			t.Errorf("take from the corrupt bucket %q: %v", v, err)
+		}
+		if got, err := c.HGet(ctx, tb.keys[0], "corrupt").Result(); err != nil || got != v {
+			t.Errorf("the refused take rewrote %q as %q (%v)", v, got, err)
+		}
+	}
+	if err := c.HDel(ctx, tb.keys[0], "corrupt").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.HSet(ctx, tb.keys[0], "bad", "1.5").Err(); err != nil {
