@@ -334,10 +334,7 @@ func writeServerTimes(md io.Writer, rs []Result) {
 			continue
 		}
 		fmt.Fprintf(md, "\nServer time per call, ns (INFO commandstats over each case, median of the rounds), %s:\n\n", group)
-		cols := []string{"goroutines"}
-		for _, d := range designs {
-			cols = append(cols, d)
-		}
+		cols := append([]string{"goroutines"}, designs...)
 		for _, d := range designs[1:] {
 			cols = append(cols, "÷ "+d+" (worst round, p)")
 		}

@@ -278,14 +278,6 @@ func master(ctx context.Context, cc *goredis.ClusterClient, addr string) (*gored
 	return found, nil
 }
 
-func anys(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
-
 // Classify returns err, wrapped in ErrNotSent or ErrUnknown as the package
 // doc says; nil and server error replies are returned unchanged.
 func Classify(err error) error {

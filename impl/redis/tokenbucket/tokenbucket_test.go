@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -438,5 +440,48 @@ func TestEvictingServerRefused(t *testing.T) {
 		if tab != nil {
 			_ = tab.Close()
 		}
+	}
+}
+
+// TestConcurrentTakesKeepTheirArguments: takes and admits from many
+// goroutines at once, each on a key and limits of its own, answer what
+// impl/tokenbucket answers for the same calls, bit for bit: the argument
+// vectors a Table reuses from call to call (callArgs) never carry one
+// call's key or numbers into another's.
+func TestConcurrentTakesKeepTheirArguments(t *testing.T) {
+	ctx := context.Background()
+	tb, _ := newTestTable(t, "concurrent")
+	const workers, calls = 8, 150
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			mem := tokenbucket.New[string]()
+			key := "w" + strconv.Itoa(w)
+			l := Limits{Capacity: 3 + float64(w)/7, RefillPerSecond: 0.5 + float64(w)}
+			for i := range calls {
+				now := int64(1_764_900_000_000 + i*37)
+				cost := 0.3 + float64((i+w)%5)/3
+				if i%2 == 0 {
+					wr, wok, _ := mem.TakeAt(now, key, l, cost)
+					gr, gok, err := tb.TakeAt(ctx, now, key, l, cost)
+					if err != nil || gok != wok || math.Float64bits(gr) != math.Float64bits(wr) {
+						errs <- fmt.Errorf("%s take %d: %v %v %v, want %v %v", key, i, gr, gok, err, wr, wok)
+						return
+					}
+					continue
+				}
+				wd, _ := mem.AdmitAt(now, key, l, cost)
+				if gd, err := tb.AdmitAt(ctx, now, key, l, cost); err != nil || gd != wd {
+					errs <- fmt.Errorf("%s admit %d: %+v %v, want %+v", key, i, gd, err, wd)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
