@@ -21,6 +21,9 @@ import (
 // the same options (go-redis's default pool), retries off.
 type RedisDesign struct {
 	Name string
+	// Command is the command the design sends, as INFO commandstats names
+	// it (RunRedis reports the server's time per call of it).
+	Command string
 	// Open connects to addr and returns the operation one goroutine runs
 	// (w is its index) and a function that closes what Open opened.
 	Open func(addr string) (op func(w int) opFunc, closeFn func(), err error)
@@ -35,13 +38,13 @@ func RedisDesigns() []RedisDesign {
 	ctx := context.Background()
 	client := func(addr string) *goredis.Client { return rconn.NewClient(&goredis.Options{Addr: addr}) }
 	return []RedisDesign{
-		{"ping", func(addr string) (func(int) opFunc, func(), error) {
+		{"ping", "ping", func(addr string) (func(int) opFunc, func(), error) {
 			c := client(addr)
 			return func(int) opFunc {
 				return func(int) bool { return c.Ping(ctx).Err() == nil }
 			}, func() { _ = c.Close() }, c.Ping(ctx).Err()
 		}},
-		{"tollgate", func(addr string) (func(int) opFunc, func(), error) {
+		{"tollgate", "fcall", func(addr string) (func(int) opFunc, func(), error) {
 			c := client(addr)
 			tb, err := redistokenbucket.NewFromClient(ctx, c, "bench")
 			if err != nil {
@@ -57,7 +60,7 @@ func RedisDesigns() []RedisDesign {
 				}
 			}, func() { _ = c.Close() }, nil
 		}},
-		{"redis_rate", func(addr string) (func(int) opFunc, func(), error) {
+		{"redis_rate", "evalsha", func(addr string) (func(int) opFunc, func(), error) {
 			c := client(addr)
 			l := redis_rate.NewLimiter(c)
 			lim := redis_rate.Limit{Rate: 1e9, Burst: 1e9, Period: time.Second}
@@ -80,7 +83,11 @@ const RedisGroup = "REDIS/work=admit"
 
 // RunRedis measures design d against the server at addr with g
 // goroutines. Connecting and loading are not timed; every operation must
-// succeed (an error or a refusal fails the run).
+// succeed (an error or a refusal fails the run). Besides the client's
+// figures it reports server-ns/op, the server's own time per call of the
+// design's command over the case (INFO commandstats read before and after,
+// outside the timed part): each round's server time, beside its
+// end-to-end time.
 func RunRedis(b B, d RedisDesign, addr string, g int) {
 	newOp, closeFn, err := d.Open(addr)
 	if err != nil {
@@ -88,9 +95,52 @@ func RunRedis(b B, d RedisDesign, addr string, g int) {
 		return
 	}
 	defer closeFn()
-	if st := parallel(b, g, newOp); st.admitted != b.N() {
-		fail(b, "%s/g=%d: %d of %d operations failed or were refused", d.Name, g, b.N()-st.admitted, b.N())
+	calls0, usec0, err := redisCommandStat(addr, d.Command)
+	if err != nil {
+		fail(b, "%s: %v", d.Name, err)
+		return
 	}
+	st := parallel(b, g, newOp)
+	if st.admitted != b.N() {
+		fail(b, "%s/g=%d: %d of %d operations failed or were refused", d.Name, g, b.N()-st.admitted, b.N())
+		return
+	}
+	calls, usec, err := redisCommandStat(addr, d.Command)
+	if err != nil || calls <= calls0 {
+		fail(b, "%s: the server counted %d calls of %s (%v)", d.Name, calls-calls0, d.Command, err)
+		return
+	}
+	b.ReportMetric(float64(usec-usec0)*1000/float64(calls-calls0), "server-ns/op")
+}
+
+// redisCommandStat reads the calls and microseconds the server at addr has
+// counted for command (INFO commandstats; zero before its first call).
+func redisCommandStat(addr, command string) (calls, usec int64, err error) {
+	c := rconn.NewClient(&goredis.Options{Addr: addr})
+	defer c.Close()
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+command+":")
+		if !ok {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "calls":
+				calls, err = strconv.ParseInt(v, 10, 64)
+			case "usec":
+				usec, err = strconv.ParseInt(v, 10, 64)
+			}
+			if err != nil {
+				return 0, 0, fmt.Errorf("INFO commandstats: %q: %w", line, err)
+			}
+		}
+	}
+	return calls, usec, nil
 }
 
 // RedisSuite lists the Redis cases against the server at addr: every

@@ -83,3 +83,31 @@ func TestSpreadTableNames(t *testing.T) {
 		t.Error("SpreadTableNames found 4 primaries in a cluster of 3")
 	}
 }
+
+// TestRedisServerTimePerRound: every Redis case reports the server's own
+// time per call of its command over the case (server-ns/op), so each
+// round's server time stands beside its end-to-end time, and the run
+// collects it round by round.
+func TestRedisServerTimePerRound(t *testing.T) {
+	srv := redisserver.StartT(t)
+	var cases []Case
+	for _, c := range RedisSuite(srv.Addr) {
+		if c.G == 1 {
+			cases = append(cases, c)
+		}
+	}
+	rs, failed := Runner{Rounds: 2, Benchtime: 20 * time.Millisecond}.Run(cases)
+	if len(failed) > 0 || len(rs) != len(RedisDesigns()) {
+		t.Fatalf("%d results, failed: %v", len(rs), failed)
+	}
+	for _, r := range rs {
+		if len(r.ServerRounds) != 2 {
+			t.Fatalf("%s: server time of %d rounds, want 2", r.Name, len(r.ServerRounds))
+		}
+		for _, ns := range r.ServerRounds {
+			if !(ns > 0 && ns < 1e7) {
+				t.Errorf("%s: server-ns/op %v", r.Name, ns)
+			}
+		}
+	}
+}

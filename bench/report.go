@@ -27,6 +27,9 @@ type Result struct {
 	Extra       map[string]float64 // cpu-ns/op, p50-ns, p99-ns, clock-ns, admit/op, fair-spread, casretries/op
 	Rounds      []float64          // ns/op of each round
 	P99Rounds   []float64          // p99-ns of each round
+	// ServerRounds is the server's own time per call of each round
+	// (server-ns/op, the Redis cases), nil where the case reports none.
+	ServerRounds []float64
 }
 
 // line formats one round of r as a benchmark result line that benchstat
@@ -130,6 +133,9 @@ func (rn Runner) Run(cases []Case) (results []Result, failed []string) {
 		for _, m := range ms {
 			res.Rounds = append(res.Rounds, m.nsPerOp())
 			res.P99Rounds = append(res.P99Rounds, m.Extra["p99-ns"])
+			if v, ok := m.Extra["server-ns/op"]; ok {
+				res.ServerRounds = append(res.ServerRounds, v)
+			}
 		}
 		res.NsPerOp = median(res.Rounds)
 		out = append(out, res)

@@ -259,6 +259,7 @@ func writeRedis(md io.Writer, rs []Result, serverUs map[string]float64) {
 		fmt.Fprintf(md, "\nNoise: the median Redis case's ns/op varied by %.0f%% between rounds.\n", 100*n)
 	}
 	WriteTable(md, rs, nil)
+	writeServerTimes(md, rs)
 	if len(serverUs) > 0 {
 		fmt.Fprintf(md, "\nServer time per call over the whole run (INFO commandstats): FCALL (tollgate) %.2f µs, EVALSHA (redis_rate) %.2f µs, PING %.2f µs.\n",
 			serverUs["fcall"], serverUs["evalsha"], serverUs["ping"])
@@ -313,4 +314,51 @@ func writeSummary(w io.Writer, c Config, results []Result, mem []MemResult) {
 		}
 	}
 	fmt.Fprintf(w, "  %d met, %d missed, %d not significant, %d borderline\n", counts["met"], counts["missed"], counts["not significant"], counts["borderline"])
+}
+
+// writeServerTimes writes, for the Redis cases that report it, the
+// server's own time per call (server-ns/op: INFO commandstats over each
+// case) by design, median over the rounds, and tollgate's against each
+// peer's: the ratio of the medians, the largest ratio of one round to the
+// same round of the peer (the designs run one after the other in a round),
+// and the Mann–Whitney p of the rounds.
+func writeServerTimes(md io.Writer, rs []Result) {
+	for _, group := range groups(rs) {
+		var designs []string
+		for _, d := range append([]string{Tollgate}, peersOf(rs, group)...) {
+			if r, ok := find(rs, group, d, gsOf(rs, group)[0]); ok && len(r.ServerRounds) > 0 {
+				designs = append(designs, d)
+			}
+		}
+		if len(designs) < 2 || designs[0] != Tollgate {
+			continue
+		}
+		fmt.Fprintf(md, "\nServer time per call, ns (INFO commandstats over each case, median of the rounds), %s:\n\n", group)
+		cols := append([]string{"goroutines"}, designs...)
+		for _, d := range designs[1:] {
+			cols = append(cols, "÷ "+d+" (worst round, p)")
+		}
+		tableHead(md, cols)
+		for _, g := range gsOf(rs, group) {
+			tg, ok := find(rs, group, Tollgate, g)
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(md, "| %d |", g)
+			for _, d := range designs {
+				r, _ := find(rs, group, d, g)
+				fmt.Fprintf(md, " %.0f |", median(r.ServerRounds))
+			}
+			for _, d := range designs[1:] {
+				r, _ := find(rs, group, d, g)
+				worst := 0.0
+				for i := range min(len(tg.ServerRounds), len(r.ServerRounds)) {
+					worst = max(worst, tg.ServerRounds[i]/r.ServerRounds[i])
+				}
+				_, p := MannWhitney(tg.ServerRounds, r.ServerRounds)
+				fmt.Fprintf(md, " %.2f (%.2f, p=%.3f) |", median(tg.ServerRounds)/median(r.ServerRounds), worst, p)
+			}
+			fmt.Fprintln(md)
+		}
+	}
 }

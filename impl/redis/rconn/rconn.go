@@ -141,27 +141,53 @@ const maxRedirects = 16
 // slot map in the background (the node that failed may be dead, its slots
 // served by a promoted replica). goredis.Nil is returned as it is.
 func Call(ctx context.Context, c goredis.UniversalClient, name, src string, readOnly bool, fn string, keys []string, args ...any) (any, error) {
-	cmd := "FCALL"
+	cmd := goredis.NewCmd(ctx, Command(readOnly, FunctionName(fn, src), keys, args...)...)
+	err := Run(ctx, c, name, src, cmd)
+	return cmd.Val(), err
+}
+
+// Command is the arguments of an FCALL (or FCALL_RO when readOnly) of the
+// function fn, its name as the server knows it (FunctionName), on keys
+// with args.
+func Command(readOnly bool, fn string, keys []string, args ...any) []any {
+	full := make([]any, 0, 3+len(keys)+len(args))
+	// In lower case, as go-redis looks commands up: an upper-case name
+	// costs a cluster client two allocations per call to lower it.
 	if readOnly {
-		cmd = "FCALL_RO"
+		full = append(full, "fcall_ro")
+	} else {
+		full = append(full, "fcall")
 	}
-	fn = FunctionName(fn, src)
-	full := append([]any{cmd, fn, len(keys)}, anys(keys)...)
-	full = append(full, args...)
+	full = append(full, fn, len(keys))
+	for _, k := range keys {
+		full = append(full, k)
+	}
+	return append(full, args...)
+}
+
+// Run is Call for a command the caller built: cmd is the whole FCALL or
+// FCALL_RO (Command), of a reply type of the caller's choice (a
+// *goredis.StringCmd reads a bulk reply without boxing it), whose
+// arguments the caller may reuse once Run returns. Run processes it on c
+// and does what Call does around it; the error it returns is Call's, and
+// cmd holds the last reply.
+func Run(ctx context.Context, c goredis.UniversalClient, name, src string, cmd goredis.Cmder) error {
 	var node *goredis.Client // the node an ASK named, for the next attempt
 	loaded := false
 	for attempt := 0; ; attempt++ {
-		var v any
 		var err error
 		if node != nil {
 			pipe := node.Pipeline()
 			pipe.Do(ctx, "ASKING")
-			res := pipe.Do(ctx, full...)
+			_ = pipe.Process(ctx, cmd)
 			_, _ = pipe.Exec(ctx)
-			v, err = res.Result()
+			err = cmd.Err()
 			node = nil
 		} else {
-			v, err = c.Do(ctx, full...).Result()
+			err = c.Process(ctx, cmd)
+		}
+		if err == nil {
+			return nil // (before errors.As, whose target would escape: no allocation on success)
 		}
 		var reply goredis.Error
 		if !errors.As(err, &reply) {
@@ -176,13 +202,13 @@ func Call(ctx context.Context, c goredis.UniversalClient, name, src string, read
 					cc.ReloadState(ctx)
 				}
 			}
-			return v, err
+			return err
 		}
 		msg := reply.Error()
 		switch {
 		case strings.HasPrefix(msg, "ERR Function not found") && !loaded:
 			if err := Load(ctx, c, name, src); err != nil {
-				return nil, err
+				return err
 			}
 			loaded = true
 			continue
@@ -194,7 +220,7 @@ func Call(ctx context.Context, c goredis.UniversalClient, name, src string, read
 				redirects.tryAgain.Add(1)
 			}
 			if err := pause(ctx, attempt); err != nil {
-				return nil, fmt.Errorf("%w: %w", ErrNotSent, err)
+				return fmt.Errorf("%w: %w", ErrNotSent, err)
 			}
 			continue
 		case strings.HasPrefix(msg, "ASK "):
@@ -208,13 +234,13 @@ func Call(ctx context.Context, c goredis.UniversalClient, name, src string, read
 			}
 			n, err := master(ctx, cc, f[2])
 			if err != nil {
-				return nil, fmt.Errorf("%w: following %q: %w", ErrNotSent, msg, err)
+				return fmt.Errorf("%w: following %q: %w", ErrNotSent, msg, err)
 			}
 			node = n
 			redirects.ask.Add(1)
 			continue
 		}
-		return v, err
+		return err
 	}
 }
 
@@ -250,14 +276,6 @@ func master(ctx context.Context, cc *goredis.ClusterClient, addr string) (*gored
 		return nil, fmt.Errorf("no primary at %s in the client's view of the cluster", addr)
 	}
 	return found, nil
-}
-
-func anys(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }
 
 // Classify returns err, wrapped in ErrNotSent or ErrUnknown as the package

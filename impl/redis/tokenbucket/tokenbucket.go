@@ -11,8 +11,9 @@
 // server-side function of the Redis Functions library tollgate_tb
 // (tokenbucket.lua), which Redis runs atomically: a take reads, refills and
 // commits in one step, so there is no race to lose and nothing to retry.
-// Answers are bit for bit the model's (T3): floats cross the wire as
-// shortest round-trip decimal strings in both directions.
+// Answers are bit for bit the model's (T3): floats and clocks cross the
+// wire, and are stored, as their raw 8 bytes (spec/redis.md, "Stored
+// format").
 //
 // Every method takes a context and can fail in transport as well as on its
 // arguments. An *ArgError (the same type and messages as impl/tokenbucket)
@@ -25,10 +26,13 @@ package tokenbucket
 import (
 	"context"
 	_ "embed" // the server-side library
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -91,11 +95,57 @@ type Table struct {
 	keys  []string // KEYS of every call: the buckets hash and the floor
 	clock func() int64
 	fn    functions
+	src   string // the library's source under its name (source)
+	// pool holds the argument vectors of takes and admits, reused from
+	// call to call (callArgs).
+	pool sync.Pool
 }
 
-// functions are the library's function names.
+// functions are the library's function names as the server knows them,
+// with the version's suffix (rconn.FunctionName).
 type functions struct {
 	take, admit, peek, state, reset, resetAll, reclaim string
+}
+
+// callArgs is the argument vector of one FCALL of take or admit, kept
+// from call to call in Table.pool so that a take allocates no arguments:
+// cmd is fcall (lower case: see rconn.Command), the function, 2, the two keys, then &key and &nums,
+// pointers that go-redis writes without boxing anything.
+type callArgs struct {
+	cmd  [7]any
+	key  string
+	nums numbers
+}
+
+// numbers is a packed numbers argument: float64s and an int64, each as its
+// 8 little-endian bytes (spec/redis.md, "Stored format"), as the library
+// unpacks them with struct ('<d' and '<I4I4').
+type numbers struct {
+	b [32]byte
+	n int
+}
+
+// MarshalBinary is how go-redis writes the argument: its bytes.
+func (p *numbers) MarshalBinary() ([]byte, error) { return p.b[:p.n], nil }
+
+func (p *numbers) float(x float64) {
+	binary.LittleEndian.PutUint64(p.b[p.n:], math.Float64bits(x))
+	p.n += 8
+}
+
+func (p *numbers) clock(ms int64) {
+	binary.LittleEndian.PutUint64(p.b[p.n:], uint64(ms))
+	p.n += 8
+}
+
+// pack returns the numbers argument of the floats xs and the clock ms.
+func pack(ms int64, xs ...float64) *numbers {
+	p := new(numbers)
+	for _, x := range xs {
+		p.float(x)
+	}
+	p.clock(ms)
+	return p
 }
 
 // Option configures a Table.
@@ -185,11 +235,13 @@ func newTable(ctx context.Context, c goredis.UniversalClient, name string, optio
 	for _, o := range options {
 		o(&cfg)
 	}
+	src := source()
+	f := func(fn string) string { return rconn.FunctionName(library+"_"+fn, src) }
 	t := &Table{
-		c: c, keys: Keys(name), clock: cfg.clock,
+		c: c, keys: Keys(name), clock: cfg.clock, src: src,
 		fn: functions{
-			take: library + "_take", admit: library + "_admit", peek: library + "_peek", state: library + "_state",
-			reset: library + "_reset", resetAll: library + "_reset_all", reclaim: library + "_reclaim",
+			take: f("take"), admit: f("admit"), peek: f("peek"), state: f("state"),
+			reset: f("reset"), resetAll: f("reset_all"), reclaim: f("reclaim"),
 		},
 	}
 	// An evicted bucket is a bucket refilled (T5): refuse a server that may
@@ -197,7 +249,7 @@ func newTable(ctx context.Context, c goredis.UniversalClient, name string, optio
 	if err := rconn.CheckEviction(ctx, c); err != nil {
 		return nil, fmt.Errorf("tokenbucket: table %q: %w", name, err)
 	}
-	if err := rconn.Load(ctx, c, library, source()); err != nil {
+	if err := rconn.Load(ctx, c, library, src); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -222,19 +274,57 @@ func (t *Table) Close() error {
 	return t.c.Close()
 }
 
-// call runs one function of the library on the table's keys (rconn.Call:
+// call runs one function of the library on the table's keys (rconn.Run:
 // the library loaded again after "Function not found", MOVED, ASK and
 // TRYAGAIN followed on a cluster; nothing else sent twice). A nil reply is
 // nil.
 func (t *Table) call(ctx context.Context, readOnly bool, fn string, args ...any) (any, error) {
-	res, err := rconn.Call(ctx, t.c, library, source(), readOnly, fn, t.keys, args...)
+	cmd := goredis.NewCmd(ctx, rconn.Command(readOnly, fn, t.keys, args...)...)
+	err := rconn.Run(ctx, t.c, library, t.src, cmd)
 	if errors.Is(err, goredis.Nil) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("tokenbucket: %s: %w", fn, err)
 	}
-	return res, nil
+	return cmd.Val(), nil
+}
+
+// takeCall is the call of take or admit (*fn, a field of t.fn) for key with lim, cost and
+// nowMs, its arguments from t.pool; cmd is a *goredis.StringCmd for take
+// (whose reply is a bulk string or nil) and a *goredis.Cmd for admit. It
+// returns what call does, with the reply left in cmd.
+func (t *Table) takeCall(ctx context.Context, fn *string, key string, lim Limits, cost float64, nowMs int64, str bool) (goredis.Cmder, error) {
+	a, _ := t.pool.Get().(*callArgs)
+	if a == nil {
+		a = &callArgs{}
+		a.cmd = [7]any{"fcall", nil, 2, t.keys[0], t.keys[1], &a.key, &a.nums}
+	}
+	a.cmd[1] = fn
+	a.key = key
+	a.nums.n = 0
+	a.nums.float(lim.Capacity)
+	a.nums.float(lim.RefillPerSecond)
+	a.nums.float(cost)
+	a.nums.clock(nowMs)
+	var cmd goredis.Cmder
+	if str {
+		cmd = goredis.NewStringCmd(ctx, a.cmd[:]...)
+	} else {
+		cmd = goredis.NewCmd(ctx, a.cmd[:]...)
+	}
+	err := rconn.Run(ctx, t.c, library, t.src, cmd)
+	// go-redis has written the arguments and keeps no reference to them
+	// once the call returns.
+	a.key = ""
+	t.pool.Put(a)
+	if errors.Is(err, goredis.Nil) {
+		return cmd, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tokenbucket: %s: %w", *fn, err)
+	}
+	return cmd, nil
 }
 
 // malformed is the error for a reply the library never gives. The call was
@@ -243,10 +333,14 @@ func malformed(fn string, res any) error {
 	return fmt.Errorf("tokenbucket: %s: %w: unexpected reply %#v", fn, ErrUnknown, res)
 }
 
-// ff is a float argument: the shortest decimal that parses back to x (T3).
-func ff(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-
-func fi(x int64) string { return strconv.FormatInt(x, 10) }
+// float is the float64 of an 8-byte reply (T3: its bits as the server
+// computed them).
+func float(s string) (float64, bool) {
+	if len(s) != 8 {
+		return 0, false
+	}
+	return math.Float64frombits(binary.LittleEndian.Uint64([]byte(s))), true
+}
 
 // Now reads the table's clock (WithClock; UnixMs by default), in
 // milliseconds: the reading every shorthand method takes.
@@ -268,13 +362,14 @@ func (t *Table) AdmitAt(ctx context.Context, nowMs int64, key string, lim Limits
 	if err := tokenbucket.CheckArgs(lim, cost, true); err != nil {
 		return tokenbucket.Decision{}, err
 	}
-	res, err := t.call(ctx, false, t.fn.admit, key, ff(lim.Capacity), ff(lim.RefillPerSecond), ff(cost), fi(nowMs))
+	cmd, err := t.takeCall(ctx, &t.fn.admit, key, lim, cost, nowMs, false)
 	if err != nil {
 		return tokenbucket.Decision{}, err
 	}
+	res := cmd.(*goredis.Cmd).Val()
 	switch r := res.(type) {
 	case string:
-		if x, err := strconv.ParseFloat(r, 64); err == nil {
+		if x, ok := float(r); ok {
 			return tokenbucket.Decision{OK: true, Remaining: x}, nil
 		}
 	case []any:
@@ -324,22 +419,20 @@ func (t *Table) TakeAt(ctx context.Context, nowMs int64, key string, lim Limits,
 	if err := tokenbucket.CheckArgs(lim, cost, true); err != nil {
 		return 0, false, err
 	}
-	res, err := t.call(ctx, false, t.fn.take, key, ff(lim.Capacity), ff(lim.RefillPerSecond), ff(cost), fi(nowMs))
+	cmd, err := t.takeCall(ctx, &t.fn.take, key, lim, cost, nowMs, true)
 	if err != nil {
 		return 0, false, err
 	}
-	// The tokens remaining, or nil for a refusal: the reply carries the
-	// float as a string, never as a Lua number (which Redis would truncate
-	// to an integer).
-	if res == nil {
+	// The tokens remaining as 8 bytes, or nil for a refusal (never a Lua
+	// number, which Redis would truncate to an integer).
+	sc := cmd.(*goredis.StringCmd)
+	if errors.Is(sc.Err(), goredis.Nil) {
 		return 0, false, nil
 	}
-	if s, isStr := res.(string); isStr {
-		if x, err := strconv.ParseFloat(s, 64); err == nil {
-			return x, true, nil
-		}
+	if x, ok := float(sc.Val()); ok {
+		return x, true, nil
 	}
-	return 0, false, malformed(t.fn.take, res)
+	return 0, false, malformed(t.fn.take, sc.Val())
 }
 
 // Peek is PeekAt with the table's clock.
@@ -355,12 +448,12 @@ func (t *Table) PeekAt(ctx context.Context, nowMs int64, key string, lim Limits)
 	if err := tokenbucket.CheckArgs(lim, 0, false); err != nil {
 		return 0, err
 	}
-	res, err := t.call(ctx, true, t.fn.peek, key, ff(lim.Capacity), ff(lim.RefillPerSecond), fi(nowMs))
+	res, err := t.call(ctx, true, t.fn.peek, key, pack(nowMs, lim.Capacity, lim.RefillPerSecond))
 	if err != nil {
 		return 0, err
 	}
 	if s, isStr := res.(string); isStr {
-		if x, err := strconv.ParseFloat(s, 64); err == nil {
+		if x, ok := float(s); ok {
 			return x, nil
 		}
 	}
@@ -428,7 +521,7 @@ func (t *Table) ReclaimAt(ctx context.Context, nowMs int64, lim Limits) (int, er
 	if err := tokenbucket.CheckArgs(lim, 0, false); err != nil {
 		return 0, err
 	}
-	res, err := t.call(ctx, false, t.fn.reclaim, ff(lim.Capacity), ff(lim.RefillPerSecond), fi(nowMs))
+	res, err := t.call(ctx, false, t.fn.reclaim, pack(nowMs, lim.Capacity, lim.RefillPerSecond))
 	if err != nil {
 		return 0, err
 	}
@@ -439,13 +532,24 @@ func (t *Table) ReclaimAt(ctx context.Context, nowMs int64, lim Limits) (int, er
 	return int(n), nil
 }
 
-// bucket is a present bucket as the library stores it: "<tokens> <last_ms>".
+// bucket is a present bucket as the library stores it (spec/redis.md,
+// "Stored format"): 17 bytes, the tag 4, the tokens' float64 and last_ms's
+// int64, little-endian; or, written by library version 3 and not taken
+// from since, the text "<tokens> <last_ms>".
 type bucket struct {
 	tokens float64
 	lastMs int64
 }
 
+// bucketTag is the first byte of a bucket in the current format.
+const bucketTag = 4
+
 func parseBucket(s string) (bucket, bool) {
+	if len(s) == 17 && s[0] == bucketTag {
+		b := []byte(s[1:])
+		x := math.Float64frombits(binary.LittleEndian.Uint64(b))
+		return bucket{x, int64(binary.LittleEndian.Uint64(b[8:]))}, x >= 0 && x <= math.MaxFloat64
+	}
 	tok, last, found := strings.Cut(s, " ")
 	if !found {
 		return bucket{}, false

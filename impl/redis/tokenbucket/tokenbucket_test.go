@@ -2,10 +2,13 @@ package tokenbucket
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -203,19 +206,25 @@ func TestServerChecksBeforeWriting(t *testing.T) {
 	ctx := context.Background()
 	tb, _ := newTestTable(t, "server")
 	c := tb.c
+	nums := func(cap, rate, cost float64, now int64) []byte {
+		p := pack(now, cap, rate, cost)
+		b, _ := p.MarshalBinary()
+		return b
+	}
 	for _, args := range [][]any{
-		{"k", "10", "1", "1"},                         // too few
-		{"k", "0", "1", "1", "0"},                     // capacity
-		{"k", "inf", "1", "1", "0"},                   // capacity
-		{"k", "10", "nan", "1", "0"},                  // rate
-		{"k", "10", "1", "11", "0"},                   // cost > capacity
-		{"k", "10", "1", "1", "1.5"},                  // clock
-		{"k", "10", "1", "1", "9223372036854775808"},  // clock overflow
-		{"k", "10", "1", "1", "-9223372036854775809"}, // clock overflow
-		{"k", "10", "1", "1", "-0"},                   // not FormatInt's
-		{"k", "10", "1", "1", "01"},                   // not FormatInt's
+		{"k"},                                      // too few
+		{"k", nums(10, 1, 1, 0), "x"},              // too many
+		{"k", nums(10, 1, 1, 0)[:31]},              // short
+		{"k", append(nums(10, 1, 1, 0), 0)},        // long
+		{"k", "10 1 1 0"},                          // version 3's decimals
+		{"k", nums(0, 1, 1, 0)},                    // capacity
+		{"k", nums(math.Inf(1), 1, 1, 0)},          // capacity
+		{"k", nums(math.Copysign(0, -1), 1, 1, 0)}, // capacity
+		{"k", nums(10, math.NaN(), 1, 0)},          // rate
+		{"k", nums(10, 1, -1, 0)},                  // cost
+		{"k", nums(10, 1, 11, 0)},                  // cost > capacity
 	} {
-		if err := c.FCall(ctx, rconn.FunctionName(tb.fn.take, source()), tb.keys, args...).Err(); err == nil || !strings.Contains(err.Error(), "tollgate_tb") {
+		if err := c.FCall(ctx, tb.fn.take, tb.keys, args...).Err(); err == nil || !strings.Contains(err.Error(), "tollgate_tb") {
 			t.Errorf("take %q: %v", args, err)
 		}
 	}
@@ -223,6 +232,26 @@ func TestServerChecksBeforeWriting(t *testing.T) {
 		t.Fatalf("refused calls wrote: %d keys exist (%v)", n, err)
 	}
 	if _, _, err := tb.TakeAt(ctx, 0, "good", lim, 1); err != nil {
+		t.Fatal(err)
+	}
+	// A stored bucket that is neither format, or this format with tokens
+	// no take leaves (NaN, negative, infinite), is refused, not repaired.
+	stored := func(tokens float64) string {
+		b := binary.LittleEndian.AppendUint64([]byte{bucketTag}, math.Float64bits(tokens))
+		return string(binary.LittleEndian.AppendUint64(b, 5))
+	}
+	for _, v := range []string{stored(math.NaN()), stored(-1), stored(math.Inf(1)), "\x05" + stored(1)[1:], stored(1)[:16], "1.5", "1 x"} {
+		if err := c.HSet(ctx, tb.keys[0], "corrupt", v).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := tb.TakeAt(ctx, 10, "corrupt", lim, 1); err == nil || errors.Is(err, ErrUnknown) {
+			t.Errorf("take from the corrupt bucket %q: %v", v, err)
+		}
+		if got, err := c.HGet(ctx, tb.keys[0], "corrupt").Result(); err != nil || got != v {
+			t.Errorf("the refused take rewrote %q as %q (%v)", v, got, err)
+		}
+	}
+	if err := c.HDel(ctx, tb.keys[0], "corrupt").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.HSet(ctx, tb.keys[0], "bad", "1.5").Err(); err != nil {
@@ -411,5 +440,48 @@ func TestEvictingServerRefused(t *testing.T) {
 		if tab != nil {
 			_ = tab.Close()
 		}
+	}
+}
+
+// TestConcurrentTakesKeepTheirArguments: takes and admits from many
+// goroutines at once, each on a key and limits of its own, answer what
+// impl/tokenbucket answers for the same calls, bit for bit: the argument
+// vectors a Table reuses from call to call (callArgs) never carry one
+// call's key or numbers into another's.
+func TestConcurrentTakesKeepTheirArguments(t *testing.T) {
+	ctx := context.Background()
+	tb, _ := newTestTable(t, "concurrent")
+	const workers, calls = 8, 150
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			mem := tokenbucket.New[string]()
+			key := "w" + strconv.Itoa(w)
+			l := Limits{Capacity: 3 + float64(w)/7, RefillPerSecond: 0.5 + float64(w)}
+			for i := range calls {
+				now := int64(1_764_900_000_000 + i*37)
+				cost := 0.3 + float64((i+w)%5)/3
+				if i%2 == 0 {
+					wr, wok, _ := mem.TakeAt(now, key, l, cost)
+					gr, gok, err := tb.TakeAt(ctx, now, key, l, cost)
+					if err != nil || gok != wok || math.Float64bits(gr) != math.Float64bits(wr) {
+						errs <- fmt.Errorf("%s take %d: %v %v %v, want %v %v", key, i, gr, gok, err, wr, wok)
+						return
+					}
+					continue
+				}
+				wd, _ := mem.AdmitAt(now, key, l, cost)
+				if gd, err := tb.AdmitAt(ctx, now, key, l, cost); err != nil || gd != wd {
+					errs <- fmt.Errorf("%s admit %d: %+v %v, want %+v", key, i, gd, err, wd)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
