@@ -308,3 +308,40 @@ func TestOwnerHandlerPanics(t *testing.T) {
 	}
 	waitFree(t, tab)
 }
+
+// TestOwnerRunningAsRunEnds: Running is read by goroutines that race the
+// owner's end; each reads true until it reads false, and once Run has
+// returned Running is false and Done is closed. Under -race it also shows
+// that running's last store is an atomic one: a plain store there is a data
+// race with these loads, which nothing else reads while Run returns.
+func TestOwnerRunningAsRunEnds(t *testing.T) {
+	tab := credits.New[*env]()
+	o := credits.NewOwner(tab, time.Millisecond, double)
+	stop := o.Start(context.Background())
+	var wg sync.WaitGroup
+	var reads atomic.Int64
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for o.Running() {
+				reads.Add(1)
+			}
+		}()
+	}
+	for reads.Load() < 100 {
+		runtime.Gosched()
+	}
+	if err := stop(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("stop = %v, want context.Canceled", err)
+	}
+	if o.Running() {
+		t.Fatal("Running is true after Run returned")
+	}
+	wg.Wait()
+	select {
+	case <-o.Done():
+	default:
+		t.Fatal("Done is open after Run returned")
+	}
+}

@@ -79,7 +79,7 @@ func cover3Candidates() []generated {
 				for k := 1 + rng.IntN(2); k > 0; k-- {
 					op := cover3Vocabulary[rng.IntN(len(cover3Vocabulary))]
 					parts = append(parts, op)
-					steps += len(crOp(op, p, t))
+					steps += len(crOp(op, p, t, steps))
 				}
 				if steps <= 3 {
 					ops[t] = strings.Join(parts, "+")

@@ -93,8 +93,12 @@ var crForeign = []string{"enqueue.x", "release.x"}
 // nothing and is not made.
 var crReadOnly = map[string]bool{"snapshot": true}
 
-// crOp is the steps of operation op in thread t aimed at p's reservation.
-func crOp(op string, p crPrefix, t int) []CrStep {
+// crOp is the steps of operation op in thread t aimed at p's reservation,
+// op's first step being the thread's step at: a caller's later steps and a
+// poll's take name the token of op's own first step (Mine(at), Listed(at)),
+// so an operation composed after another in one thread ("drain+call") uses
+// its own reservation, not the output of the thread's first step.
+func crOp(op string, p crPrefix, t, at int) []CrStep {
 	switch op {
 	case "reserve":
 		return []CrStep{Reserve(genReserver, genClass)}
@@ -119,15 +123,15 @@ func crOp(op string, p crPrefix, t int) []CrStep {
 	case "close":
 		return []CrStep{Close()}
 	case "poll":
-		return []CrStep{EnqueuedRows(), Take(Listed(0))}
+		return []CrStep{EnqueuedRows(), Take(Listed(at))}
 	case "snapshot":
 		return []CrStep{Input(model.CrInput[string]{Kind: model.CrSnapshot})}
 	case "call":
 		h := caller(t)
-		return []CrStep{Reserve(h, genClass), Enqueue(h, Mine(0), fmt.Sprintf("c%d", t), int64(4+t))}
+		return []CrStep{Reserve(h, genClass), Enqueue(h, Mine(at), fmt.Sprintf("c%d", t), int64(4+t))}
 	case "cycle":
 		h := caller(t)
-		return []CrStep{Reserve(h, genClass), Release(h, Mine(0))}
+		return []CrStep{Reserve(h, genClass), Release(h, Mine(at))}
 	case "die":
 		h := caller(t)
 		return []CrStep{Reserve(h, genClass), Exit(h)}
@@ -326,7 +330,47 @@ var (
 	// its slot reserved and enqueued again by a caller while a reader
 	// lists or counts the rows (from the prefixes with an enqueued row).
 	crRecycles = [][]string{{"poll", "drain", "call"}, {"snapshot", "drain", "call"}}
+	// crStale are, by prefix, the operations that free the prefix's row
+	// (its own path: the owner's finish, the holder's release, a sweep
+	// after the holder's exit) and the token operations of crForgeable
+	// that pass their pin check on that row (the row in the state each
+	// accepts, under its generation). Each such operation, holding what
+	// becomes a stale token, races the slot's recycle and the next
+	// reservation's life: a second thread frees the row and a caller
+	// reserves the slot again and enqueues (FREE+call), a third dies and
+	// sweeps (die+sweep, the caller's holder: caller), so that the new
+	// reservation's enqueue can lose its row to the sweep while the stale
+	// operation still runs on the slot's side data (C3, C5, C10, C16).
+	// A stale operation that has not passed its pin check races nothing
+	// here (it refuses at once), so the own prefix, whose token is stale
+	// before any thread runs, has none.
+	//
+	// Each is 7 steps at bound 2, 25,000 to 140,000 schedules (spec/explore.md
+	// §10). Those run are the ones whose stale operation acts on the slot's
+	// box between its pin check and its compare-and-swap on the row: take
+	// and finish of an enqueued row (they mark the box published). The
+	// others are held back for their cost (heldStale).
+	crStale = []struct {
+		prefix, free string
+		stale        []string
+	}{
+		{"held", "release", []string{"enqueue", "release"}},
+		{"enq", "finish", []string{"take", "finish"}},
+		{"proc", "finish", []string{"finish"}},
+		{"last", "release", []string{"enqueue", "release"}},
+		{"exited", "sweep", []string{"enqueue", "release"}},
+	}
 )
+
+// heldStale is why a stale-token race (crStale) whose stale operation does
+// not act on the slot's box between its pin check and its compare-and-swap
+// is held back: its cost. The seven measured 25,000 to 137,000 schedules
+// each at bound 2, 430,000 in all (two minutes of CPU), more than the whole
+// default run. A release acts on the row word alone, pinned by a lo value
+// that never returns; an enqueue's box is generation-guarded (putBox), and
+// its stale race with the next reservation is cr-stale-enqueue-vs-fresh's;
+// a finish of a processing row reads no box before its compare-and-swap.
+const heldStale = "cost: a stale-token race whose stale operation does not mark the slot's box (7 steps, 25,000 to 137,000 schedules at bound 2)"
 
 // crGenerated is the generated scenario of ops from prefix p: one thread
 // an op, an op "a+b" being a then b in one thread; it is named
@@ -337,7 +381,7 @@ func crGenerated(p crPrefix, ops ...string) generated {
 	for t, op := range ops {
 		var steps []CrStep
 		for _, part := range strings.Split(op, "+") {
-			steps = append(steps, crOp(part, p, t)...)
+			steps = append(steps, crOp(part, p, t, len(steps))...)
 		}
 		threads = append(threads, steps)
 		race = append(race, fmt.Sprintf("T%d %s", t, strings.ReplaceAll(op, "+", " then ")))
@@ -383,6 +427,17 @@ func sysCredits() []generated {
 		if p.name == "enq" || p.name == "proc" {
 			for _, ops := range crRecycles {
 				add(ops...)
+			}
+		}
+		for _, st := range crStale {
+			if st.prefix != p.name {
+				continue
+			}
+			for _, op := range st.stale {
+				add(op, st.free+"+call", "die+sweep")
+				if p.name != "enq" {
+					out[len(out)-1].hold = heldStale
+				}
 			}
 		}
 	}
