@@ -77,7 +77,7 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	pkg := fs.String("pkg", "", "explore your own code: run the tests of this package (a directory, or a go list pattern in the current module) with it and every package it imports rewritten for exploration (no source changes; see explore/doc.go); -run, -tags, -dir, -strategy, -bound, -seed, -budget, -replay and -v apply")
 	run := fs.String("run", "", "with -pkg: run only the tests matching this regexp (go test -run)")
 	tags := fs.String("tags", "", "with -pkg: build tags")
-	targetList := fs.String("targets", "", "run the campaign over code nobody here wrote (internal/targets): all, or names, comma-separated (xtime, uber, hashtriemap, xsync)")
+	targetList := fs.String("targets", "", "run the campaign over code nobody here wrote (internal/targets): all, or names, comma-separated (xtime, uber, hashtriemap, xsync, semaphore, errgroup, singleflight, puddle, conc, expirable)")
 	versions := fs.String("versions", "all", "with -targets: all, latest, or versions, comma-separated (one target)")
 	teeth := fs.Bool("teeth", false, "with -targets: also run every tooth (a hand-written concurrency bug in a copy of the target), which the scenarios must find")
 	out := fs.String("out", "", "with -targets: write targets.md and targets.json to this directory (default: print the table)")

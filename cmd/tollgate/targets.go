@@ -89,7 +89,12 @@ func runTargets(c *targetsConfig, stdout, stderr io.Writer) int {
 		}
 	}
 	if c.out != "" {
-		if err := writeTargets(c.out, runs, c.command()); err != nil {
+		// The targets not run keep their rows: the file's command is the
+		// one that would write them all.
+		runs = targets.Merge(readTargets(c.out), runs)
+		all := *c
+		all.names = targets.Names(runs)
+		if err := writeTargets(c.out, runs, all.command()); err != nil {
 			fmt.Fprintln(stderr, err)
 			return exploreUsage
 		}
@@ -135,6 +140,8 @@ func oneTarget(t targets.Target, version, tooth string, base map[string]bool, c 
 		}
 		if v.Verdict == "no verdict" {
 			*failed = true
+		}
+		if v.Verdict == "no verdict" || v.Verdict == "not run" {
 			line += ": " + v.Detail
 		}
 		fmt.Fprintf(stdout, "%s  [%d schedules, %.2fs]\n", line, v.Schedules, v.Seconds)
@@ -166,6 +173,20 @@ func (c *targetsConfig) command() string {
 		s += " -out " + c.out
 	}
 	return s
+}
+
+// readTargets reads dir's targets.json, if any (nil when there is none or
+// it does not parse: the campaign then writes its own runs only).
+func readTargets(dir string) []targets.Run {
+	b, err := os.ReadFile(filepath.Join(dir, "targets.json"))
+	if err != nil {
+		return nil
+	}
+	var runs []targets.Run
+	if json.Unmarshal(b, &runs) != nil {
+		return nil
+	}
+	return runs
 }
 
 func writeTargets(dir string, runs []targets.Run, command string) error {

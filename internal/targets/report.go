@@ -25,8 +25,8 @@ func Markdown(w io.Writer, runs []Run, command string) {
 	for _, name := range order {
 		t, _ := Lookup(name)
 		fmt.Fprintf(w, "## %s\n\n", t.Title)
-		fmt.Fprintf(w, "| version | scenario | DFS, bound %d | preemptions | schedule | PCT seeds 1–5 | schedules/s (DFS) |\n", dfsBound(byTarget[name]))
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+		fmt.Fprintf(w, "| version | scenario | DFS, bound %d | preemptions | schedule | PCT seeds 1–5 | schedules/s (DFS) | per CPU-s (DFS) |\n", dfsBound(byTarget[name]))
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 		var teeth []Run
 		// base[version][scenario]: the scenario is violated on the
 		// unmutated target, so it says nothing about a tooth.
@@ -48,13 +48,13 @@ func Markdown(w io.Writer, runs []Run, command string) {
 				continue
 			}
 			if r.Err != "" {
-				fmt.Fprintf(w, "| %s | — | **error**: %s | | | | |\n", r.Version, oneLine(r.Err))
+				fmt.Fprintf(w, "| %s | — | **error**: %s | | | | | |\n", r.Version, oneLine(r.Err))
 				continue
 			}
 			for _, s := range scenarios(r) {
 				dfs, pct := split(r, s)
-				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Version, s, verdictCell(dfs), preemptions(dfs),
-					scheduleCell(dfs), pctCell(pct), rate(dfs))
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Version, s, verdictCell(dfs), preemptions(dfs),
+					scheduleCell(dfs), pctCell(pct), rate(dfs), cpuRate(dfs))
 			}
 		}
 		if len(teeth) > 0 {
@@ -149,6 +149,8 @@ func verdictCell(v *Verdict) string {
 		return fmt.Sprintf("holds, exhaustive (%d schedules)", v.Schedules)
 	case v.Verdict == "holds":
 		return fmt.Sprintf("holds (%d schedules)", v.Schedules)
+	case v.Verdict == "not run":
+		return "not run: " + oneLine(v.Detail)
 	}
 	return "no verdict: " + oneLine(v.Detail)
 }
@@ -192,6 +194,15 @@ func rate(v *Verdict) string {
 		return ""
 	}
 	return fmt.Sprintf("%.0f", float64(v.Schedules)/v.Seconds)
+}
+
+// cpuRate is schedules per CPU-second (every goroutine of the process,
+// porcupine's included).
+func cpuRate(v *Verdict) string {
+	if v == nil || v.CPU <= 0 || v.Schedules < 100 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f", float64(v.Schedules)/v.CPU)
 }
 
 func oneLine(s string) string {

@@ -1,6 +1,8 @@
 // Package targets is the explorer's campaign over code nobody here wrote:
-// golang.org/x/time/rate, go.uber.org/ratelimit, Go's own HashTrieMap and
-// github.com/puzpuzpuz/xsync/v4, each at every version chosen, each with
+// golang.org/x/time/rate, go.uber.org/ratelimit, Go's own HashTrieMap,
+// github.com/puzpuzpuz/xsync/v4, golang.org/x/sync's semaphore, errgroup
+// and singleflight, jackc/puddle, sourcegraph/conc and golang-lru's
+// expirable LRU, each at every version chosen, each with
 // its scenarios (testdata/<target>/*_test.go, through the verdict helper
 // in testdata/common).
 //
@@ -36,7 +38,8 @@ var files embed.FS
 
 // Target is one library under exploration.
 type Target struct {
-	// Name is how the campaign names it: xtime, uber, hashtriemap, xsync.
+	// Name is how the campaign names it: xtime, uber, hashtriemap, xsync,
+	// semaphore, ….
 	Name string
 	// Title names it in results.
 	Title string
@@ -60,7 +63,23 @@ var All = []Target{
 		Versions: []string{"go1.26"}},
 	{Name: "xsync", Title: "github.com/puzpuzpuz/xsync/v4", Module: "github.com/puzpuzpuz/xsync/v4",
 		Package: "github.com/puzpuzpuz/xsync/v4", Versions: []string{"v4.5.0"}},
+	{Name: "semaphore", Title: "golang.org/x/sync/semaphore", Module: "golang.org/x/sync", Package: "golang.org/x/sync/semaphore",
+		Versions: xsyncVersions},
+	{Name: "errgroup", Title: "golang.org/x/sync/errgroup", Module: "golang.org/x/sync", Package: "golang.org/x/sync/errgroup",
+		Versions: xsyncVersions},
+	{Name: "singleflight", Title: "golang.org/x/sync/singleflight", Module: "golang.org/x/sync", Package: "golang.org/x/sync/singleflight",
+		Versions: xsyncVersions},
+	{Name: "puddle", Title: "github.com/jackc/puddle/v2", Module: "github.com/jackc/puddle/v2", Package: "github.com/jackc/puddle/v2",
+		Versions: []string{"v2.2.4"}},
+	{Name: "conc", Title: "github.com/sourcegraph/conc (pool, WaitGroup)", Module: "github.com/sourcegraph/conc", Package: "github.com/sourcegraph/conc/pool",
+		Versions: []string{"v0.3.0"}},
+	{Name: "expirable", Title: "github.com/hashicorp/golang-lru/v2/expirable", Module: "github.com/hashicorp/golang-lru/v2", Package: "github.com/hashicorp/golang-lru/v2/expirable",
+		Versions: []string{"v2.0.7"}},
 }
+
+// xsyncVersions are golang.org/x/sync's tagged versions the module proxy
+// serves here.
+var xsyncVersions = []string{"v0.18.0", "v0.19.0", "v0.20.0", "v0.21.0", "v0.22.0", "v0.23.0", "v0.24.0", "v0.25.0"}
 
 // Lookup returns the target named name.
 func Lookup(name string) (Target, error) {
@@ -99,7 +118,10 @@ type Verdict struct {
 	Schedules   int     `json:"schedules"`
 	Exhaustive  bool    `json:"exhaustive,omitempty"`
 	Seconds     float64 `json:"seconds"`
-	Detail      string  `json:"detail,omitempty"`
+	// CPU is the process's CPU time over the exploration (user and
+	// system, every goroutine: porcupine's too).
+	CPU    float64 `json:"cpu_seconds,omitempty"`
+	Detail string  `json:"detail,omitempty"`
 }
 
 // Run is one target at one version (and one tooth, or none).
@@ -308,4 +330,43 @@ func readVerdicts(path string) ([]Verdict, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Scenario < out[j].Scenario })
 	return out, sc.Err()
+}
+
+// Merge returns the runs of old whose target is not among fresh's,
+// followed by fresh's, ordered as All orders the targets (a run's order
+// within its target is kept): a campaign over some targets replaces their
+// sections of the results and keeps the others'.
+func Merge(old, fresh []Run) []Run {
+	ran := map[string]bool{}
+	for _, r := range fresh {
+		ran[r.Target] = true
+	}
+	var out []Run
+	for _, r := range old {
+		if !ran[r.Target] {
+			out = append(out, r)
+		}
+	}
+	out = append(out, fresh...)
+	rank := map[string]int{}
+	for i, t := range All {
+		rank[t.Name] = i
+	}
+	sort.SliceStable(out, func(i, j int) bool { return rank[out[i].Target] < rank[out[j].Target] })
+	return out
+}
+
+// Names are the targets that runs cover, as All orders them.
+func Names(runs []Run) []string {
+	has := map[string]bool{}
+	for _, r := range runs {
+		has[r.Target] = true
+	}
+	var out []string
+	for _, t := range All {
+		if has[t.Name] {
+			out = append(out, t.Name)
+		}
+	}
+	return out
 }
