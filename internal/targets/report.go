@@ -3,6 +3,7 @@ package targets
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -13,7 +14,10 @@ import (
 // teeth, each with the scenario that found it.
 func Markdown(w io.Writer, runs []Run, command string) {
 	fmt.Fprintf(w, "# The explorer on code nobody here wrote\n\n")
-	fmt.Fprintf(w, "Written by `%s`. Each target is built unchanged, rewritten through an overlay (explore/rewrite), and explored on the virtual clock: DFS over every schedule within the preemption bound (the first violation has the fewest), then PCT with seeds 1–5 (2,000 schedules each, depth 3). The sequential bugs of these libraries (golang/go#56287, #52584, #71154; uber-go/ratelimit #119) are `tollgate limiters`' findings, not this table's: they need readings and limits no scenario here uses. Replay a schedule with `go test -run '^TestX$' -args -explore.replay=SCHEDULE` in the scenarios' module (`tollgate explore -targets NAME -keep` keeps it), or `tollgate explore -pkg DIR -run TestX -replay SCHEDULE`.\n\n", command)
+	fmt.Fprintf(w, "Written by `%s` (a campaign over some targets replaces their sections and keeps the others': each section names the commands that wrote it). Each target is built unchanged, rewritten through an overlay (explore/rewrite), and explored on the virtual clock: DFS over every schedule within the preemption bound (the first violation has the fewest), then PCT with seeds 1–5 (2,000 schedules each, depth 3). The sequential bugs of these libraries (golang/go#56287, #52584, #71154; uber-go/ratelimit #119) are `tollgate limiters`' findings, not this table's: they need readings and limits no scenario here uses. Replay a schedule with `go test -run '^TestX$' -args -explore.replay=SCHEDULE` in the scenarios' module (`tollgate explore -targets NAME -keep` keeps it), or `tollgate explore -pkg DIR -run TestX -replay SCHEDULE`.\n\n", command)
+	if strings.Contains(command, "-replays") {
+		fmt.Fprintf(w, "Every violation's schedule below was replayed with `go test -run '^TestX$' -args -explore.replay=SCHEDULE` in its scenarios' module, and \"(replayed)\" marks those that failed again with the same kind of violation; one that did not says so in its cell. The last column is schedules per CPU-second of the test process (user and system time, porcupine's goroutines included), the figure that a loaded machine does not distort; \"not run\" rows name what the explorer would need to control.\n\n")
+	}
 	byTarget := map[string][]Run{}
 	var order []string
 	for _, r := range runs {
@@ -25,6 +29,9 @@ func Markdown(w io.Writer, runs []Run, command string) {
 	for _, name := range order {
 		t, _ := Lookup(name)
 		fmt.Fprintf(w, "## %s\n\n", t.Title)
+		if cmds := commands(byTarget[name]); len(cmds) > 0 {
+			fmt.Fprintf(w, "Written by `%s`.\n\n", strings.Join(cmds, "`, then `"))
+		}
 		fmt.Fprintf(w, "| version | scenario | DFS, bound %d | preemptions | schedule | PCT seeds 1–5 | schedules/s (DFS) | per CPU-s (DFS) |\n", dfsBound(byTarget[name]))
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 		var teeth []Run
@@ -84,7 +91,7 @@ func Markdown(w io.Writer, runs []Run, command string) {
 							strategy += fmt.Sprintf(" (DFS within bound %d: not found)", dfs.Bound)
 						}
 					}
-					fmt.Fprintf(w, "| %s | %s | %s (%s) | %s | %d | `%s` |\n", r.Tooth, r.Version, v.Scenario, v.Kind, strategy, v.Preemptions, v.Schedule)
+					fmt.Fprintf(w, "| %s | %s | %s (%s) | %s | %d | %s |\n", r.Tooth, r.Version, v.Scenario, v.Kind, strategy, v.Preemptions, scheduleCell(v))
 					found = true
 				}
 				if !found {
@@ -98,6 +105,17 @@ func Markdown(w io.Writer, runs []Run, command string) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// commands are the distinct commands that made runs, in order.
+func commands(runs []Run) []string {
+	var out []string
+	for _, r := range runs {
+		if r.Command != "" && !slices.Contains(out, r.Command) {
+			out = append(out, r.Command)
+		}
+	}
+	return out
 }
 
 // dfsBound is the bound DFS ran at in runs (the first verdict that says).
@@ -162,11 +180,21 @@ func preemptions(v *Verdict) string {
 	return fmt.Sprint(v.Preemptions)
 }
 
+// scheduleCell is the schedule, and "replayed" when the campaign replayed
+// it and it reproduced (what went wrong otherwise).
 func scheduleCell(v *Verdict) string {
 	if v == nil || v.Schedule == "" {
 		return ""
 	}
-	return "`" + v.Schedule + "`"
+	s := "`" + v.Schedule + "`"
+	switch v.Replayed {
+	case "":
+	case "reproduced":
+		s += " (replayed)"
+	default:
+		s += " **replay: " + oneLine(v.Replayed) + "**"
+	}
+	return s
 }
 
 // pctCell says whether the seeds agree: "VIOLATED ×5", "holds ×5", or

@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,10 +66,13 @@ var All = []Target{
 		Package: "github.com/puzpuzpuz/xsync/v4", Versions: []string{"v4.5.0"}},
 	{Name: "semaphore", Title: "golang.org/x/sync/semaphore", Module: "golang.org/x/sync", Package: "golang.org/x/sync/semaphore",
 		Versions: xsyncVersions},
+	// errgroup and singleflight at the oldest and newest of those
+	// versions: in between their code changed in comments, interface{}
+	// to any, and a panic's message only.
 	{Name: "errgroup", Title: "golang.org/x/sync/errgroup", Module: "golang.org/x/sync", Package: "golang.org/x/sync/errgroup",
-		Versions: xsyncVersions},
+		Versions: []string{"v0.18.0", "v0.25.0"}},
 	{Name: "singleflight", Title: "golang.org/x/sync/singleflight", Module: "golang.org/x/sync", Package: "golang.org/x/sync/singleflight",
-		Versions: xsyncVersions},
+		Versions: []string{"v0.18.0", "v0.25.0"}},
 	{Name: "puddle", Title: "github.com/jackc/puddle/v2", Module: "github.com/jackc/puddle/v2", Package: "github.com/jackc/puddle/v2",
 		Versions: []string{"v2.2.4"}},
 	{Name: "conc", Title: "github.com/sourcegraph/conc (pool, WaitGroup)", Module: "github.com/sourcegraph/conc", Package: "github.com/sourcegraph/conc/pool",
@@ -107,7 +111,9 @@ func (t Target) Teeth() []string {
 
 // Verdict is one exploration's result, as the scenarios write it.
 type Verdict struct {
-	Scenario    string  `json:"scenario"`
+	Scenario string `json:"scenario"`
+	// Test is the test that explores it, for a replay.
+	Test        string  `json:"test,omitempty"`
 	Strategy    string  `json:"strategy"`
 	Seed        uint64  `json:"seed,omitempty"`
 	Bound       int     `json:"bound,omitempty"`
@@ -122,6 +128,10 @@ type Verdict struct {
 	// system, every goroutine: porcupine's too).
 	CPU    float64 `json:"cpu_seconds,omitempty"`
 	Detail string  `json:"detail,omitempty"`
+	// Replayed is, for a violation, what its replay gave when the
+	// campaign checked it (Options.Replays): "reproduced", or what went
+	// wrong.
+	Replayed string `json:"replayed,omitempty"`
 }
 
 // Run is one target at one version (and one tooth, or none).
@@ -137,6 +147,8 @@ type Run struct {
 	// Unsupported counts the constructs the rewrite cannot control.
 	Unsupported int    `json:"unsupported"`
 	Err         string `json:"error,omitempty"`
+	// Command is the command line that made the run.
+	Command string `json:"command,omitempty"`
 	// Dir is the scenarios' module, when kept.
 	Dir string `json:"-"`
 	// Log is the test's output when it failed to run (not a violation).
@@ -164,6 +176,14 @@ type Options struct {
 	Keep bool
 	// Bound is DFS's preemption bound (0: the scenarios' own, 2).
 	Bound int
+	// Replays replays the schedules the table shows (Shown) with the
+	// command it prints (go test -run '^Test$' -args -explore.replay=S in
+	// the scenarios' module) and records whether each reproduced.
+	Replays bool
+	// Only, when set, are the verdicts of an earlier run of the same
+	// target, version and tooth: nothing is explored, and the schedules
+	// they show are replayed.
+	Only []Verdict
 }
 
 // RunOne runs t's scenarios at version, on a copy with tooth applied
@@ -219,6 +239,13 @@ func runOne(t Target, version, tooth string, opt Options, r *Run) error {
 			r.Unsupported++
 		}
 	}
+	if opt.Only != nil {
+		r.Verdicts = opt.Only
+		start = time.Now()
+		replayShown(t, res, dir, r)
+		r.Test = time.Since(start).Seconds()
+		return nil
+	}
 	results := filepath.Join(dir, "results.jsonl")
 	var flags []string
 	if opt.Run != "" {
@@ -244,7 +271,96 @@ func runOne(t Target, version, tooth string, opt Options, r *Run) error {
 		r.Log = log.String()
 		return fmt.Errorf("go test of %s %s: %v (%d verdicts)", t.Name, version, testErr, len(r.Verdicts))
 	}
+	if opt.Replays {
+		replayShown(t, res, dir, r)
+	}
 	return nil
+}
+
+// replayShown replays the schedules the table shows of r (see Shown).
+func replayShown(t Target, res *rewrite.Result, dir string, r *Run) {
+	for _, i := range Shown(*r) {
+		v := &r.Verdicts[i]
+		if v.Test == "" {
+			v.Test = testOf(t, v.Scenario)
+		}
+		v.Replayed = replay(res, dir, *v)
+	}
+}
+
+// Shown are the indexes of r's verdicts whose schedules the table shows:
+// per scenario, DFS's violation, or when DFS found none the first PCT
+// seed's.
+func Shown(r Run) []int {
+	var out []int
+	for _, s := range scenarios(r) {
+		first := -1
+		for i, v := range r.Verdicts {
+			if v.Scenario != s || v.Verdict != "VIOLATED" || v.Schedule == "" {
+				continue
+			}
+			if v.Strategy == "dfs" {
+				first = i
+				break
+			}
+			if first < 0 {
+				first = i
+			}
+		}
+		if first >= 0 {
+			out = append(out, first)
+		}
+	}
+	return out
+}
+
+// testOf finds the test that explores scenario in t's scenario files
+// (for verdicts written before they named their test): the test function
+// whose body names the scenario first.
+func testOf(t Target, scenario string) string {
+	entries, _ := fs.ReadDir(files, "testdata/"+t.Name)
+	for _, e := range entries {
+		b, _ := files.ReadFile("testdata/" + t.Name + "/" + e.Name())
+		src := string(b)
+		at := strings.Index(src, "(t, "+strconv.Quote(scenario))
+		if at < 0 {
+			continue
+		}
+		fn := strings.LastIndex(src[:at], "\nfunc Test")
+		if fn < 0 {
+			continue
+		}
+		name := src[fn+len("\nfunc "):]
+		if end := strings.IndexByte(name, '('); end > 0 {
+			return name[:end]
+		}
+	}
+	return ""
+}
+
+// replay runs v's schedule as the table says to, and tells whether the
+// test failed again with v's kind of violation.
+func replay(res *rewrite.Result, dir string, v Verdict) string {
+	if v.Test == "" || v.Schedule == "" {
+		return "not replayed: the verdict names no test or schedule"
+	}
+	var out bytes.Buffer
+	err := rewrite.Test(res, dir, ".", []string{"-run", "^" + v.Test + "$", "-v"}, []string{"-explore.replay=" + v.Schedule}, nil, &out, &out)
+	switch {
+	case err == nil:
+		return "NOT REPRODUCED: the replay passes"
+	case !strings.Contains(out.String(), v.Kind):
+		return fmt.Sprintf("NOT REPRODUCED: the replay failed without %q: %s", v.Kind, lastLines(out.String(), 5))
+	}
+	return "reproduced"
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " / ")
 }
 
 // copyGo copies testdata/sub's Go files to dir.

@@ -14,6 +14,7 @@ import (
 // verdict is one exploration's result, as the campaign reads it.
 type verdict struct {
 	Scenario    string  `json:"scenario"`
+	Test        string  `json:"test,omitempty"`
 	Strategy    string  `json:"strategy"`
 	Seed        uint64  `json:"seed,omitempty"`
 	Bound       int     `json:"bound,omitempty"`
@@ -113,6 +114,7 @@ func cpuSeconds() float64 {
 }
 
 func write(t *testing.T, v verdict) {
+	v.Test = t.Name()
 	path := os.Getenv("TOLLGATE_TARGET_RESULTS")
 	if path == "" {
 		t.Logf("%+v", v)

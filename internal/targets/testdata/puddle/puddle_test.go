@@ -179,9 +179,10 @@ func TestAcquireDestroy(t *testing.T) {
 	explorations(t, "acquire-destroy", spec(1, [][]pop{{"acq", "destroy"}, {"acq", "rel"}}))
 }
 
-// TestThree: three threads on a pool of two.
+// TestThree: three threads on a pool of two (DFS at bound 1: the
+// constructor's goroutines make bound 2 too many schedules).
 func TestThree(t *testing.T) {
-	explorations(t, "three", spec(2, [][]pop{{"acq", "rel"}, {"acq", "destroy"}, {"acq", "rel"}}))
+	explorationsAt(t, "three", 1, spec(2, [][]pop{{"acq", "rel"}, {"acq", "destroy"}, {"acq", "rel"}}))
 }
 
 // TestClose: Close while another thread acquires and releases: Close
