@@ -229,11 +229,20 @@ func checkReplays(c *targetsConfig, root string, stdout, stderr io.Writer) int {
 			failed = failed || v.Replayed != "reproduced"
 		}
 	}
+	// The file is read again: a campaign over other targets may have
+	// written it meanwhile.
+	var checked []targets.Run
+	for _, r := range old {
+		if slices.Contains(c.names, r.Target) {
+			checked = append(checked, r)
+		}
+	}
+	runs := targets.Merge(readTargets(c.out), checked)
 	all := *c
-	all.names = targets.Names(old)
+	all.names = targets.Names(runs)
 	all.checkReplays = false
 	all.replays = true
-	if err := writeTargets(c.out, old, all.command()); err != nil {
+	if err := writeTargets(c.out, runs, all.command()); err != nil {
 		fmt.Fprintln(stderr, err)
 		return exploreUsage
 	}

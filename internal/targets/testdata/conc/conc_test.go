@@ -29,6 +29,9 @@ import (
 //     Invariant checks the count after every step.
 //   - No goroutine is left waiting once the threads are done (a leak),
 //     and no thread waits for good (a deadlock).
+//
+// DFS runs at bound 1: the workers are threads too, and three or four
+// threads with their workers at bound 2 run for many minutes.
 
 // cop is one call: go (submit a task), done (this thread submits no
 // more), wait (after every other thread is done: the pool's or the
@@ -108,25 +111,25 @@ func limited(n int) func() runner {
 // TestPool: a pool with no limit: a worker per task the idle workers do
 // not take.
 func TestPool(t *testing.T) {
-	explorations(t, "pool", spec(func() runner { return pool.New() }, 0,
+	explorationsAt(t, "pool", 1, spec(func() runner { return pool.New() }, 0,
 		[][]cop{{"go", "go", "done"}, {"go", "done"}, {"wait"}}))
 }
 
 // TestPoolLimit1: a pool of one goroutine: the tasks run one at a time.
 func TestPoolLimit1(t *testing.T) {
-	explorations(t, "pool-limit-1", spec(limited(1), 1,
+	explorationsAt(t, "pool-limit-1", 1, spec(limited(1), 1,
 		[][]cop{{"go", "go", "done"}, {"go", "done"}, {"wait"}}))
 }
 
 // TestPoolLimit2: a pool of two goroutines, three submitters.
 func TestPoolLimit2(t *testing.T) {
-	explorations(t, "pool-limit-2", spec(limited(2), 2,
+	explorationsAt(t, "pool-limit-2", 1, spec(limited(2), 2,
 		[][]cop{{"go", "done"}, {"go", "done"}, {"go", "done"}, {"wait"}}))
 }
 
 // TestWaitGroup: conc's WaitGroup: Wait answers after every Go's function
 // ran.
 func TestWaitGroup(t *testing.T) {
-	explorations(t, "waitgroup", spec(func() runner { return conc.NewWaitGroup() }, 0,
+	explorationsAt(t, "waitgroup", 1, spec(func() runner { return conc.NewWaitGroup() }, 0,
 		[][]cop{{"go", "done"}, {"go", "go", "done"}, {"wait"}}))
 }
