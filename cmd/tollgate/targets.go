@@ -193,9 +193,9 @@ func (c *targetsConfig) command() string {
 }
 
 // checkReplays replays the schedules that -out's table shows for c's
-// targets, each in a scenarios' module built as the campaign builds it,
-// and writes the table again with what each replay gave. It explores
-// nothing.
+// targets (those not replayed yet), each in a scenarios' module built as
+// the campaign builds it, and writes the table again with what each
+// replay gave. It explores nothing.
 func checkReplays(c *targetsConfig, root string, stdout, stderr io.Writer) int {
 	if c.out == "" {
 		fmt.Fprintln(stderr, "explore: -check-replays needs -out, the directory of the table whose schedules it replays")
@@ -208,7 +208,7 @@ func checkReplays(c *targetsConfig, root string, stdout, stderr io.Writer) int {
 	}
 	failed := false
 	for i, r := range old {
-		if !slices.Contains(c.names, r.Target) || len(targets.Shown(r)) == 0 {
+		if !slices.Contains(c.names, r.Target) || len(targets.Shown(r)) == 0 || replayed(r) {
 			continue
 		}
 		t, _ := targets.Lookup(r.Target)
@@ -250,6 +250,16 @@ func checkReplays(c *targetsConfig, root string, stdout, stderr io.Writer) int {
 		return exploreViolation
 	}
 	return explorePass
+}
+
+// replayed: every schedule r's table shows was replayed, and reproduced.
+func replayed(r targets.Run) bool {
+	for _, i := range targets.Shown(r) {
+		if r.Verdicts[i].Replayed != "reproduced" {
+			return false
+		}
+	}
+	return true
 }
 
 // readTargets reads dir's targets.json, if any (nil when there is none or

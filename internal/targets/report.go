@@ -14,7 +14,7 @@ import (
 // teeth, each with the scenario that found it.
 func Markdown(w io.Writer, runs []Run, command string) {
 	fmt.Fprintf(w, "# The explorer on code nobody here wrote\n\n")
-	fmt.Fprintf(w, "Written by `%s` (a campaign over some targets replaces their sections and keeps the others': each section names the commands that wrote it). Each target is built unchanged, rewritten through an overlay (explore/rewrite), and explored on the virtual clock: DFS over every schedule within the preemption bound (the first violation has the fewest), then PCT with seeds 1–5 (2,000 schedules each, depth 3). The sequential bugs of these libraries (golang/go#56287, #52584, #71154; uber-go/ratelimit #119) are `tollgate limiters`' findings, not this table's: they need readings and limits no scenario here uses. Replay a schedule with `go test -run '^TestX$' -args -explore.replay=SCHEDULE` in the scenarios' module (`tollgate explore -targets NAME -keep` keeps it), or `tollgate explore -pkg DIR -run TestX -replay SCHEDULE`.\n\n", command)
+	fmt.Fprintf(w, "Written by `%s` (a campaign over some targets replaces their sections and keeps the others': each section names the commands that wrote it). Each target is built unchanged, rewritten through an overlay (explore/rewrite), and explored on the virtual clock: DFS over every schedule within the preemption bound (the first violation has the fewest; bound 2, or 1 where a section says so, and at most 100,000 schedules: \"holds\" without \"exhaustive\" is a search cut there), then PCT with seeds 1–5 (2,000 schedules each, depth 3). The sequential bugs of these libraries (golang/go#56287, #52584, #71154; uber-go/ratelimit #119) are `tollgate limiters`' findings, not this table's: they need readings and limits no scenario here uses. Replay a schedule with `go test -run '^TestX$' -args -explore.replay=SCHEDULE` in the scenarios' module (`tollgate explore -targets NAME -keep` keeps it), or `tollgate explore -pkg DIR -run TestX -replay SCHEDULE`.\n\n", command)
 	if strings.Contains(command, "-replays") {
 		fmt.Fprintf(w, "Every violation's schedule below was replayed with `go test -run '^TestX$' -args -explore.replay=SCHEDULE` in its scenarios' module, and \"(replayed)\" marks those that failed again with the same kind of violation; one that did not says so in its cell. The last column is schedules per CPU-second of the test process (user and system time, porcupine's goroutines included), the figure that a loaded machine does not distort; \"not run\" rows name what the explorer would need to control.\n\n")
 	}
@@ -32,7 +32,8 @@ func Markdown(w io.Writer, runs []Run, command string) {
 		if cmds := commands(byTarget[name]); len(cmds) > 0 {
 			fmt.Fprintf(w, "Written by `%s`.\n\n", strings.Join(cmds, "`, then `"))
 		}
-		fmt.Fprintf(w, "| version | scenario | DFS, bound %d | preemptions | schedule | PCT seeds 1–5 | schedules/s (DFS) | per CPU-s (DFS) |\n", dfsBound(byTarget[name]))
+		bound := dfsBound(byTarget[name])
+		fmt.Fprintf(w, "| version | scenario | DFS, bound %d | preemptions | schedule | PCT seeds 1–5 | schedules/s (DFS) | per CPU-s (DFS) |\n", bound)
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 		var teeth []Run
 		// base[version][scenario]: the scenario is violated on the
@@ -60,7 +61,7 @@ func Markdown(w io.Writer, runs []Run, command string) {
 			}
 			for _, s := range scenarios(r) {
 				dfs, pct := split(r, s)
-				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Version, s, verdictCell(dfs), preemptions(dfs),
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Version, s, verdictCell(dfs, bound), preemptions(dfs),
 					scheduleCell(dfs), pctCell(pct), rate(dfs), cpuRate(dfs))
 			}
 		}
@@ -118,16 +119,22 @@ func commands(runs []Run) []string {
 	return out
 }
 
-// dfsBound is the bound DFS ran at in runs (the first verdict that says).
+// dfsBound is the bound most of runs' DFS verdicts ran at (2 when none
+// says).
 func dfsBound(runs []Run) int {
+	count := map[int]int{}
+	best := 2
 	for _, r := range runs {
 		for _, v := range r.Verdicts {
 			if v.Strategy == "dfs" && v.Bound > 0 {
-				return v.Bound
+				count[v.Bound]++
+				if count[v.Bound] > count[best] || count[v.Bound] == count[best] && v.Bound > best {
+					best = v.Bound
+				}
 			}
 		}
 	}
-	return 2
+	return best
 }
 
 func scenarios(r Run) []string {
@@ -157,16 +164,22 @@ func split(r Run, scenario string) (dfs *Verdict, pct []Verdict) {
 	return dfs, pct
 }
 
-func verdictCell(v *Verdict) string {
+// verdictCell is DFS's verdict, with its bound when it is not the
+// table's.
+func verdictCell(v *Verdict, bound int) string {
+	at := ""
+	if v != nil && v.Bound > 0 && v.Bound != bound {
+		at = fmt.Sprintf(", bound %d", v.Bound)
+	}
 	switch {
 	case v == nil:
 		return "—"
 	case v.Verdict == "VIOLATED":
-		return fmt.Sprintf("**VIOLATED** (%s)", v.Kind)
+		return fmt.Sprintf("**VIOLATED** (%s%s)", v.Kind, at)
 	case v.Verdict == "holds" && v.Exhaustive:
-		return fmt.Sprintf("holds, exhaustive (%d schedules)", v.Schedules)
+		return fmt.Sprintf("holds, exhaustive (%d schedules%s)", v.Schedules, at)
 	case v.Verdict == "holds":
-		return fmt.Sprintf("holds (%d schedules)", v.Schedules)
+		return fmt.Sprintf("holds (%d schedules%s)", v.Schedules, at)
 	case v.Verdict == "not run":
 		return "not run: " + oneLine(v.Detail)
 	}

@@ -13,15 +13,17 @@ import (
 func TestMarkdown(t *testing.T) {
 	runs := []Run{
 		{Target: "xtime", Version: "v0.16.0", Verdicts: []Verdict{
-			{Scenario: "allow-stale", Strategy: "dfs", Verdict: "VIOLATED", Kind: "linearizability", Preemptions: 1, Schedule: "0x2.1x4", Schedules: 51},
+			{Scenario: "allow-stale", Strategy: "dfs", Bound: 2, Verdict: "VIOLATED", Kind: "linearizability", Preemptions: 1, Schedule: "0x2.1x4", Schedules: 51},
 			{Scenario: "allow-stale", Strategy: "pct", Seed: 1, Verdict: "VIOLATED"},
 			{Scenario: "allow-stale", Strategy: "pct", Seed: 2, Verdict: "holds"},
-			{Scenario: "allow-frozen", Strategy: "dfs", Verdict: "holds", Exhaustive: true, Schedules: 78, Seconds: 0.001},
+			{Scenario: "allow-frozen", Strategy: "dfs", Bound: 2, Verdict: "holds", Exhaustive: true, Schedules: 78, Seconds: 0.001},
 			{Scenario: "allow-frozen", Strategy: "pct", Seed: 1, Verdict: "holds"},
 			{Scenario: "allow-frozen", Strategy: "pct", Seed: 2, Verdict: "holds"},
+			{Scenario: "four-threads", Strategy: "dfs", Bound: 1, Verdict: "holds", Exhaustive: true, Schedules: 10},
+			{Scenario: "needs-ctx", Strategy: "dfs", Verdict: "not run", Detail: "needs context control: a channel closed by code the explorer does not control"},
 		}},
 		{Target: "xtime", Version: "v0.16.0", Tooth: "unlock-early", Verdicts: []Verdict{
-			{Scenario: "allow-frozen", Strategy: "dfs", Verdict: "holds"},
+			{Scenario: "allow-frozen", Strategy: "dfs", Bound: 2, Verdict: "holds"},
 		}},
 	}
 	var b bytes.Buffer
@@ -31,6 +33,8 @@ func TestMarkdown(t *testing.T) {
 		"| v0.16.0 | allow-stale | **VIOLATED** (linearizability) | 1 | `0x2.1x4` | 1: VIOLATED, 2: holds |",
 		"| v0.16.0 | allow-frozen | holds, exhaustive (78 schedules) |  |  | holds ×2 |",
 		"| unlock-early | v0.16.0 | **not found** (no scenario) |",
+		"| v0.16.0 | four-threads | holds, exhaustive (10 schedules, bound 1) |",
+		"| v0.16.0 | needs-ctx | not run: needs context control: a channel closed by code the explorer does not control |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the table lacks %q:\n%s", want, md)

@@ -29,6 +29,10 @@ type verdict struct {
 	Detail      string  `json:"detail,omitempty"`
 }
 
+// dfsCap caps DFS: a scenario whose schedules within the bound are more
+// says "holds (N schedules)", not exhaustive.
+const dfsCap = 100000
+
 // explorations runs spec with DFS at bound 2 ($TOLLGATE_TARGET_BOUND when
 // set), then PCT with seeds 1–5,
 // and writes each verdict to $TOLLGATE_TARGET_RESULTS (one JSON object a
@@ -58,7 +62,7 @@ func explorationsAt[T, In, Out, S any](t *testing.T, name string, bound int, spe
 	if bound == 0 {
 		bound = 2
 	}
-	opts := []explore.Options{{Strategy: explore.DFS, Bound: bound}}
+	opts := []explore.Options{{Strategy: explore.DFS, Bound: bound, Schedules: dfsCap}}
 	for seed := uint64(1); seed <= 5; seed++ {
 		opts = append(opts, explore.Options{Strategy: explore.PCT, Seed: seed, Schedules: 2000, Depth: 3})
 	}
