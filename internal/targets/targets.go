@@ -448,18 +448,19 @@ func readVerdicts(path string) ([]Verdict, error) {
 	return out, sc.Err()
 }
 
-// Merge returns the runs of old whose target is not among fresh's,
-// followed by fresh's, ordered as All orders the targets (a run's order
-// within its target is kept): a campaign over some targets replaces their
-// sections of the results and keeps the others'.
+// Merge returns the runs of old that fresh has not made again (the same
+// target, version and tooth), followed by fresh's, ordered as All orders
+// the targets (a run's order within its target is kept): a campaign
+// replaces the rows of the runs it made and keeps the others'.
 func Merge(old, fresh []Run) []Run {
-	ran := map[string]bool{}
+	type key struct{ target, version, tooth string }
+	ran := map[key]bool{}
 	for _, r := range fresh {
-		ran[r.Target] = true
+		ran[key{r.Target, r.Version, r.Tooth}] = true
 	}
 	var out []Run
 	for _, r := range old {
-		if !ran[r.Target] {
+		if !ran[key{r.Target, r.Version, r.Tooth}] {
 			out = append(out, r)
 		}
 	}

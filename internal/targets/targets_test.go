@@ -97,16 +97,16 @@ func TestTeethApply(t *testing.T) {
 	}
 }
 
-// TestMerge: a campaign over some targets replaces their runs and keeps
-// the others', in All's order.
+// TestMerge: a campaign replaces the runs it made again and keeps the
+// others', in All's order.
 func TestMerge(t *testing.T) {
-	old := []Run{{Target: "xtime", Version: "v0.1.0"}, {Target: "semaphore", Version: "v0.18.0"}, {Target: "xsync", Version: "v4.5.0"}}
+	old := []Run{{Target: "xtime", Version: "v0.1.0"}, {Target: "semaphore", Version: "v0.18.0"}, {Target: "semaphore", Version: "v0.25.0", Err: "old"}, {Target: "xsync", Version: "v4.5.0"}}
 	fresh := []Run{{Target: "semaphore", Version: "v0.25.0"}, {Target: "semaphore", Version: "v0.25.0", Tooth: "try-barges"}, {Target: "uber", Version: "v0.3.1"}}
 	var got []string
 	for _, r := range Merge(old, fresh) {
-		got = append(got, r.Target+"@"+r.Version+"/"+r.Tooth)
+		got = append(got, r.Target+"@"+r.Version+"/"+r.Tooth+r.Err)
 	}
-	want := "xtime@v0.1.0/ uber@v0.3.1/ xsync@v4.5.0/ semaphore@v0.25.0/ semaphore@v0.25.0/try-barges"
+	want := "xtime@v0.1.0/ uber@v0.3.1/ xsync@v4.5.0/ semaphore@v0.18.0/ semaphore@v0.25.0/ semaphore@v0.25.0/try-barges"
 	if strings.Join(got, " ") != want {
 		t.Errorf("Merge = %s, want %s", strings.Join(got, " "), want)
 	}

@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/anishathalye/porcupine"
@@ -33,6 +34,13 @@ import (
 //     holds, from the return of its acquire to the start of its release
 //     (an under-count of what the library granted, never an over-count),
 //     and the Invariant checks the sum after every step.
+//   - No TryAcquire succeeds past a waiter. The model cannot see this: a
+//     waiter's Acquire is still running when the TryAcquire returns, so
+//     it can always be ordered after it. So a TryAcquire that succeeds
+//     reads the length of the semaphore's queue right after it returns
+//     (through reflect, with no switch point between: the queue is as the
+//     TryAcquire's critical section left it), and the Invariant fails
+//     when it was not empty.
 //
 // Acquire with a context cancelled by another thread (acqctx, cancel)
 // needs the explorer to control context's cancellation: TestAcquireCancel
@@ -75,6 +83,13 @@ type sem struct {
 	held   [5]int64
 	ctx    context.Context
 	cancel context.CancelFunc
+	barged int64 // a TryAcquire's weight that got past a waiter
+}
+
+// waiting is the length of s's queue of waiters (its field waiters, a
+// container/list.List, in every version here).
+func waiting(s *semaphore.Weighted) int64 {
+	return reflect.ValueOf(s).Elem().FieldByName("waiters").FieldByName("len").Int()
 }
 
 // call performs o for thread t. Its output: try and all, 1 when they got
@@ -85,6 +100,9 @@ func call(x *sem, t int, o sop) int64 {
 	case "try":
 		if !x.s.TryAcquire(o.N) {
 			return 0
+		}
+		if waiting(x.s) > 0 {
+			x.barged = o.N
 		}
 		x.held[t] += o.N
 		return 1
@@ -214,6 +232,9 @@ func spec(size int64, threads [][]sop) explore.Spec[*sem, sop, int64, struct{}] 
 		After:      []sop{all},
 		Model:      model(size),
 		Invariant: func(x *sem) error {
+			if x.barged > 0 {
+				return fmt.Errorf("TryAcquire(%d) succeeded while an Acquire waited", x.barged)
+			}
 			var sum int64
 			for _, n := range x.held {
 				sum += n
@@ -242,6 +263,13 @@ func TestAcquireRelease(t *testing.T) {
 // tokens, two want one each; a Release may have to wake two waiters.
 func TestAcquireWeighted(t *testing.T) {
 	explorations(t, "acquire-weighted", spec(2, [][]sop{{acq(2), rel}, {acq(1), rel}, {acq(1), rel}}))
+}
+
+// TestReleaseWakesTwo: one Release must wake both waiters for one token
+// when two are free; they keep them (the threads end holding them), so a
+// waiter left asleep is never woken by a later Release.
+func TestReleaseWakesTwo(t *testing.T) {
+	explorations(t, "release-wakes-two", spec(2, [][]sop{{acq(2), rel}, {acq(1)}, {acq(1)}}))
 }
 
 // TestFIFOTry: a TryAcquire while a larger Acquire waits must fail even
