@@ -42,6 +42,14 @@ import (
 //     TryAcquire's critical section left it), and the Invariant fails
 //     when it was not empty.
 //
+// One tooth is not found, and is kept to say so: notify-one-only (a
+// Release wakes one waiter where two fit). Every thread here releases
+// what it got, so the next Release wakes the one left asleep, and no
+// check sees the delay; a scenario whose threads keep their tokens would
+// see it as a deadlock, but there the real library deadlocks too (a
+// thread that keeps a token can starve a waiter for two, and a waiter
+// for one queued behind it), so that scenario is no check.
+//
 // Acquire with a context cancelled by another thread (acqctx, cancel)
 // needs the explorer to control context's cancellation: TestAcquireCancel
 // tries it, and the table gives the explorer's answer (a Done closed by
@@ -263,13 +271,6 @@ func TestAcquireRelease(t *testing.T) {
 // tokens, two want one each; a Release may have to wake two waiters.
 func TestAcquireWeighted(t *testing.T) {
 	explorations(t, "acquire-weighted", spec(2, [][]sop{{acq(2), rel}, {acq(1), rel}, {acq(1), rel}}))
-}
-
-// TestReleaseWakesTwo: one Release must wake both waiters for one token
-// when two are free; they keep them (the threads end holding them), so a
-// waiter left asleep is never woken by a later Release.
-func TestReleaseWakesTwo(t *testing.T) {
-	explorations(t, "release-wakes-two", spec(2, [][]sop{{acq(2), rel}, {acq(1)}, {acq(1)}}))
 }
 
 // TestFIFOTry: a TryAcquire while a larger Acquire waits must fail even
