@@ -77,11 +77,13 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	pkg := fs.String("pkg", "", "explore your own code: run the tests of this package (a directory, or a go list pattern in the current module) with it and every package it imports rewritten for exploration (no source changes; see explore/doc.go); -run, -tags, -dir, -strategy, -bound, -seed, -budget, -replay and -v apply")
 	run := fs.String("run", "", "with -pkg: run only the tests matching this regexp (go test -run)")
 	tags := fs.String("tags", "", "with -pkg: build tags")
-	targetList := fs.String("targets", "", "run the campaign over code nobody here wrote (internal/targets): all, or names, comma-separated (xtime, uber, hashtriemap, xsync)")
+	targetList := fs.String("targets", "", "run the campaign over code nobody here wrote (internal/targets): all, or names, comma-separated (xtime, uber, hashtriemap, xsync, semaphore, errgroup, singleflight, puddle, conc, expirable)")
 	versions := fs.String("versions", "all", "with -targets: all, latest, or versions, comma-separated (one target)")
 	teeth := fs.Bool("teeth", false, "with -targets: also run every tooth (a hand-written concurrency bug in a copy of the target), which the scenarios must find")
 	out := fs.String("out", "", "with -targets: write targets.md and targets.json to this directory (default: print the table)")
 	keep := fs.Bool("keep", false, "with -targets: keep each scenarios' module (to replay in it)")
+	replays := fs.Bool("replays", false, "with -targets: replay every schedule the table shows with the command it prints, and fail when one does not reproduce")
+	checkReplays := fs.Bool("check-replays", false, "with -targets and -out: explore nothing; replay the schedules that -out's table shows for these targets, and write it again with what each gave")
 	fs.StringVar(&c.backend, "backend", "memory", "memory, or etcd: explore the etcd-backed tables (impl/etcd/...) at the grain of their requests, on a one-member etcd started for the run (needs the etcd program); the catalogue unless -scenario names others")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -94,6 +96,9 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 			}
 		})
 		tc, err := parseTargets(*targetList, *versions, *teeth, *run, *out, *keep, b)
+		if tc != nil {
+			tc.replays, tc.checkReplays = *replays, *checkReplays
+		}
 		return exploreConfig{targets: tc}, err
 	}
 	if *pkg != "" {

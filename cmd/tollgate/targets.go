@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tollgate/tollgate/internal/targets"
@@ -22,6 +23,9 @@ type targetsConfig struct {
 	out      string
 	keep     bool
 	bound    int
+	replays  bool
+	// checkReplays: explore nothing, replay what -out's table shows.
+	checkReplays bool
 }
 
 func parseTargets(list, versions string, teeth bool, run, out string, keep bool, bound int) (*targetsConfig, error) {
@@ -56,6 +60,9 @@ func runTargets(c *targetsConfig, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exploreUsage
 	}
+	if c.checkReplays {
+		return checkReplays(c, root, stdout, stderr)
+	}
 	var runs []targets.Run
 	failed := false
 	for _, name := range c.names {
@@ -89,7 +96,12 @@ func runTargets(c *targetsConfig, stdout, stderr io.Writer) int {
 		}
 	}
 	if c.out != "" {
-		if err := writeTargets(c.out, runs, c.command()); err != nil {
+		// The targets not run keep their rows: the file's command is the
+		// one that would write them all.
+		runs = targets.Merge(readTargets(c.out), runs)
+		all := *c
+		all.names = targets.Names(runs)
+		if err := writeTargets(c.out, runs, all.command()); err != nil {
 			fmt.Fprintln(stderr, err)
 			return exploreUsage
 		}
@@ -113,7 +125,8 @@ func oneTarget(t targets.Target, version, tooth string, base map[string]bool, c 
 	if tooth != "" {
 		label += " tooth " + tooth
 	}
-	r := targets.RunOne(t, version, tooth, targets.Options{Root: root, Run: c.run, Keep: c.keep, Bound: c.bound})
+	r := targets.RunOne(t, version, tooth, targets.Options{Root: root, Run: c.run, Keep: c.keep, Bound: c.bound, Replays: c.replays})
+	r.Command = c.command()
 	if r.Dir != "" {
 		fmt.Fprintf(stdout, "%s: the scenarios' module is kept in %s\n", label, r.Dir)
 	}
@@ -132,9 +145,17 @@ func oneTarget(t targets.Target, version, tooth string, base map[string]bool, c 
 		if v.Verdict == "VIOLATED" {
 			found = found || !base[v.Scenario]
 			line += fmt.Sprintf(" (%s, %d preemptions, schedule %s)", v.Kind, v.Preemptions, v.Schedule)
+			if v.Replayed != "" {
+				line += "; replay: " + v.Replayed
+				if v.Replayed != "reproduced" {
+					*failed = true
+				}
+			}
 		}
 		if v.Verdict == "no verdict" {
 			*failed = true
+		}
+		if v.Verdict == "no verdict" || v.Verdict == "not run" {
 			line += ": " + v.Detail
 		}
 		fmt.Fprintf(stdout, "%s  [%d schedules, %.2fs]\n", line, v.Schedules, v.Seconds)
@@ -156,6 +177,9 @@ func (c *targetsConfig) command() string {
 	if c.teeth {
 		s += " -teeth"
 	}
+	if c.replays {
+		s += " -replays"
+	}
 	if c.run != "" {
 		s += " -run " + c.run
 	}
@@ -166,6 +190,90 @@ func (c *targetsConfig) command() string {
 		s += " -out " + c.out
 	}
 	return s
+}
+
+// checkReplays replays the schedules that -out's table shows for c's
+// targets (those not replayed yet), each in a scenarios' module built as
+// the campaign builds it, and writes the table again with what each
+// replay gave. It explores nothing.
+func checkReplays(c *targetsConfig, root string, stdout, stderr io.Writer) int {
+	if c.out == "" {
+		fmt.Fprintln(stderr, "explore: -check-replays needs -out, the directory of the table whose schedules it replays")
+		return exploreUsage
+	}
+	old := readTargets(c.out)
+	if old == nil {
+		fmt.Fprintf(stderr, "explore: -check-replays: no readable %s\n", filepath.Join(c.out, "targets.json"))
+		return exploreUsage
+	}
+	failed := false
+	for i, r := range old {
+		if !slices.Contains(c.names, r.Target) || len(targets.Shown(r)) == 0 || replayed(r) {
+			continue
+		}
+		t, _ := targets.Lookup(r.Target)
+		label := t.Name + "@" + r.Version
+		if r.Tooth != "" {
+			label += " tooth " + r.Tooth
+		}
+		again := targets.RunOne(t, r.Version, r.Tooth, targets.Options{Root: root, Only: r.Verdicts, Keep: c.keep})
+		if again.Err != "" {
+			failed = true
+			fmt.Fprintf(stdout, "%s: error: %s\n%s\n", label, again.Err, again.Log)
+			continue
+		}
+		old[i].Verdicts = again.Verdicts
+		for _, j := range targets.Shown(again) {
+			v := again.Verdicts[j]
+			fmt.Fprintf(stdout, "%s: %s %s seed %d schedule %s: %s\n", label, v.Scenario, v.Strategy, v.Seed, v.Schedule, v.Replayed)
+			failed = failed || v.Replayed != "reproduced"
+		}
+	}
+	// The file is read again: a campaign over other targets may have
+	// written it meanwhile.
+	var checked []targets.Run
+	for _, r := range old {
+		if slices.Contains(c.names, r.Target) {
+			checked = append(checked, r)
+		}
+	}
+	runs := targets.Merge(readTargets(c.out), checked)
+	all := *c
+	all.names = targets.Names(runs)
+	all.checkReplays = false
+	all.replays = true
+	if err := writeTargets(c.out, runs, all.command()); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exploreUsage
+	}
+	if failed {
+		return exploreViolation
+	}
+	return explorePass
+}
+
+// replayed: every schedule r's table shows was replayed, and reproduced.
+func replayed(r targets.Run) bool {
+	for _, i := range targets.Shown(r) {
+		if r.Verdicts[i].Replayed != "reproduced" {
+			return false
+		}
+	}
+	return true
+}
+
+// readTargets reads dir's targets.json, if any (nil when there is none or
+// it does not parse: the campaign then writes its own runs only).
+func readTargets(dir string) []targets.Run {
+	b, err := os.ReadFile(filepath.Join(dir, "targets.json"))
+	if err != nil {
+		return nil
+	}
+	var runs []targets.Run
+	if json.Unmarshal(b, &runs) != nil {
+		return nil
+	}
+	return runs
 }
 
 func writeTargets(dir string, runs []targets.Run, command string) error {

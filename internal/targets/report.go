@@ -3,6 +3,7 @@ package targets
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -13,7 +14,10 @@ import (
 // teeth, each with the scenario that found it.
 func Markdown(w io.Writer, runs []Run, command string) {
 	fmt.Fprintf(w, "# The explorer on code nobody here wrote\n\n")
-	fmt.Fprintf(w, "Written by `%s`. Each target is built unchanged, rewritten through an overlay (explore/rewrite), and explored on the virtual clock: DFS over every schedule within the preemption bound (the first violation has the fewest), then PCT with seeds 1–5 (2,000 schedules each, depth 3). The sequential bugs of these libraries (golang/go#56287, #52584, #71154; uber-go/ratelimit #119) are `tollgate limiters`' findings, not this table's: they need readings and limits no scenario here uses. Replay a schedule with `go test -run '^TestX$' -args -explore.replay=SCHEDULE` in the scenarios' module (`tollgate explore -targets NAME -keep` keeps it), or `tollgate explore -pkg DIR -run TestX -replay SCHEDULE`.\n\n", command)
+	fmt.Fprintf(w, "Written by `%s` (a campaign replaces the rows of the runs it makes again and keeps the others': each section names the commands that wrote it). Each target is built unchanged, rewritten through an overlay (explore/rewrite), and explored on the virtual clock: DFS over every schedule within the preemption bound (the first violation has the fewest; bound 2, or 1 where a section says so, and at most 100,000 schedules: \"holds\" without \"exhaustive\" is a search cut there), then PCT with seeds 1–5 (2,000 schedules each, depth 3). The sequential bugs of these libraries (golang/go#56287, #52584, #71154; uber-go/ratelimit #119) are `tollgate limiters`' findings, not this table's: they need readings and limits no scenario here uses. Replay a schedule with `go test -run '^TestX$' -args -explore.replay=SCHEDULE` in the scenarios' module (`tollgate explore -targets NAME -keep` keeps it), or `tollgate explore -pkg DIR -run TestX -replay SCHEDULE`.\n\n", command)
+	if strings.Contains(command, "-replays") {
+		fmt.Fprintf(w, "Every violation's schedule below was replayed with `go test -run '^TestX$' -args -explore.replay=SCHEDULE` in its scenarios' module, and \"(replayed)\" marks those that failed again with the same kind of violation; one that did not says so in its cell. The last column is schedules per CPU-second of the test process (user and system time, porcupine's goroutines included), the figure that a loaded machine does not distort; \"not run\" rows name what the explorer would need to control.\n\n")
+	}
 	byTarget := map[string][]Run{}
 	var order []string
 	for _, r := range runs {
@@ -25,8 +29,12 @@ func Markdown(w io.Writer, runs []Run, command string) {
 	for _, name := range order {
 		t, _ := Lookup(name)
 		fmt.Fprintf(w, "## %s\n\n", t.Title)
-		fmt.Fprintf(w, "| version | scenario | DFS, bound %d | preemptions | schedule | PCT seeds 1–5 | schedules/s (DFS) |\n", dfsBound(byTarget[name]))
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+		if cmds := commands(byTarget[name]); len(cmds) > 0 {
+			fmt.Fprintf(w, "Written by `%s`.\n\n", strings.Join(cmds, "`, then `"))
+		}
+		bound := dfsBound(byTarget[name])
+		fmt.Fprintf(w, "| version | scenario | DFS, bound %d | preemptions | schedule | PCT seeds 1–5 | schedules/s (DFS) | per CPU-s (DFS) |\n", bound)
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 		var teeth []Run
 		// base[version][scenario]: the scenario is violated on the
 		// unmutated target, so it says nothing about a tooth.
@@ -48,13 +56,13 @@ func Markdown(w io.Writer, runs []Run, command string) {
 				continue
 			}
 			if r.Err != "" {
-				fmt.Fprintf(w, "| %s | — | **error**: %s | | | | |\n", r.Version, oneLine(r.Err))
+				fmt.Fprintf(w, "| %s | — | **error**: %s | | | | | |\n", r.Version, oneLine(r.Err))
 				continue
 			}
 			for _, s := range scenarios(r) {
 				dfs, pct := split(r, s)
-				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Version, s, verdictCell(dfs), preemptions(dfs),
-					scheduleCell(dfs), pctCell(pct), rate(dfs))
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Version, s, verdictCell(dfs, bound), preemptions(dfs),
+					scheduleCell(dfs), pctCell(pct), rate(dfs), cpuRate(dfs))
 			}
 		}
 		if len(teeth) > 0 {
@@ -84,7 +92,7 @@ func Markdown(w io.Writer, runs []Run, command string) {
 							strategy += fmt.Sprintf(" (DFS within bound %d: not found)", dfs.Bound)
 						}
 					}
-					fmt.Fprintf(w, "| %s | %s | %s (%s) | %s | %d | `%s` |\n", r.Tooth, r.Version, v.Scenario, v.Kind, strategy, v.Preemptions, v.Schedule)
+					fmt.Fprintf(w, "| %s | %s | %s (%s) | %s | %d | %s |\n", r.Tooth, r.Version, v.Scenario, v.Kind, strategy, v.Preemptions, scheduleCell(v))
 					found = true
 				}
 				if !found {
@@ -100,16 +108,33 @@ func Markdown(w io.Writer, runs []Run, command string) {
 	}
 }
 
-// dfsBound is the bound DFS ran at in runs (the first verdict that says).
+// commands are the distinct commands that made runs, in order.
+func commands(runs []Run) []string {
+	var out []string
+	for _, r := range runs {
+		if r.Command != "" && !slices.Contains(out, r.Command) {
+			out = append(out, r.Command)
+		}
+	}
+	return out
+}
+
+// dfsBound is the bound most of runs' DFS verdicts ran at (2 when none
+// says).
 func dfsBound(runs []Run) int {
+	count := map[int]int{}
+	best := 2
 	for _, r := range runs {
 		for _, v := range r.Verdicts {
 			if v.Strategy == "dfs" && v.Bound > 0 {
-				return v.Bound
+				count[v.Bound]++
+				if count[v.Bound] > count[best] || count[v.Bound] == count[best] && v.Bound > best {
+					best = v.Bound
+				}
 			}
 		}
 	}
-	return 2
+	return best
 }
 
 func scenarios(r Run) []string {
@@ -139,16 +164,24 @@ func split(r Run, scenario string) (dfs *Verdict, pct []Verdict) {
 	return dfs, pct
 }
 
-func verdictCell(v *Verdict) string {
+// verdictCell is DFS's verdict, with its bound when it is not the
+// table's.
+func verdictCell(v *Verdict, bound int) string {
+	at := ""
+	if v != nil && v.Bound > 0 && v.Bound != bound {
+		at = fmt.Sprintf(", bound %d", v.Bound)
+	}
 	switch {
 	case v == nil:
 		return "—"
 	case v.Verdict == "VIOLATED":
-		return fmt.Sprintf("**VIOLATED** (%s)", v.Kind)
+		return fmt.Sprintf("**VIOLATED** (%s%s)", v.Kind, at)
 	case v.Verdict == "holds" && v.Exhaustive:
-		return fmt.Sprintf("holds, exhaustive (%d schedules)", v.Schedules)
+		return fmt.Sprintf("holds, exhaustive (%d schedules%s)", v.Schedules, at)
 	case v.Verdict == "holds":
-		return fmt.Sprintf("holds (%d schedules)", v.Schedules)
+		return fmt.Sprintf("holds (%d schedules%s)", v.Schedules, at)
+	case v.Verdict == "not run":
+		return "not run: " + oneLine(v.Detail)
 	}
 	return "no verdict: " + oneLine(v.Detail)
 }
@@ -160,11 +193,21 @@ func preemptions(v *Verdict) string {
 	return fmt.Sprint(v.Preemptions)
 }
 
+// scheduleCell is the schedule, and "replayed" when the campaign replayed
+// it and it reproduced (what went wrong otherwise).
 func scheduleCell(v *Verdict) string {
 	if v == nil || v.Schedule == "" {
 		return ""
 	}
-	return "`" + v.Schedule + "`"
+	s := "`" + v.Schedule + "`"
+	switch v.Replayed {
+	case "":
+	case "reproduced":
+		s += " (replayed)"
+	default:
+		s += " **replay: " + oneLine(v.Replayed) + "**"
+	}
+	return s
 }
 
 // pctCell says whether the seeds agree: "VIOLATED ×5", "holds ×5", or
@@ -192,6 +235,15 @@ func rate(v *Verdict) string {
 		return ""
 	}
 	return fmt.Sprintf("%.0f", float64(v.Schedules)/v.Seconds)
+}
+
+// cpuRate is schedules per CPU-second (every goroutine of the process,
+// porcupine's included).
+func cpuRate(v *Verdict) string {
+	if v == nil || v.CPU <= 0 || v.Schedules < 100 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f", float64(v.Schedules)/v.CPU)
 }
 
 func oneLine(s string) string {

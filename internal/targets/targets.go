@@ -1,6 +1,8 @@
 // Package targets is the explorer's campaign over code nobody here wrote:
-// golang.org/x/time/rate, go.uber.org/ratelimit, Go's own HashTrieMap and
-// github.com/puzpuzpuz/xsync/v4, each at every version chosen, each with
+// golang.org/x/time/rate, go.uber.org/ratelimit, Go's own HashTrieMap,
+// github.com/puzpuzpuz/xsync/v4, golang.org/x/sync's semaphore, errgroup
+// and singleflight, jackc/puddle, sourcegraph/conc and golang-lru's
+// expirable LRU, each at every version chosen, each with
 // its scenarios (testdata/<target>/*_test.go, through the verdict helper
 // in testdata/common).
 //
@@ -25,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,7 +39,8 @@ var files embed.FS
 
 // Target is one library under exploration.
 type Target struct {
-	// Name is how the campaign names it: xtime, uber, hashtriemap, xsync.
+	// Name is how the campaign names it: xtime, uber, hashtriemap, xsync,
+	// semaphore, ….
 	Name string
 	// Title names it in results.
 	Title string
@@ -60,7 +64,26 @@ var All = []Target{
 		Versions: []string{"go1.26"}},
 	{Name: "xsync", Title: "github.com/puzpuzpuz/xsync/v4", Module: "github.com/puzpuzpuz/xsync/v4",
 		Package: "github.com/puzpuzpuz/xsync/v4", Versions: []string{"v4.5.0"}},
+	{Name: "semaphore", Title: "golang.org/x/sync/semaphore", Module: "golang.org/x/sync", Package: "golang.org/x/sync/semaphore",
+		Versions: xsyncVersions},
+	// errgroup and singleflight at the oldest and newest of those
+	// versions: in between their code changed in comments, interface{}
+	// to any, and a panic's message only.
+	{Name: "errgroup", Title: "golang.org/x/sync/errgroup", Module: "golang.org/x/sync", Package: "golang.org/x/sync/errgroup",
+		Versions: []string{"v0.18.0", "v0.25.0"}},
+	{Name: "singleflight", Title: "golang.org/x/sync/singleflight", Module: "golang.org/x/sync", Package: "golang.org/x/sync/singleflight",
+		Versions: []string{"v0.18.0", "v0.25.0"}},
+	{Name: "puddle", Title: "github.com/jackc/puddle/v2", Module: "github.com/jackc/puddle/v2", Package: "github.com/jackc/puddle/v2",
+		Versions: []string{"v2.2.4"}},
+	{Name: "conc", Title: "github.com/sourcegraph/conc (pool, WaitGroup)", Module: "github.com/sourcegraph/conc", Package: "github.com/sourcegraph/conc/pool",
+		Versions: []string{"v0.3.0"}},
+	{Name: "expirable", Title: "github.com/hashicorp/golang-lru/v2/expirable", Module: "github.com/hashicorp/golang-lru/v2", Package: "github.com/hashicorp/golang-lru/v2/expirable",
+		Versions: []string{"v2.0.7"}},
 }
+
+// xsyncVersions are golang.org/x/sync's tagged versions the module proxy
+// serves here.
+var xsyncVersions = []string{"v0.18.0", "v0.19.0", "v0.20.0", "v0.21.0", "v0.22.0", "v0.23.0", "v0.24.0", "v0.25.0"}
 
 // Lookup returns the target named name.
 func Lookup(name string) (Target, error) {
@@ -88,7 +111,9 @@ func (t Target) Teeth() []string {
 
 // Verdict is one exploration's result, as the scenarios write it.
 type Verdict struct {
-	Scenario    string  `json:"scenario"`
+	Scenario string `json:"scenario"`
+	// Test is the test that explores it, for a replay.
+	Test        string  `json:"test,omitempty"`
 	Strategy    string  `json:"strategy"`
 	Seed        uint64  `json:"seed,omitempty"`
 	Bound       int     `json:"bound,omitempty"`
@@ -99,7 +124,14 @@ type Verdict struct {
 	Schedules   int     `json:"schedules"`
 	Exhaustive  bool    `json:"exhaustive,omitempty"`
 	Seconds     float64 `json:"seconds"`
-	Detail      string  `json:"detail,omitempty"`
+	// CPU is the process's CPU time over the exploration (user and
+	// system, every goroutine: porcupine's too).
+	CPU    float64 `json:"cpu_seconds,omitempty"`
+	Detail string  `json:"detail,omitempty"`
+	// Replayed is, for a violation, what its replay gave when the
+	// campaign checked it (Options.Replays): "reproduced", or what went
+	// wrong.
+	Replayed string `json:"replayed,omitempty"`
 }
 
 // Run is one target at one version (and one tooth, or none).
@@ -115,6 +147,8 @@ type Run struct {
 	// Unsupported counts the constructs the rewrite cannot control.
 	Unsupported int    `json:"unsupported"`
 	Err         string `json:"error,omitempty"`
+	// Command is the command line that made the run.
+	Command string `json:"command,omitempty"`
 	// Dir is the scenarios' module, when kept.
 	Dir string `json:"-"`
 	// Log is the test's output when it failed to run (not a violation).
@@ -142,6 +176,14 @@ type Options struct {
 	Keep bool
 	// Bound is DFS's preemption bound (0: the scenarios' own, 2).
 	Bound int
+	// Replays replays the schedules the table shows (Shown) with the
+	// command it prints (go test -run '^Test$' -args -explore.replay=S in
+	// the scenarios' module) and records whether each reproduced.
+	Replays bool
+	// Only, when set, are the verdicts of an earlier run of the same
+	// target, version and tooth: nothing is explored, and the schedules
+	// they show are replayed.
+	Only []Verdict
 }
 
 // RunOne runs t's scenarios at version, on a copy with tooth applied
@@ -197,6 +239,13 @@ func runOne(t Target, version, tooth string, opt Options, r *Run) error {
 			r.Unsupported++
 		}
 	}
+	if opt.Only != nil {
+		r.Verdicts = opt.Only
+		start = time.Now()
+		replayShown(t, res, dir, r)
+		r.Test = time.Since(start).Seconds()
+		return nil
+	}
 	results := filepath.Join(dir, "results.jsonl")
 	var flags []string
 	if opt.Run != "" {
@@ -222,7 +271,96 @@ func runOne(t Target, version, tooth string, opt Options, r *Run) error {
 		r.Log = log.String()
 		return fmt.Errorf("go test of %s %s: %v (%d verdicts)", t.Name, version, testErr, len(r.Verdicts))
 	}
+	if opt.Replays {
+		replayShown(t, res, dir, r)
+	}
 	return nil
+}
+
+// replayShown replays the schedules the table shows of r (see Shown).
+func replayShown(t Target, res *rewrite.Result, dir string, r *Run) {
+	for _, i := range Shown(*r) {
+		v := &r.Verdicts[i]
+		if v.Test == "" {
+			v.Test = testOf(t, v.Scenario)
+		}
+		v.Replayed = replay(res, dir, *v)
+	}
+}
+
+// Shown are the indexes of r's verdicts whose schedules the table shows:
+// per scenario, DFS's violation, or when DFS found none the first PCT
+// seed's.
+func Shown(r Run) []int {
+	var out []int
+	for _, s := range scenarios(r) {
+		first := -1
+		for i, v := range r.Verdicts {
+			if v.Scenario != s || v.Verdict != "VIOLATED" || v.Schedule == "" {
+				continue
+			}
+			if v.Strategy == "dfs" {
+				first = i
+				break
+			}
+			if first < 0 {
+				first = i
+			}
+		}
+		if first >= 0 {
+			out = append(out, first)
+		}
+	}
+	return out
+}
+
+// testOf finds the test that explores scenario in t's scenario files
+// (for verdicts written before they named their test): the test function
+// whose body names the scenario first.
+func testOf(t Target, scenario string) string {
+	entries, _ := fs.ReadDir(files, "testdata/"+t.Name)
+	for _, e := range entries {
+		b, _ := files.ReadFile("testdata/" + t.Name + "/" + e.Name())
+		src := string(b)
+		at := strings.Index(src, "(t, "+strconv.Quote(scenario))
+		if at < 0 {
+			continue
+		}
+		fn := strings.LastIndex(src[:at], "\nfunc Test")
+		if fn < 0 {
+			continue
+		}
+		name := src[fn+len("\nfunc "):]
+		if end := strings.IndexByte(name, '('); end > 0 {
+			return name[:end]
+		}
+	}
+	return ""
+}
+
+// replay runs v's schedule as the table says to, and tells whether the
+// test failed again with v's kind of violation.
+func replay(res *rewrite.Result, dir string, v Verdict) string {
+	if v.Test == "" || v.Schedule == "" {
+		return "not replayed: the verdict names no test or schedule"
+	}
+	var out bytes.Buffer
+	err := rewrite.Test(res, dir, ".", []string{"-run", "^" + v.Test + "$", "-v"}, []string{"-explore.replay=" + v.Schedule}, nil, &out, &out)
+	switch {
+	case err == nil:
+		return "NOT REPRODUCED: the replay passes"
+	case !strings.Contains(out.String(), v.Kind):
+		return fmt.Sprintf("NOT REPRODUCED: the replay failed without %q: %s", v.Kind, lastLines(out.String(), 5))
+	}
+	return "reproduced"
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " / ")
 }
 
 // copyGo copies testdata/sub's Go files to dir.
@@ -308,4 +446,44 @@ func readVerdicts(path string) ([]Verdict, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Scenario < out[j].Scenario })
 	return out, sc.Err()
+}
+
+// Merge returns the runs of old that fresh has not made again (the same
+// target, version and tooth), followed by fresh's, ordered as All orders
+// the targets (a run's order within its target is kept): a campaign
+// replaces the rows of the runs it made and keeps the others'.
+func Merge(old, fresh []Run) []Run {
+	type key struct{ target, version, tooth string }
+	ran := map[key]bool{}
+	for _, r := range fresh {
+		ran[key{r.Target, r.Version, r.Tooth}] = true
+	}
+	var out []Run
+	for _, r := range old {
+		if !ran[key{r.Target, r.Version, r.Tooth}] {
+			out = append(out, r)
+		}
+	}
+	out = append(out, fresh...)
+	rank := map[string]int{}
+	for i, t := range All {
+		rank[t.Name] = i
+	}
+	sort.SliceStable(out, func(i, j int) bool { return rank[out[i].Target] < rank[out[j].Target] })
+	return out
+}
+
+// Names are the targets that runs cover, as All orders them.
+func Names(runs []Run) []string {
+	has := map[string]bool{}
+	for _, r := range runs {
+		has[r.Target] = true
+	}
+	var out []string
+	for _, t := range All {
+		if has[t.Name] {
+			out = append(out, t.Name)
+		}
+	}
+	return out
 }

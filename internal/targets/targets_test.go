@@ -13,15 +13,17 @@ import (
 func TestMarkdown(t *testing.T) {
 	runs := []Run{
 		{Target: "xtime", Version: "v0.16.0", Verdicts: []Verdict{
-			{Scenario: "allow-stale", Strategy: "dfs", Verdict: "VIOLATED", Kind: "linearizability", Preemptions: 1, Schedule: "0x2.1x4", Schedules: 51},
+			{Scenario: "allow-stale", Strategy: "dfs", Bound: 2, Verdict: "VIOLATED", Kind: "linearizability", Preemptions: 1, Schedule: "0x2.1x4", Schedules: 51},
 			{Scenario: "allow-stale", Strategy: "pct", Seed: 1, Verdict: "VIOLATED"},
 			{Scenario: "allow-stale", Strategy: "pct", Seed: 2, Verdict: "holds"},
-			{Scenario: "allow-frozen", Strategy: "dfs", Verdict: "holds", Exhaustive: true, Schedules: 78, Seconds: 0.001},
+			{Scenario: "allow-frozen", Strategy: "dfs", Bound: 2, Verdict: "holds", Exhaustive: true, Schedules: 78, Seconds: 0.001},
 			{Scenario: "allow-frozen", Strategy: "pct", Seed: 1, Verdict: "holds"},
 			{Scenario: "allow-frozen", Strategy: "pct", Seed: 2, Verdict: "holds"},
+			{Scenario: "four-threads", Strategy: "dfs", Bound: 1, Verdict: "holds", Exhaustive: true, Schedules: 10},
+			{Scenario: "needs-ctx", Strategy: "dfs", Verdict: "not run", Detail: "needs context control: a channel closed by code the explorer does not control"},
 		}},
 		{Target: "xtime", Version: "v0.16.0", Tooth: "unlock-early", Verdicts: []Verdict{
-			{Scenario: "allow-frozen", Strategy: "dfs", Verdict: "holds"},
+			{Scenario: "allow-frozen", Strategy: "dfs", Bound: 2, Verdict: "holds"},
 		}},
 	}
 	var b bytes.Buffer
@@ -31,6 +33,8 @@ func TestMarkdown(t *testing.T) {
 		"| v0.16.0 | allow-stale | **VIOLATED** (linearizability) | 1 | `0x2.1x4` | 1: VIOLATED, 2: holds |",
 		"| v0.16.0 | allow-frozen | holds, exhaustive (78 schedules) |  |  | holds ×2 |",
 		"| unlock-early | v0.16.0 | **not found** (no scenario) |",
+		"| v0.16.0 | four-threads | holds, exhaustive (10 schedules, bound 1) |",
+		"| v0.16.0 | needs-ctx | not run: needs context control: a channel closed by code the explorer does not control |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the table lacks %q:\n%s", want, md)
@@ -90,5 +94,23 @@ func TestTeethApply(t *testing.T) {
 				t.Errorf("%s tooth %s does not apply to %s: %v\n%s", tg.Name, tooth, v, err, out)
 			}
 		}
+	}
+}
+
+// TestMerge: a campaign replaces the runs it made again and keeps the
+// others', in All's order.
+func TestMerge(t *testing.T) {
+	old := []Run{{Target: "xtime", Version: "v0.1.0"}, {Target: "semaphore", Version: "v0.18.0"}, {Target: "semaphore", Version: "v0.25.0", Err: "old"}, {Target: "xsync", Version: "v4.5.0"}}
+	fresh := []Run{{Target: "semaphore", Version: "v0.25.0"}, {Target: "semaphore", Version: "v0.25.0", Tooth: "try-barges"}, {Target: "uber", Version: "v0.3.1"}}
+	var got []string
+	for _, r := range Merge(old, fresh) {
+		got = append(got, r.Target+"@"+r.Version+"/"+r.Tooth+r.Err)
+	}
+	want := "xtime@v0.1.0/ uber@v0.3.1/ xsync@v4.5.0/ semaphore@v0.18.0/ semaphore@v0.25.0/ semaphore@v0.25.0/try-barges"
+	if strings.Join(got, " ") != want {
+		t.Errorf("Merge = %s, want %s", strings.Join(got, " "), want)
+	}
+	if n := strings.Join(Names(Merge(old, fresh)), ","); n != "xtime,uber,xsync,semaphore" {
+		t.Errorf("Names = %s", n)
 	}
 }
