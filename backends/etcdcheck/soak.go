@@ -2,6 +2,7 @@ package etcdcheck
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -96,111 +97,69 @@ const soakEnd = 0.5
 // planned, the first at its share of the calls, the second After the
 // first's strike, on another member, while the first holds.
 func SoakScenario(w faultrun.Window) (Scenario, error) {
-	byName := map[string]soakAtom{}
-	for _, a := range etcdAtoms {
-		byName[a.Name] = a
-	}
-	var acts []soakAtom
-	for _, st := range w.Steps {
-		a, ok := byName[st.Fault]
-		if !ok {
-			return Scenario{}, fmt.Errorf("etcdcheck: soak window %d: no fault %q", w.Index, st.Fault)
-		}
-		acts = append(acts, a)
-	}
-	if len(acts) == 0 {
-		return Scenario{}, fmt.Errorf("etcdcheck: soak window %d has no fault", w.Index)
+	acts, err := faultrun.Steps("etcdcheck", w, etcdAtoms, func(a soakAtom) faultrun.Atom { return a.Atom })
+	if err != nil {
+		return Scenario{}, err
 	}
 	s := Scenario{Name: w.Name(), What: w.String()}
 	s.inject = func(e *env) error {
-		first := w.Steps[0]
-		if !e.At(first.Share) {
+		if !e.At(w.Steps[0].Share) {
 			return nil
 		}
-		end := e.PaceFaults(w.Span(), first.Share, soakEnd)
+		end := e.PaceFaults(w.Span(), w.Steps[0].Share, soakEnd)
 		defer end()
 		var (
-			wg     sync.WaitGroup
-			mu     sync.Mutex
-			busy   = map[int]bool{}
-			errs   []string
-			notes  []string
-			struck = make(chan struct{})
-			once   sync.Once
+			mu    sync.Mutex
+			busy  = map[int]bool{}
+			notes []string
 		)
-		fail := func(st faultrun.Step, err error) {
+		note := func(format string, args ...any) {
 			mu.Lock()
-			errs = append(errs, st.Fault+": "+err.Error())
+			notes = append(notes, fmt.Sprintf(format, args...))
 			mu.Unlock()
 		}
-		do := func(a soakAtom, st faultrun.Step, signal bool) {
-			defer wg.Done()
-			if signal {
-				defer once.Do(func() { close(struck) })
-			}
+		err := e.Overlap(w, func(k int, st faultrun.Step, struck func()) error {
+			a := acts[k]
 			mu.Lock()
-			taken := map[int]bool{}
-			for k, v := range busy {
-				taken[k] = v
-			}
+			taken := maps.Clone(busy)
 			mu.Unlock()
 			i, err := a.which(e, taken)
 			if err != nil {
-				if signal {
-					fail(st, err)
-					return
+				if k == 0 {
+					return err
 				}
 				// The second fault found no member free of the first
 				// (the leader it wants is the one the first holds): the
 				// window runs on with the first alone, and says so.
-				mu.Lock()
-				notes = append(notes, fmt.Sprintf("%s found no member to strike (%v)", st.Fault, err))
-				mu.Unlock()
-				return
+				note("%s found no member to strike (%v)", st.Fault, err)
+				return nil
 			}
 			mu.Lock()
 			busy[i] = true
 			mu.Unlock()
+			defer func() {
+				mu.Lock()
+				delete(busy, i)
+				mu.Unlock()
+			}()
 			// The member is chosen first: the fault acts at once after the
 			// strike, while the write it found is still in flight.
 			if !e.Clock.Strike(e.Stop) {
-				return
+				return nil
 			}
 			e.faulting.Store(true)
 			if err := a.do(e, i); err != nil {
-				fail(st, err)
-				return
+				return err
 			}
-			mu.Lock()
-			notes = append(notes, fmt.Sprintf("%s struck member %d", st.Fault, i))
-			mu.Unlock()
-			if signal {
-				once.Do(func() { close(struck) })
-			}
+			note("%s struck member %d", st.Fault, i)
+			struck()
 			e.hold(st.Hold)
-			if err := a.undo(e, i); err != nil {
-				fail(st, err)
-			}
-			mu.Lock()
-			delete(busy, i)
-			mu.Unlock()
-		}
-		wg.Add(1)
-		go do(acts[0], first, true)
-		if len(w.Steps) > 1 {
-			select {
-			case <-struck:
-				time.Sleep(w.Steps[1].After)
-				wg.Add(1)
-				go do(acts[1], w.Steps[1], false)
-			case <-e.Stop:
-			}
-		}
-		wg.Wait()
+			return a.undo(e, i)
+		})
 		defer e.faulting.Store(false)
 		e.Note = strings.Join(notes, "; ")
-		if len(errs) > 0 {
-			return fmt.Errorf("%s", strings.Join(errs, "; "))
+		if err != nil {
+			return err
 		}
 		return e.healed()
 	}

@@ -48,29 +48,13 @@ func needEtcd(t *testing.T) {
 	}
 }
 
-// soakWindow is a window of the named faults, the second 300 ms after the
-// first.
-func soakWindow(prim string, faults ...string) faultrun.Window {
-	w := faultrun.Window{Seed: 1, Primitive: prim}
-	for i, f := range faults {
-		st := faultrun.Step{Fault: f, Hold: 1500 * time.Millisecond}
-		if i == 0 {
-			st.Share = 0.3
-		} else {
-			st.After = 300 * time.Millisecond
-		}
-		w.Steps = append(w.Steps, st)
-	}
-	return w
-}
-
 // TestSoakWindow: the leader paused and a follower killed while it is
 // (no majority while both hold): linearizable, nothing lost, the table
 // answers again.
 func TestSoakWindow(t *testing.T) {
 	needEtcd(t)
 	t.Parallel()
-	w := soakWindow(linearizability.PrimitiveTokenBucket, "leader-pause", "follower-kill")
+	w := faultrun.Of(linearizability.PrimitiveTokenBucket, 1500*time.Millisecond, 300*time.Millisecond, "leader-pause", "follower-kill")
 	r, err := RunWindow(w, Options{Parent: t.TempDir(), Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +74,7 @@ func TestSoakCatchesAMutant(t *testing.T) {
 	needEtcd(t)
 	t.Parallel()
 	for seed := uint64(1); seed <= 3; seed++ {
-		w := soakWindow(linearizability.PrimitiveTokenBucket, "leader-kill", "follower-kill")
+		w := faultrun.Of(linearizability.PrimitiveTokenBucket, 1500*time.Millisecond, 300*time.Millisecond, "leader-kill", "follower-kill")
 		w.Seed = seed
 		r, err := RunWindow(w, Options{Parent: t.TempDir(), Dir: t.TempDir(), Fault: fault.Named("etb-retry-on-unknown"), CheckTimeout: 20 * time.Second})
 		if err != nil {

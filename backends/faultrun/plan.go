@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tollgate/tollgate/linearizability"
@@ -154,4 +155,85 @@ func (r *Run) PaceFaults(span time.Duration, from, end float64) func() {
 	}
 	r.Throttle(time.Duration(float64(span) / calls))
 	return func() { r.Throttle(0) }
+}
+
+// Steps returns the faults of w's steps, in order, found among a wing's
+// atoms by name (atom gives each one's Atom). A window naming a fault the
+// wing lacks, or none at all, is an error naming the wing and the window.
+func Steps[A any](wing string, w Window, atoms []A, atom func(A) Atom) ([]A, error) {
+	byName := map[string]A{}
+	for _, a := range atoms {
+		byName[atom(a).Name] = a
+	}
+	var acts []A
+	for _, st := range w.Steps {
+		a, ok := byName[st.Fault]
+		if !ok {
+			return nil, fmt.Errorf("%s: soak window %d: no fault %q", wing, w.Index, st.Fault)
+		}
+		acts = append(acts, a)
+	}
+	if len(acts) == 0 {
+		return nil, fmt.Errorf("%s: soak window %d has no fault", wing, w.Index)
+	}
+	return acts, nil
+}
+
+// Overlap runs w's faults as planned: do(0, first step, struck) at once
+// (the caller has waited for the first step's share of the calls), and,
+// if w has a second step, do(1, second step, nothing) its After later than
+// the first's strike, which the first reports by calling struck (or by
+// returning, struck or not), unless the run stops first. It waits for
+// both and returns their errors, each named by its fault, joined.
+func (r *Run) Overlap(w Window, do func(i int, st Step, struck func()) error) error {
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		errs      []string
+		strikeCh  = make(chan struct{})
+		strikeOne sync.Once
+	)
+	struck := func() { strikeOne.Do(func() { close(strikeCh) }) }
+	run := func(i int, signal func()) {
+		defer wg.Done()
+		defer signal()
+		if err := do(i, w.Steps[i], signal); err != nil {
+			mu.Lock()
+			errs = append(errs, w.Steps[i].Fault+": "+err.Error())
+			mu.Unlock()
+		}
+	}
+	wg.Add(1)
+	go run(0, struck)
+	if len(w.Steps) > 1 {
+		select {
+		case <-strikeCh:
+			time.Sleep(w.Steps[1].After)
+			wg.Add(1)
+			go run(1, func() {})
+		case <-r.Stop:
+		}
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Of is a window of prim with the named faults, not drawn but given (a
+// test's, or one to run again by hand): the first strikes at 30% of the
+// calls, the second after the first's strike, each holding for hold.
+func Of(prim string, hold, after time.Duration, faults ...string) Window {
+	w := Window{Seed: 1, Primitive: prim}
+	for i, f := range faults {
+		st := Step{Fault: f, Hold: hold}
+		if i == 0 {
+			st.Share = 0.3
+		} else {
+			st.After = after
+		}
+		w.Steps = append(w.Steps, st)
+	}
+	return w
 }

@@ -3,7 +3,6 @@ package redischeck
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tollgate/tollgate/backends/faultrun"
@@ -166,67 +165,33 @@ const (
 // Cluster: its faults struck and held as planned, the first at its share
 // of the calls, the second After the first's strike while it holds.
 func SoakScenario(w faultrun.Window, cluster bool) (Scenario, error) {
-	byName := map[string]soakAtom{}
-	for _, a := range soakAtoms(cluster) {
-		byName[a.Name] = a
+	acts, err := faultrun.Steps("redischeck", w, soakAtoms(cluster), func(a soakAtom) faultrun.Atom { return a.Atom })
+	if err != nil {
+		return Scenario{}, err
 	}
-	var acts []soakAtom
 	var what []string
 	for _, st := range w.Steps {
-		a, ok := byName[st.Fault]
-		if !ok {
-			return Scenario{}, fmt.Errorf("redischeck: soak window %d: no fault %q (cluster %v)", w.Index, st.Fault, cluster)
-		}
-		acts = append(acts, a)
 		what = append(what, st.Fault)
-	}
-	if len(acts) == 0 {
-		return Scenario{}, fmt.Errorf("redischeck: soak window %d has no fault", w.Index)
 	}
 	s := Scenario{Name: w.Name(), What: w.String(), Cluster: cluster, endShare: soakGate}
 	if !cluster {
 		s.AOF, s.Replica, s.Proxied = true, true, true
 	}
 	s.inject = func(e *env) error {
-		first := w.Steps[0]
-		if !e.At(first.Share) {
+		if !e.At(w.Steps[0].Share) {
 			return nil
 		}
-		end := e.PaceFaults(w.Span(), first.Share, soakEnd)
+		end := e.PaceFaults(w.Span(), w.Steps[0].Share, soakEnd)
 		defer end()
-		var (
-			wg     sync.WaitGroup
-			mu     sync.Mutex
-			errs   []string
-			struck = make(chan struct{})
-		)
-		do := func(i int, st faultrun.Step, strike func() bool) {
-			defer wg.Done()
-			if err := acts[i].act(e, st.Hold, strike); err != nil {
-				mu.Lock()
-				errs = append(errs, st.Fault+": "+err.Error())
-				mu.Unlock()
-			}
-		}
-		wg.Add(1)
-		go do(0, first, func() bool {
-			ok := e.Clock.Strike(e.Stop)
-			close(struck)
-			return ok
+		err := e.Overlap(w, func(i int, st faultrun.Step, struck func()) error {
+			return acts[i].act(e, st.Hold, func() bool {
+				ok := e.Clock.Strike(e.Stop)
+				struck()
+				return ok
+			})
 		})
-		if len(w.Steps) > 1 {
-			second := w.Steps[1]
-			select {
-			case <-struck:
-				time.Sleep(second.After)
-				wg.Add(1)
-				go do(1, second, func() bool { return e.Clock.Strike(e.Stop) })
-			case <-e.Stop:
-			}
-		}
-		wg.Wait()
-		if len(errs) > 0 {
-			return fmt.Errorf("%s", strings.Join(errs, "; "))
+		if err != nil {
+			return err
 		}
 		e.Note = "faults: " + strings.Join(what, " and ")
 		if !cluster {

@@ -65,22 +65,6 @@ func TestSoakPlanReproducible(t *testing.T) {
 	}
 }
 
-// window is a soak window of the named faults, the second 200 ms after the
-// first.
-func window(prim string, faults ...string) faultrun.Window {
-	w := faultrun.Window{Index: 0, Seed: 1, Primitive: prim}
-	for i, f := range faults {
-		st := faultrun.Step{Fault: f, Hold: 700 * time.Millisecond}
-		if i == 0 {
-			st.Share = 0.3
-		} else {
-			st.After = 200 * time.Millisecond
-		}
-		w.Steps = append(w.Steps, st)
-	}
-	return w
-}
-
 // TestSoakWindows: overlapping faults on one server, both tables: a
 // partition during a pause, a crash during a partition, CLIENT PAUSE
 // during a paused replica: each window holds the whole promise, and both
@@ -89,9 +73,9 @@ func TestSoakWindows(t *testing.T) {
 	t.Parallel()
 	needServer(t)
 	for _, w := range []faultrun.Window{
-		window(linearizability.PrimitiveTokenBucket, "pause", "partition"),
-		window(linearizability.PrimitiveCredits, "partition", "crash"),
-		window(linearizability.PrimitiveTokenBucket, "replica-pause", "client-pause"),
+		faultrun.Of(linearizability.PrimitiveTokenBucket, 700*time.Millisecond, 200*time.Millisecond, "pause", "partition"),
+		faultrun.Of(linearizability.PrimitiveCredits, 700*time.Millisecond, 200*time.Millisecond, "partition", "crash"),
+		faultrun.Of(linearizability.PrimitiveTokenBucket, 700*time.Millisecond, 200*time.Millisecond, "replica-pause", "client-pause"),
 	} {
 		r, err := RunWindow(w, false, Options{Parent: t.TempDir(), Dir: t.TempDir(), CheckTimeout: 30 * time.Second})
 		if err != nil {
@@ -110,7 +94,7 @@ func TestSoakWindows(t *testing.T) {
 func TestSoakCatchesALoss(t *testing.T) {
 	t.Parallel()
 	needServer(t)
-	w := window(linearizability.PrimitiveTokenBucket, "crash", "partition")
+	w := faultrun.Of(linearizability.PrimitiveTokenBucket, 700*time.Millisecond, 200*time.Millisecond, "crash", "partition")
 	r, err := runWindow(w, false, Options{Parent: t.TempDir(), Dir: t.TempDir(), CheckTimeout: 5 * time.Second}, func(s *Scenario) { s.AOF = false })
 	if err != nil {
 		t.Fatal(err)
