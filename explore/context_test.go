@@ -219,3 +219,52 @@ func TestContextFromTheTest(t *testing.T) {
 		t.Fatalf("a parent cancelled outside: want no verdict, got %s", r.Summary())
 	}
 }
+
+// TestStdCauseOfATwin: the standard library's context.Cause, called where
+// the rewrite does not reach (this test file, a model), answers a
+// controlled context's cause, not its Err, and so does it below a value
+// context: errgroup's WithContext, rewritten to the twin, failed a run of
+// the unmodified library otherwise (a test read its context's cause with
+// context.Cause and got context.Canceled). Seen failing without the
+// twin's standard-library context (std).
+func TestStdCauseOfATwin(t *testing.T) {
+	boom := errors.New("boom")
+	spec := explore.Spec[*causeCtx, string, string, bool]{
+		New: func() *causeCtx {
+			ctx, cancel := rt.WithCancelCause(context.Background())
+			return &causeCtx{ctx: ctx, cancel: cancel}
+		},
+		Threads: [][]string{{"cancel"}, {"cause", "value cause"}},
+		CallThread: func(c *causeCtx, _ int, op string) string {
+			switch op {
+			case "cancel":
+				c.cancel(boom)
+				return ""
+			case "cause":
+				return fmt.Sprint(context.Cause(c.ctx))
+			}
+			return fmt.Sprint(context.Cause(context.WithValue(c.ctx, causeKey{}, 1)))
+		},
+		Step: func(cancelled bool, _ time.Time, op string) (bool, string) {
+			switch {
+			case op == "cancel":
+				return true, ""
+			case cancelled:
+				return true, "boom"
+			}
+			return false, "<nil>"
+		},
+		Twins: true,
+	}
+	r := explore.Check(t, spec)
+	if !r.Exhaustive {
+		t.Fatalf("want an exhaustive search: %s", r.Summary())
+	}
+}
+
+type causeCtx struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+type causeKey struct{}

@@ -82,6 +82,12 @@ type twin struct {
 	deadline    time.Time
 	hasDeadline bool
 	timed       bool
+	// std is a context of the standard library's, cancelled with the twin
+	// and with its cause, that Value hands to the standard library's own
+	// lookup: so context.Cause, called where the rewrite did not reach (a
+	// test file), answers the twin's cause rather than its Err.
+	std       context.Context
+	stdCancel context.CancelCauseFunc
 }
 
 // afterFunc is a function context.AfterFunc registered on a twin.
@@ -130,6 +136,11 @@ func (x *twin) Value(key any) any {
 	if key == &twinKey {
 		return x
 	}
+	// std's parent is Background, so std answers only the standard
+	// library's key for its own cancellation, which context.Cause asks.
+	if v := x.std.Value(key); v != nil {
+		return v
+	}
 	return x.parent.Value(key)
 }
 
@@ -155,6 +166,7 @@ func newTwin(k ctxCtl, parent context.Context, at string) *twin {
 		panic("cannot create context from nil parent")
 	}
 	x := &twin{k: k, parent: parent, site: at, done: make(chan struct{})}
+	x.std, x.stdCancel = context.WithCancelCause(context.Background())
 	k.ChanAdopt(word(x.done), 0, nil, false, nil)
 	if p := twinOf(parent); p != nil {
 		// Joining the parent is an operation on it, which its cancel
@@ -196,6 +208,7 @@ func (x *twin) cancel(err, cause error) {
 	x.rel = k.Release()
 	k.CloseNow(word(x.done), 0)
 	close(x.done) // the runtime's too: code the rewrite did not reach sees it
+	x.stdCancel(cause)
 	if x.timed {
 		k.TimerStop(unsafe.Pointer(x), true)
 	}
@@ -222,6 +235,7 @@ func (x *twin) cancelFunc(err, cause error) {
 			// No explorer (the twin outlived its run): only the channel.
 			x.err, x.cause = err, cause
 			close(x.done)
+			x.stdCancel(cause)
 		}
 		return
 	}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 	"github.com/tollgate/tollgate/explore"
+	"github.com/tollgate/tollgate/explore/rt"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -51,13 +53,14 @@ import (
 // for one queued behind it), so that scenario is no check.
 //
 // Acquire with a context cancelled by another thread (acqctx, cancel)
-// needs the explorer to control context's cancellation: TestAcquireCancel
-// tries it, and the table gives the explorer's answer (a Done closed by
-// the standard library during a run leaves it without a verdict). A
-// deadline on the virtual clock needs timers too.
+// and with a deadline on the virtual clock (acqdl): the run's context is
+// made with explore/rt's WithCancel, and a deadline's with its
+// WithTimeout (this file is not rewritten), so the cancel, the deadline's
+// timer and the library's select on Done are all controlled.
 
 // sop is one call: try(n), acq(n), acqctx(n) (Acquire with the run's
-// cancellable context), cancel (cancel it), rel (release what the thread
+// cancellable context), acqdl(n) (Acquire with a deadline a second away),
+// cancel (cancel the run's context), rel (release what the thread
 // holds), or all (after the threads: TryAcquire(size), then
 // Release(size)).
 type sop struct {
@@ -76,6 +79,7 @@ func try(n int64) sop { return sop{Kind: "try", N: n} }
 func acq(n int64) sop { return sop{Kind: "acq", N: n} }
 
 func acqctx(n int64) sop { return sop{Kind: "acqctx", N: n} }
+func acqdl(n int64) sop  { return sop{Kind: "acqdl", N: n} }
 
 var (
 	rel    = sop{Kind: "rel"}
@@ -122,6 +126,14 @@ func call(x *sem, t int, o sop) int64 {
 		return 0
 	case "acqctx":
 		if err := x.s.Acquire(x.ctx, o.N); err != nil {
+			return -1
+		}
+		x.held[t] += o.N
+		return 0
+	case "acqdl":
+		ctx, cancel := rt.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := x.s.Acquire(ctx, o.N); err != nil {
 			return -1
 		}
 		x.held[t] += o.N
@@ -188,6 +200,13 @@ func model(size int64) *porcupine.Model {
 			case "cancel":
 				s.Cancelled = true
 				return got == 0, s
+			case "acqdl":
+				// An Acquire whose deadline passed leaves the semaphore as
+				// it was; the deadline may pass whenever it waits.
+				if got == -1 {
+					return true, s
+				}
+				fallthrough
 			case "acqctx":
 				// A cancelled Acquire leaves the semaphore as it was. (The
 				// scenario has no TryAcquire, the one call that sees the
@@ -232,7 +251,7 @@ func spec(size int64, threads [][]sop) explore.Spec[*sem, sop, int64, struct{}] 
 	return explore.Spec[*sem, sop, int64, struct{}]{
 		New: func() *sem {
 			x := &sem{s: semaphore.NewWeighted(size), size: size}
-			x.ctx, x.cancel = context.WithCancel(context.Background())
+			x.ctx, x.cancel = rt.WithCancel(context.Background())
 			return x
 		},
 		Threads:    threads,
@@ -292,10 +311,14 @@ func TestHeadOfLine(t *testing.T) {
 // while the token is held: the waiter gives up, or gets the token and
 // releases it; either way the token comes back.
 func TestAcquireCancel(t *testing.T) {
-	needs(t, "acquire-cancel", "context control", spec(1, [][]sop{{acq(1), rel}, {acqctx(1), rel}, {cancel}}))
+	explorations(t, "acquire-cancel", spec(1, [][]sop{{acq(1), rel}, {acqctx(1), rel}, {cancel}}))
 }
 
-// TestAcquireDeadline: Acquire with a deadline on the virtual clock.
+// TestAcquireDeadline: two waiters with a deadline a second away on the
+// virtual clock while a third thread holds the token: each gets the token
+// when it is released, or gives up when its deadline passes (its timer
+// fires once every thread waits); either way the token comes back, and a
+// waiter that gave up leaves nobody behind it blocked.
 func TestAcquireDeadline(t *testing.T) {
-	notRun(t, "acquire-deadline", "needs context control and timers (context.WithTimeout's timer on the virtual clock): not written yet")
+	explorations(t, "acquire-deadline", spec(1, [][]sop{{acq(1), rel}, {acqdl(1), rel}, {acqdl(1), rel}}))
 }
