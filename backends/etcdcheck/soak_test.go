@@ -10,6 +10,7 @@ import (
 	"github.com/tollgate/tollgate/backends/faultrun"
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/mutants/build"
+	"github.com/tollgate/tollgate/internal/testlong"
 	"github.com/tollgate/tollgate/linearizability"
 )
 
@@ -68,8 +69,11 @@ func TestSoakWindow(t *testing.T) {
 // TestSoakCatchesAMutant: the same kind of window on mutant
 // etb-retry-on-unknown (a take whose commit's outcome is unknown is read
 // and committed again) fails: the kill leaves commits unknown, and the
-// copies apply twice.
+// copies apply twice. Up to three windows on three-member clusters, one
+// after another (a kill does not always leave a commit unknown): 7 to 20 s,
+// with -long.
 func TestSoakCatchesAMutant(t *testing.T) {
+	testlong.Skip(t)
 	build.Need(t)
 	needEtcd(t)
 	t.Parallel()
