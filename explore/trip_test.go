@@ -1,9 +1,12 @@
 package explore_test
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -201,5 +204,48 @@ func TestStoreSwitch(t *testing.T) {
 	rt.SetStoreSwitch(prev)
 	if off.Failure != nil || on.Failure != nil || on.Schedules <= off.Schedules {
 		t.Errorf("stores as switch points: %s; not: %s; want more schedules with them", on.Summary(), off.Summary())
+	}
+}
+
+// TestStuckThreadEndsTheRun: a thread that blocks where the explorer does
+// not control it (a receive from a channel in this file, which the
+// rewrite does not reach) would hang the exploration without a word; the
+// watchdog ends the process instead, naming the scenario, the thread and,
+// in the stacks it prints, the line the thread waits at. Run in a child
+// process with the limit at one second.
+func TestStuckThreadEndsTheRun(t *testing.T) {
+	if os.Getenv("TOLLGATE_STUCK_CHILD") == "1" {
+		never := make(chan int)
+		spec := counterSpec(false)
+		spec.Name = "stuck-on-a-real-channel"
+		spec.Call = func(c *counter, op string) int {
+			if op == "get" {
+				return c.Get()
+			}
+			c.Inc()
+			return <-never // a real receive: no switch point, nothing sends
+		}
+		explore.Explore(spec, explore.Options{}, "")
+		t.Fatal("the exploration returned")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // without the watchdog the child hangs
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestStuckThreadEndsTheRun$")
+	// The child exits from the watchdog, before its TMPDIR check cleans up.
+	cmd.Env = append(os.Environ(), "TOLLGATE_STUCK_CHILD=1", "TOLLGATE_EXPLORE_STUCK=1s", "TMPDIR="+t.TempDir())
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("the child ended with %v after %v, want exit status 2:\n%s", err, time.Since(start), out)
+	}
+	for _, want := range []string{
+		"no verdict for scenario stuck-on-a-real-channel: thread T0 has run",
+		"explore/rt's Recv",
+		"trip_test.go:", // the stuck receive's line, in the stacks
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the child's output lacks %q:\n%.3000s", want, out)
+		}
 	}
 }

@@ -249,6 +249,10 @@ type controller struct {
 	// picked is the case a select took in the current step when it had a
 	// choice (-1: none), for the schedule.
 	picked int
+	// watch tells the watchdog (watchdog.go) of every step; unwatch
+	// leaves it.
+	watch   stepWatch
+	unwatch func()
 	// storage reused by every run
 	states []tstate
 	pend   []unsafe.Pointer
@@ -261,6 +265,7 @@ func newController(n int) *controller {
 	for i := 0; i < n; i++ {
 		c.workers = append(c.workers, c.newWorker(i))
 	}
+	c.unwatch = watch(&c.watch, "(a replay)")
 	return c
 }
 
@@ -325,6 +330,7 @@ func (w *worker) pause() {
 
 // close stops every coroutine of the pool.
 func (c *controller) close() {
+	c.unwatch()
 	for _, w := range c.workers {
 		w.stop()
 	}
@@ -422,7 +428,9 @@ func (c *controller) run(t int) {
 		c.rec.desc = "starts"
 	}
 	w.started = true
+	c.watch.begin(t, w.curOp)
 	w.next()
+	c.watch.end()
 	c.rec.midAfter = w.state == midOp
 	c.rec.doneAfter = w.state == finished
 	c.cur = nil

@@ -318,6 +318,7 @@ func exploreProgram(p program, name string, opt Options) Result {
 	x.res = Result{Scenario: name, Threads: p.threads(), Strategy: opt.strategy(), Mutant: opt.Fault.String(),
 		Seed: opt.Seed}
 	x.c = newController(p.threads())
+	x.c.named(name)
 	x.c.noRaces, x.c.inlinePlain = opt.NoRaces, opt.InlinePlainStores
 	if opt.SitePairs != nil {
 		x.c.pairs = newPairTracker(opt.SitePairs)

@@ -10,6 +10,7 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/tollgate/tollgate/explore"
 	"github.com/tollgate/tollgate/explore/atomic"
+	"github.com/tollgate/tollgate/explore/rt"
 	xsync "github.com/tollgate/tollgate/explore/sync"
 	"golang.org/x/sync/errgroup"
 )
@@ -36,13 +37,17 @@ import (
 //   - The race detector, on the group's error among others: two functions
 //     that fail at once must not both write it.
 //
-// Wait on a group whose context another thread cancels, and a function
-// that waits on the context's Done: not written yet (the explorer controls
-// contexts, and WithContext's is rewritten to its twin).
+// A function may wait on the group's context (watch): it returns once
+// the context is done, with the context's error. WithContext's context is
+// rewritten to its twin, so that wait is a controlled channel receive: a
+// failure that does not cancel the context leaves the watcher blocked and
+// Wait with it, which the explorer reports as a deadlock.
 
-// gop is one call: go, fail (a Go whose function fails with Name), try,
-// wait, done (this thread starts no more functions), join (Wait once
-// every other thread is done), and ctx (after the threads).
+// gop is one call: go, fail (a Go whose function fails with Name), watch
+// (a Go whose function waits for the group's context to be done and
+// returns its error), try, wait, done (this thread starts no more
+// functions), join (Wait once every other thread is done), and ctx (after
+// the threads).
 //
 // A Go or TryGo concurrent with Wait may take its slot of the limit
 // before Wait returns and count itself in the group's WaitGroup after: a
@@ -64,12 +69,13 @@ func (o gop) String() string {
 }
 
 var (
-	goOp = gop{Kind: "go"}
-	try  = gop{Kind: "try"}
-	wait = gop{Kind: "wait"}
-	done = gop{Kind: "done"}
-	join = gop{Kind: "join"}
-	ctx  = gop{Kind: "ctx"}
+	goOp  = gop{Kind: "go"}
+	watch = gop{Kind: "watch"}
+	try   = gop{Kind: "try"}
+	wait  = gop{Kind: "wait"}
+	done  = gop{Kind: "done"}
+	join  = gop{Kind: "join"}
+	ctx   = gop{Kind: "ctx"}
 )
 
 func fail(name string) gop { return gop{Kind: "fail", Name: name} }
@@ -107,6 +113,13 @@ func call(g *group, o gop) string {
 	case "fail":
 		g.g.Go(g.fn(errors.New(o.Name)))
 		return ""
+	case "watch":
+		g.g.Go(func() error {
+			rt.Recv(g.ctx.Done()) // this file is not rewritten: a controlled receive
+			g.ran.Add(1)
+			return g.ctx.Err()
+		})
+		return ""
 	case "try":
 		return fmt.Sprint(g.g.TryGo(g.fn(nil)))
 	case "done":
@@ -139,7 +152,10 @@ func model(limit int) *porcupine.Model {
 		Step: func(st, in, out any) (bool, any) {
 			s, o, got := st.(gstate), in.(gop), out.(string)
 			switch o.Kind {
-			case "go", "fail":
+			case "go", "fail", "watch":
+				// A watcher's error is never the group's: it returns only
+				// once the context is done, after the first error was kept
+				// (or after Wait, which no later error changes).
 				s.Started++
 				s.Active++
 				if o.Kind == "fail" {
@@ -263,7 +279,11 @@ func TestFailWait(t *testing.T) {
 	explorations(t, "fail-wait", spec(0, true, [][]gop{{fail("a"), wait}, {fail("b")}}))
 }
 
-// TestNotRun: the scenario still to write.
-func TestNotRun(t *testing.T) {
-	notRun(t, "wait-cancelled-ctx", "not written yet: a function waiting on the group's context's Done while another fails (the explorer controls context now; this scenario and its model are still to write)")
+// TestWaitCancelledCtx: in a group from WithContext, a function waits on
+// the group's context while another thread's function fails: the failure
+// cancels the context, the watcher returns, and Wait answers both run and
+// the failure's error (never the watcher's context.Canceled); the
+// context's cause is the failure.
+func TestWaitCancelledCtx(t *testing.T) {
+	explorations(t, "wait-cancelled-ctx", spec(0, true, [][]gop{{watch, wait}, {fail("b")}}))
 }
