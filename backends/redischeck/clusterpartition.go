@@ -2,11 +2,7 @@ package redischeck
 
 import (
 	"fmt"
-	"strings"
-	"sync"
 	"time"
-
-	"github.com/tollgate/tollgate/backends/redisserver"
 )
 
 // The cluster-partition scenarios: on a Redis Cluster whose nodes reach
@@ -117,7 +113,7 @@ func clusterPartition(e *env) error {
 		return err
 	}
 	e.Throttle(e.cut.hold / time.Duration(partitionShare*float64(e.Total)))
-	refused := clusterDown(p, probeKey, e.cut.at, e.cut.at.Add(e.cut.hold))
+	refused := firstRefusal(p, probeKey, "CLUSTERDOWN", e.cut.at, e.cut.at.Add(e.cut.hold))
 	time.Sleep(time.Until(e.cut.at.Add(e.cut.bound)))
 	atBound, err := fcalls(p)
 	if err != nil {
@@ -147,34 +143,4 @@ func clusterPartition(e *env) error {
 	// The old primary learns on healing that it lost its slots, and
 	// rejoins as a replica of the new primary.
 	return e.cluster.WaitReplicaOf(p, r, 30*time.Second)
-}
-
-// clusterDown writes key on s every probeEvery until s refuses with
-// CLUSTERDOWN or until is reached, in the background; the function
-// returned waits for it and says when, after from, the refusal came (0:
-// never).
-func clusterDown(s *redisserver.Server, key string, from, until time.Time) func() time.Duration {
-	var (
-		mu      sync.Mutex
-		refused time.Duration
-		done    = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		for time.Now().Before(until) {
-			if _, err := s.Query("SET", key, "1"); err != nil && strings.Contains(err.Error(), "CLUSTERDOWN") {
-				mu.Lock()
-				refused = time.Since(from)
-				mu.Unlock()
-				return
-			}
-			time.Sleep(probeEvery)
-		}
-	}()
-	return func() time.Duration {
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		return refused
-	}
 }

@@ -141,7 +141,7 @@ func partitionFailover(e *env) error {
 		}
 		e.spare = r
 	}
-	refused := probe(e.primary, e.cut.at, e.cut.at.Add(e.cut.hold))
+	refused := firstRefusal(e.primary, "tollgate:probe", "NOREPLICAS", e.cut.at, e.cut.at.Add(e.cut.hold))
 	var atBound calls
 	if e.cut.bound > 0 {
 		// Read at the bound (when exactly, noted: a loaded machine may
@@ -211,11 +211,12 @@ func fcalls(s *redisserver.Server) (calls, error) {
 	return c, nil
 }
 
-// probe asks s to take a write (SET of a key of its own) every probeEvery
-// until it refuses one with NOREPLICAS or until is reached, in the
-// background; the function returned waits for it and says when, after
-// from, the first refusal came (0: none came).
-func probe(s *redisserver.Server, from, until time.Time) func() time.Duration {
+// firstRefusal asks s to take a write (SET key) every probeEvery until
+// it refuses one with an error that contains refusal (NOREPLICAS,
+// CLUSTERDOWN) or until is reached, in the background; the function
+// returned waits for it and says when, after from, the first refusal
+// came (0: none came).
+func firstRefusal(s *redisserver.Server, key, refusal string, from, until time.Time) func() time.Duration {
 	var (
 		mu      sync.Mutex
 		refused time.Duration
@@ -224,7 +225,7 @@ func probe(s *redisserver.Server, from, until time.Time) func() time.Duration {
 	go func() {
 		defer close(done)
 		for time.Now().Before(until) {
-			if _, err := s.Query("SET", "tollgate:probe", "1"); err != nil && strings.Contains(err.Error(), "NOREPLICAS") {
+			if _, err := s.Query("SET", key, "1"); err != nil && strings.Contains(err.Error(), refusal) {
 				mu.Lock()
 				refused = time.Since(from)
 				mu.Unlock()
