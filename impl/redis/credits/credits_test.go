@@ -589,10 +589,13 @@ func TestGenerationCap(t *testing.T) {
 }
 
 // TestTransport: a call on a closed client was not sent; one whose reply
-// never came is unknown, and is never reported as a refusal.
+// never came is unknown, and is never reported as a refusal. The read
+// timeout is a second, so that the calls before the pause answer within
+// it on a loaded machine (at 50 ms one did not, at a load of 45), and the
+// pause ten, so that the release's read times out inside it.
 func TestTransport(t *testing.T) {
 	srv := redisserver.StartT(t)
-	c := rconn.NewClient(&goredis.Options{Addr: srv.Addr, ReadTimeout: 50 * time.Millisecond})
+	c := rconn.NewClient(&goredis.Options{Addr: srv.Addr, ReadTimeout: time.Second})
 	tab := open(t, c)
 	h := leased(t, tab)
 	tok := reserve(t, tab, h, General)
@@ -601,8 +604,9 @@ func TestTransport(t *testing.T) {
 	// out: the call was sent, so its outcome is unknown.
 	admin := rconn.NewClient(&goredis.Options{Addr: srv.Addr})
 	defer admin.Close()
-	must(admin.Do(ctx, "CLIENT", "PAUSE", "500", "WRITE").Result())
+	must(admin.Do(ctx, "CLIENT", "PAUSE", "10000", "WRITE").Result())
 	_, err := tab.Release(ctx, h, tok)
+	must(admin.Do(ctx, "CLIENT", "UNPAUSE").Result())
 	if !errors.Is(err, ErrUnknown) {
 		t.Fatalf("a release with no reply: %v, want ErrUnknown", err)
 	}
