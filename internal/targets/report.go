@@ -14,7 +14,7 @@ import (
 // teeth, each with the scenario that found it.
 func Markdown(w io.Writer, runs []Run, command string) {
 	fmt.Fprintf(w, "# The explorer on code nobody here wrote\n\n")
-	fmt.Fprintf(w, "Written by `%s` (a campaign replaces the rows of the runs it makes again and keeps the others': each section names the commands that wrote it). Each target is built unchanged, rewritten through an overlay (explore/rewrite), and explored on the virtual clock: DFS over every schedule within the preemption bound (the first violation has the fewest; bound 2, or 1 where a section says so, and at most 100,000 schedules: \"holds\" without \"exhaustive\" is a search cut there), then PCT with seeds 1–5 (2,000 schedules each, depth 3). The sequential bugs of these libraries (golang/go#56287, #52584, #71154; uber-go/ratelimit #119) are `tollgate limiters`' findings, not this table's: they need readings and limits no scenario here uses. Replay a schedule with `go test -run '^TestX$' -args -explore.replay=SCHEDULE` in the scenarios' module (`tollgate explore -targets NAME -keep` keeps it), or `tollgate explore -pkg DIR -run TestX -replay SCHEDULE`.\n\n", command)
+	fmt.Fprintf(w, "Written by `%s` (a campaign replaces the rows of the runs it makes again and keeps the others': each section names the commands that wrote it). Each target is built unchanged, rewritten through an overlay (explore/rewrite), and explored on the virtual clock: DFS over every schedule within the preemption bound (the first violation has the fewest; bound 2, or 1 where a section says so, and at most 100,000 runs over the bounds together, since each bound runs the schedules of the ones below it again: \"holds\" without \"exhaustive\" is a search cut there), then PCT with seeds 1–5 (2,000 schedules each, depth 3). The sequential bugs of these libraries (golang/go#56287, #52584, #71154; uber-go/ratelimit #119) are `tollgate limiters`' findings, not this table's: they need readings and limits no scenario here uses. Replay a schedule with `go test -run '^TestX$' -args -explore.replay=SCHEDULE` in the scenarios' module (`tollgate explore -targets NAME -keep` keeps it), or `tollgate explore -pkg DIR -run TestX -replay SCHEDULE`.\n\n", command)
 	if strings.Contains(command, "-replays") {
 		fmt.Fprintf(w, "Every violation's schedule below was replayed with `go test -run '^TestX$' -args -explore.replay=SCHEDULE` in its scenarios' module, and \"(replayed)\" marks those that failed again with the same kind of violation; one that did not says so in its cell. The last column is schedules per CPU-second of the test process (user and system time, porcupine's goroutines included), the figure that a loaded machine does not distort; \"not run\" rows name what the explorer would need to control.\n\n")
 	}
@@ -178,6 +178,9 @@ func verdictCell(v *Verdict, bound int) string {
 		return fmt.Sprintf("**VIOLATED** (%s%s)", v.Kind, at)
 	case v.Verdict == "holds" && v.Exhaustive:
 		return fmt.Sprintf("holds, exhaustive (%d schedules%s)", v.Schedules, at)
+	case v.Verdict == "holds" && v.Total > v.Schedules:
+		// The budget caps the runs of every bound together.
+		return fmt.Sprintf("holds (search cut after %d runs over bounds 0–%d: %d schedules at bound %d)", v.Total, v.Bound, v.Schedules, v.Bound)
 	case v.Verdict == "holds":
 		return fmt.Sprintf("holds (%d schedules%s)", v.Schedules, at)
 	case v.Verdict == "not run":

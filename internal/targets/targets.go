@@ -113,17 +113,21 @@ func (t Target) Teeth() []string {
 type Verdict struct {
 	Scenario string `json:"scenario"`
 	// Test is the test that explores it, for a replay.
-	Test        string  `json:"test,omitempty"`
-	Strategy    string  `json:"strategy"`
-	Seed        uint64  `json:"seed,omitempty"`
-	Bound       int     `json:"bound,omitempty"`
-	Verdict     string  `json:"verdict"` // holds, VIOLATED, no verdict
-	Kind        string  `json:"kind,omitempty"`
-	Preemptions int     `json:"preemptions,omitempty"`
-	Schedule    string  `json:"schedule,omitempty"`
-	Schedules   int     `json:"schedules"`
-	Exhaustive  bool    `json:"exhaustive,omitempty"`
-	Seconds     float64 `json:"seconds"`
+	Test        string `json:"test,omitempty"`
+	Strategy    string `json:"strategy"`
+	Seed        uint64 `json:"seed,omitempty"`
+	Bound       int    `json:"bound,omitempty"`
+	Verdict     string `json:"verdict"` // holds, VIOLATED, no verdict
+	Kind        string `json:"kind,omitempty"`
+	Preemptions int    `json:"preemptions,omitempty"`
+	Schedule    string `json:"schedule,omitempty"`
+	Schedules   int    `json:"schedules"`
+	// Total is, for DFS, the runs over every bound up to Bound (each
+	// bound runs the schedules of the ones below it again): the count
+	// the search's budget caps.
+	Total      int     `json:"total,omitempty"`
+	Exhaustive bool    `json:"exhaustive,omitempty"`
+	Seconds    float64 `json:"seconds"`
 	// CPU is the process's CPU time over the exploration (user and
 	// system, every goroutine: porcupine's too).
 	CPU    float64 `json:"cpu_seconds,omitempty"`

@@ -114,3 +114,22 @@ func TestMerge(t *testing.T) {
 		t.Errorf("Names = %s", n)
 	}
 }
+
+// TestVerdictCellSaysWhereTheSearchWasCut: a DFS cut by the budget says so
+// with the runs the budget counted (every bound's), not the last bound's
+// schedules alone, which read like a whole search that stopped short; an
+// exhaustive one and one of a single bound read as before.
+func TestVerdictCellSaysWhereTheSearchWasCut(t *testing.T) {
+	for _, tc := range []struct {
+		v    Verdict
+		want string
+	}{
+		{Verdict{Verdict: "holds", Bound: 2, Schedules: 78847, Total: 100000}, "holds (search cut after 100000 runs over bounds 0–2: 78847 schedules at bound 2)"},
+		{Verdict{Verdict: "holds", Bound: 2, Schedules: 999, Total: 1300, Exhaustive: true}, "holds, exhaustive (999 schedules)"},
+		{Verdict{Verdict: "holds", Bound: 1, Schedules: 500}, "holds (500 schedules, bound 1)"},
+	} {
+		if got := verdictCell(&tc.v, 2); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}

@@ -23,6 +23,7 @@ type verdict struct {
 	Preemptions int     `json:"preemptions,omitempty"`
 	Schedule    string  `json:"schedule,omitempty"`
 	Schedules   int     `json:"schedules"`
+	Total       int     `json:"total,omitempty"`
 	Exhaustive  bool    `json:"exhaustive,omitempty"`
 	Seconds     float64 `json:"seconds"`
 	CPU         float64 `json:"cpu_seconds,omitempty"`
@@ -73,6 +74,9 @@ func explorationsAt[T, In, Out, S any](t *testing.T, name string, bound int, spe
 			Exhaustive: r.Exhaustive, Seconds: r.Elapsed.Seconds(), CPU: cpuSeconds() - cpu, Verdict: "holds"}
 		if o.Strategy == explore.DFS {
 			v.Bound = r.Bound
+			for _, n := range r.PerBound {
+				v.Total += n
+			}
 		}
 		switch {
 		case r.Err != nil:
