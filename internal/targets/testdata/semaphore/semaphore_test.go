@@ -44,13 +44,16 @@ import (
 //     TryAcquire's critical section left it), and the Invariant fails
 //     when it was not empty.
 //
-// One tooth is not found, and is kept to say so: notify-one-only (a
-// Release wakes one waiter where two fit). Every thread here releases
-// what it got, so the next Release wakes the one left asleep, and no
-// check sees the delay; a scenario whose threads keep their tokens would
-// see it as a deadlock, but there the real library deadlocks too (a
-// thread that keeps a token can starve a waiter for two, and a waiter
-// for one queued behind it), so that scenario is no check.
+//   - No Release returns with a waiter left asleep that it should have
+//     woken: the library's Release grants the queue's head while it fits,
+//     so when a Release returns the head, if any, needs more than the
+//     free tokens. The model cannot see a waiter woken late either (its
+//     Acquire is still running, and the next Release wakes it), so a
+//     Release reads the queue's head and the tokens granted right after
+//     it returns (through reflect, with no switch point between, as for
+//     TryAcquire), and the Invariant fails when the head fits. (Before
+//     this check, tooth notify-one-only, a Release that wakes one waiter
+//     where two fit, passed every scenario.)
 //
 // Acquire with a context cancelled by another thread (acqctx, cancel)
 // and with a deadline on the virtual clock (acqdl): the run's context is
@@ -96,6 +99,23 @@ type sem struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	barged int64 // a TryAcquire's weight that got past a waiter
+	// asleep is the weight of a waiter a Release left asleep at the
+	// queue's head though it fit, and free the tokens it had.
+	asleep, free int64
+}
+
+// head is the weight of the waiter at the head of s's queue (0: none),
+// and the tokens s has granted: its fields waiters (a container/list.List
+// of waiter{n, ready}) and cur, in every version here.
+func head(s *semaphore.Weighted) (n, cur int64) {
+	v := reflect.ValueOf(s).Elem()
+	cur = v.FieldByName("cur").Int()
+	q := v.FieldByName("waiters")
+	if q.FieldByName("len").Int() == 0 {
+		return 0, cur
+	}
+	front := q.FieldByName("root").FieldByName("next").Elem()
+	return front.FieldByName("Value").Elem().FieldByName("n").Int(), cur
 }
 
 // waiting is the length of s's queue of waiters (its field waiters, a
@@ -146,6 +166,9 @@ func call(x *sem, t int, o sop) int64 {
 		x.held[t] = 0
 		if n > 0 {
 			x.s.Release(n)
+			if w, cur := head(x.s); w > 0 && w <= x.size-cur && x.asleep == 0 {
+				x.asleep, x.free = w, x.size-cur
+			}
 		}
 		return n
 	case "all":
@@ -261,6 +284,9 @@ func spec(size int64, threads [][]sop) explore.Spec[*sem, sop, int64, struct{}] 
 		Invariant: func(x *sem) error {
 			if x.barged > 0 {
 				return fmt.Errorf("TryAcquire(%d) succeeded while an Acquire waited", x.barged)
+			}
+			if x.asleep > 0 {
+				return fmt.Errorf("a Release returned with a waiter for %d asleep at the queue's head, %d tokens free", x.asleep, x.free)
 			}
 			var sum int64
 			for _, n := range x.held {
