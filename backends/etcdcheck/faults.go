@@ -133,7 +133,7 @@ func (e *env) strike(do, undo func(i int) error, which func() (int, error)) erro
 	}
 	// The member is chosen first: the fault acts at once after the strike,
 	// while the write it found is still in flight.
-	if !e.Clock.Strike(e.Stop) {
+	if !e.StrikeNow() {
 		return nil
 	}
 	e.faulting.Store(true)

@@ -144,7 +144,7 @@ func SoakScenario(w faultrun.Window) (Scenario, error) {
 			}()
 			// The member is chosen first: the fault acts at once after the
 			// strike, while the write it found is still in flight.
-			if !e.Clock.Strike(e.Stop) {
+			if !e.StrikeNow() {
 				return nil
 			}
 			e.faulting.Store(true)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/linearizability"
+	"github.com/tollgate/tollgate/model"
 )
 
 // TestLossyRowsStillChecked: a lossy scenario may lose acknowledged
@@ -113,5 +114,50 @@ func TestThrottleAndWallOf(t *testing.T) {
 	}
 	if _, _, ok := r.WallOf(ts.Stamp()); ok {
 		t.Error("a stamp after the last sample was placed")
+	}
+}
+
+// peeks is a backend that answers every call at once; the test's calls
+// are peeks, which write nothing.
+type peeks struct{}
+
+func (peeks) Do(int, model.TBInput[string]) (model.TBOutput, error) { return model.TBOutput{}, nil }
+
+// TestStrikeGivesUpAtTheGate: a fault waiting to strike while the calls
+// find no write in flight, with Ended's gate set (a soak window's): once
+// the calls reach the gate, every client waits for the fault's end, so no
+// write can come; the strike gives up (the row then fails: the fault never
+// struck) and the recording ends. Before, the strike waited for a write
+// and the clients for the fault: a soak window hung for 16 minutes.
+func TestStrikeGivesUpAtTheGate(t *testing.T) {
+	r := NewRun()
+	var ts linearizability.Stamps
+	r.Clock.ShareStamps(&ts)
+	r.Total, r.Ended, r.EndShare = 20, make(chan struct{}), 0.5
+	struck := make(chan bool, 1)
+	r.Inject(nil, func() error {
+		struck <- r.Strike(0.1)
+		return nil
+	})
+	c := counted[model.TBInput[string], model.TBOutput]{b: peeks{}, r: r}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range r.Total {
+			if _, err := c.Do(0, model.TBInput[string]{Kind: model.TBPeek, Key: "k"}); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the calls still wait for the fault's end, and the fault for a write to strike, after 30 s")
+	}
+	if err := r.End(nil); err != nil {
+		t.Fatal(err)
+	}
+	if <-struck {
+		t.Error("the fault struck with no write in flight")
 	}
 }

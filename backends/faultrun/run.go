@@ -36,6 +36,13 @@ type Run struct {
 	wg       sync.WaitGroup
 	faultErr error
 	closers  []func()
+	// noStrike is closed when no strike can come any more: the recording
+	// ended, or its calls reached Ended's gate, past which every client
+	// waits for the fault's end, so no write is left for a fault still
+	// waiting to strike to find (it would wait for ever, and so would the
+	// clients: a soak window hung so for 16 minutes).
+	noStrike     chan struct{}
+	noStrikeOnce sync.Once
 
 	stamps atomic.Pointer[linearizability.Stamps] // the recording's (ShareStamps)
 	// Throttle's spacing of calls, and the next call's earliest start
@@ -56,7 +63,10 @@ type tick struct {
 }
 
 // NewRun returns a run whose recording has not begun.
-func NewRun() *Run { return &Run{Stop: make(chan struct{})} }
+func NewRun() *Run { return &Run{Stop: make(chan struct{}), noStrike: make(chan struct{})} }
+
+// haltStrikes closes noStrike, once.
+func (r *Run) haltStrikes() { r.noStrikeOnce.Do(func() { close(r.noStrike) }) }
 
 // At waits until share of the expected calls are made; false if the
 // recording ended first.
@@ -74,7 +84,12 @@ func (r *Run) At(share float64) bool {
 // Strike waits until share of the expected calls are made and a write is
 // in flight, and stamps the fault's start; false if the recording ended
 // first (the row then fails: the fault never struck).
-func (r *Run) Strike(share float64) bool { return r.At(share) && r.Clock.Strike(r.Stop) }
+func (r *Run) Strike(share float64) bool { return r.At(share) && r.StrikeNow() }
+
+// StrikeNow waits until a write is in flight and stamps the fault's start
+// (Clock.Strike); false if the recording ended, or its calls reached
+// Ended's gate, first (the row then fails: the fault never struck).
+func (r *Run) StrikeNow() bool { return r.Clock.Strike(r.noStrike) }
 
 // Pace is the least time a call of a fault workload takes: each client
 // waits out the rest after a quicker answer, so that a recording lasts long
@@ -97,6 +112,7 @@ func (c counted[In, Out]) ShareStamps(ts *linearizability.Stamps) {
 
 func (c counted[In, Out]) Do(client int, in In) (Out, error) {
 	if n := c.r.Calls.Add(1); c.r.Ended != nil && n > int64(c.r.EndShare*float64(c.r.Total)) {
+		c.r.haltStrikes()
 		<-c.r.Ended
 	}
 	c.r.wait()
@@ -376,6 +392,7 @@ func (r *Run) Inject(prepare, fault func() error) {
 // error, or else the fault's.
 func (r *Run) End(err error) error {
 	close(r.Stop)
+	r.haltStrikes()
 	r.wg.Wait()
 	if err == nil && r.faultErr != nil {
 		err = fmt.Errorf("injecting the fault: %w", r.faultErr)

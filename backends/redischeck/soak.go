@@ -185,7 +185,7 @@ func SoakScenario(w faultrun.Window, cluster bool) (Scenario, error) {
 		defer end()
 		err := e.Overlap(w, func(i int, st faultrun.Step, struck func()) error {
 			return acts[i].act(e, st.Hold, func() bool {
-				ok := e.Clock.Strike(e.Stop)
+				ok := e.StrikeNow()
 				struck()
 				return ok
 			})
