@@ -401,6 +401,16 @@ func (c *controller) Plain(addr unsafe.Pointer, size uintptr, write bool, site u
 	c.race.access(c.cur.id, c.step, addr, size, write, site)
 }
 
+// Atomic implements hooked.AtomicRacer: an atomic operation of the running
+// thread that is no switch point (hooked.GluedBool's), ordered and checked
+// like any other. Operations outside the threads are not.
+func (c *controller) Atomic(a hooked.Access) {
+	if c.direct || c.cur == nil {
+		return
+	}
+	c.race.sync(c.cur.id, c.step, a, !c.noRaces)
+}
+
 // raceFailure is the failure of a run in which r found a race.
 func raceFailure(r *Race, tr tracer) *Failure {
 	name := fmt.Sprintf("%p", r.Addr)

@@ -42,6 +42,9 @@ type primitive struct {
 	// aliases their exported types and constants instead of copying them,
 	// so its tables satisfy the interfaces of internal/sut.
 	values []string
+	// viewed are value files (of values) whose type's memory the table
+	// reads: the explored copy holds a view of it (holder.go).
+	viewed []string
 	// rewritten are files that are no table but run one from goroutines
 	// of their own, over channels, timers and contexts: the explored copy
 	// holds them rewritten as tollgate explore rewrites code (owner.go);
@@ -58,6 +61,7 @@ var primitives = map[bool]primitive{
 		name:      "credits",
 		tables:    []string{"credits.go", "stats_off.go", "stats_on.go"},
 		values:    []string{"types.go", "holder.go"},
+		viewed:    []string{"holder.go"},
 		rewritten: []string{"owner.go"},
 		unused:    []string{"epoch.go"}, // epoch.go: the exported view of credits.go's epoch encoding
 	},
