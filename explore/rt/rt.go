@@ -269,3 +269,15 @@ func LoadElems[S ~[]E, E any](s S) S {
 	}
 	return s
 }
+
+// StartClock turns the virtual clock on at t, reading t, and StopClock
+// turns it off. Package explore starts it in every run of a Spec; another
+// explorer that runs rewritten code under its own scheduler calls them
+// around its runs (the tables' explorer, internal/interleave, runs the
+// explored copy of impl/credits's Owner, whose ticker and contexts are
+// timers of the run).
+func StartClock(t time.Time) { vclock.Start(t) }
+
+// StopClock turns the virtual clock off: Now and the timers are the
+// machine's again.
+func StopClock() { vclock.Stop() }

@@ -453,6 +453,11 @@ func Lookup(name string) (Scenario, bool) {
 	if s, ok := generatedScenario(name); ok {
 		return s, true
 	}
+	for _, s := range OwnerScenarios() {
+		if s.Name == name {
+			return s, true
+		}
+	}
 	for _, d := range Directed() {
 		if d.Scenario.Name == name {
 			return d.Scenario, true

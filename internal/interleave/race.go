@@ -262,10 +262,18 @@ func (r *racer) atomicAccess(t, step int, a hooked.Access) {
 			size = 16
 		}
 	}
+	// A word narrower than a granule may not start one (an atomic.Bool or
+	// a uint32 of rewritten code is 4-aligned): it is checked in the
+	// granule that holds it, where access shadows the plain accesses of
+	// its bytes; a word of 8 bytes or more starts its granule.
+	off := int(uintptr(addr) & 7)
+	if off != 0 {
+		size = 4
+	}
 	me := r.threads[t]
 	cur := epoch{thread: int32(t), clock: me[t], step: int32(step), size: uint32(size), site: a.Site, addr: addr, atomic: true}
-	for g := uintptr(0); g < size; g += 8 {
-		key := unsafe.Add(addr, int(g))
+	for g := uintptr(0); g < uintptr(off)+size; g += 8 {
+		key := unsafe.Add(addr, int(g)-off)
 		s := r.mem[key]
 		if s == nil {
 			s = r.newShadow()
@@ -391,6 +399,16 @@ func (c *controller) Plain(addr unsafe.Pointer, size uintptr, write bool, site u
 		return
 	}
 	c.race.access(c.cur.id, c.step, addr, size, write, site)
+}
+
+// Atomic implements hooked.AtomicRacer: an atomic operation of the running
+// thread that is no switch point (hooked.GluedBool's), ordered and checked
+// like any other. Operations outside the threads are not.
+func (c *controller) Atomic(a hooked.Access) {
+	if c.direct || c.cur == nil {
+		return
+	}
+	c.race.sync(c.cur.id, c.step, a, !c.noRaces)
 }
 
 // raceFailure is the failure of a run in which r found a race.

@@ -309,3 +309,36 @@ func TestBoundsCheck(t *testing.T) {
 		t.Fatalf("a read past the object: %s", r.Summary())
 	}
 }
+
+// TestRacerSmallWords: an atomic operation on a word narrower than a
+// granule that does not start one (an atomic.Bool, a uint32: 4-aligned,
+// the twins' words in rewritten code) meets the plain accesses of the same
+// bytes in the granule that holds them.
+func TestRacerSmallWords(t *testing.T) {
+	pair := new([2]uint32)
+	x := unsafe.Pointer(&pair[1]) // 4 bytes into its granule
+	for _, tc := range []struct {
+		name  string
+		first bool // the atomic operation comes first
+		op    hooked.Op
+		write bool
+	}{
+		{"a plain write of a 4-byte word, then another thread's atomic load", false, hooked.Load, true},
+		{"an atomic load of a 4-byte word, then another thread's plain write", true, hooked.Load, true},
+		{"an atomic store of a 4-byte word, then another thread's plain read", true, hooked.Store, false},
+	} {
+		r := newRacer(2)
+		r.reset()
+		a := hooked.Access{Word: x, Op: tc.op, OK: true}
+		if tc.first {
+			r.sync(0, 0, a, true)
+			r.access(1, 1, x, 1, tc.write, 0)
+		} else {
+			r.access(0, 0, x, 1, tc.write, 0)
+			r.sync(1, 1, a, true)
+		}
+		if r.found == nil {
+			t.Errorf("%s: no race", tc.name)
+		}
+	}
+}

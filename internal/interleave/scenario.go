@@ -27,6 +27,7 @@ type Scenario struct {
 	Primitive Primitive
 	cr        *crScript
 	tb        *tbScript
+	own       *ownerScript // an Owner scenario (owner.go)
 	// fixed is a directed run's schedule: Explore replays it once instead
 	// of searching (DirectedScenarios).
 	fixed string
@@ -44,6 +45,9 @@ func (s Scenario) Threads() int {
 	if s.tb != nil {
 		return len(s.tb.threads)
 	}
+	if s.own != nil {
+		return len(s.own.threads)
+	}
 	return 0
 }
 
@@ -58,6 +62,11 @@ func (s Scenario) Ops() int {
 	}
 	if s.tb != nil {
 		for _, t := range s.tb.threads {
+			n += len(t)
+		}
+	}
+	if s.own != nil {
+		for _, t := range s.own.threads {
 			n += len(t)
 		}
 	}
@@ -188,6 +197,11 @@ func (s Scenario) programOn(f fault.Fault, r *Remote) (program, error) {
 		return nil, fmt.Errorf("explore: scenario %s: %s has no %s table to explore", s.Name, r.Name, s.Primitive)
 	}
 	switch {
+	case s.own != nil:
+		if f != fault.None {
+			return nil, fmt.Errorf("explore: scenario %s explores the Owner over the real explored table; a mutant of the catalogue has no Owner", s.Name)
+		}
+		return &opsProgram{o: ownerOps(s)}, nil
 	case s.cr != nil:
 		if f != fault.None && !f.Credits() {
 			return nil, errWrongFault(s, f)

@@ -38,6 +38,14 @@ func Select(spec string, mutant fault.Fault, sh shard.Shard) ([]Scenario, error)
 		}
 		for _, s := range ss {
 			key := s.Name + "@" + s.fixed // a directed run may replay a catalogue scenario
+			if mutant != fault.None && s.own != nil {
+				// The Owner drives the real explored table: a mutant of
+				// the catalogue has no Owner of its own.
+				if set {
+					continue
+				}
+				return nil, fmt.Errorf("explore: scenario %s explores the Owner over the real table; -mutant %s has no Owner", s.Name, mutant)
+			}
 			if mutant != fault.None && (s.Primitive == Credits) != mutant.Credits() {
 				if set {
 					continue
@@ -60,7 +68,9 @@ func Select(spec string, mutant fault.Fault, sh shard.Shard) ([]Scenario, error)
 func selectWord(word string) (ss []Scenario, set bool, err error) {
 	switch word {
 	case "all":
-		return slices.Concat(Catalogue(), Systematic(), DirectedScenarios()), true, nil
+		return slices.Concat(Catalogue(), Systematic(), OwnerScenarios(), DirectedScenarios()), true, nil
+	case "owner":
+		return OwnerScenarios(), true, nil
 	case "catalogue":
 		return Catalogue(), true, nil
 	case "generated":
@@ -72,7 +82,7 @@ func selectWord(word string) (ss []Scenario, set bool, err error) {
 		if _, err := path.Match(word, ""); err != nil {
 			return nil, false, fmt.Errorf("explore: -scenario %q: %v", word, err)
 		}
-		for _, s := range append(Catalogue(), Systematic()...) {
+		for _, s := range slices.Concat(Catalogue(), Systematic(), OwnerScenarios()) {
 			if ok, _ := path.Match(word, s.Name); ok {
 				ss = append(ss, s)
 			}

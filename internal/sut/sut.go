@@ -121,7 +121,11 @@ func (s *TokenBucket[K]) Apply(in model.TBInput[K]) model.TBOutput {
 // Epochs are named by a TableEpochs: the zero Credits renames them into the
 // model's numbering, NewCreditsAsIssued passes them through.
 type Credits[P comparable] struct {
-	Table   CrTable[P]
+	Table CrTable[P]
+	// Exit, when set, is how a holder exits (nil: Holder.Exit): the
+	// explorer's is the explored copy's ExitHolder, whose store its race
+	// detector sees.
+	Exit    func(*credits.Holder)
 	holders sync.Map // model.HolderID → *credits.Holder
 	epochs  TableEpochs
 }
@@ -236,7 +240,11 @@ func (s *Credits[P]) Apply(in model.CrInput[P]) model.CrOutput[P] {
 	case model.CrBounds:
 		out.Bounds, out.OK = Bounds(credits.TableBounds()), true
 	case model.CrExit:
-		s.Holder(in.Holder).Exit()
+		if s.Exit != nil {
+			s.Exit(s.Holder(in.Holder))
+		} else {
+			s.Holder(in.Holder).Exit()
+		}
 		out.OK = true
 	case model.CrClose:
 		s.Table.Close()

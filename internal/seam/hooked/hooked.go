@@ -542,3 +542,46 @@ func (p *Pair) CompareAndSwapLo(old, new uint64) (swapped bool) {
 	s.After(Access{Word: p.word(), Op: CAS, Old: old, New: new, OK: ok, Lo: true, Site: callerPC()})
 	return ok
 }
+
+// GluedBool is a Bool whose operations are no switch points: each runs
+// inside the step of the seam operation before it, and a scheduler that
+// detects races (AtomicRacer) is told of it, so that it orders it by
+// happens-before as the atomic operation it is and checks it against the
+// plain accesses of its word. The explored copy of impl/credits's Holder
+// holds its liveness flag in one: Exit's store and Sweep's load stay
+// glued to their operations (spec/explore.md §6), and a plain store in
+// place of either is the data race it is.
+type GluedBool struct{ v atomic.Bool }
+
+func (b *GluedBool) word() unsafe.Pointer { return unsafe.Pointer(b) }
+
+// Load is atomic.Bool's Load, reported to an AtomicRacer.
+func (b *GluedBool) Load() bool {
+	v := b.v.Load()
+	glued(Access{Word: b.word(), Op: Load, Old: v, OK: true, Site: callerPC()})
+	return v
+}
+
+// Store is atomic.Bool's Store, reported to an AtomicRacer.
+func (b *GluedBool) Store(v bool) {
+	b.v.Store(v)
+	glued(Access{Word: b.word(), Op: Store, New: v, OK: true, Site: callerPC()})
+}
+
+// AtomicRacer is implemented by a Racer that is told of atomic operations
+// that are no switch points (GluedBool's): Atomic applies a's
+// happens-before edges and checks it against the plain accesses of its
+// word, in the running thread's current step.
+type AtomicRacer interface {
+	Atomic(a Access)
+}
+
+func glued(a Access) {
+	s := current()
+	if s == nil {
+		return
+	}
+	if r, ok := s.(AtomicRacer); ok {
+		r.Atomic(a)
+	}
+}

@@ -4,7 +4,11 @@
 // internal/seam/hooked instead of internal/seam: the real code, with every
 // atomic operation a switch point of the interleaving explorer
 // (internal/interleave). Its value types and constants are aliases of
-// impl/credits's.
+// impl/credits's. Beside them, the files owner.go, which run the table from
+// goroutines of their own, are rewritten as tollgate explore rewrites code
+// (explore/rewrite): their goroutines, channels, select, timers, contexts
+// and atomics are the explorer's too, and their plain accesses are checked
+// for data races.
 package credits
 
 import "github.com/tollgate/tollgate/impl/credits"

@@ -477,7 +477,7 @@ func (t *Table[P]) Sweep() int {
 		// The holder word names this reservation's holder when its serial is
 		// hi: serials are unique, so a stale holder word cannot match. Until
 		// the reserver has stored it, the reservation counts as live.
-		if h := s.holder.Load(); h == nil || h.Serial() != hi || h.Alive() {
+		if h := s.holder.Load(); h == nil || h.Serial() != hi || viewOf(h).Alive() {
 			continue
 		}
 		// (reserved, g) → (free, g), holder exited. Fails if the row moved

@@ -132,6 +132,12 @@ func exploredAliases(mod string, prim primitive, v *values) ([]byte, error) {
 	doc := fmt.Sprintf("Package %[1]s is %[2]s's table files, unchanged but for importing internal/seam/hooked "+
 		"instead of internal/seam: the real code, with every atomic operation a switch point of the interleaving "+
 		"explorer (internal/interleave). Its value types and constants are aliases of %[2]s's.", prim.name, prim.dir())
+	if len(prim.rewritten) > 0 {
+		doc += fmt.Sprintf(" Beside them, the files %s, which run the table from goroutines of their own, are rewritten as "+
+			"tollgate explore rewrites code (explore/rewrite): their goroutines, channels, select, timers, contexts "+
+			"and atomics are the explorer's too, and their plain accesses are checked for data races.",
+			strings.Join(prim.rewritten, ", "))
+	}
 	return aliasesSource(head, doc, mod, prim, v)
 }
 

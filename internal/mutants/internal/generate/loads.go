@@ -45,11 +45,13 @@ var (
 	loadsFset         = token.NewFileSet()
 )
 
+func initLoadsImporter() { loadsImporter = importer.ForCompiler(loadsFset, "source", nil) }
+
 // plainLoads returns the insertions that report every qualifying load of
 // target (a table file of impl/, holding src) in its copy, whose text is
 // copy: the offsets are the copy's.
 func plainLoads(root, target string, src, copy []byte, structs map[string]bool, seamPath string) ([]edit, error) {
-	loadsImporterOnce.Do(func() { loadsImporter = importer.ForCompiler(loadsFset, "source", nil) })
+	loadsImporterOnce.Do(initLoadsImporter)
 	dir := filepath.Join(root, filepath.FromSlash(path0(target)))
 	ents, err := os.ReadDir(dir)
 	if err != nil {

@@ -1,0 +1,238 @@
+package generate
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/build"
+	"go/format"
+	"go/parser"
+	"go/token"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tollgate/tollgate/explore/rewrite"
+)
+
+// The explored copy of a rewritten file (primitive.rewritten: impl/credits's
+// owner.go). Such a file is no table: it runs the table from goroutines of
+// its own, over channels, a ticker and a context, which the tables' seam
+// does not reach. Its copy is made the way tollgate explore makes code
+// nobody here wrote explorable (explore/rewrite): sync/atomic and sync go
+// to their switch-point twins (explore/atomic, explore/sync), every go
+// statement, channel operation, select, timer and context function to
+// explore/rt, and every plain access of shared memory is reported to the
+// race detector. The file is type-checked with the rest of its package of
+// impl/, so the rewrite knows every type it meets.
+//
+// The copy lives beside the table files' copies, so that it drives the
+// explored table (its Owner holds an explored *Table). What the file
+// declares for callers (the exported errors, HandlerPanic, and methods of
+// the value types, which the copy cannot redeclare on aliases) is aliased
+// to impl's instead: the copy's errors are impl's errors.
+
+// rewrittenCopy returns the copy of the rewritten file target (holding
+// src) of prim.
+func rewrittenCopy(root, mod string, prim primitive, target string, src []byte) ([]byte, error) {
+	dir := filepath.Join(root, filepath.FromSlash(prim.dir()))
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	ctx := build.Default
+	var srcs []rewrite.Source
+	at := -1
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		if ok, err := ctx.MatchFile(dir, name); err != nil || !ok {
+			continue
+		}
+		text := src
+		if name != path0base(target) {
+			if text, err = os.ReadFile(filepath.Join(dir, name)); err != nil {
+				return nil, err
+			}
+		} else {
+			at = len(srcs)
+		}
+		srcs = append(srcs, rewrite.Source{Name: filepath.Join(dir, name), Src: text})
+	}
+	if at < 0 {
+		return nil, fmt.Errorf("%s: not in its package's build", target)
+	}
+	loadsImporterOnce.Do(initLoadsImporter)
+	outs, _, err := rewrite.Package(mod+"/"+prim.dir(), "", srcs, loadsImporter)
+	if err != nil {
+		return nil, err
+	}
+	return aliasValues(root, mod, prim, outs[at].Text)
+}
+
+func path0base(target string) string { return filepath.Base(filepath.FromSlash(target)) }
+
+// aliasValues removes from a rewritten file what it declares for callers
+// (exported package-level variables, exported types and their methods,
+// methods of the primitive's value types) and declares instead aliases of
+// impl's.
+func aliasValues(root, mod string, prim primitive, src []byte) ([]byte, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "copy.go", src, parser.ParseComments)
+	if err != nil {
+		return nil, err
+	}
+	valueTypes, err := valueTypeNames(root, prim)
+	if err != nil {
+		return nil, err
+	}
+	var cut []edit
+	var vars, typs []string
+	drop := func(n ast.Node, doc *ast.CommentGroup) {
+		start := n.Pos()
+		if doc != nil {
+			start = doc.Pos()
+		}
+		cut = append(cut, edit{fset.Position(start).Offset, fset.Position(n.End()).Offset, ""})
+	}
+	exportedTypes := map[string]bool{}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+			for _, s := range g.Specs {
+				if ts := s.(*ast.TypeSpec); ts.Name.IsExported() && ts.TypeParams == nil {
+					exportedTypes[ts.Name.Name] = true
+				}
+			}
+		}
+	}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.GenDecl:
+			switch d.Tok {
+			case token.VAR:
+				var exp, unexp int
+				for _, s := range d.Specs {
+					for _, id := range s.(*ast.ValueSpec).Names {
+						if id.IsExported() {
+							vars = append(vars, fmt.Sprintf("%s = %s.%s", id.Name, prim.name, id.Name))
+							exp++
+						} else {
+							unexp++
+						}
+					}
+				}
+				if exp > 0 && unexp > 0 {
+					return nil, fmt.Errorf("a var declaration mixes exported and unexported variables")
+				}
+				if exp > 0 {
+					drop(d, d.Doc)
+				}
+			case token.TYPE:
+				for _, s := range d.Specs {
+					if ts := s.(*ast.TypeSpec); exportedTypes[ts.Name.Name] {
+						if len(d.Specs) != 1 {
+							return nil, fmt.Errorf("type %s is declared in a group", ts.Name.Name)
+						}
+						typs = append(typs, fmt.Sprintf("%s = %s.%s", ts.Name.Name, prim.name, ts.Name.Name))
+						drop(d, d.Doc)
+					}
+				}
+			}
+		case *ast.FuncDecl:
+			if d.Recv == nil {
+				continue
+			}
+			if r := recvName(d.Recv.List[0].Type); exportedTypes[r] || slices.Contains(valueTypes, r) {
+				drop(d, d.Doc)
+			}
+		}
+	}
+	out := slices.Clone(src)
+	for i := len(cut) - 1; i >= 0; i-- {
+		e := cut[i]
+		out = slices.Concat(out[:e.start], out[e.end:])
+	}
+	var b bytes.Buffer
+	b.Write(out)
+	fmt.Fprintf(&b, "\n// The errors and types this file declares for its callers are impl/%s's.\n", prim.name)
+	if len(vars) > 0 {
+		fmt.Fprintf(&b, "var (\n\t%s\n)\n", strings.Join(vars, "\n\t"))
+	}
+	for _, t := range typs {
+		fmt.Fprintf(&b, "\ntype %s\n", t)
+	}
+	res := b.Bytes()
+	// The import of impl's package, on the package clause's line (no line moves).
+	pkgEnd := fset.Position(f.Name.End()).Offset
+	res = slices.Concat(res[:pkgEnd], []byte(fmt.Sprintf("; import %s %q", prim.name, mod+"/"+prim.dir())), res[pkgEnd:])
+	return dropUnusedImports(res)
+}
+
+// dropUnusedImports removes the imports res no longer uses (those only
+// the removed declarations used) and formats it.
+func dropUnusedImports(res []byte) ([]byte, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "copy.go", res, parser.ParseComments)
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok {
+				used[id.Name] = true
+			}
+		}
+		return true
+	})
+	var cut []edit
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		name := path.Base(p)
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		if name != "_" && !used[name] {
+			cut = append(cut, edit{fset.Position(imp.Pos()).Offset, fset.Position(imp.End()).Offset, ""})
+		}
+	}
+	for i := len(cut) - 1; i >= 0; i-- {
+		res = slices.Concat(res[:cut[i].start], res[cut[i].end:])
+	}
+	return format.Source(res)
+}
+
+func recvName(e ast.Expr) string {
+	if s, ok := e.(*ast.StarExpr); ok {
+		e = s.X
+	}
+	switch t := e.(type) {
+	case *ast.Ident:
+		return t.Name
+	case *ast.IndexExpr:
+		return recvName(t.X)
+	case *ast.IndexListExpr:
+		return recvName(t.X)
+	}
+	return ""
+}
+
+// valueTypeNames are the exported types of prim's value-type files.
+func valueTypeNames(root string, prim primitive) ([]string, error) {
+	v, err := readValues(root, prim)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, t := range v.types {
+		name, _, _ := strings.Cut(t, " ")
+		name, _, _ = strings.Cut(name, "[")
+		out = append(out, name)
+	}
+	return out, nil
+}
