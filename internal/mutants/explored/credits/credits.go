@@ -135,7 +135,7 @@ func WithClock(clock func() int64) Option {
 	if clock == nil {
 		panic("credits: WithClock(nil): the clock must be a function (defect)")
 	}
-	return func(c *config) { seam.PlainStore(&c.clock); c.clock = clock }
+	return func(c *config) { seam.PlainStore(&c.clock); c.clock = (*seam.PlainLoad(&clock)) }
 }
 
 // MonotonicMs is the default clock: milliseconds on the monotonic clock

@@ -68,7 +68,7 @@ func WithClock(clock func() int64) Option {
 	if clock == nil {
 		panic("tokenbucket: WithClock(nil): the clock must be a function (defect)")
 	}
-	return func(c *config) { seam.PlainStore(&c.clock); c.clock = clock }
+	return func(c *config) { seam.PlainStore(&c.clock); c.clock = (*seam.PlainLoad(&clock)) }
 }
 
 // MonotonicMs is the default clock: milliseconds on the monotonic clock
@@ -467,7 +467,7 @@ func (t *Table[K]) ReclaimAt(nowMs int64, lim Limits) (int, error) {
 				if c.state.CompareAndSwap(lo, hi, deadLo, 0) {
 					return false
 				}
-			case int64(hi) > nowMs || refill(lo, hi, lim, nowMs) != lim.Capacity:
+			case int64(hi) > (*seam.PlainLoad(&nowMs)) || refill(lo, hi, (*seam.PlainLoad(&lim)), (*seam.PlainLoad(&nowMs))) != (*seam.PlainLoad(&lim.Capacity)):
 				return false // not forgettable: a take newer than nowMs, or not full
 			default:
 				// present → dead: forgets the full bucket; a take that

@@ -26,8 +26,10 @@ import (
 // Which loads: every expression evaluated for its value that reads memory
 // another thread may reach, as the types say: a field reached through a
 // pointer (b.payload), a field or element of such a place, an element of a
-// slice, a dereference (*p), and a slice's header where len, cap, an index
-// or a range reads it. A place of the running call's own (privateLocals,
+// slice, a dereference (*p), a slice's header where len, cap, an index or
+// a range reads it, and a package-level variable or one a function
+// literal captured, named alone (whose stores are marked here too, as
+// plainStores marks the others'). A place of the running call's own (privateLocals,
 // as for stores) is left alone, and so is every place whose address only
 // is taken: &x, the receiver of a method with a pointer receiver (the seam
 // words' operations), the operand of unsafe.Sizeof. Seam words themselves
@@ -119,9 +121,18 @@ func plainLoads(root, target string, src, copy []byte, structs map[string]bool, 
 			continue
 		}
 		l.private = privateLocals(fn, structs)
+		l.inList = stmtsInLists(fn.Body)
 		ast.Inspect(fn.Body, l.visit)
 	}
+	if l.err != nil {
+		return nil, fmt.Errorf("%s: %v", target, l.err)
+	}
 	var edits []edit
+	for _, st := range l.stores {
+		at := shift(st.stmt.Pos())
+		place := src[int(st.place.Pos())-base : int(st.place.End())-base]
+		edits = append(edits, edit{at, at, "seam.PlainStore(&" + string(place) + "); "})
+	}
 	for _, e := range l.loads {
 		if star, ok := ast.Unparen(e).(*ast.StarExpr); ok {
 			// *p is read as (*seam.PlainLoad(p)): its address is p.
@@ -136,11 +147,90 @@ func plainLoads(root, target string, src, copy []byte, structs map[string]bool, 
 // path0 is target's directory ("impl/credits" of "impl/credits/credits.go").
 func path0(target string) string { return filepath.ToSlash(filepath.Dir(filepath.FromSlash(target))) }
 
-// loader finds the loads of one function body, outermost first.
+// loader finds the loads of one function body, outermost first, and the
+// stores to variables named alone that another thread may reach.
 type loader struct {
 	info    *types.Info
 	private map[string]bool
 	loads   []ast.Expr
+	// lits are the function literals around the node visited, innermost
+	// last; inList the statements of the function that stand in a list.
+	lits   []*ast.FuncLit
+	inList map[ast.Stmt]bool
+	stores []identStore
+	err    error
+}
+
+// identStore is a store to a shared variable named alone (sharedIdent),
+// or to a part of one, marked in front of its statement.
+type identStore struct {
+	stmt  ast.Stmt
+	place ast.Expr
+}
+
+// sharedIdent reports whether id names a variable another thread may
+// reach though it is named alone: a package-level variable, or one
+// declared outside the innermost function literal around id (captured:
+// the literal may run on another thread, or be kept and called again).
+// A table of impl/ keeps no state of its own there today; a change that
+// does (a memo, a counter) is seen by the race detector all the same.
+func (l *loader) sharedIdent(id *ast.Ident) bool {
+	v, ok := l.info.Uses[id].(*types.Var)
+	if !ok || v.IsField() || v.Pkg() == nil || isSeamWord(v.Type()) {
+		return false
+	}
+	if v.Parent() == v.Pkg().Scope() {
+		return true
+	}
+	if len(l.lits) == 0 {
+		return false
+	}
+	lit := l.lits[len(l.lits)-1]
+	return v.Pos() < lit.Pos() || v.Pos() >= lit.End()
+}
+
+// rootIdent is the variable whose own memory e is part of (a field of a
+// struct value, an element of an array value), or nil when e reaches its
+// memory through a pointer, a slice or a call.
+func (l *loader) rootIdent(e ast.Expr) *ast.Ident {
+	for {
+		switch x := ast.Unparen(e).(type) {
+		case *ast.Ident:
+			return x
+		case *ast.SelectorExpr:
+			if sel := l.info.Selections[x]; sel == nil || sel.Kind() != types.FieldVal || isPtr(l.info.TypeOf(x.X)) {
+				return nil
+			}
+			e = x.X
+		case *ast.IndexExpr:
+			if _, arr := under(l.info.TypeOf(x.X)).(*types.Array); !arr {
+				return nil
+			}
+			e = x.X
+		default:
+			return nil
+		}
+	}
+}
+
+// storeTo notes the stores of stmt to shared variables named alone, or
+// to a field or element of one that plainStores takes for the call's own
+// (a private local that a function literal captured).
+func (l *loader) storeTo(stmt ast.Stmt, lhs ...ast.Expr) {
+	for _, e := range lhs {
+		id := l.rootIdent(e)
+		if id == nil || !l.sharedIdent(id) {
+			continue
+		}
+		if _, alone := ast.Unparen(e).(*ast.Ident); !alone && !ownPlace(ast.Unparen(e), l.private) {
+			continue // plainStores marks it
+		}
+		if !l.inList[stmt] && l.err == nil {
+			l.err = fmt.Errorf("line %d: a store to %s, which another thread may reach, outside a statement list; move it into the block so the explorer can see it",
+				loadsFset.Position(stmt.Pos()).Line, id.Name)
+		}
+		l.stores = append(l.stores, identStore{stmt, e})
+	}
 }
 
 // visit walks n; every expression it meets in a statement is in value
@@ -148,6 +238,9 @@ type loader struct {
 func (l *loader) visit(n ast.Node) bool {
 	switch n := n.(type) {
 	case *ast.AssignStmt:
+		if n.Tok != token.DEFINE {
+			l.storeTo(n, n.Lhs...)
+		}
 		for _, e := range n.Lhs {
 			l.place(e, n.Tok != token.ASSIGN && n.Tok != token.DEFINE)
 		}
@@ -156,9 +249,18 @@ func (l *loader) visit(n ast.Node) bool {
 		}
 		return false
 	case *ast.IncDecStmt:
+		l.storeTo(n, n.X)
 		l.place(n.X, true)
 		return false
 	case *ast.RangeStmt:
+		if n.Tok == token.ASSIGN {
+			for _, e := range []ast.Expr{n.Key, n.Value} {
+				if id, ok := e.(*ast.Ident); ok && l.sharedIdent(id) && l.err == nil {
+					l.err = fmt.Errorf("line %d: a range that assigns %s, which another thread may reach, at every iteration; declare the variable in the range (:=) so the explorer can see the store",
+						loadsFset.Position(n.Pos()).Line, id.Name)
+				}
+			}
+		}
 		if n.Key != nil && n.Tok == token.ASSIGN {
 			l.place(n.Key, false)
 		}
@@ -200,6 +302,10 @@ func (l *loader) value(e ast.Expr) {
 		return
 	}
 	switch x := e.(type) {
+	case *ast.Ident:
+		if l.sharedIdent(x) {
+			l.loads = append(l.loads, e)
+		}
 	case *ast.ParenExpr:
 		l.value(x.X)
 	case *ast.UnaryExpr:
@@ -248,7 +354,9 @@ func (l *loader) value(e ast.Expr) {
 		l.value(x.X)
 	case *ast.FuncLit:
 		saved := l.private
+		l.lits = append(l.lits, x)
 		ast.Inspect(x.Body, l.visit)
+		l.lits = l.lits[:len(l.lits)-1]
 		l.private = saved
 	}
 }
@@ -372,6 +480,9 @@ func (l *loader) sharedPlace(e ast.Expr) bool {
 	if t := l.info.TypeOf(e); t == nil || isSeamWord(t) {
 		return false
 	}
+	if id := l.rootIdent(e); id != nil && l.sharedIdent(id) {
+		return true // a part of a captured or package-level variable
+	}
 	return !ownPlace(e, l.private) && !l.localArray(e)
 }
 
@@ -392,7 +503,7 @@ func (l *loader) localArray(e ast.Expr) bool {
 			e = x.X
 		case *ast.Ident:
 			v, ok := l.info.Uses[x].(*types.Var)
-			return ok && !v.IsField() && v.Parent() != nil && v.Parent() != v.Pkg().Scope() && !isPtr(v.Type())
+			return ok && !v.IsField() && v.Parent() != nil && v.Parent() != v.Pkg().Scope() && !isPtr(v.Type()) && !l.sharedIdent(x)
 		default:
 			return false
 		}

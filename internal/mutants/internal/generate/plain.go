@@ -21,7 +21,10 @@ import (
 //
 // Which stores: every assignment (=, op=, ++, --) to an expression that is
 // not a plain local variable: a field or element reached through a
-// pointer, slice or map, a dereference, or a package variable. A store is
+// pointer, slice or map, or a dereference. A store to a variable named
+// alone that another thread may reach, a package-level variable or one a
+// function literal captured, needs the types to tell: plainLoads marks it
+// (identStores). A store is
 // left alone only when it provably writes memory of the running call
 // itself: its root is a local declared by `var x T` of an array or struct
 // type (or a composite literal of one), or a local pointer taken as the
@@ -41,24 +44,7 @@ func plainStores(fset *token.FileSet, f *ast.File, src []byte, structs map[strin
 			continue
 		}
 		private := privateLocals(fn, structs)
-		inList := map[ast.Stmt]bool{}
-		ast.Inspect(fn.Body, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.BlockStmt:
-				for _, s := range n.List {
-					inList[s] = true
-				}
-			case *ast.CaseClause:
-				for _, s := range n.Body {
-					inList[s] = true
-				}
-			case *ast.CommClause:
-				for _, s := range n.Body {
-					inList[s] = true
-				}
-			}
-			return true
-		})
+		inList := stmtsInLists(fn.Body)
 		ast.Inspect(fn.Body, func(n ast.Node) bool {
 			if bad != nil {
 				return false
@@ -99,6 +85,30 @@ func plainStores(fset *token.FileSet, f *ast.File, src []byte, structs map[strin
 	return edits, nil
 }
 
+// stmtsInLists is every statement of body that stands in a statement
+// list (a block, a case), where a call can be put in front of it.
+func stmtsInLists(body *ast.BlockStmt) map[ast.Stmt]bool {
+	inList := map[ast.Stmt]bool{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BlockStmt:
+			for _, s := range n.List {
+				inList[s] = true
+			}
+		case *ast.CaseClause:
+			for _, s := range n.Body {
+				inList[s] = true
+			}
+		case *ast.CommClause:
+			for _, s := range n.Body {
+				inList[s] = true
+			}
+		}
+		return true
+	})
+	return inList
+}
+
 // addressOf is the source of &e: p itself for a dereference *p.
 func addressOf(e ast.Expr, src []byte, fset *token.FileSet) string {
 	text := func(x ast.Expr) string {
@@ -121,8 +131,8 @@ func addressOf(e ast.Expr, src []byte, fset *token.FileSet) string {
 // reach.
 func shared(e ast.Expr, private map[string]bool) bool {
 	if _, ok := e.(*ast.Ident); ok {
-		// A local variable is the call's own; a package variable is not,
-		// but impl/'s tables have none they write (and a blank is nothing).
+		// A variable named alone: a package-level or captured one is
+		// plainLoads' to mark, with the types (sharedIdent).
 		return false
 	}
 	return !ownPlace(e, private)

@@ -1,6 +1,8 @@
 package generate
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -88,5 +90,61 @@ func (t *Table) fill(b *box, v int, out []int, fresh **box) Snapshot {
 	header := strings.Replace(src, "\tb.n = v\n", "\tif b.n = v; v > 0 {\n\t}\n", 1)
 	if _, err := copyTable("", mod, "tab.go", []byte(header), nil); err == nil || !strings.Contains(err.Error(), "outside a statement list") {
 		t.Errorf("a store in an if header: err %v, want a refusal", err)
+	}
+}
+
+// TestSharedIdents: a variable named alone that another thread may reach,
+// a package-level one or one a function literal captured, is a plain store
+// and a plain load of the explored copy, as a field through a pointer is;
+// a local of the call's own, declared by the function that makes the
+// literal, is not. (Before, a package variable or a captured one was
+// taken to be nobody else's: a memo or a counter kept there by a change to
+// a table would have passed the explorer's race detector unseen.)
+func TestSharedIdents(t *testing.T) {
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const target = "impl/tokenbucket/tokenbucket.go"
+	src, err := os.ReadFile(filepath.Join(root, target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = append(src, `
+var lastCount int
+
+func (tr *trie[K]) counter() func() int {
+	n := 0
+	var pair [2]int
+	return func() int {
+		n++
+		lastCount = n
+		pair[1] = n
+		return lastCount + pair[0]
+	}
+}
+`...)
+	got, err := copyTable(root, "github.com/tollgate/tollgate", target, src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(got)
+	for _, want := range []string{
+		"seam.PlainStore(&n)\n\t\t(*seam.PlainLoad(&n))++", // a read-modify-write: a load and a store
+		"seam.PlainStore(&lastCount)\n\t\tlastCount = (*seam.PlainLoad(&n))",
+		"seam.PlainStore(&pair[1])\n\t\tpair[1] = (*seam.PlainLoad(&n))",
+		"return (*seam.PlainLoad(&lastCount)) + (*seam.PlainLoad(&pair[0]))",
+		"\tn := 0\n",
+	} {
+		if !strings.Contains(text, want) {
+			i := strings.Index(text, "var lastCount")
+			t.Errorf("the copy lacks %q:\n%s", want, text[max(i, 0):])
+		}
+	}
+	// The same store in an if header, where no call can precede it, is
+	// refused.
+	header := strings.Replace(string(src), "\t\tlastCount = n\n", "\t\tif lastCount = n; n > 0 {\n\t\t}\n", 1)
+	if _, err := copyTable(root, "github.com/tollgate/tollgate", target, []byte(header), nil); err == nil || !strings.Contains(err.Error(), "outside a statement list") {
+		t.Errorf("a store to a package variable in an if header: err %v, want a refusal", err)
 	}
 }
