@@ -316,6 +316,16 @@ var (
 	// reservation (two goroutines of its holder): whichever installs its
 	// box must learn whether it was published (C4, C16).
 	crTwins = []string{"take", "finish", "release"}
+	// crTwinsOn is the twin race continued, from the prefixes whose row is
+	// reserved by its holder when the threads start (the others refuse
+	// both enqueues at their pin check, and nothing continues): for every
+	// ordered pair (A, B) of crTwins, the second twin goes on with A on its
+	// own thread (enqueue+A) while the third thread runs B. So an operation
+	// of the row's life runs on one thread while another, or the first
+	// twin's outcome, is still pending on another: the twin whose box was
+	// installed may learn its outcome only after the row has moved on
+	// twice, by two threads (C4, C6, C8, C16).
+	crTwinsOn = map[string]bool{"held": true, "last": true, "exited": true}
 	// crBehind are the operations that free a row while two reservers
 	// scan the class: the free slot can move behind one reserver's scan
 	// (C2).
@@ -415,6 +425,13 @@ func sysCredits() []generated {
 		}
 		for _, op := range crTwins {
 			add("enqueue", "enqueue", op)
+		}
+		if crTwinsOn[p.name] {
+			for _, a := range crTwins {
+				for _, b := range crTwins {
+					add("enqueue", "enqueue+"+a, b)
+				}
+			}
 		}
 		for _, op := range crBehind {
 			add("reserve", op, "reserve2")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/model"
 )
 
 // generatedLong runs the generated set at the default bound (TestSystematicRealCode).
@@ -131,4 +132,50 @@ func TestGenerateReachesItsBlindSpots(t *testing.T) {
 		t.Errorf("of 40 seeds, %d have a returning holder's reserve and %d a compaction: want some of each", returning, compacts)
 	}
 	t.Logf("of 40 seeds: %d returning holders' reserves, %d compactions", returning, compacts)
+}
+
+// TestTwinsContinued: the twin race continued (crTwinsOn) is made from
+// exactly the prefixes whose reservation its holder can still enqueue
+// (the model's answer to an enqueue right after the setup is ok), and from
+// each of them for every ordered pair of crTwins: the second twin's thread
+// enqueues then runs A, the third thread runs B.
+func TestTwinsContinued(t *testing.T) {
+	sys := map[string]Scenario{}
+	for _, s := range Systematic() {
+		sys[s.Name] = s
+	}
+	for _, p := range crPrefixes() {
+		var m model.Credits[string]
+		env := CrEnv{}
+		for _, st := range p.setup {
+			in, ok := st(env)
+			if !ok {
+				t.Fatalf("%s: a setup step is skipped", p.name)
+			}
+			var out model.CrOutput[string]
+			m, out = m.Step(in)
+			env.Setup = append(env.Setup, out)
+		}
+		in, ok := crOp("enqueue", p, 0, 0)[0](env)
+		_, out := m.Step(in)
+		enqueues := ok && out.Result == model.OK
+		if enqueues != crTwinsOn[p.name] {
+			t.Errorf("prefix %s: its holder's enqueue answers %v after the setup, but crTwinsOn[%s] = %v", p.name, out.Result, p.name, crTwinsOn[p.name])
+		}
+		for _, a := range crTwins {
+			for _, b := range crTwins {
+				name := "sys-cr-" + p.name + "-enqueue-enqueue+" + a + "-" + b
+				s, made := sys[name]
+				if made != crTwinsOn[p.name] {
+					t.Errorf("%s: made %v, want %v", name, made, crTwinsOn[p.name])
+				}
+				if !made {
+					continue
+				}
+				if th := s.cr.threads; len(th) != 3 || len(th[0]) != 1 || len(th[1]) != 2 || len(th[2]) != 1 {
+					t.Errorf("%s: not the threads enqueue | enqueue, %s | %s", name, a, b)
+				}
+			}
+		}
+	}
 }
