@@ -90,7 +90,10 @@ func ownerOps(s Scenario) *Ops {
 	o := &Ops{Name: s.Name, Threads: len(sc.threads), Replay: "tollgate explore -scenario " + s.Name + " -replay %s"}
 	o.Begin = func() [][]func() {
 		rt.StartClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-		tab := explored.New[*explored.Request[int, int]]()
+		// The table's clock is the run's virtual one, as every other
+		// clock reading of an explored run (spec/explore.md §4): the
+		// Owner's Call enqueues with the table's own clock.
+		tab := explored.New[*explored.Request[int, int]](explored.WithClock(func() int64 { return rt.Now().UnixMilli() }))
 		r.served = r.served[:0]
 		r.owner = explored.NewOwner(tab, ownerPoll, func(_ context.Context, req int) (int, error) {
 			r.served = append(r.served, req)
