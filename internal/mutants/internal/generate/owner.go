@@ -207,19 +207,12 @@ func dropUnusedImports(res []byte) ([]byte, error) {
 	return format.Source(res)
 }
 
+// recvName is the name of a method's receiver type (T of *T[P]).
 func recvName(e ast.Expr) string {
 	if s, ok := e.(*ast.StarExpr); ok {
 		e = s.X
 	}
-	switch t := e.(type) {
-	case *ast.Ident:
-		return t.Name
-	case *ast.IndexExpr:
-		return recvName(t.X)
-	case *ast.IndexListExpr:
-		return recvName(t.X)
-	}
-	return ""
+	return typeName(e)
 }
 
 // valueTypeNames are the exported types of prim's value-type files.
