@@ -266,9 +266,17 @@ func (r *racer) atomicAccess(t, step int, a hooked.Access) {
 	// a uint32 of rewritten code is 4-aligned): it is checked in the
 	// granule that holds it, where access shadows the plain accesses of
 	// its bytes; a word of 8 bytes or more starts its granule.
+	// Go's atomics are 4 or 8 bytes wide and aligned to their width, so
+	// only a 4-byte word in a granule's second half is off its start. A
+	// word at another offset is a word of the explorer's own (etcdexplore
+	// names a request by a byte of its own): it keys its own shadow, as
+	// before, and no pointer arithmetic leaves its object (the race
+	// detector's checkptr rejects that).
 	off := int(uintptr(addr) & 7)
-	if off != 0 {
+	if off == 4 {
 		size = 4
+	} else {
+		off = 0
 	}
 	me := r.threads[t]
 	cur := epoch{thread: int32(t), clock: me[t], step: int32(step), size: uint32(size), site: a.Site, addr: addr, atomic: true}
