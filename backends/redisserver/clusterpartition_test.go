@@ -14,7 +14,15 @@ import (
 // primary with the cluster whole again.
 func TestClusterIsolate(t *testing.T) {
 	t.Parallel()
-	c, err := StartCluster(t.TempDir(), 3, time.Second, ClusterThroughProxies())
+	// A node timeout of 2 s: through the proxies, under CI's -race run, the
+	// handshakes did not complete within 1 s (a node knew 1 of 6 after 30 s).
+	// The cluster is this test's setup, not what it checks, so a cluster
+	// that does not form is started once more before the test fails.
+	c, err := StartCluster(t.TempDir(), 3, 2*time.Second, ClusterThroughProxies())
+	if err != nil && err != ErrNotInstalled {
+		t.Logf("a first cluster did not form: %v", err)
+		c, err = StartCluster(t.TempDir(), 3, 2*time.Second, ClusterThroughProxies())
+	}
 	if err != nil {
 		if err == ErrNotInstalled {
 			forTest(t, nil, err)
