@@ -453,7 +453,7 @@ func Lookup(name string) (Scenario, bool) {
 	if s, ok := generatedScenario(name); ok {
 		return s, true
 	}
-	for _, s := range OwnerScenarios() {
+	for _, s := range slices.Concat(OwnerScenarios(), EdgeScenarios()) {
 		if s.Name == name {
 			return s, true
 		}

@@ -195,6 +195,8 @@ type worker struct {
 
 // controller is the installed hooked.Scheduler and the pool of coroutines.
 type controller struct {
+	// bounds are the named bounds the current program lowers (Bound).
+	bounds  map[string]uint64
 	workers []*worker
 	cur     *worker
 	// direct runs the code under test without switching (setup, final
@@ -478,6 +480,15 @@ func (c *controller) observe(f func()) (call, ret int64) {
 
 // install makes c the process's scheduler.
 func (c *controller) install() { c.uninstall = hooked.Install(c) }
+
+// Bound implements hooked.Bounder: the current program's value of the
+// bound, or its real value v.
+func (c *controller) Bound(name string, v uint64) uint64 {
+	if b, ok := c.bounds[name]; ok {
+		return b
+	}
+	return v
+}
 
 // remove uninstalls c.
 func (c *controller) remove() {

@@ -61,12 +61,16 @@ type crRun struct {
 	// are not part of it (linearizability.CrHistory refuses snapshots,
 	// which are atomic only when nothing runs, as here).
 	obs []linearizability.CrOp
+	// beyondCap is set when a reserve answered a token whose generation
+	// is above the run's lowered generation cap (C3).
+	beyondCap string
 }
 
 // reset empties the run's records, keeping their storage.
 func (r *crRun) reset(tab sut.CrTable[string], ad *sut.Credits[string]) {
 	r.table, r.ad = tab, ad
 	r.setupIn, r.setupOut, r.ops, r.obs = r.setupIn[:0], r.setupOut[:0], r.ops[:0], r.obs[:0]
+	r.beyondCap = ""
 	for t := range r.in {
 		r.in[t], r.out[t], r.started[t] = r.in[t][:0], r.out[t][:0], r.started[t][:0]
 	}
@@ -104,6 +108,7 @@ func (p *crProgram) begin(c *controller) []func() {
 	if p.remote != nil {
 		return p.beginRemote(c)
 	}
+	c.bounds = p.sc.bounds
 	tab := newCrTable(p.fault)
 	lay := tableLayout(tab)
 	if p.words == nil {
@@ -135,8 +140,15 @@ func (p *crProgram) begin(c *controller) []func() {
 	if r.issued == nil {
 		r.issued = map[uint64]credits.Token{}
 	}
+	cap, capped := p.sc.bounds["maxGen"]
 	r.backend = linearizability.Local(func(in model.CrInput[string]) model.CrOutput[string] {
-		return r.apply(it, in)
+		out := r.apply(it, in)
+		if capped && in.Kind == model.CrReserve && out.Result == model.OK && r.beyondCap == "" {
+			if gen, _ := credits.Generation(it.last.Slot, it.last.Epoch); gen > cap {
+				r.beyondCap = fmt.Sprintf("a reserve answered slot %d's generation %d (epoch %d), beyond the last generation a slot hands out, which the run lowered to %d: past it a slot must refuse, loudly, rather than hand out an epoch no transition accepts", it.last.Slot, gen, it.last.Epoch, cap)
+			}
+		}
+		return out
 	})
 	return p.scripts(c, r)
 }
@@ -291,6 +303,9 @@ func (p *crProgram) end(c *controller, outcome bool) (*Failure, string) {
 		enq = p.do(n+1, model.CrInput[string]{Kind: model.CrEnqueued})
 	})
 	final := []model.CrOutput[string]{snap, enq}
+	if r.beyondCap != "" {
+		return &Failure{Kind: KindInvariant, Invariant: "C3", Thread: -1, Detail: r.beyondCap}, ""
+	}
 	f := p.listings(r)
 	if f == nil {
 		f = p.verdict(r, final)
@@ -299,6 +314,40 @@ func (p *crProgram) end(c *controller, outcome bool) (*Failure, string) {
 		return f, ""
 	}
 	return f, p.outcome(r, final)
+}
+
+// documentedPanic implements panicJudge. With the generation cap lowered
+// (edges.go), Reserve's documented answer at the cap is a panic that
+// changes nothing (C3): it is the run's end, not its failure, when the
+// thread's operation is a reserve, the panic names the lowered cap, and
+// some reserve of the run was answered the slot's last generation.
+func (p *crProgram) documentedPanic(_ *controller, t int, v any) (*Failure, bool) {
+	cap, capped := p.sc.bounds["maxGen"]
+	msg, ok := v.(string)
+	if !capped || !ok || t >= p.threads() {
+		return nil, false
+	}
+	var slot int
+	var k uint64
+	if _, err := fmt.Sscanf(msg, "credits: slot %d has handed out all %d generations", &slot, &k); err != nil {
+		return nil, false
+	}
+	r := p.run
+	if n := len(r.in[t]); n == 0 || r.in[t][n-1].Kind != model.CrReserve {
+		return &Failure{Kind: KindInvariant, Invariant: "C3", Thread: t, Detail: fmt.Sprintf("T%d panicked at the generation cap outside a reserve: %s", t, msg)}, true
+	}
+	if k != cap {
+		return &Failure{Kind: KindInvariant, Invariant: "C3", Thread: t, Detail: fmt.Sprintf("T%d's reserve panicked at a cap of %d generations, not the run's %d: %s", t, k, cap, msg)}, true
+	}
+	if r.beyondCap != "" {
+		return &Failure{Kind: KindInvariant, Invariant: "C3", Thread: -1, Detail: r.beyondCap}, true
+	}
+	for _, tok := range r.issued {
+		if gen, _ := credits.Generation(tok.Slot, tok.Epoch); tok.Slot == slot && gen == cap {
+			return nil, true
+		}
+	}
+	return &Failure{Kind: KindInvariant, Invariant: "C3", Thread: t, Detail: fmt.Sprintf("T%d's reserve panicked at slot %d's generation cap of %d, but no reserve was answered that slot's generation %d: %s", t, slot, cap, cap, msg)}, true
 }
 
 // listings checks every enqueued listing a thread made against the rule of

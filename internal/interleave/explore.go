@@ -245,6 +245,9 @@ type Result struct {
 	PerBound  []int
 	// Blocked counts DFS runs cut short by sleep sets (redundant).
 	Blocked int
+	// Ended counts the runs that ended at a documented panic of the code
+	// (a reserve at a lowered generation cap, edges.go), judged as such.
+	Ended int
 	// Histories is the number of distinct histories porcupine checked.
 	Histories int
 	// Exhaustive: DFS explored every schedule within Bound.
@@ -371,6 +374,9 @@ func (x *explorer) dfs() {
 			switch r.status {
 			case blocked:
 				x.res.Blocked++
+			case ended:
+				x.res.Ended++
+				x.res.PerBound[b]++
 			default:
 				x.res.PerBound[b]++
 			}
@@ -417,6 +423,9 @@ func (x *explorer) random() {
 		r := execute(x.c, x.p, ch, opt)
 		estimate = max(estimate, len(r.schedule))
 		x.res.Schedules++
+		if r.status == ended {
+			x.res.Ended++
+		}
 		if r.failure != nil {
 			x.fail(r, 0)
 			return

@@ -69,7 +69,17 @@ const (
 	panicked                 // the code under test panicked
 	deadlocked               // every unfinished thread waits
 	stopped                  // the exploration's budget ran out mid-run
+	ended                    // the code under test panicked as documented (documentedPanic)
 )
+
+// panicJudge is a program whose code under test has a documented panic
+// (the credit table's at its generation cap): a thread that panics so ends
+// the run there, judged by the program, instead of failing it. documented
+// reports whether v is such a panic of thread t, and the failure when its
+// conditions do not hold.
+type panicJudge interface {
+	documentedPanic(c *controller, t int, v any) (f *Failure, documented bool)
+}
 
 // runResult is one executed run.
 type runResult struct {
@@ -144,7 +154,14 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 			}
 		}
 		if c.workers[t].panicked {
+			pval := c.workers[t].pval
 			c.abandon()
+			if j, ok := p.(panicJudge); ok {
+				if f, documented := j.documentedPanic(c, t, pval); documented {
+					res.status, res.failure = ended, f
+					return res
+				}
+			}
 			res.status, res.failure = panicked, panicFailure(c, p, t)
 			return res
 		}
@@ -183,6 +200,7 @@ func (c *controller) setUp(p program, keep bool) *Failure {
 	clear(c.timerList)
 	c.timerList = c.timerList[:0]
 	c.direct, c.inSetup = true, true
+	c.bounds = nil
 	var bodies []func()
 	f := guard(func() { bodies = p.begin(c) })
 	c.inSetup = false

@@ -31,6 +31,22 @@ type Scenario struct {
 	// fixed is a directed run's schedule: Explore replays it once instead
 	// of searching (DirectedScenarios).
 	fixed string
+	// bounds are the named bounds of the code lowered for this scenario
+	// (AtBound, edges.go); nil: every bound at its real value.
+	bounds map[string]uint64
+}
+
+// AtBound returns s explored with the code's bound called name (a
+// package-level constant max… of impl/, read through hooked.Bound in the
+// explored copies) lowered to v.
+func (s Scenario) AtBound(name string, v uint64) Scenario {
+	b := make(map[string]uint64, len(s.bounds)+1)
+	for k, x := range s.bounds {
+		b[k] = x
+	}
+	b[name] = v
+	s.bounds = b
+	return s
 }
 
 // Fixed is the one schedule a directed run's scenario replays (see

@@ -16,9 +16,10 @@ import (
 // -scenario flag, to the scenarios to run, in order and each once.
 //
 // spec is a comma-separated list of words. A word is a set: all (the
-// catalogue, then the generated set of Systematic, then the directed runs
-// of DirectedScenarios, each replayed on its one schedule), catalogue,
-// generated or directed; a glob pattern (path.Match) over the names of the catalogue
+// catalogue, then the generated set of Systematic, then the runs at the
+// tables' bounds of EdgeScenarios, the Owner's, then the directed runs of
+// DirectedScenarios, each replayed on its one schedule), catalogue,
+// generated, edges, owner or directed; a glob pattern (path.Match) over the names of the catalogue
 // and the generated set; or one name that Lookup knows (the catalogue, a
 // directed run's scenario, a generated or held-back scenario,
 // gen-credits-N, gen-tokenbucket-N).
@@ -68,7 +69,7 @@ func Select(spec string, mutant fault.Fault, sh shard.Shard) ([]Scenario, error)
 func selectWord(word string) (ss []Scenario, set bool, err error) {
 	switch word {
 	case "all":
-		return slices.Concat(Catalogue(), Systematic(), OwnerScenarios(), DirectedScenarios()), true, nil
+		return slices.Concat(Catalogue(), Systematic(), EdgeScenarios(), OwnerScenarios(), DirectedScenarios()), true, nil
 	case "owner":
 		return OwnerScenarios(), true, nil
 	case "catalogue":
@@ -77,12 +78,14 @@ func selectWord(word string) (ss []Scenario, set bool, err error) {
 		return Systematic(), true, nil
 	case "directed":
 		return DirectedScenarios(), true, nil
+	case "edges":
+		return EdgeScenarios(), true, nil
 	}
 	if strings.ContainsAny(word, "*?[") {
 		if _, err := path.Match(word, ""); err != nil {
 			return nil, false, fmt.Errorf("explore: -scenario %q: %v", word, err)
 		}
-		for _, s := range slices.Concat(Catalogue(), Systematic(), OwnerScenarios()) {
+		for _, s := range slices.Concat(Catalogue(), Systematic(), EdgeScenarios(), OwnerScenarios()) {
 			if ok, _ := path.Match(word, s.Name); ok {
 				ss = append(ss, s)
 			}

@@ -585,3 +585,27 @@ func glued(a Access) {
 		r.Atomic(a)
 	}
 }
+
+// Bounder is implemented by a Scheduler that explores the code under test
+// with one of its named bounds lowered (small-scope exploration): a bound
+// no explored run could reach at its real value, such as the credit
+// table's generation cap of 2^58 − 1 reservations of one slot, is met in a
+// few operations, so the code at its edge runs under the schedule too.
+type Bounder interface {
+	// Bound returns the value the code should use for the bound called
+	// name, whose real value is v.
+	Bound(name string, v uint64) uint64
+}
+
+// Bound is the value of the bound called name, whose real value is v: v
+// itself unless a Scheduler that lowers bounds (Bounder) is installed. The
+// explored copies of impl/ read every package-level constant named
+// max… through it, as seam.Bound("maxGen", maxGen).
+func Bound(name string, v uint64) uint64 {
+	if s := current(); s != nil {
+		if b, ok := s.(Bounder); ok {
+			return b.Bound(name, v)
+		}
+	}
+	return v
+}

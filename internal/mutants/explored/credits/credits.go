@@ -181,7 +181,7 @@ func (t *Table[P]) slotOf(tok Token) (s *slot[P], gen uint64, ok bool) {
 		panic(fmt.Sprintf("credits: token for slot %d has epoch 0, which no reservation carries (defect)", tok.Slot))
 	}
 	gen = tok.Epoch >> slotBits
-	return &t.slots[tok.Slot-1], gen, tok.Epoch&slotMask == uint64(tok.Slot-1) && gen >= 1 && gen <= maxGen
+	return &t.slots[tok.Slot-1], gen, tok.Epoch&slotMask == uint64(tok.Slot-1) && gen >= 1 && gen <= seam.Bound("maxGen", maxGen)
 }
 
 func checkHolder(h *Holder) {
@@ -217,8 +217,8 @@ func (t *Table[P]) Reserve(h *Holder, c Class) (Token, Result) {
 				continue
 			}
 			gen := genOf(lo) + 1
-			if gen > maxGen {
-				panic(fmt.Sprintf("credits: slot %d has handed out all %d generations; another reservation would repeat an epoch (C3)", n, uint64(maxGen)))
+			if gen > seam.Bound("maxGen", maxGen) {
+				panic(fmt.Sprintf("credits: slot %d has handed out all %d generations; another reservation would repeat an epoch (C3)", n, uint64(seam.Bound("maxGen", maxGen))))
 			}
 			// (free, g) → (reserved, g+1) with hi = h's serial: the slot
 			// becomes h's under a generation it never had. hi is loaded

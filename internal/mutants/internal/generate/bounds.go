@@ -1,8 +1,10 @@
 package generate
 
 import (
+	"fmt"
 	"go/ast"
 	"go/token"
+	"strings"
 )
 
 // Bounds checks in the explored copies. The token bucket's trie reads its
@@ -62,4 +64,51 @@ func isUnsafe(e ast.Expr, name string) bool {
 	}
 	pkg, ok := sel.X.(*ast.Ident)
 	return ok && pkg.Name == "unsafe" && sel.Sel.Name == name
+}
+
+// Named bounds. A package-level constant named max… (maxGen) is a bound of
+// the code: in the explored copies every use of it outside a constant
+// declaration reads it through seam.Bound("maxGen", maxGen), so that the
+// explorer can lower it (hooked.Bounder) and run the code at its edge in a
+// few operations. Uses inside a const declaration stay constant.
+func namedBounds(fset *token.FileSet, f *ast.File) []edit {
+	off := func(p token.Pos) int { return fset.Position(p).Offset }
+	bounds := map[string]bool{}
+	decl := map[*ast.Ident]bool{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			for _, n := range s.(*ast.ValueSpec).Names {
+				if isBoundName(n.Name) {
+					bounds[n.Name] = true
+					decl[n] = true
+				}
+			}
+		}
+	}
+	if len(bounds) == 0 {
+		return nil
+	}
+	var edits []edit
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GenDecl:
+			return n.Tok != token.CONST
+		case *ast.Ident:
+			if bounds[n.Name] && !decl[n] && n.Obj != nil && n.Obj.Kind == ast.Con {
+				edits = append(edits, edit{off(n.Pos()), off(n.End()), fmt.Sprintf("seam.Bound(%q, %s)", n.Name, n.Name)})
+			}
+		}
+		return true
+	})
+	return edits
+}
+
+// isBoundName reports whether a constant's name makes it a named bound:
+// max followed by an upper-case letter.
+func isBoundName(name string) bool {
+	return len(name) > 3 && strings.HasPrefix(name, "max") && name[3] >= 'A' && name[3] <= 'Z'
 }

@@ -162,6 +162,7 @@ func copyTable(root, mod, name string, src []byte, structs map[string][]string) 
 		}
 		edits = append(edits, stores...)
 		edits = append(edits, boundsChecks(fset, f, src)...)
+		edits = append(edits, namedBounds(fset, f)...)
 		if root != "" { // "": a test's file outside the module's impl/
 			loads, err := plainLoads(root, name, orig, src, own, mod+"/internal/seam")
 			if err != nil {
