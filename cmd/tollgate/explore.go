@@ -52,6 +52,11 @@ type exploreConfig struct {
 	// backend: -backend, "memory" or "etcd" (the token bucket on etcd, at
 	// the grain of its requests: backends/etcdexplore).
 	backend string
+	// procs: -procs, the processes that explore the scenarios
+	// (explorepar.go); worker: -worker, this process is one of them.
+	procs  int
+	worker bool
+	args   []string // the command line, for the workers
 }
 
 func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
@@ -84,10 +89,13 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	keep := fs.Bool("keep", false, "with -targets: keep each scenarios' module (to replay in it)")
 	replays := fs.Bool("replays", false, "with -targets: replay every schedule the table shows with the command it prints, and fail when one does not reproduce")
 	checkReplays := fs.Bool("check-replays", false, "with -targets and -out: explore nothing; replay the schedules that -out's table shows for these targets, and write it again with what each gave")
+	fs.IntVar(&c.procs, "procs", defaultProcs(), "explore the scenarios in this many processes at once, each one scenario at a time (1: in this process); the results are the same, in the same order")
+	fs.BoolVar(&c.worker, "worker", false, "run as one of -procs's processes: read scenario indices on stdin, write results on stdout (internal)")
 	fs.StringVar(&c.backend, "backend", "memory", "memory, or etcd: explore the etcd-backed tables (impl/etcd/...) at the grain of their requests, on a one-member etcd started for the run (needs the etcd program); the catalogue unless -scenario names others")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	c.args = args
 	if *targetList != "" {
 		b := 0
 		fs.Visit(func(f *flag.Flag) {
@@ -262,6 +270,9 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 	if c.replay != "" {
 		return exploreReplay(c, stdout, stderr)
 	}
+	if c.worker {
+		return exploreWorker(c, os.Stdin, stdout)
+	}
 	target := "the real tables"
 	if c.opt.Fault != fault.None {
 		target = "mutant " + c.opt.Fault.String()
@@ -272,28 +283,30 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "tollgate explore: %d scenarios, %s, strategy %s\n", len(c.scenarios), target, c.opt.Strategy)
 	var progress func(interleave.Scenario) func(interleave.Result)
 	if c.progress > 0 {
-		progress = func(s interleave.Scenario) func(interleave.Result) {
-			last := time.Now()
-			return func(r interleave.Result) {
-				if time.Since(last) < c.progress {
-					return
-				}
-				last = time.Now()
-				fmt.Fprintf(stderr, "explore %s: %d schedules (bound %d), %v\n", s.Name, r.Schedules, r.Bound, r.Elapsed.Round(time.Millisecond))
-			}
-		}
+		progress = func(s interleave.Scenario) func(interleave.Result) { return progressTo(stderr, s, c.progress) }
 	}
 	if c.sitePairs != "" {
 		c.opt.SitePairs = interleave.NewSitePairs()
 	}
-	results, failed := interleave.Run(c.scenarios, c.opt, c.failfast, progress, func(r interleave.Result) {
+	report := func(r interleave.Result) {
 		switch {
 		case r.Err != nil:
 			fmt.Fprintf(stdout, "\n%s: %v\n", r.Scenario, r.Err)
 		case r.Failure != nil:
 			fmt.Fprintf(stdout, "\n%s\n", r.Failure.Report())
 		}
-	})
+	}
+	var results []interleave.Result
+	var failed bool
+	if parallel(c) {
+		results, failed, err = exploreParallel(c, stdout, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "explore -procs %d: %v\n", c.procs, err)
+			return exploreUsage
+		}
+	} else {
+		results, failed = interleave.Run(c.scenarios, c.opt, c.failfast, progress, report)
+	}
 	exploreTable(stdout, results, c)
 	if c.sitePairs != "" {
 		if err := writeSitePairs(c.sitePairs, c.opt.SitePairs); err != nil {
@@ -306,6 +319,18 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 		return exploreViolation
 	}
 	return explorePass
+}
+
+// progressTo is a scenario's Options.Progress: a line on w every so often.
+func progressTo(w io.Writer, s interleave.Scenario, every time.Duration) func(interleave.Result) {
+	last := time.Now()
+	return func(r interleave.Result) {
+		if time.Since(last) < every {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(w, "explore %s: %d schedules (bound %d), %v\n", s.Name, r.Schedules, r.Bound, r.Elapsed.Round(time.Millisecond))
+	}
 }
 
 func exploreCoverage(c exploreConfig, stdout, stderr io.Writer) int {

@@ -127,3 +127,32 @@ func TestExploreShard(t *testing.T) {
 		}
 	}
 }
+
+// explore -procs 2 explores in worker processes (this test binary, started
+// as the command) and prints the same table, in the same order, as the
+// run in one process; only the times differ.
+func TestExploreProcs(t *testing.T) {
+	workerEnv = []string{"TOLLGATE_TEST_AS_COMMAND=1"}
+	defer func() { workerEnv = nil }()
+	table := func(procs string) string {
+		var out, errb bytes.Buffer
+		sel := "cr-last-slot,cr-take-vs-finish,tb-admit-vs-take,tb-stale-clocks,sys-cr-own-reserve-*"
+		if code := runExplore([]string{"-scenario", sel, "-progress", "0", "-procs", procs}, &out, &errb); code != explorePass {
+			t.Fatalf("-procs %s: exit %d\n%s%s", procs, code, out.String(), errb.String())
+		}
+		var rows []string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if f := strings.Fields(l); len(f) > 1 {
+				rows = append(rows, strings.Join(f[:len(f)-1], " ")) // the time column left out
+			}
+		}
+		return strings.Join(rows, "\n")
+	}
+	one, two := table("1"), table("2")
+	if one != two {
+		t.Fatalf("-procs 2 printed\n%s\n\n-procs 1 printed\n%s", two, one)
+	}
+	if !strings.Contains(one, "cr-take-vs-finish") || !strings.Contains(one, "sys-cr-own-reserve") {
+		t.Fatalf("the table misses scenarios:\n%s", one)
+	}
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tollgate/tollgate/internal/interleave"
+)
+
+// Exploring in several processes. The explorer installs one scheduler per
+// process (hooked.Install), so one process explores one scenario at a
+// time, on one core. With -procs N (by default the machine's cores, at
+// most 4) explore starts N copies of itself with -worker and hands each
+// the index of the next scenario as soon as it is free: the scenarios are
+// the same, each explored as it would be alone, and the results are
+// printed in the selection's order. -procs 1 explores in this process;
+// -replay, -site-pairs (one collector) and -backend etcd (one server) do
+// too.
+
+// workerEnv is added to the workers' environment (a test sets it to make
+// its binary the command).
+var workerEnv []string
+
+// defaultProcs is -procs's default.
+func defaultProcs() int { return min(runtime.NumCPU(), 4) }
+
+// parallel reports whether c's run goes to worker processes.
+func parallel(c exploreConfig) bool {
+	return c.procs > 1 && len(c.scenarios) > 1 && c.sitePairs == "" && c.backend == "memory" && c.replay == ""
+}
+
+// wireResult is a scenario's result as a worker sends it: the fields the
+// results table reads, and a failure as its rendered report.
+type wireResult struct {
+	Index      int
+	Threads    int
+	Ops        int
+	Strategy   interleave.Strategy
+	Bound      int
+	Schedules  int
+	Blocked    int
+	Ended      int
+	Histories  int
+	Exhaustive bool
+	Elapsed    time.Duration
+	Err        string `json:",omitempty"`
+	Kind       interleave.Kind
+	Invariant  string
+	Report     string `json:",omitempty"`
+}
+
+// exploreWorker explores the scenarios of c whose indices arrive on in,
+// one a line, writing each result on out as a line of JSON.
+func exploreWorker(c exploreConfig, in io.Reader, out io.Writer) int {
+	enc := json.NewEncoder(out)
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		i, err := strconv.Atoi(sc.Text())
+		if err != nil || i < 0 || i >= len(c.scenarios) {
+			fmt.Fprintf(os.Stderr, "explore -worker: bad scenario index %q\n", sc.Text())
+			return exploreUsage
+		}
+		o := c.opt
+		if c.progress > 0 {
+			o.Progress = progressTo(os.Stderr, c.scenarios[i], c.progress)
+		}
+		r := interleave.Explore(c.scenarios[i], o)
+		w := wireResult{Index: i, Threads: r.Threads, Ops: r.Ops, Strategy: r.Strategy, Bound: r.Bound,
+			Schedules: r.Schedules, Blocked: r.Blocked, Ended: r.Ended, Histories: r.Histories,
+			Exhaustive: r.Exhaustive, Elapsed: r.Elapsed}
+		if r.Err != nil {
+			w.Err = r.Err.Error()
+		}
+		if r.Failure != nil {
+			w.Kind, w.Invariant, w.Report = r.Failure.Kind, r.Failure.Invariant, r.Failure.Report()
+		}
+		if err := enc.Encode(w); err != nil {
+			return exploreUsage
+		}
+	}
+	return explorePass
+}
+
+// exploreParallel explores c's scenarios in c.procs worker processes and
+// returns their results in c's order (with failfast, those explored until
+// a failure). A failure's report (the worker's rendering of it) goes to
+// stdout as it arrives, as the in-process run prints it.
+func exploreParallel(c exploreConfig, stdout, stderr io.Writer) ([]interleave.Result, bool, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, false, err
+	}
+	args := append([]string{"explore"}, c.args...)
+	args = append(args[:len(args):len(args)], "-procs", "1", "-worker")
+	results := make([]*interleave.Result, len(c.scenarios))
+	var (
+		mu     sync.Mutex
+		next   int
+		failed bool
+		werr   error
+		wg     sync.WaitGroup
+	)
+	take := func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= len(c.scenarios) || werr != nil || (failed && c.failfast) {
+			return 0, false
+		}
+		next++
+		return next - 1, true
+	}
+	procs := min(c.procs, len(c.scenarios))
+	for range procs {
+		cmd := exec.Command(exe, args...)
+		cmd.Env = append(os.Environ(), workerEnv...)
+		cmd.Stderr = stderr
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, false, err
+		}
+		pipe, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, false, err
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, false, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dec := json.NewDecoder(pipe)
+			fail := func(err error) {
+				mu.Lock()
+				if werr == nil {
+					werr = err
+				}
+				mu.Unlock()
+			}
+			for {
+				i, ok := take()
+				if !ok {
+					break
+				}
+				if _, err := fmt.Fprintln(stdin, i); err != nil {
+					fail(fmt.Errorf("a worker: %w", err))
+					break
+				}
+				var w wireResult
+				if err := dec.Decode(&w); err != nil || w.Index != i {
+					fail(fmt.Errorf("a worker's result for %s: %v (index %d)", c.scenarios[i].Name, err, w.Index))
+					break
+				}
+				r := fromWire(c.scenarios[i], w)
+				mu.Lock()
+				results[i] = &r
+				failed = failed || r.Err != nil || r.Failure != nil
+				switch {
+				case w.Err != "":
+					fmt.Fprintf(stdout, "\n%s: %s\n", r.Scenario, w.Err)
+				case w.Report != "":
+					fmt.Fprintf(stdout, "\n%s\n", w.Report)
+				}
+				mu.Unlock()
+			}
+			stdin.Close()
+			if err := cmd.Wait(); err != nil {
+				fail(fmt.Errorf("a worker: %w", err))
+			}
+		}()
+	}
+	wg.Wait()
+	if werr != nil {
+		return nil, false, werr
+	}
+	var out []interleave.Result
+	for _, r := range results {
+		if r != nil {
+			out = append(out, *r)
+		}
+	}
+	return out, failed, nil
+}
+
+// fromWire is the Result a worker sent for s. A failure keeps its kind and
+// invariant (what the table shows); its report was printed as it came.
+func fromWire(s interleave.Scenario, w wireResult) interleave.Result {
+	r := interleave.Result{Scenario: s.Name, Threads: w.Threads, Ops: w.Ops, Strategy: w.Strategy, Bound: w.Bound,
+		Schedules: w.Schedules, Blocked: w.Blocked, Ended: w.Ended, Histories: w.Histories,
+		Exhaustive: w.Exhaustive, Elapsed: w.Elapsed}
+	if w.Err != "" {
+		r.Err = errors.New(w.Err)
+	}
+	if w.Report != "" {
+		r.Failure = &interleave.Failure{Kind: w.Kind, Invariant: w.Invariant, Thread: -1, Detail: w.Report}
+	}
+	return r
+}
