@@ -492,8 +492,8 @@ func (r *ownerRun) left(sc *ownerScript) string {
 				break
 			}
 			b := row.req.Body
-			if slices.Contains(r.served, b) || replied(answer[b].err) && answer[b].done {
-				bad = append(bad, fmt.Sprintf("slot %d is left enqueued with request %d, which the owner took and replied to: it must finish the row", n+1, b))
+			if slices.Contains(r.served, b) || answer[b].done && errors.Is(answer[b].err, explored.ErrDeadline) {
+				bad = append(bad, fmt.Sprintf("slot %d is left enqueued with request %d, which the owner took (its handler ran, or it was refused with ErrDeadline): it must finish the row", n+1, b))
 			}
 		case 3:
 			if !sc.has("close") {
