@@ -2,11 +2,11 @@ package interleave
 
 import (
 	"context"
-	"github.com/tollgate/tollgate/internal/testlong"
 	"testing"
 
 	"github.com/tollgate/tollgate/internal/fault"
 	explored "github.com/tollgate/tollgate/internal/mutants/explored/credits"
+	"github.com/tollgate/tollgate/internal/testlong"
 )
 
 // TestOwnerScenarios explores the Owner's scenarios on the real code,
