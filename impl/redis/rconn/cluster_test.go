@@ -301,3 +301,108 @@ func slotPrimary(t *testing.T, c *redisserver.Cluster, key string) *redisserver.
 	t.Fatalf("slot %d is served by %s, not a primary of the cluster", slot, owner)
 	return nil
 }
+
+// TestASKTimeoutIsUnknown: a call that follows ASK to the importing node
+// and gets no reply there (the node stopped, SIGSTOP) has an unknown
+// outcome: the node holds the call and runs it once it continues. Call must
+// say so (ErrUnknown), never report the ASK it followed, whose answer means
+// "nothing ran": a caller sends such a call again, and a reserve would then
+// hold two slots. (The soak of seed 1001 on Redis Cluster lost an enqueue,
+// and ran a take, a release and an enqueue twice, this way: go-redis leaves
+// a command's earlier error in place when a pipeline fails before its reply,
+// and Call reuses its command across attempts.)
+func TestASKTimeoutIsUnknown(t *testing.T) {
+	c := redisserver.StartClusterT(t, 3, 10*time.Second)
+	const name = "ask-timeout-cr"
+	ctx := context.Background()
+	opts := &goredis.ClusterOptions{Addrs: c.Addrs(), ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond}
+	cr, err := credits.NewCluster(ctx, opts, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cr.Close()
+	from := slotPrimary(t, c, "{"+name+"}")
+	var to *redisserver.Server
+	for _, p := range c.Primaries {
+		if p != from {
+			to = p
+			break
+		}
+	}
+	slot, err := from.KeySlot("{" + name + "}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromID, err := from.NodeID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	toID, err := to.NodeID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The slot half moved: every key of the table is on to, the slot still
+	// from's, so from answers ASK for the table's calls.
+	s := fmt.Sprint(slot)
+	host, port, _ := strings.Cut(to.Addr, ":")
+	for _, q := range [][]string{
+		{"CLUSTER", "SETSLOT", s, "IMPORTING", fromID},
+		append([]string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}, credits.Keys(name)...),
+	} {
+		target := to
+		if q[0] == "MIGRATE" {
+			target = from
+		}
+		if _, err := target.Query(q...); err != nil {
+			t.Fatalf("%v: %v", q, err)
+		}
+		if q[0] == "CLUSTER" {
+			if _, err := from.Query("CLUSTER", "SETSLOT", s, "MIGRATING", toID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// A call through ASK leaves a connection to the importing node in the
+	// pool the next ASK uses.
+	_, a0, _ := rconn.Redirects()
+	if _, err := cr.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, a, _ := rconn.Redirects(); a == a0 {
+		t.Fatal("the snapshot met no ASK: the slot is not half moved")
+	}
+
+	if err := to.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	callCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	_, _, rerr := cr.Reserve(callCtx, credits.NewHolder(), credits.General)
+	cancel()
+	if err := to.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*redisserver.Server{to, from} {
+		if _, err := p.Query("CLUSTER", "SETSLOT", s, "NODE", toID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var snap credits.Snapshot
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if snap, err = cr.Snapshot(ctx); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	reserved := snap.General.Reserved
+	t.Logf("reserve: %v; reserved afterwards: %d", rerr, reserved)
+	if !errors.Is(rerr, rconn.ErrUnknown) {
+		t.Errorf("the reserve sent to a stopped node was reported %v, not unknown (ErrUnknown); the node ran it afterwards: %d slots reserved", rerr, reserved)
+	}
+	if reserved > 1 {
+		t.Errorf("one reserve reserved %d slots", reserved)
+	}
+}

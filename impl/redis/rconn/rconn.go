@@ -175,6 +175,13 @@ func Run(ctx context.Context, c goredis.UniversalClient, name, src string, cmd g
 	var node *goredis.Client // the node an ASK named, for the next attempt
 	loaded := false
 	for attempt := 0; ; attempt++ {
+		// cmd is sent again after a redirect, still holding the redirect's
+		// error. go-redis sets a command's error only where it has none:
+		// a pipeline that fails after sending (a read timeout at the node
+		// an ASK named) would leave the ASK in place, and the call, which
+		// may have run, would be reported redirected (not run) and sent
+		// again. So every attempt starts clean.
+		cmd.SetErr(nil)
 		var err error
 		if node != nil {
 			pipe := node.Pipeline()
