@@ -446,6 +446,20 @@ func (r *crRecorder) retry(c int, in model.CrInput[Payload]) bool {
 	return false
 }
 
+// raiseTo sets v to n unless it holds more already. Two sweepers finish
+// their sweeps in any order: one that read fewer exits and finishes last
+// must not lower swept below what the other's sweep covered, or a holder
+// that waits for that sweep (awaitSweep) waits for a sweep no sweeper
+// will start (every exit seen), and the recording hangs.
+func raiseTo(v *atomic.Int64, n int64) {
+	for {
+		old := v.Load()
+		if old >= n || v.CompareAndSwap(old, n) {
+			return
+		}
+	}
+}
+
 func (r *crRecorder) sweeper(c int, stop *atomic.Bool) {
 	seen := int64(0)
 	for {
@@ -453,7 +467,7 @@ func (r *crRecorder) sweeper(c int, stop *atomic.Bool) {
 		if n := r.exits.Load(); n != seen {
 			seen = n
 			r.retry(c, model.CrInput[Payload]{Kind: model.CrSweep})
-			r.swept.Store(n)
+			raiseTo(&r.swept, n)
 			continue
 		}
 		if stopping {
