@@ -204,6 +204,11 @@ func tbAdmit(key string, cost float64, now int64) model.TBInput[string] {
 	return model.TBInput[string]{Kind: model.TBAdmit, Key: key, Limits: tbLim, Cost: cost, NowMs: now}
 }
 
+// tbRetryAfter asks for the wait until the bucket covers cost (model.RetryAfter).
+func tbRetryAfter(key string, cost float64, now int64) model.TBInput[string] {
+	return model.TBInput[string]{Kind: model.TBRetryAfter, Key: key, Limits: tbLim, Cost: cost, NowMs: now}
+}
+
 func tbPeek(key string, now int64) model.TBInput[string] {
 	return model.TBInput[string]{Kind: model.TBPeek, Key: key, Limits: tbLim, NowMs: now}
 }

@@ -431,7 +431,8 @@ func covOps(p Primitive) []string {
 			model.CrRelease.String(), model.CrSweep.String(), model.CrExit.String(), model.CrClose.String(),
 			model.CrEnqueued.String(), model.CrSnapshot.String()}
 	}
-	return []string{model.TBTake.String(), model.TBPeek.String(), model.TBReset.String(), model.TBResetAll.String(), model.TBReclaim.String()}
+	return []string{model.TBTake.String(), model.TBPeek.String(), model.TBReset.String(), model.TBResetAll.String(), model.TBReclaim.String(),
+		model.TBAdmit.String(), model.TBRetryAfter.String()}
 }
 
 func opOrder(p Primitive, op string) int { return slices.Index(covOps(p), op) }

@@ -64,12 +64,15 @@ type crRun struct {
 	// beyondCap is set when a reserve answered a token whose generation
 	// is above the run's lowered generation cap (C3).
 	beyondCap string
+	// closed is what the table's Closed answered with each snapshot of
+	// obs, then with the final one (closedCheck).
+	closed []bool
 }
 
 // reset empties the run's records, keeping their storage.
 func (r *crRun) reset(tab sut.CrTable[string], ad *sut.Credits[string]) {
 	r.table, r.ad = tab, ad
-	r.setupIn, r.setupOut, r.ops, r.obs = r.setupIn[:0], r.setupOut[:0], r.ops[:0], r.obs[:0]
+	r.setupIn, r.setupOut, r.ops, r.obs, r.closed = r.setupIn[:0], r.setupOut[:0], r.ops[:0], r.obs[:0], r.closed[:0]
 	r.beyondCap = ""
 	for t := range r.in {
 		r.in[t], r.out[t], r.started[t] = r.in[t][:0], r.out[t][:0], r.started[t][:0]
@@ -274,11 +277,62 @@ func (p *crProgram) scripts(c *controller, r *crRun) []func() {
 func (p *crProgram) afterStep(c *controller) {
 	var out model.CrOutput[string]
 	in := model.CrInput[string]{Kind: model.CrSnapshot}
-	call, ret := c.observe(func() { out = p.do(p.threads()+2, in) })
+	call, ret := c.observe(func() {
+		out = p.do(p.threads()+2, in)
+		p.observeClosed()
+	})
 	p.run.obs = append(p.run.obs, linearizability.CrOp{Client: p.threads() + 2, Input: in, Output: out, Call: call, Return: ret})
 	if c.tracing {
 		c.rec.note = "snapshot: " + compactSnapshot(out.Snap)
+		if r := p.run; len(r.closed) > 0 && r.closed[len(r.closed)-1] {
+			c.rec.note += "; Closed() true"
+		}
 	}
+}
+
+// observeClosed records what the table's Closed answers, with a snapshot
+// taken at the same instant (nothing runs between them). A remote table
+// has no Closed to ask.
+func (p *crProgram) observeClosed() {
+	if r := p.run; r.table != nil {
+		r.closed = append(r.closed, r.table.Closed())
+	}
+}
+
+// closedCheck holds the table's Closed to the model's closed state (C11)
+// at every instant it was asked: each answer was read with a snapshot,
+// and once porcupine has agreed every snapshot with a linearization of
+// the history (verdict), the snapshot is the model's at that instant. The
+// model's snapshot is all zero exactly when its table is closed (open, it
+// counts each of the 32 rows once), so Closed must answer true with a zero
+// snapshot and false with any other.
+func (p *crProgram) closedCheck(r *crRun, final model.CrOutput[string]) *Failure {
+	if len(r.closed) == 0 {
+		return nil // a remote table
+	}
+	snaps := make([]model.Snapshot, 0, len(r.obs)+1)
+	for _, o := range r.obs {
+		snaps = append(snaps, o.Output.Snap)
+	}
+	snaps = append(snaps, final.Snap)
+	for i, closed := range r.closed {
+		want := snaps[i] == model.Snapshot{}
+		if closed == want {
+			continue
+		}
+		when := fmt.Sprintf("between steps (observation %d of %d)", i+1, len(r.obs))
+		if i == len(r.obs) {
+			when = "once every thread was done"
+		}
+		state := "open"
+		if want {
+			state = "closed"
+		}
+		return &Failure{Kind: KindInvariant, Invariant: "C11", Thread: -1, Detail: fmt.Sprintf(
+			"Closed() answered %v %s, but the model's table is %s there: the snapshot read with it (%s) agrees with a linearization of the history, and the model's snapshot is all zero exactly when its table is closed",
+			closed, when, state, compactSnapshot(snaps[i]))}
+	}
+	return nil
 }
 
 // do applies one input through the linearizability backend.
@@ -300,6 +354,7 @@ func (p *crProgram) end(c *controller, outcome bool) (*Failure, string) {
 	var snap, enq model.CrOutput[string]
 	c.quiet(func() {
 		snap = p.do(n+1, model.CrInput[string]{Kind: model.CrSnapshot})
+		p.observeClosed()
 		enq = p.do(n+1, model.CrInput[string]{Kind: model.CrEnqueued})
 	})
 	final := []model.CrOutput[string]{snap, enq}
@@ -309,6 +364,9 @@ func (p *crProgram) end(c *controller, outcome bool) (*Failure, string) {
 	f := p.listings(r)
 	if f == nil {
 		f = p.verdict(r, final)
+	}
+	if f == nil {
+		f = p.closedCheck(r, snap)
 	}
 	if !outcome {
 		return f, ""

@@ -184,6 +184,10 @@ type tbPrefix struct {
 	// split: both clocks of the threads forget both keys, so two racing
 	// reclaims can split them (see heldReclaims).
 	split bool
+	// answers: the prefix leaves k's bucket word in a state of its own
+	// (absent, emptied, full, dead), and admit and retry_after race the
+	// other operations from it (tbAnswers).
+	answers bool
 }
 
 // tbPrefixes are the token-bucket prefixes. Capacity 2, one token a
@@ -191,21 +195,23 @@ type tbPrefix struct {
 func tbPrefixes() []tbPrefix {
 	k, j := genKey, genOther
 	return []tbPrefix{
-		{"new", "no key has a cell: the first take of a key inserts it", nil, 0, false, false},
+		{"new", "no key has a cell: the first take of a key inserts it", nil, 0, false, false, true},
 		{"empty", "k's bucket just emptied (one token back at 1 ms)",
-			[]model.TBInput[string]{tbTake(k, 2, 0)}, 1, false, false},
+			[]model.TBInput[string]{tbTake(k, 2, 0)}, 1, false, false, true},
 		{"full", "k's bucket full again at 2 ms: a reclaim forgets it",
-			[]model.TBInput[string]{tbTake(k, 2, 0)}, 2, false, false},
+			[]model.TBInput[string]{tbTake(k, 2, 0)}, 2, false, false, true},
 		{"dead", "k's cell killed by a reset and unlinked: its next take makes a new cell",
-			[]model.TBInput[string]{tbTake(k, 2, 0), tbReset(k)}, 1, false, false},
+			[]model.TBInput[string]{tbTake(k, 2, 0), tbReset(k)}, 1, false, false, true},
 		{"collide", "k and j share an inner node, both full again at 2 ms: a reclaim forgets both and compacts the node away",
-			[]model.TBInput[string]{tbTake(k, 2, 0), tbTake(j, 2, 0)}, 2, false, true},
+			[]model.TBInput[string]{tbTake(k, 2, 0), tbTake(j, 2, 0)}, 2, false, true, false},
 		{"chain", "j and k have one hash: k's cell is second in j's chain",
-			[]model.TBInput[string]{tbTake(j, 2, 0), tbTake(k, 2, 0)}, 1, true, false},
+			[]model.TBInput[string]{tbTake(j, 2, 0), tbTake(k, 2, 0)}, 1, true, false, false},
+		{"append", "j and k have one hash and only j has a cell: k's first take appends its cell behind j's, and two at once meet at the chain's tail",
+			[]model.TBInput[string]{tbTake(j, 2, 0)}, 1, true, false, false},
 		{"deadhead", "j and k have one hash and the chain's head, j, is dead: it waits to be unlinked in front of k",
-			[]model.TBInput[string]{tbTake(j, 2, 0), tbTake(k, 2, 0), tbReset(j)}, 1, true, false},
+			[]model.TBInput[string]{tbTake(j, 2, 0), tbTake(k, 2, 0), tbReset(j)}, 1, true, false, false},
 		{"compact", "k and j share an inner node; at 2 ms j is full and k is not (it is at 3 ms): a reclaim at 2 ms forgets j and compacts the node to k's cell, one at 3 ms forgets both",
-			[]model.TBInput[string]{tbTake(j, 2, 0), tbTake(k, 1, 2)}, 2, false, false},
+			[]model.TBInput[string]{tbTake(j, 2, 0), tbTake(k, 1, 2)}, 2, false, false, false},
 	}
 }
 
@@ -213,17 +219,37 @@ func tbPrefixes() []tbPrefix {
 // of; peek is the read-only one.
 var tbOps = []string{"take", "peek", "reset", "reset_all", "reclaim"}
 
-var tbReadOnly = map[string]bool{"peek": true}
+// tbAnswers are the operations whose answer is computed from the bucket
+// word they read, beyond take's yes or no: admit (a take that answers a
+// refusal's wait from the state that refused, T7, T11) and retry_after (a
+// wait, 0 when the bucket covers the cost; read-only). Each asks for the
+// whole capacity, 2, so that the same operation is admitted or refused,
+// covered or not, as the prefix's state, its clock and the race leave k's
+// bucket. From the prefixes whose state is k's bucket word's (answers),
+// each is paired with every operation of tbOps and of tbAnswers, on k, in
+// both orders of the threads (so each runs at the prefix's clock and a
+// millisecond after it): the operations they race change that word, and a
+// refused admit that meets a reset or a reclaim before it reads its wait
+// finds the bucket covering the cost and takes again. The trie-shape prefixes are left
+// to take and peek, whose walks admit (take's, then load's) and
+// retry_after (load's) are: what differs is the arithmetic on the word.
+var tbAnswers = []string{"admit", "retry_after"}
+
+var tbReadOnly = map[string]bool{"peek": true, "retry_after": true}
 
 // tbKeyed are the operations with a key: a pair of them is made twice, on
 // one key and on k and j.
-var tbKeyed = map[string]bool{"take": true, "peek": true, "reset": true}
+var tbKeyed = map[string]bool{"take": true, "peek": true, "reset": true, "admit": true, "retry_after": true}
 
 // tbOp is operation op on key at clock now.
 func tbOp(op, key string, now int64) model.TBInput[string] {
 	switch op {
 	case "take":
 		return tbTake(key, 1, now)
+	case "admit":
+		return tbAdmit(key, 2, now)
+	case "retry_after":
+		return tbRetryAfter(key, 2, now)
 	case "peek":
 		return tbPeek(key, now)
 	case "reset":
@@ -515,6 +541,18 @@ func sysTokenBucket() []generated {
 			add(ops, []string{genKey, genKey, ""})
 			add(ops, []string{genKey, genOther, ""})
 		}
+		if p.answers {
+			for _, pr := range pairs(slices.Concat(tbOps, tbAnswers), tbReadOnly) {
+				a, b := pr[0], pr[1]
+				if !slices.Contains(tbAnswers, a) && !slices.Contains(tbAnswers, b) {
+					continue
+				}
+				add([]string{a, b}, []string{genKey, genKey})
+				if a != b {
+					add([]string{b, a}, []string{genKey, genKey})
+				}
+			}
+		}
 	}
 	return out
 }
@@ -549,8 +587,9 @@ func generatedScenario(name string) (Scenario, bool) {
 // A credit thread's holder reserves, uses its token and may reserve again
 // once it released it; the setup leaves slot 31 free with thread 0's holder
 // its last holder, so thread 0's first reserve takes the returning holder's
-// path. A token-bucket thread takes, peeks and resets, on half the seeds a
-// thread also reclaims; the setup empties x and y, which share a trie
+// path. A token-bucket thread takes, admits (costs of 1 and 2, which the
+// clocks leave covered or not), peeks, asks retry_after and resets, on
+// half the seeds a thread also reclaims; the setup empties x and y, which share a trie
 // node, at 0 ms, and the clocks run to 3 ms, by which both are full again:
 // a reclaim forgets y, or both, and compacts their node.
 func Generate(p Primitive, seed uint64) Scenario {
@@ -575,10 +614,14 @@ func Generate(p Primitive, seed uint64) Scenario {
 				key := keys[rng.IntN(len(keys))]
 				now := int64(rng.IntN(4))
 				switch r := rng.IntN(10); {
-				case r < 6:
+				case r < 4:
 					ops = append(ops, tbTake(key, float64(1+rng.IntN(2)), now))
-				case r < 8:
+				case r < 6:
+					ops = append(ops, tbAdmit(key, float64(1+rng.IntN(2)), now))
+				case r < 7:
 					ops = append(ops, tbPeek(key, now))
+				case r < 8:
+					ops = append(ops, tbRetryAfter(key, float64(1+rng.IntN(2)), now))
 				case r < 9 || reclaimAt >= 0:
 					ops = append(ops, tbReset(key))
 				default:

@@ -179,3 +179,68 @@ func TestTwinsContinued(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswersDrawn: the generated token-bucket set draws admit and
+// retry_after so that each answers both ways: run one thread after the
+// other on the model, in either order, some admit is admitted and some is
+// refused with a wait, some retry_after answers 0 and some a wait, and
+// every prefix of k's bucket word (answers) races each with every
+// operation of tbOps in both orders of the threads.
+func TestAnswersDrawn(t *testing.T) {
+	seen := map[string]int{}
+	sys := map[string]bool{}
+	for _, s := range Systematic() {
+		sys[s.Name] = true
+		if s.tb == nil {
+			continue
+		}
+		for _, order := range [][]int{{0, 1}, {1, 0}} {
+			if len(s.tb.threads) != 2 {
+				continue
+			}
+			var m model.TBTable[string]
+			for _, in := range s.tb.setup {
+				m, _ = m.Step(in)
+			}
+			for _, th := range order {
+				for _, in := range s.tb.threads[th] {
+					var out model.TBOutput
+					m, out = m.Step(in)
+					switch {
+					case in.Kind == model.TBAdmit && out.OK:
+						seen["admitted"]++
+					case in.Kind == model.TBAdmit && out.RetryAfterMs > 0:
+						seen["refused with a wait"]++
+					case in.Kind == model.TBRetryAfter && out.RetryAfterMs == 0:
+						seen["retry_after 0"]++
+					case in.Kind == model.TBRetryAfter && out.RetryAfterMs > 0:
+						seen["retry_after a wait"]++
+					}
+				}
+			}
+		}
+	}
+	for _, k := range []string{"admitted", "refused with a wait", "retry_after 0", "retry_after a wait"} {
+		if seen[k] == 0 {
+			t.Errorf("no generated scenario has an answer %s", k)
+		}
+	}
+	t.Logf("answers over both serial orders: %v", seen)
+	for _, p := range tbPrefixes() {
+		if !p.answers {
+			continue
+		}
+		for _, a := range tbAnswers {
+			for _, op := range tbOps {
+				if tbReadOnly[a] && tbReadOnly[op] {
+					continue // two read-only ones race nothing
+				}
+				for _, name := range []string{"sys-tb-" + p.name + "-" + op + "-" + a, "sys-tb-" + p.name + "-" + a + "-" + op} {
+					if !sys[name] {
+						t.Errorf("%s is not made", name)
+					}
+				}
+			}
+		}
+	}
+}

@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tollgate/tollgate/impl/tokenbucket"
 	"github.com/tollgate/tollgate/internal/fault"
+	"github.com/tollgate/tollgate/internal/layout"
+	"github.com/tollgate/tollgate/internal/sut"
 	"github.com/tollgate/tollgate/linearizability"
 	"github.com/tollgate/tollgate/model"
 )
@@ -60,5 +63,83 @@ func TestConservationChecked(t *testing.T) {
 	stale, _ := Lookup("tb-stale-clocks")
 	if q, _ := newTBProgram(stale, fault.None); q.frozen {
 		t.Error("tb-stale-clocks has three clocks: not frozen")
+	}
+}
+
+// closedLies is the explored credit table with a Closed that answers
+// closed (or not) whatever the table is.
+type closedLies struct {
+	sut.CrTable[string]
+	layout.Table
+	answer bool
+}
+
+func (t closedLies) Closed() bool { return t.answer }
+
+// TestClosedChecked: the table's Closed is asked with every snapshot the
+// explorer takes and held to the model's closed state there (C11). A
+// Closed that never answers true fails a scenario that closes the table;
+// one that always does fails one that never closes it; the real one
+// passes both.
+func TestClosedChecked(t *testing.T) {
+	real := newCrTable
+	t.Cleanup(func() { newCrTable = real })
+	for _, c := range []struct {
+		scenario string
+		answer   bool
+	}{{"cr-poll-vs-close", false}, {"cr-last-slot", true}} {
+		s, _ := Lookup(c.scenario)
+		newCrTable = real
+		if r := Explore(s, Options{Bound: 0}); r.Failure != nil || r.Err != nil {
+			t.Fatalf("%s on the real table: %s", c.scenario, r.Summary())
+		}
+		newCrTable = func(f fault.Fault) sut.CrTable[string] {
+			tab := real(f)
+			return closedLies{tab, tab.(layout.Table), c.answer}
+		}
+		r := Explore(s, Options{Bound: 0})
+		if r.Failure == nil || r.Failure.Invariant != "C11" || !strings.Contains(r.Failure.Detail, "Closed() answered") {
+			t.Errorf("%s with a Closed that always answers %v: %s", c.scenario, c.answer, r.Summary())
+		}
+	}
+}
+
+// admitRereads is the explored token-bucket table with an AdmitAt that,
+// once admitted, answers the bucket's tokens as a peek reads them after
+// the take, not what the take left: the same answer when one call runs at
+// a time, another when an operation comes between the take and the peek.
+type admitRereads struct {
+	sut.TBTable[string]
+	layout.Table
+}
+
+func (t admitRereads) AdmitAt(nowMs int64, key string, lim tokenbucket.Limits, cost float64) (tokenbucket.Decision, error) {
+	d, err := t.TBTable.AdmitAt(nowMs, key, lim, cost)
+	if err == nil && d.OK {
+		d.Remaining, err = t.PeekAt(nowMs, key, lim)
+	}
+	return d, err
+}
+
+// TestAdmitRemainingChecked: an admitted admit's remaining is checked
+// against the model's bucket at its linearization, and the generated set
+// (sys-tb-new-reset-admit: a reset between the take and the re-read)
+// drives the race that shows a wrong one.
+func TestAdmitRemainingChecked(t *testing.T) {
+	real := newTBTable
+	t.Cleanup(func() { newTBTable = real })
+	s, ok := Lookup("sys-tb-new-reset-admit")
+	if !ok {
+		t.Fatal("sys-tb-new-reset-admit is not made")
+	}
+	if r := Explore(s, Options{Bound: 1}); r.Failure != nil || r.Err != nil {
+		t.Fatalf("on the real table: %s", r.Summary())
+	}
+	newTBTable = func(f fault.Fault) sut.TBTable[string] {
+		tab := real(f)
+		return admitRereads{tab, tab.(layout.Table)}
+	}
+	if r := Explore(s, Options{Bound: 1}); r.Failure == nil || r.Failure.Kind != KindLinearizability {
+		t.Errorf("an admit answering a re-read's tokens: %s", r.Summary())
 	}
 }
