@@ -137,7 +137,7 @@ func TestExploreProcs(t *testing.T) {
 	table := func(procs string) string {
 		var out, errb bytes.Buffer
 		sel := "cr-last-slot,cr-take-vs-finish,tb-admit-vs-take,tb-stale-clocks,sys-cr-own-reserve-*"
-		if code := runExplore([]string{"-scenario", sel, "-progress", "0", "-procs", procs}, &out, &errb); code != explorePass {
+		if code := runExplore([]string{"-scenario", sel, "-progress", "0", "-v", "-procs", procs}, &out, &errb); code != explorePass {
 			t.Fatalf("-procs %s: exit %d\n%s%s", procs, code, out.String(), errb.String())
 		}
 		var rows []string

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/tollgate/tollgate/internal/interleave"
@@ -30,8 +31,16 @@ import (
 // its binary the command).
 var workerEnv []string
 
-// defaultProcs is -procs's default.
-func defaultProcs() int { return min(runtime.NumCPU(), 4) }
+// defaultProcs is -procs's default: 1 inside a test binary, whose
+// executable is no tollgate command (started as one, it would run the
+// tests again, each of which would start more), unless a test says how to
+// make it one (workerEnv).
+func defaultProcs() int {
+	if testing.Testing() && workerEnv == nil {
+		return 1
+	}
+	return min(runtime.NumCPU(), 4)
+}
 
 // parallel reports whether c's run goes to worker processes.
 func parallel(c exploreConfig) bool {
@@ -95,6 +104,9 @@ func exploreWorker(c exploreConfig, in io.Reader, out io.Writer) int {
 // a failure). A failure's report (the worker's rendering of it) goes to
 // stdout as it arrives, as the in-process run prints it.
 func exploreParallel(c exploreConfig, stdout, stderr io.Writer) ([]interleave.Result, bool, error) {
+	if testing.Testing() && workerEnv == nil {
+		return nil, false, errors.New("a test binary is no tollgate command: set workerEnv to start it as one")
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, false, err
