@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -22,8 +23,8 @@ import (
 // time, on one core. With -procs N (by default the machine's cores, at
 // most 4) explore starts N copies of itself with -worker and hands each
 // the index of the next scenario as soon as it is free: the scenarios are
-// the same, each explored as it would be alone, and the results are
-// printed in the selection's order. -procs 1 explores in this process;
+// the same, each explored as it would be alone (the larger first), and the
+// results are printed in the selection's order. -procs 1 explores in this process;
 // -replay, -site-pairs (one collector) and -backend etcd (one server) do
 // too.
 
@@ -121,14 +122,25 @@ func exploreParallel(c exploreConfig, stdout, stderr io.Writer) ([]interleave.Re
 		werr   error
 		wg     sync.WaitGroup
 	)
+	// The larger scenarios (more threads, then more operations) are handed
+	// out first, so that the run does not end waiting for one that began
+	// last; with -failfast, in the selection's order.
+	order := make([]int, len(c.scenarios))
+	for i := range order {
+		order[i] = i
+	}
+	if !c.failfast {
+		size := func(s interleave.Scenario) int { return 16*s.Threads() + s.Ops() }
+		slices.SortStableFunc(order, func(a, b int) int { return size(c.scenarios[b]) - size(c.scenarios[a]) })
+	}
 	take := func() (int, bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		if next >= len(c.scenarios) || werr != nil || (failed && c.failfast) {
+		if next >= len(order) || werr != nil || (failed && c.failfast) {
 			return 0, false
 		}
 		next++
-		return next - 1, true
+		return order[next-1], true
 	}
 	procs := min(c.procs, len(c.scenarios))
 	for range procs {
