@@ -142,11 +142,18 @@ func exploreParallel(c exploreConfig, stdout, stderr io.Writer) ([]interleave.Re
 		next++
 		return order[next-1], true
 	}
+	// The workers' stderr (their progress lines) goes to stderr: directly
+	// when it is a file, else through one lock (os/exec copies each
+	// worker's output to a writer on a goroutine of its own).
+	errw := stderr
+	if _, ok := stderr.(*os.File); !ok {
+		errw = &lockedWriter{w: stderr}
+	}
 	procs := min(c.procs, len(c.scenarios))
 	for range procs {
 		cmd := exec.Command(exe, args...)
 		cmd.Env = append(os.Environ(), workerEnv...)
-		cmd.Stderr = stderr
+		cmd.Stderr = errw
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
 			return nil, false, err
@@ -227,4 +234,16 @@ func fromWire(s interleave.Scenario, w wireResult) interleave.Result {
 		r.Failure = &interleave.Failure{Kind: w.Kind, Invariant: w.Invariant, Thread: -1, Detail: w.Report}
 	}
 	return r
+}
+
+// lockedWriter serializes the writes of several goroutines to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
