@@ -5,14 +5,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tollgate/tollgate/internal/testlong"
 )
 
 // TestClusterIsolate: a primary cut from every other node (bus and
 // replication) while this process still reaches it through its proxy:
 // the others promote its replica, the isolated primary stops serving
 // (cluster_state:fail), and once healed it rejoins as a replica of the new
-// primary with the cluster whole again.
+// primary with the cluster whole again. Six nodes behind proxies and some
+// 5 s of CPU: it runs with -long.
 func TestClusterIsolate(t *testing.T) {
+	testlong.Skip(t)
 	t.Parallel()
 	// A node timeout of 2 s: through the proxies, under CI's -race run, the
 	// handshakes did not complete within 1 s (a node knew 1 of 6 after 30 s).
