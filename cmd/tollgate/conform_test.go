@@ -49,7 +49,7 @@ func TestConformCommand(t *testing.T) {
 		{"--mutant cr-no-epoch-pin", "tb", 0}, // a driver broken in cr only passes when only tb is checked
 	} {
 		t.Run("driver "+tc.driverArgs+" primitives "+tc.prims, func(t *testing.T) {
-			args := []string{"--seed", "1", "--budget", "300ms", "--suites", "vectors,random", "--dir", dir}
+			args := []string{"--seed", "1", "--budget", "100ms", "--suites", "vectors,random", "--dir", dir}
 			if tc.prims != "" {
 				args = append(args, "--primitives", tc.prims)
 			}
