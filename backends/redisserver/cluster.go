@@ -49,14 +49,36 @@ func StartCluster(parent string, primaries int, nodeTimeout time.Duration, opts 
 			c.Stop()
 		}
 	}()
+	if err := c.startNodes(parent, primaries, cc); err != nil {
+		return nil, err
+	}
+	for i, p := range c.Primaries {
+		lo, hi := i*16384/primaries, (i+1)*16384/primaries-1
+		if _, err := p.Query("CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.meetAll(cc); err != nil {
+		return nil, err
+	}
+	if err := c.replicateAll(); err != nil {
+		return nil, err
+	}
+	ok = true
+	return c, nil
+}
+
+// startNodes starts the cluster's primaries and their replicas (one
+// each), behind proxies when cc says so.
+func (c *Cluster) startNodes(parent string, primaries int, cc clusterConfig) error {
 	for i := 0; i < 2*primaries; i++ {
 		bus, err := freePort()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		s, err := start(parent, config{busPort: bus, nodeTimeout: nodeTimeout})
+		s, err := start(parent, config{busPort: bus, nodeTimeout: c.NodeTimeout})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if i < primaries {
 			c.Primaries = append(c.Primaries, s)
@@ -65,16 +87,14 @@ func StartCluster(parent string, primaries int, nodeTimeout time.Duration, opts 
 		}
 	}
 	if cc.proxied {
-		if err := c.proxyNodes(); err != nil {
-			return nil, err
-		}
+		return c.proxyNodes()
 	}
-	for i, p := range c.Primaries {
-		lo, hi := i*16384/primaries, (i+1)*16384/primaries-1
-		if _, err := p.Query("CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
-			return nil, err
-		}
-	}
+	return nil
+}
+
+// meetAll introduces every node to the first and waits until every node
+// knows every other.
+func (c *Cluster) meetAll(cc clusterConfig) error {
 	first := c.Primaries[0]
 	_, port, _ := strings.Cut(first.Addr, ":")
 	bus := first.cfg.busPort
@@ -87,7 +107,7 @@ func StartCluster(parent string, primaries int, nodeTimeout time.Duration, opts 
 	}
 	for _, s := range c.Nodes()[1:] {
 		if err := meet(s); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	// A handshake that does not complete within the node timeout is
@@ -96,30 +116,35 @@ func StartCluster(parent string, primaries int, nodeTimeout time.Duration, opts 
 	// others every node meets the first again, every two seconds; a MEET
 	// of a node already known is discarded when its handshake answers.
 	lastMeet := time.Now()
-	if err := c.waitFor(30*time.Second, "every node to know every other", func(s *Server) (bool, string) {
+	want := len(c.Nodes())
+	return c.waitFor(30*time.Second, "every node to know every other", func(s *Server) (bool, string) {
 		nodes, err := s.Query("CLUSTER", "NODES")
 		if err != nil {
 			return false, err.Error()
 		}
 		lines := strings.Split(strings.TrimSpace(nodes), "\n")
-		whole := len(lines) == 2*primaries && !strings.Contains(nodes, "handshake") && !strings.Contains(nodes, "noaddr")
+		whole := len(lines) == want && !strings.Contains(nodes, "handshake") && !strings.Contains(nodes, "noaddr")
 		if !whole && time.Since(lastMeet) > 2*time.Second {
 			lastMeet = time.Now()
 			for _, o := range c.Nodes()[1:] {
 				_ = meet(o)
 			}
 		}
-		return whole, fmt.Sprintf("%d of %d nodes", len(lines), 2*primaries)
-	}); err != nil {
-		return nil, err
-	}
+		return whole, fmt.Sprintf("%d of %d nodes", len(lines), want)
+	})
+}
+
+// replicateAll makes each replica replicate its primary, then waits until
+// the cluster's state is ok with every slot served and every replica holds
+// its primary's writes.
+func (c *Cluster) replicateAll() error {
 	for i, r := range c.Replicas {
 		id, err := c.Primaries[i].NodeID()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if _, err := r.Query("CLUSTER", "REPLICATE", id); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := c.waitFor(20*time.Second, "cluster_state:ok with every slot served", func(s *Server) (bool, string) {
@@ -129,15 +154,14 @@ func StartCluster(parent string, primaries int, nodeTimeout time.Duration, opts 
 		}
 		return strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_slots_ok:16384"), firstLine(info)
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	for i, r := range c.Replicas {
 		if err := r.WaitReplicated(c.Primaries[i], 10*time.Second); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	ok = true
-	return c, nil
+	return nil
 }
 
 // StartClusterT is StartCluster for a test: it skips t without

@@ -114,34 +114,7 @@ func exploreParallel(c exploreConfig, stdout, stderr io.Writer) ([]interleave.Re
 	}
 	args := append([]string{"explore"}, c.args...)
 	args = append(args[:len(args):len(args)], "-procs", "1", "-worker")
-	results := make([]*interleave.Result, len(c.scenarios))
-	var (
-		mu     sync.Mutex
-		next   int
-		failed bool
-		werr   error
-		wg     sync.WaitGroup
-	)
-	// The larger scenarios (more threads, then more operations) are handed
-	// out first, so that the run does not end waiting for one that began
-	// last; with -failfast, in the selection's order.
-	order := make([]int, len(c.scenarios))
-	for i := range order {
-		order[i] = i
-	}
-	if !c.failfast {
-		size := func(s interleave.Scenario) int { return 16*s.Threads() + s.Ops() }
-		slices.SortStableFunc(order, func(a, b int) int { return size(c.scenarios[b]) - size(c.scenarios[a]) })
-	}
-	take := func() (int, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= len(order) || werr != nil || (failed && c.failfast) {
-			return 0, false
-		}
-		next++
-		return order[next-1], true
-	}
+	d := &dispatch{c: c, order: handOutOrder(c), results: make([]*interleave.Result, len(c.scenarios)), stdout: stdout}
 	// The workers' stderr (their progress lines) goes to stderr: directly
 	// when it is a file, else through one lock (os/exec copies each
 	// worker's output to a writer on a goroutine of its own).
@@ -149,8 +122,8 @@ func exploreParallel(c exploreConfig, stdout, stderr io.Writer) ([]interleave.Re
 	if _, ok := stderr.(*os.File); !ok {
 		errw = &lockedWriter{w: stderr}
 	}
-	procs := min(c.procs, len(c.scenarios))
-	for range procs {
+	var wg sync.WaitGroup
+	for range min(c.procs, len(c.scenarios)) {
 		cmd := exec.Command(exe, args...)
 		cmd.Env = append(os.Environ(), workerEnv...)
 		cmd.Stderr = errw
@@ -168,57 +141,111 @@ func exploreParallel(c exploreConfig, stdout, stderr io.Writer) ([]interleave.Re
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			dec := json.NewDecoder(pipe)
-			fail := func(err error) {
-				mu.Lock()
-				if werr == nil {
-					werr = err
-				}
-				mu.Unlock()
-			}
-			for {
-				i, ok := take()
-				if !ok {
-					break
-				}
-				if _, err := fmt.Fprintln(stdin, i); err != nil {
-					fail(fmt.Errorf("a worker: %w", err))
-					break
-				}
-				var w wireResult
-				if err := dec.Decode(&w); err != nil || w.Index != i {
-					fail(fmt.Errorf("a worker's result for %s: %v (index %d)", c.scenarios[i].Name, err, w.Index))
-					break
-				}
-				r := fromWire(c.scenarios[i], w)
-				mu.Lock()
-				results[i] = &r
-				failed = failed || r.Err != nil || r.Failure != nil
-				switch {
-				case w.Err != "":
-					fmt.Fprintf(stdout, "\n%s: %s\n", r.Scenario, w.Err)
-				case w.Report != "":
-					fmt.Fprintf(stdout, "\n%s\n", w.Report)
-				}
-				mu.Unlock()
-			}
+			d.serve(stdin, json.NewDecoder(pipe))
 			stdin.Close()
 			if err := cmd.Wait(); err != nil {
-				fail(fmt.Errorf("a worker: %w", err))
+				d.fail(fmt.Errorf("a worker: %w", err))
 			}
 		}()
 	}
 	wg.Wait()
-	if werr != nil {
-		return nil, false, werr
+	if d.err != nil {
+		return nil, false, d.err
 	}
 	var out []interleave.Result
-	for _, r := range results {
+	for _, r := range d.results {
 		if r != nil {
 			out = append(out, *r)
 		}
 	}
-	return out, failed, nil
+	return out, d.failed, nil
+}
+
+// handOutOrder is the order in which c's scenarios are handed to the
+// workers: the larger ones (more threads, then more operations) first, so
+// that the run does not end waiting for one that began last; with
+// -failfast, the selection's order.
+func handOutOrder(c exploreConfig) []int {
+	order := make([]int, len(c.scenarios))
+	for i := range order {
+		order[i] = i
+	}
+	if !c.failfast {
+		size := func(s interleave.Scenario) int { return 16*s.Threads() + s.Ops() }
+		slices.SortStableFunc(order, func(a, b int) int { return size(c.scenarios[b]) - size(c.scenarios[a]) })
+	}
+	return order
+}
+
+// dispatch hands scenarios to the workers one at a time and gathers their
+// results; its methods are safe for concurrent use by the workers'
+// goroutines.
+type dispatch struct {
+	c       exploreConfig
+	order   []int
+	stdout  io.Writer
+	mu      sync.Mutex
+	next    int                  // the next index into order to hand out
+	results []*interleave.Result // by scenario, nil until explored
+	failed  bool                 // some scenario failed
+	err     error                // the first worker error; no scenario is handed out after it
+}
+
+// take returns the next scenario to explore, or false when none is left
+// (or a worker failed, or a scenario did under -failfast).
+func (d *dispatch) take() (int, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.next >= len(d.order) || d.err != nil || (d.failed && d.c.failfast) {
+		return 0, false
+	}
+	d.next++
+	return d.order[d.next-1], true
+}
+
+// fail records a worker's error; the first one is the run's.
+func (d *dispatch) fail(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.err == nil {
+		d.err = err
+	}
+}
+
+// serve feeds one worker scenario indexes on stdin and reads its results
+// from dec until no scenario is left or the worker fails.
+func (d *dispatch) serve(stdin io.Writer, dec *json.Decoder) {
+	for {
+		i, ok := d.take()
+		if !ok {
+			return
+		}
+		if _, err := fmt.Fprintln(stdin, i); err != nil {
+			d.fail(fmt.Errorf("a worker: %w", err))
+			return
+		}
+		var w wireResult
+		if err := dec.Decode(&w); err != nil || w.Index != i {
+			d.fail(fmt.Errorf("a worker's result for %s: %v (index %d)", d.c.scenarios[i].Name, err, w.Index))
+			return
+		}
+		d.record(i, fromWire(d.c.scenarios[i], w), w)
+	}
+}
+
+// record keeps scenario i's result r and prints its error or failure
+// report (w's) as it comes.
+func (d *dispatch) record(i int, r interleave.Result, w wireResult) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.results[i] = &r
+	d.failed = d.failed || r.Err != nil || r.Failure != nil
+	switch {
+	case w.Err != "":
+		fmt.Fprintf(d.stdout, "\n%s: %s\n", r.Scenario, w.Err)
+	case w.Report != "":
+		fmt.Fprintf(d.stdout, "\n%s\n", w.Report)
+	}
 }
 
 // fromWire is the Result a worker sent for s. A failure keeps its kind and

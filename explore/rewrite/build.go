@@ -414,56 +414,7 @@ func plan(pkgs []listPackage) ([]*listPackage, []Note) {
 	for i := range pkgs {
 		byPath[pkgs[i].ImportPath] = &pkgs[i]
 	}
-	// What tollgate's packages import is the explorer's (porcupine, the
-	// twins' dependencies): never the code under test, even where a test
-	// imports it too (to write its model), and rewriting it would put the
-	// oracle under the schedule.
-	explorer := map[string]bool{}
-	var mark func(path string)
-	mark = func(path string) {
-		p := byPath[path]
-		if p == nil || explorer[basePath(path)] || p.Standard {
-			return
-		}
-		explorer[basePath(path)] = true
-		for _, imp := range p.Imports {
-			mark(imp)
-		}
-	}
-	for i := range pkgs {
-		if pkgs[i].own() {
-			mark(pkgs[i].ImportPath)
-		}
-	}
-	reached := map[string]bool{}
-	// tollgate's own packages that the code under test calls, other than
-	// the explorer's API (explore/...): they are linked by the explorer and
-	// never rewritten, so what they do runs uncontrolled, and a user must
-	// be told (exploring impl/credits' Owner this way ran its goroutine,
-	// ticker and select free, and the run said "exhaustive").
-	ownCalled := map[string]string{}
-	var visit func(path string)
-	visit = func(path string) {
-		p := byPath[path]
-		if p != nil && p.own() && !p.Standard {
-			if base := basePath(path); base != selfModule+"/explore" && !strings.HasPrefix(base, selfModule+"/explore/") {
-				ownCalled[base] = p.Dir
-			}
-		}
-		if p == nil || reached[path] || p.Standard || p.own() || explorer[basePath(path)] {
-			return
-		}
-		reached[path] = true
-		for _, imp := range p.Imports {
-			visit(imp)
-		}
-	}
-	for i := range pkgs {
-		if !pkgs[i].DepOnly {
-			visit(pkgs[i].ImportPath)
-		}
-	}
-
+	reached, ownCalled := reach(pkgs, byPath, explorerPackages(pkgs, byPath))
 	chosen := map[string]*listPackage{}
 	var notes []Note
 	for base, dir := range ownCalled {
@@ -495,6 +446,66 @@ func plan(pkgs []listPackage) ([]*listPackage, []Note) {
 	}
 	sort.Slice(todo, func(i, j int) bool { return basePath(todo[i].ImportPath) < basePath(todo[j].ImportPath) })
 	return todo, notes
+}
+
+// explorerPackages are the packages (by path without variant) that
+// tollgate's packages import (porcupine, the twins' dependencies): the
+// explorer's, never the code under test, even where a test imports them
+// too (to write its model); rewriting them would put the oracle under the
+// schedule.
+func explorerPackages(pkgs []listPackage, byPath map[string]*listPackage) map[string]bool {
+	explorer := map[string]bool{}
+	var mark func(path string)
+	mark = func(path string) {
+		p := byPath[path]
+		if p == nil || explorer[basePath(path)] || p.Standard {
+			return
+		}
+		explorer[basePath(path)] = true
+		for _, imp := range p.Imports {
+			mark(imp)
+		}
+	}
+	for i := range pkgs {
+		if pkgs[i].own() {
+			mark(pkgs[i].ImportPath)
+		}
+	}
+	return explorer
+}
+
+// reach follows the imports of the packages named (not only depended on)
+// through packages that are neither standard, nor tollgate's, nor the
+// explorer's, and returns those reached. ownCalled is tollgate's own
+// packages that the code under test calls, other than the explorer's API
+// (explore/...), with their directories: they are linked by the explorer
+// and never rewritten, so what they do runs uncontrolled, and a user must
+// be told (exploring impl/credits' Owner this way ran its goroutine,
+// ticker and select free, and the run said "exhaustive").
+func reach(pkgs []listPackage, byPath map[string]*listPackage, explorer map[string]bool) (reached map[string]bool, ownCalled map[string]string) {
+	reached, ownCalled = map[string]bool{}, map[string]string{}
+	var visit func(path string)
+	visit = func(path string) {
+		p := byPath[path]
+		if p != nil && p.own() && !p.Standard {
+			if base := basePath(path); base != selfModule+"/explore" && !strings.HasPrefix(base, selfModule+"/explore/") {
+				ownCalled[base] = p.Dir
+			}
+		}
+		if p == nil || reached[path] || p.Standard || p.own() || explorer[basePath(path)] {
+			return
+		}
+		reached[path] = true
+		for _, imp := range p.Imports {
+			visit(imp)
+		}
+	}
+	for i := range pkgs {
+		if !pkgs[i].DepOnly {
+			visit(pkgs[i].ImportPath)
+		}
+	}
+	return reached, ownCalled
 }
 
 // Test runs go test in dir on pattern, built through res's overlay:

@@ -27,84 +27,102 @@ func Markdown(w io.Writer, runs []Run, command string) {
 		byTarget[r.Target] = append(byTarget[r.Target], r)
 	}
 	for _, name := range order {
-		t, _ := Lookup(name)
-		fmt.Fprintf(w, "## %s\n\n", t.Title)
-		if cmds := commands(byTarget[name]); len(cmds) > 0 {
-			fmt.Fprintf(w, "Written by `%s`.\n\n", strings.Join(cmds, "`, then `"))
+		targetSection(w, name, byTarget[name])
+	}
+}
+
+// targetSection writes one target's section: its table of versions and
+// scenarios, then its teeth.
+func targetSection(w io.Writer, name string, runs []Run) {
+	t, _ := Lookup(name)
+	fmt.Fprintf(w, "## %s\n\n", t.Title)
+	if cmds := commands(runs); len(cmds) > 0 {
+		fmt.Fprintf(w, "Written by `%s`.\n\n", strings.Join(cmds, "`, then `"))
+	}
+	bound := dfsBound(runs)
+	fmt.Fprintf(w, "| version | scenario | DFS, bound %d | preemptions | schedule | PCT seeds 1–5 | schedules/s (DFS) | per CPU-s (DFS) |\n", bound)
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	var teeth []Run
+	for _, r := range runs {
+		if r.Tooth != "" {
+			teeth = append(teeth, r)
+			continue
 		}
-		bound := dfsBound(byTarget[name])
-		fmt.Fprintf(w, "| version | scenario | DFS, bound %d | preemptions | schedule | PCT seeds 1–5 | schedules/s (DFS) | per CPU-s (DFS) |\n", bound)
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
-		var teeth []Run
-		// base[version][scenario]: the scenario is violated on the
-		// unmutated target, so it says nothing about a tooth.
-		base := map[string]map[string]bool{}
-		for _, r := range byTarget[name] {
-			if r.Tooth != "" {
-				continue
-			}
-			base[r.Version] = map[string]bool{}
-			for _, v := range r.Verdicts {
-				if v.Verdict == "VIOLATED" {
-					base[r.Version][v.Scenario] = true
-				}
-			}
+		if r.Err != "" {
+			fmt.Fprintf(w, "| %s | — | **error**: %s | | | | | |\n", r.Version, oneLine(r.Err))
+			continue
 		}
-		for _, r := range byTarget[name] {
-			if r.Tooth != "" {
-				teeth = append(teeth, r)
-				continue
-			}
-			if r.Err != "" {
-				fmt.Fprintf(w, "| %s | — | **error**: %s | | | | | |\n", r.Version, oneLine(r.Err))
-				continue
-			}
-			for _, s := range scenarios(r) {
-				dfs, pct := split(r, s)
-				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Version, s, verdictCell(dfs, bound), preemptions(dfs),
-					scheduleCell(dfs), pctCell(pct), rate(dfs), cpuRate(dfs))
-			}
+		for _, s := range scenarios(r) {
+			dfs, pct := split(r, s)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Version, s, verdictCell(dfs, bound), preemptions(dfs),
+				scheduleCell(dfs), pctCell(pct), rate(dfs), cpuRate(dfs))
 		}
-		if len(teeth) > 0 {
-			fmt.Fprintf(w, "\nTeeth (a hand-written concurrency bug in a copy of the target, testdata/%s/teeth; a scenario violated on the target itself is left out):\n\n", name)
-			fmt.Fprintln(w, "| tooth | version | found by | strategy | preemptions | schedule |")
-			fmt.Fprintln(w, "|---|---|---|---|---|---|")
-			for _, r := range teeth {
-				found := false
-				for _, s := range scenarios(r) {
-					if base[r.Version][s] {
-						continue
-					}
-					dfs, pct := split(r, s)
-					v := dfs
-					for i := range pct {
-						if v == nil || v.Verdict != "VIOLATED" {
-							v = &pct[i]
-						}
-					}
-					if v == nil || v.Verdict != "VIOLATED" {
-						continue
-					}
-					strategy := "dfs"
-					if v.Strategy != "dfs" {
-						strategy = fmt.Sprintf("%s, seed %d", v.Strategy, v.Seed)
-						if dfs != nil {
-							strategy += fmt.Sprintf(" (DFS within bound %d: not found)", dfs.Bound)
-						}
-					}
-					fmt.Fprintf(w, "| %s | %s | %s (%s) | %s | %d | %s |\n", r.Tooth, r.Version, v.Scenario, v.Kind, strategy, v.Preemptions, scheduleCell(v))
-					found = true
-				}
-				if !found {
-					why := "no scenario"
-					if r.Err != "" {
-						why = "error: " + oneLine(r.Err)
-					}
-					fmt.Fprintf(w, "| %s | %s | **not found** (%s) | | | |\n", r.Tooth, r.Version, why)
-				}
+	}
+	if len(teeth) > 0 {
+		fmt.Fprintf(w, "\nTeeth (a hand-written concurrency bug in a copy of the target, testdata/%s/teeth; a scenario violated on the target itself is left out):\n\n", name)
+		fmt.Fprintln(w, "| tooth | version | found by | strategy | preemptions | schedule |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|")
+		base := violatedUnmutated(runs)
+		for _, r := range teeth {
+			toothRows(w, r, base[r.Version])
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// violatedUnmutated is, per version, the scenarios violated on the
+// unmutated target: they say nothing about a tooth.
+func violatedUnmutated(runs []Run) map[string]map[string]bool {
+	base := map[string]map[string]bool{}
+	for _, r := range runs {
+		if r.Tooth != "" {
+			continue
+		}
+		base[r.Version] = map[string]bool{}
+		for _, v := range r.Verdicts {
+			if v.Verdict == "VIOLATED" {
+				base[r.Version][v.Scenario] = true
 			}
 		}
-		fmt.Fprintln(w)
+	}
+	return base
+}
+
+// toothRows writes a row for each scenario that found tooth run r (DFS's
+// verdict, else the first PCT seed's that did), leaving out those violated
+// on the unmutated version (base), or one row saying it was not found.
+func toothRows(w io.Writer, r Run, base map[string]bool) {
+	found := false
+	for _, s := range scenarios(r) {
+		if base[s] {
+			continue
+		}
+		dfs, pct := split(r, s)
+		v := dfs
+		for i := range pct {
+			if v == nil || v.Verdict != "VIOLATED" {
+				v = &pct[i]
+			}
+		}
+		if v == nil || v.Verdict != "VIOLATED" {
+			continue
+		}
+		strategy := "dfs"
+		if v.Strategy != "dfs" {
+			strategy = fmt.Sprintf("%s, seed %d", v.Strategy, v.Seed)
+			if dfs != nil {
+				strategy += fmt.Sprintf(" (DFS within bound %d: not found)", dfs.Bound)
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s | %s (%s) | %s | %d | %s |\n", r.Tooth, r.Version, v.Scenario, v.Kind, strategy, v.Preemptions, scheduleCell(v))
+		found = true
+	}
+	if !found {
+		why := "no scenario"
+		if r.Err != "" {
+			why = "error: " + oneLine(r.Err)
+		}
+		fmt.Fprintf(w, "| %s | %s | **not found** (%s) | | | |\n", r.Tooth, r.Version, why)
 	}
 }
 

@@ -322,14 +322,7 @@ func (l *loader) value(e ast.Expr) {
 	case *ast.IndexListExpr:
 		l.value(x.X)
 	case *ast.SliceExpr:
-		if _, arr := under(l.info.TypeOf(x.X)).(*types.Array); arr {
-			l.address(x.X)
-		} else {
-			l.value(x.X)
-		}
-		l.value(x.Low)
-		l.value(x.High)
-		l.value(x.Max)
+		l.slice(x)
 	case *ast.StarExpr:
 		l.value(x.X)
 	case *ast.BinaryExpr:
@@ -338,27 +331,51 @@ func (l *loader) value(e ast.Expr) {
 	case *ast.CallExpr:
 		l.call(x)
 	case *ast.CompositeLit:
-		for _, el := range x.Elts {
-			if kv, ok := el.(*ast.KeyValueExpr); ok {
-				if _, isStruct := under(l.info.TypeOf(x)).(*types.Struct); !isStruct {
-					l.value(kv.Key)
-				}
-				l.value(kv.Value)
-				continue
-			}
-			l.value(el)
-		}
+		l.composite(x)
 	case *ast.KeyValueExpr:
 		l.value(x.Value)
 	case *ast.TypeAssertExpr:
 		l.value(x.X)
 	case *ast.FuncLit:
-		saved := l.private
-		l.lits = append(l.lits, x)
-		ast.Inspect(x.Body, l.visit)
-		l.lits = l.lits[:len(l.lits)-1]
-		l.private = saved
+		l.funcLit(x)
 	}
+}
+
+// slice handles a slice expression: slicing an array takes its address,
+// slicing a slice or a string reads it; the indexes are read.
+func (l *loader) slice(x *ast.SliceExpr) {
+	if _, arr := under(l.info.TypeOf(x.X)).(*types.Array); arr {
+		l.address(x.X)
+	} else {
+		l.value(x.X)
+	}
+	l.value(x.Low)
+	l.value(x.High)
+	l.value(x.Max)
+}
+
+// composite handles a composite literal: its elements are read, and the
+// keys of a map or slice literal (a struct literal's keys are field names).
+func (l *loader) composite(x *ast.CompositeLit) {
+	for _, el := range x.Elts {
+		if kv, ok := el.(*ast.KeyValueExpr); ok {
+			if _, isStruct := under(l.info.TypeOf(x)).(*types.Struct); !isStruct {
+				l.value(kv.Key)
+			}
+			l.value(kv.Value)
+			continue
+		}
+		l.value(el)
+	}
+}
+
+// funcLit walks a function literal's body with its own private places.
+func (l *loader) funcLit(x *ast.FuncLit) {
+	saved := l.private
+	l.lits = append(l.lits, x)
+	ast.Inspect(x.Body, l.visit)
+	l.lits = l.lits[:len(l.lits)-1]
+	l.private = saved
 }
 
 // selector handles x.sel in value context that is not itself a shared

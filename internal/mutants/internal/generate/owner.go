@@ -91,79 +91,34 @@ func aliasValues(root, mod string, prim primitive, src []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cut []edit
-	var vars, typs []string
-	drop := func(n ast.Node, doc *ast.CommentGroup) {
-		start := n.Pos()
-		if doc != nil {
-			start = doc.Pos()
-		}
-		cut = append(cut, edit{fset.Position(start).Offset, fset.Position(n.End()).Offset, ""})
-	}
-	exportedTypes := map[string]bool{}
-	for _, d := range f.Decls {
-		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
-			for _, s := range g.Specs {
-				if ts := s.(*ast.TypeSpec); ts.Name.IsExported() && ts.TypeParams == nil {
-					exportedTypes[ts.Name.Name] = true
-				}
-			}
-		}
-	}
+	a := &aliaser{fset: fset, prim: prim, exportedTypes: exportedTypeNames(f)}
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.GenDecl:
-			switch d.Tok {
-			case token.VAR:
-				var exp, unexp int
-				for _, s := range d.Specs {
-					for _, id := range s.(*ast.ValueSpec).Names {
-						if id.IsExported() {
-							vars = append(vars, fmt.Sprintf("%s = %s.%s", id.Name, prim.name, id.Name))
-							exp++
-						} else {
-							unexp++
-						}
-					}
-				}
-				if exp > 0 && unexp > 0 {
-					return nil, fmt.Errorf("a var declaration mixes exported and unexported variables")
-				}
-				if exp > 0 {
-					drop(d, d.Doc)
-				}
-			case token.TYPE:
-				for _, s := range d.Specs {
-					if ts := s.(*ast.TypeSpec); exportedTypes[ts.Name.Name] {
-						if len(d.Specs) != 1 {
-							return nil, fmt.Errorf("type %s is declared in a group", ts.Name.Name)
-						}
-						typs = append(typs, fmt.Sprintf("%s = %s.%s", ts.Name.Name, prim.name, ts.Name.Name))
-						drop(d, d.Doc)
-					}
-				}
+			if err := a.genDecl(d); err != nil {
+				return nil, err
 			}
 		case *ast.FuncDecl:
 			if d.Recv == nil {
 				continue
 			}
-			if r := recvName(d.Recv.List[0].Type); exportedTypes[r] || slices.Contains(valueTypes, r) {
-				drop(d, d.Doc)
+			if r := recvName(d.Recv.List[0].Type); a.exportedTypes[r] || slices.Contains(valueTypes, r) {
+				a.drop(d, d.Doc)
 			}
 		}
 	}
 	out := slices.Clone(src)
-	for i := len(cut) - 1; i >= 0; i-- {
-		e := cut[i]
+	for i := len(a.cut) - 1; i >= 0; i-- {
+		e := a.cut[i]
 		out = slices.Concat(out[:e.start], out[e.end:])
 	}
 	var b bytes.Buffer
 	b.Write(out)
 	fmt.Fprintf(&b, "\n// The errors and types this file declares for its callers are impl/%s's.\n", prim.name)
-	if len(vars) > 0 {
-		fmt.Fprintf(&b, "var (\n\t%s\n)\n", strings.Join(vars, "\n\t"))
+	if len(a.vars) > 0 {
+		fmt.Fprintf(&b, "var (\n\t%s\n)\n", strings.Join(a.vars, "\n\t"))
 	}
-	for _, t := range typs {
+	for _, t := range a.typs {
 		fmt.Fprintf(&b, "\ntype %s\n", t)
 	}
 	res := b.Bytes()
@@ -171,6 +126,77 @@ func aliasValues(root, mod string, prim primitive, src []byte) ([]byte, error) {
 	pkgEnd := fset.Position(f.Name.End()).Offset
 	res = slices.Concat(res[:pkgEnd], []byte(fmt.Sprintf("; import %s %q", prim.name, mod+"/"+prim.dir())), res[pkgEnd:])
 	return dropUnusedImports(res)
+}
+
+// exportedTypeNames are the exported types f declares without type
+// parameters.
+func exportedTypeNames(f *ast.File) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+			for _, s := range g.Specs {
+				if ts := s.(*ast.TypeSpec); ts.Name.IsExported() && ts.TypeParams == nil {
+					out[ts.Name.Name] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// An aliaser gathers what aliasValues cuts from a file (cut) and the
+// aliases it declares instead (vars, typs).
+type aliaser struct {
+	fset          *token.FileSet
+	prim          primitive
+	exportedTypes map[string]bool
+	cut           []edit
+	vars, typs    []string
+}
+
+// drop cuts n and its doc comment.
+func (a *aliaser) drop(n ast.Node, doc *ast.CommentGroup) {
+	start := n.Pos()
+	if doc != nil {
+		start = doc.Pos()
+	}
+	a.cut = append(a.cut, edit{a.fset.Position(start).Offset, a.fset.Position(n.End()).Offset, ""})
+}
+
+// genDecl cuts a declaration of exported variables or of an exported
+// type and aliases impl's in its place.
+func (a *aliaser) genDecl(d *ast.GenDecl) error {
+	switch d.Tok {
+	case token.VAR:
+		var exp, unexp int
+		for _, s := range d.Specs {
+			for _, id := range s.(*ast.ValueSpec).Names {
+				if id.IsExported() {
+					a.vars = append(a.vars, fmt.Sprintf("%s = %s.%s", id.Name, a.prim.name, id.Name))
+					exp++
+				} else {
+					unexp++
+				}
+			}
+		}
+		if exp > 0 && unexp > 0 {
+			return fmt.Errorf("a var declaration mixes exported and unexported variables")
+		}
+		if exp > 0 {
+			a.drop(d, d.Doc)
+		}
+	case token.TYPE:
+		for _, s := range d.Specs {
+			if ts := s.(*ast.TypeSpec); a.exportedTypes[ts.Name.Name] {
+				if len(d.Specs) != 1 {
+					return fmt.Errorf("type %s is declared in a group", ts.Name.Name)
+				}
+				a.typs = append(a.typs, fmt.Sprintf("%s = %s.%s", ts.Name.Name, a.prim.name, ts.Name.Name))
+				a.drop(d, d.Doc)
+			}
+		}
+	}
+	return nil
 }
 
 // dropUnusedImports removes the imports res no longer uses (those only
