@@ -191,33 +191,11 @@ func TestAnswersDrawn(t *testing.T) {
 	sys := map[string]bool{}
 	for _, s := range Systematic() {
 		sys[s.Name] = true
-		if s.tb == nil {
+		if s.tb == nil || len(s.tb.threads) != 2 {
 			continue
 		}
 		for _, order := range [][]int{{0, 1}, {1, 0}} {
-			if len(s.tb.threads) != 2 {
-				continue
-			}
-			var m model.TBTable[string]
-			for _, in := range s.tb.setup {
-				m, _ = m.Step(in)
-			}
-			for _, th := range order {
-				for _, in := range s.tb.threads[th] {
-					var out model.TBOutput
-					m, out = m.Step(in)
-					switch {
-					case in.Kind == model.TBAdmit && out.OK:
-						seen["admitted"]++
-					case in.Kind == model.TBAdmit && out.RetryAfterMs > 0:
-						seen["refused with a wait"]++
-					case in.Kind == model.TBRetryAfter && out.RetryAfterMs == 0:
-						seen["retry_after 0"]++
-					case in.Kind == model.TBRetryAfter && out.RetryAfterMs > 0:
-						seen["retry_after a wait"]++
-					}
-				}
-			}
+			countAnswers(s.tb, order, seen)
 		}
 	}
 	for _, k := range []string{"admitted", "refused with a wait", "retry_after 0", "retry_after a wait"} {
@@ -240,6 +218,32 @@ func TestAnswersDrawn(t *testing.T) {
 						t.Errorf("%s is not made", name)
 					}
 				}
+			}
+		}
+	}
+}
+
+// countAnswers runs sc's setup, then its threads one after the other in
+// order, on the model, and counts in seen how its admits and retry_afters
+// answered.
+func countAnswers(sc *tbScript, order []int, seen map[string]int) {
+	var m model.TBTable[string]
+	for _, in := range sc.setup {
+		m, _ = m.Step(in)
+	}
+	for _, th := range order {
+		for _, in := range sc.threads[th] {
+			var out model.TBOutput
+			m, out = m.Step(in)
+			switch {
+			case in.Kind == model.TBAdmit && out.OK:
+				seen["admitted"]++
+			case in.Kind == model.TBAdmit && out.RetryAfterMs > 0:
+				seen["refused with a wait"]++
+			case in.Kind == model.TBRetryAfter && out.RetryAfterMs == 0:
+				seen["retry_after 0"]++
+			case in.Kind == model.TBRetryAfter && out.RetryAfterMs > 0:
+				seen["retry_after a wait"]++
 			}
 		}
 	}

@@ -173,98 +173,9 @@ func ownerPanic(b int) string { return fmt.Sprintf("request %d panicked", b) }
 // ownerOps is the program of an owner scenario.
 func ownerOps(s Scenario) *Ops {
 	sc := s.own
-	calls := sc.calls()
 	r := &ownerRun{}
 	o := &Ops{Name: s.Name, Threads: len(sc.threads), Replay: "tollgate explore -scenario " + s.Name + " -replay %s"}
-	o.Begin = func() [][]func() {
-		rt.StartClock(ownerEpoch)
-		// The table's clock is the run's virtual one, as every other
-		// clock reading of an explored run (spec/explore.md §4): the
-		// Owner's Call enqueues with the table's own clock.
-		r.tab = explored.New[*explored.Request[int, int]](explored.WithClock(func() int64 { return rt.Now().UnixMilli() }))
-		r.served, r.late = r.served[:0], r.late[:0]
-		r.deadlines = map[int]int64{}
-		r.owner = explored.NewOwner(r.tab, ownerPoll, func(_ context.Context, req int) (int, error) {
-			r.served = append(r.served, req)
-			if d, ok := r.deadlines[req]; ok {
-				// The owner took the row just now: nothing but the
-				// owner's goroutine moves the clock while it runs.
-				if now := rt.Now().UnixMilli(); now > d {
-					r.late = append(r.late, fmt.Sprintf("the handler served request %d at %d ms, after its deadline (%d ms): the owner must refuse it with ErrDeadline", req, now-ownerEpoch.UnixMilli(), d-ownerEpoch.UnixMilli()))
-				}
-			}
-			if calls[req].hand == "panic" {
-				panic(ownerPanic(req))
-			}
-			return 10 * req, nil
-		})
-		r.stop, r.runCancel = nil, nil
-		var runCtx context.Context
-		if sc.has("run") {
-			runCtx, r.runCancel = rt.WithCancel(context.Background())
-		}
-		r.ctxs, r.cancels = map[int]context.Context{}, map[int]context.CancelFunc{}
-		for b, op := range calls {
-			if op.ctx == "cancel" {
-				r.ctxs[b], r.cancels[b] = rt.WithCancel(context.Background())
-			}
-		}
-		if sc.started {
-			r.stop = r.owner.Start(context.Background())
-		}
-		r.res = make([][]ownerRes, len(sc.threads))
-		out := make([][]func(), len(sc.threads))
-		for t, ops := range sc.threads {
-			r.res[t] = make([]ownerRes, len(ops))
-			h := credits.NewHolder()
-			for i, op := range ops {
-				res := &r.res[t][i]
-				out[t] = append(out[t], func() {
-					defer func() { res.done = true }()
-					switch op.kind {
-					case "start":
-						r.stop = r.owner.Start(context.Background())
-					case "run":
-						res.err = r.owner.Run(runCtx)
-						res.running, res.closed = r.owner.Running(), r.tab.Closed()
-					case "call":
-						ctx := context.Background()
-						switch op.ctx {
-						case "cancelled":
-							ctx = ownerCancelled
-						case "cancel":
-							ctx = r.ctxs[op.body]
-						case "deadline":
-							// Its cancel is left to the deadline, a
-							// timer of the run that ends with it;
-							// the table rounds it down to the ms, as
-							// Call does.
-							ctx, _ = rt.WithTimeout(context.Background(), ownerPoll/2)
-							d, _ := ctx.Deadline()
-							r.deadlines[op.body] = d.UnixMilli()
-						}
-						res.resp, res.err = r.owner.Call(ctx, h, credits.General, op.body)
-					case "stop":
-						if r.runCancel != nil {
-							r.runCancel()
-						} else {
-							res.err = r.stop()
-						}
-					case "cancel":
-						r.cancels[op.body]()
-					case "done":
-						rt.Recv(r.owner.Done())
-						res.running, res.closed = r.owner.Running(), r.tab.Closed()
-					case "close":
-						r.tab.Close()
-					case "running":
-						res.running = r.owner.Running()
-					}
-				})
-			}
-		}
-		return out
-	}
+	o.Begin = func() [][]func() { return r.begin(sc) }
 	o.End = func(_ [][][2]int64, _ string) (Kind, string, []string) {
 		rt.StopClock()
 		msg := r.check(sc)
@@ -277,37 +188,148 @@ func ownerOps(s Scenario) *Ops {
 		return "", "", nil
 	}
 	o.Outcome = func() string { return fmt.Sprint(r.res, r.served) }
-	o.Call = func(t, i int) string {
-		op := sc.threads[t][i]
-		switch op.kind {
-		case "call":
-			if op.ctx == "bg" && op.hand == "answer" {
-				return fmt.Sprintf("Call(%d)", op.body)
-			}
-			return fmt.Sprintf("Call(%d, ctx %s, handler %s)", op.body, op.ctx, op.hand)
-		case "cancel":
-			return fmt.Sprintf("cancel(%d)", op.body)
-		}
-		return op.kind
-	}
-	o.Ret = func(t, i int) string {
-		res, op := r.res[t][i], sc.threads[t][i]
-		switch op.kind {
-		case "call":
-			if res.err != nil {
-				return res.err.Error()
-			}
-			return fmt.Sprint(res.resp)
-		case "running":
-			return fmt.Sprint(res.running)
-		case "stop", "run":
-			return fmt.Sprint(res.err)
-		case "done":
-			return fmt.Sprintf("running %v, closed %v", res.running, res.closed)
-		}
-		return "ok"
-	}
+	o.Call = func(t, i int) string { return sc.threads[t][i].trace() }
+	o.Ret = func(t, i int) string { return r.res[t][i].text(sc.threads[t][i]) }
 	return o
+}
+
+// begin sets up one run of sc (the clock, the table, the owner, the calls'
+// contexts) and returns its threads' operations.
+func (r *ownerRun) begin(sc *ownerScript) [][]func() {
+	rt.StartClock(ownerEpoch)
+	// The table's clock is the run's virtual one, as every other clock
+	// reading of an explored run (spec/explore.md §4): the Owner's Call
+	// enqueues with the table's own clock.
+	r.tab = explored.New[*explored.Request[int, int]](explored.WithClock(func() int64 { return rt.Now().UnixMilli() }))
+	r.served, r.late = r.served[:0], r.late[:0]
+	r.deadlines = map[int]int64{}
+	r.owner = explored.NewOwner(r.tab, ownerPoll, r.handler(sc.calls()))
+	r.stop, r.runCancel = nil, nil
+	var runCtx context.Context
+	if sc.has("run") {
+		runCtx, r.runCancel = rt.WithCancel(context.Background())
+	}
+	r.ctxs, r.cancels = map[int]context.Context{}, map[int]context.CancelFunc{}
+	for b, op := range sc.calls() {
+		if op.ctx == "cancel" {
+			r.ctxs[b], r.cancels[b] = rt.WithCancel(context.Background())
+		}
+	}
+	if sc.started {
+		r.stop = r.owner.Start(context.Background())
+	}
+	r.res = make([][]ownerRes, len(sc.threads))
+	out := make([][]func(), len(sc.threads))
+	for t, ops := range sc.threads {
+		r.res[t] = make([]ownerRes, len(ops))
+		h := credits.NewHolder()
+		for i, op := range ops {
+			res := &r.res[t][i]
+			out[t] = append(out[t], func() {
+				defer func() { res.done = true }()
+				r.do(op, res, h, runCtx)
+			})
+		}
+	}
+	return out
+}
+
+// handler is the owner's handler: it records each request it serves (and
+// one served after its deadline), panics where the call says so, and
+// answers ten times the request.
+func (r *ownerRun) handler(calls map[int]ownerOp) func(context.Context, int) (int, error) {
+	return func(_ context.Context, req int) (int, error) {
+		r.served = append(r.served, req)
+		if d, ok := r.deadlines[req]; ok {
+			// The owner took the row just now: nothing but the owner's
+			// goroutine moves the clock while it runs.
+			if now := rt.Now().UnixMilli(); now > d {
+				r.late = append(r.late, fmt.Sprintf("the handler served request %d at %d ms, after its deadline (%d ms): the owner must refuse it with ErrDeadline", req, now-ownerEpoch.UnixMilli(), d-ownerEpoch.UnixMilli()))
+			}
+		}
+		if calls[req].hand == "panic" {
+			panic(ownerPanic(req))
+		}
+		return 10 * req, nil
+	}
+}
+
+// do runs one operation of a thread whose holder is h, its answer to res.
+func (r *ownerRun) do(op ownerOp, res *ownerRes, h *credits.Holder, runCtx context.Context) {
+	switch op.kind {
+	case "start":
+		r.stop = r.owner.Start(context.Background())
+	case "run":
+		res.err = r.owner.Run(runCtx)
+		res.running, res.closed = r.owner.Running(), r.tab.Closed()
+	case "call":
+		res.resp, res.err = r.owner.Call(r.callCtx(op), h, credits.General, op.body)
+	case "stop":
+		if r.runCancel != nil {
+			r.runCancel()
+		} else {
+			res.err = r.stop()
+		}
+	case "cancel":
+		r.cancels[op.body]()
+	case "done":
+		rt.Recv(r.owner.Done())
+		res.running, res.closed = r.owner.Running(), r.tab.Closed()
+	case "close":
+		r.tab.Close()
+	case "running":
+		res.running = r.owner.Running()
+	}
+}
+
+// callCtx is the context a call runs under, as its op says.
+func (r *ownerRun) callCtx(op ownerOp) context.Context {
+	switch op.ctx {
+	case "cancelled":
+		return ownerCancelled
+	case "cancel":
+		return r.ctxs[op.body]
+	case "deadline":
+		// Its cancel is left to the deadline, a timer of the run that
+		// ends with it; the table rounds it down to the ms, as Call does.
+		ctx, _ := rt.WithTimeout(context.Background(), ownerPoll/2)
+		d, _ := ctx.Deadline()
+		r.deadlines[op.body] = d.UnixMilli()
+		return ctx
+	}
+	return context.Background()
+}
+
+// trace is how a trace shows the operation.
+func (op ownerOp) trace() string {
+	switch op.kind {
+	case "call":
+		if op.ctx == "bg" && op.hand == "answer" {
+			return fmt.Sprintf("Call(%d)", op.body)
+		}
+		return fmt.Sprintf("Call(%d, ctx %s, handler %s)", op.body, op.ctx, op.hand)
+	case "cancel":
+		return fmt.Sprintf("cancel(%d)", op.body)
+	}
+	return op.kind
+}
+
+// text is how a trace shows the answer res of op.
+func (res ownerRes) text(op ownerOp) string {
+	switch op.kind {
+	case "call":
+		if res.err != nil {
+			return res.err.Error()
+		}
+		return fmt.Sprint(res.resp)
+	case "running":
+		return fmt.Sprint(res.running)
+	case "stop", "run":
+		return fmt.Sprint(res.err)
+	case "done":
+		return fmt.Sprintf("running %v, closed %v", res.running, res.closed)
+	}
+	return "ok"
 }
 
 // ctxErr is the error a call's context may end it with, or nil when its
@@ -386,7 +408,6 @@ func (r *ownerRun) checkCall(op ownerOp, res ownerRes, through, started bool) st
 	if err == nil {
 		what = fmt.Sprintf("Call(%d) (context %s, handler %s) answered %d", b, op.ctx, op.hand, res.resp)
 	}
-	var hp *explored.HandlerPanic
 	switch {
 	case op.ctx == "cancelled":
 		if !errors.Is(err, context.Canceled) || served {
@@ -401,30 +422,44 @@ func (r *ownerRun) checkCall(op ownerOp, res ownerRes, through, started bool) st
 		if !served || op.hand == "panic" || res.resp != 10*b {
 			return what + ", but the handler was not given it or answered otherwise"
 		}
+		return ""
+	}
+	if bad := checkError(op, err, served, started); bad != "" {
+		return what + bad
+	}
+	return ""
+}
+
+// checkError judges a call's error answer err, given whether the handler
+// served its request and whether its thread's Start had returned: "" when
+// it holds, else what is wrong with it.
+func checkError(op ownerOp, err error, served, started bool) string {
+	var hp *explored.HandlerPanic
+	switch {
 	case errors.As(err, &hp):
-		if !served || op.hand != "panic" || hp.Value != ownerPanic(b) || !errors.Is(err, explored.ErrHandlerPanicked) {
-			return what + ", but its handler did not panic so (a *HandlerPanic wrapping ErrHandlerPanicked with the panic's value)"
+		if !served || op.hand != "panic" || hp.Value != ownerPanic(op.body) || !errors.Is(err, explored.ErrHandlerPanicked) {
+			return ", but its handler did not panic so (a *HandlerPanic wrapping ErrHandlerPanicked with the panic's value)"
 		}
 	case op.hand == "panic" && served:
-		return what + ", but its handler panicked: the caller must get a *HandlerPanic"
+		return ", but its handler panicked: the caller must get a *HandlerPanic"
 	case errors.Is(err, explored.ErrDeadline):
 		if op.ctx != "deadline" || served {
-			return what + ": only a request with a deadline, never served, is refused so"
+			return ": only a request with a deadline, never served, is refused so"
 		}
 	case errors.Is(err, explored.ErrOwnerGone):
 		if served {
-			return what + ", but the owner served it and replied before it stopped (the reply was in its channel)"
+			return ", but the owner served it and replied before it stopped (the reply was in its channel)"
 		}
 	case errors.Is(err, explored.ErrNoOwner):
 		if served || started {
-			return what + ", but the owner served it, or its thread's Start had returned: the owner was running"
+			return ", but the owner served it, or its thread's Start had returned: the owner was running"
 		}
 	case errors.Is(err, explored.ErrNoTable):
 		if served {
-			return what + ", but the owner served it"
+			return ", but the owner served it"
 		}
 	default:
-		return what
+		return " (no answer a call may give)"
 	}
 	return ""
 }
@@ -433,53 +468,9 @@ func (r *ownerRun) checkCall(op ownerOp, res ownerRes, through, started bool) st
 // stopped: "" when every row the owner took was finished and nothing was
 // reserved that no answer accounts for.
 func (r *ownerRun) left(sc *ownerScript) string {
-	var rows [credits.Slots]struct {
-		lo  uint64
-		req *explored.Request[int, int]
-	}
-	lay := tableLayout(r.tab)
-	boxes, _ := lay.(layout.Boxes)
-	for _, w := range lay.Words() {
-		var n int
-		if _, err := fmt.Sscanf(w.Name, "slots[%d].", &n); err != nil {
-			continue
-		}
-		switch v := w.Load().(type) {
-		case [2]uint64:
-			rows[n].lo = v[0]
-		default:
-			if b, ok := boxes.Box(v); ok && b.Payload != nil {
-				rows[n].req, _ = b.Payload.(*explored.Request[int, int])
-			}
-		}
-	}
-	// What the answers say of the table: the reservations the calls made
-	// (a generation of a slot each) and whether the owner replied.
-	var lo, hi, noTable, noOwner int
-	answer := map[int]ownerRes{}
-	for t, ops := range sc.threads {
-		for i, op := range ops {
-			res := r.res[t][i]
-			if op.kind != "call" || !res.done {
-				continue
-			}
-			answer[op.body] = res
-			if errors.Is(res.err, explored.ErrNoOwner) {
-				noOwner++
-			}
-			switch {
-			case op.ctx == "cancelled":
-			case errors.Is(res.err, explored.ErrNoTable):
-				// Refused by the reserve, or by the enqueue after it.
-				noTable++
-				hi++
-			case op.ctxErr() != nil && errors.Is(res.err, op.ctxErr()):
-				hi++ // done before the reserve, or while it waited
-			default:
-				lo, hi = lo+1, hi+1
-			}
-		}
-	}
+	rows := r.rowsLeft()
+	answer, acc := r.accounts(sc)
+	lo, hi, noTable, noOwner := acc.lo, acc.hi, acc.noTable, acc.noOwner
 	var bad []string
 	gens, reserved := 0, 0
 	for n, row := range rows {
@@ -516,6 +507,71 @@ func (r *ownerRun) left(sc *ownerScript) string {
 		bad = append(bad, fmt.Sprintf("the calls made %d reservations, but their answers account for %d to %d (a call whose context was done before it reserves nothing)", gens, lo, hi))
 	}
 	return strings.Join(bad, "; ")
+}
+
+// rowLeft is a row of the table a run leaves: the low half of its word
+// and the request its box holds, if any.
+type rowLeft struct {
+	lo  uint64
+	req *explored.Request[int, int]
+}
+
+// rowsLeft reads the table's rows through its layout.
+func (r *ownerRun) rowsLeft() [credits.Slots]rowLeft {
+	var rows [credits.Slots]rowLeft
+	lay := tableLayout(r.tab)
+	boxes, _ := lay.(layout.Boxes)
+	for _, w := range lay.Words() {
+		var n int
+		if _, err := fmt.Sscanf(w.Name, "slots[%d].", &n); err != nil {
+			continue
+		}
+		switch v := w.Load().(type) {
+		case [2]uint64:
+			rows[n].lo = v[0]
+		default:
+			if b, ok := boxes.Box(v); ok && b.Payload != nil {
+				rows[n].req, _ = b.Payload.(*explored.Request[int, int])
+			}
+		}
+	}
+	return rows
+}
+
+// callAccount is what the calls' answers say of the table: between lo and
+// hi reservations (a generation of a slot each), and how many calls
+// answered ErrNoTable and ErrNoOwner.
+type callAccount struct{ lo, hi, noTable, noOwner int }
+
+// accounts returns each finished call's answer, by request, and what the
+// answers say of the table.
+func (r *ownerRun) accounts(sc *ownerScript) (map[int]ownerRes, callAccount) {
+	var a callAccount
+	answer := map[int]ownerRes{}
+	for t, ops := range sc.threads {
+		for i, op := range ops {
+			res := r.res[t][i]
+			if op.kind != "call" || !res.done {
+				continue
+			}
+			answer[op.body] = res
+			if errors.Is(res.err, explored.ErrNoOwner) {
+				a.noOwner++
+			}
+			switch {
+			case op.ctx == "cancelled":
+			case errors.Is(res.err, explored.ErrNoTable):
+				// Refused by the reserve, or by the enqueue after it.
+				a.noTable++
+				a.hi++
+			case op.ctxErr() != nil && errors.Is(res.err, op.ctxErr()):
+				a.hi++ // done before the reserve, or while it waited
+			default:
+				a.lo, a.hi = a.lo+1, a.hi+1
+			}
+		}
+	}
+	return answer, a
 }
 
 // ownerFamily generates the Owner's scenarios from the alphabet: every

@@ -36,119 +36,31 @@ func TestMigrationFromV3(t *testing.T) {
 	c := rconn.NewClient(&goredis.Options{Addr: srv.Addr})
 	defer c.Close()
 	const name = "migrate"
-	keys := Keys(name)
-	v3 := func() string {
-		s := sourceV3
-		for _, r := range [][2]string{{baseLibrary, library}} {
-			s = strings.ReplaceAll(s, r[0], r[1])
-		}
-		return s
-	}()
+	v3 := strings.ReplaceAll(sourceV3, baseLibrary, library)
 	if rconn.LibraryVersion(v3) != 3 {
 		t.Fatalf("testdata holds version %d", rconn.LibraryVersion(v3))
 	}
 	if err := rconn.Load(ctx, c, library, v3); err != nil {
 		t.Fatal(err)
 	}
-	f := strconv.FormatFloat
-	takeV3 := func(now int64, key string, l Limits, cost float64) (float64, bool) {
-		t.Helper()
-		res, err := c.FCall(ctx, library+"_take_v3", keys, key,
-			f(l.Capacity, 'g', -1, 64), f(l.RefillPerSecond, 'g', -1, 64), f(cost, 'g', -1, 64), strconv.FormatInt(now, 10)).Text()
-		if err == goredis.Nil {
-			return 0, false
-		}
-		x, perr := strconv.ParseFloat(res, 64)
-		if err != nil || perr != nil {
-			t.Fatalf("version 3 take: %q, %v", res, err)
-		}
-		return x, true
-	}
-	mem := tokenbucket.New[string]()
-	lims := []Limits{{Capacity: 10, RefillPerSecond: 1}, {Capacity: 7.3, RefillPerSecond: 0.37}, {Capacity: 1e300, RefillPerSecond: 3.3}}
-	clocks := []int64{1_764_900_000_000, math.MinInt64 + 1, -1, 1<<53 + 1, math.MaxInt64 - 5}
-	type bk struct {
-		key string
-		lim Limits
-		now int64
-	}
-	var written []bk
-	for i, now := range clocks {
-		for j, l := range lims {
-			key := "k" + strconv.Itoa(i) + "." + strconv.Itoa(j)
-			for n := int64(0); n < 3; n++ {
-				wr, wok, _ := mem.TakeAt(now+n*300, key, l, 2.9)
-				if gr, gok := takeV3(now+n*300, key, l, 2.9); gok != wok || math.Float64bits(gr) != math.Float64bits(wr) {
-					t.Fatalf("version 3 take %s: %v %v, want %v %v", key, gr, gok, wr, wok)
-				}
-			}
-			written = append(written, bk{key, l, now + 600})
-		}
-	}
-	// Version 3's floor, in decimal, from a reclaim.
-	floor := int64(1_764_900_000_100)
-	gn, err := c.FCall(ctx, library+"_reclaim_v3", keys, "1e+300", "1e-300", strconv.FormatInt(floor, 10)).Int()
-	if wn, _ := mem.ReclaimAt(floor, Limits{Capacity: 1e300, RefillPerSecond: 1e-300}); err != nil || gn != wn {
-		t.Fatalf("version 3's reclaim forgot %d (%v), want %d", gn, err, wn)
-	}
-	if got, err := c.Get(ctx, keys[1]).Result(); err != nil || got != strconv.FormatInt(floor, 10) {
-		t.Fatalf("version 3's floor: %q, %v", got, err)
-	}
+	m := &migration{t: t, ctx: ctx, c: c, keys: Keys(name), mem: tokenbucket.New[string](),
+		lims:  []Limits{{Capacity: 10, RefillPerSecond: 1}, {Capacity: 7.3, RefillPerSecond: 0.37}, {Capacity: 1e300, RefillPerSecond: 3.3}},
+		floor: 1_764_900_000_100}
+	m.writeV3()
 
 	// This version replaces version 3 and reads its table as it stands.
 	tb, err := NewFromClient(ctx, c, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range written {
-		later := b.now + 1234
-		old, _ := c.HGet(ctx, keys[0], b.key).Result()
-		if len(old) == 17 && old[0] == bucketTag {
-			t.Fatalf("%s was stored by version 3 in this version's format: %q", b.key, old)
-		}
-		wp, _ := mem.PeekAt(later, b.key, b.lim)
-		if gp, err := tb.PeekAt(ctx, later, b.key, b.lim); err != nil || math.Float64bits(gp) != math.Float64bits(wp) {
-			t.Fatalf("peek %s over version 3's bucket: %v %v, want %v", b.key, gp, err, wp)
-		}
-		ww, _ := mem.RetryAfterAt(later, b.key, b.lim, b.lim.Capacity)
-		if gw, err := tb.RetryAfterAt(ctx, later, b.key, b.lim, b.lim.Capacity); err != nil || gw != ww {
-			t.Fatalf("retry_after %s over version 3's bucket: %v %v, want %v", b.key, gw, err, ww)
-		}
-		if b.key[len(b.key)-1] == '2' { // a refusal's wait, from version 3's bucket
-			wd, _ := mem.AdmitAt(later, b.key, b.lim, b.lim.Capacity)
-			if gd, err := tb.AdmitAt(ctx, later, b.key, b.lim, b.lim.Capacity); err != nil || gd != wd {
-				t.Fatalf("admit %s over version 3's bucket: %+v %v, want %+v", b.key, gd, err, wd)
-			}
-			continue // left in version 3's format for the reclaim below
-		}
-		wr, wok, _ := mem.TakeAt(later, b.key, b.lim, 1.1)
-		if gr, gok, err := tb.TakeAt(ctx, later, b.key, b.lim, 1.1); err != nil || gok != wok || math.Float64bits(gr) != math.Float64bits(wr) {
-			t.Fatalf("take %s over version 3's bucket: %v %v %v, want %v %v", b.key, gr, gok, err, wr, wok)
-		}
-		if now, _ := c.HGet(ctx, keys[0], b.key).Result(); wok && (len(now) != 17 || now[0] != bucketTag) {
-			t.Fatalf("%s after a take: %q, not in this version's format", b.key, now)
-		}
+	for _, b := range m.written {
+		m.overV3(tb, b)
 	}
-	// T12 over version 3's floor: a new key taken before the floor is
-	// stamped at the floor, and so refills nothing until the clock passes
-	// it.
-	for _, now := range []int64{floor - 5000, floor + 1} {
-		key := "new" + strconv.FormatInt(now, 10)
-		for range 2 {
-			wr, wok, _ := mem.TakeAt(now, key, lims[1], 3)
-			if gr, gok, err := tb.TakeAt(ctx, now, key, lims[1], 3); err != nil || gok != wok || math.Float64bits(gr) != math.Float64bits(wr) {
-				t.Fatalf("take %s under version 3's floor: %v %v %v, want %v %v", key, gr, gok, err, wr, wok)
-			}
-		}
-		ws, _ := mem.PeekAt(floor+2000, key, lims[1])
-		if gs, err := tb.PeekAt(ctx, floor+2000, key, lims[1]); err != nil || math.Float64bits(gs) != math.Float64bits(ws) {
-			t.Fatalf("peek %s after version 3's floor: %v %v, want %v", key, gs, err, ws)
-		}
-	}
+	m.underV3Floor(tb)
 	// A reclaim over both formats forgets what the in-process one forgets.
-	for _, l := range lims {
+	for _, l := range m.lims {
 		at := int64(1_764_900_000_000 + 3_600_000)
-		wn, _ := mem.ReclaimAt(at, l)
+		wn, _ := m.mem.ReclaimAt(at, l)
 		if gn, err := tb.ReclaimAt(ctx, at, l); err != nil || gn != wn {
 			t.Fatalf("reclaim %+v over both formats: %d %v, want %d", l, gn, err, wn)
 		}
@@ -162,15 +74,140 @@ func TestMigrationFromV3(t *testing.T) {
 	if err := rconn.Load(ctx, c, library, v3); err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range written {
-		v, err := c.HGet(ctx, keys[0], b.key).Result()
+	m.v3Refuses()
+}
+
+// migration is TestMigrationFromV3's table: its client and keys, the
+// in-process table that had the same history, and the buckets version 3
+// wrote.
+type migration struct {
+	t       *testing.T
+	ctx     context.Context
+	c       *goredis.Client
+	keys    []string
+	mem     *tokenbucket.Table[string]
+	lims    []Limits
+	floor   int64 // version 3's floor, from its reclaim
+	written []v3Bucket
+}
+
+// v3Bucket is a bucket version 3 wrote: its key, limits and last clock.
+type v3Bucket struct {
+	key string
+	lim Limits
+	now int64
+}
+
+// takeV3 is version 3's take, its answer parsed (false: refused).
+func (m *migration) takeV3(now int64, key string, l Limits, cost float64) (float64, bool) {
+	m.t.Helper()
+	f := strconv.FormatFloat
+	res, err := m.c.FCall(m.ctx, library+"_take_v3", m.keys, key,
+		f(l.Capacity, 'g', -1, 64), f(l.RefillPerSecond, 'g', -1, 64), f(cost, 'g', -1, 64), strconv.FormatInt(now, 10)).Text()
+	if err == goredis.Nil {
+		return 0, false
+	}
+	x, perr := strconv.ParseFloat(res, 64)
+	if err != nil || perr != nil {
+		m.t.Fatalf("version 3 take: %q, %v", res, err)
+	}
+	return x, true
+}
+
+// writeV3 has version 3 write buckets at clocks across int64's range, each
+// take checked against the in-process table, then reclaim to set its
+// floor.
+func (m *migration) writeV3() {
+	t := m.t
+	clocks := []int64{1_764_900_000_000, math.MinInt64 + 1, -1, 1<<53 + 1, math.MaxInt64 - 5}
+	for i, now := range clocks {
+		for j, l := range m.lims {
+			key := "k" + strconv.Itoa(i) + "." + strconv.Itoa(j)
+			for n := int64(0); n < 3; n++ {
+				wr, wok, _ := m.mem.TakeAt(now+n*300, key, l, 2.9)
+				if gr, gok := m.takeV3(now+n*300, key, l, 2.9); gok != wok || math.Float64bits(gr) != math.Float64bits(wr) {
+					t.Fatalf("version 3 take %s: %v %v, want %v %v", key, gr, gok, wr, wok)
+				}
+			}
+			m.written = append(m.written, v3Bucket{key, l, now + 600})
+		}
+	}
+	gn, err := m.c.FCall(m.ctx, library+"_reclaim_v3", m.keys, "1e+300", "1e-300", strconv.FormatInt(m.floor, 10)).Int()
+	if wn, _ := m.mem.ReclaimAt(m.floor, Limits{Capacity: 1e300, RefillPerSecond: 1e-300}); err != nil || gn != wn {
+		t.Fatalf("version 3's reclaim forgot %d (%v), want %d", gn, err, wn)
+	}
+	if got, err := m.c.Get(m.ctx, m.keys[1]).Result(); err != nil || got != strconv.FormatInt(m.floor, 10) {
+		t.Fatalf("version 3's floor: %q, %v", got, err)
+	}
+}
+
+// overV3 checks this version's answers over bucket b as version 3 stored
+// it (T3, bit for bit): peek, retry_after, and admit or take; a take
+// rewrites the bucket in this version's format.
+func (m *migration) overV3(tb *Table, b v3Bucket) {
+	t, ctx := m.t, m.ctx
+	later := b.now + 1234
+	old, _ := m.c.HGet(ctx, m.keys[0], b.key).Result()
+	if len(old) == 17 && old[0] == bucketTag {
+		t.Fatalf("%s was stored by version 3 in this version's format: %q", b.key, old)
+	}
+	wp, _ := m.mem.PeekAt(later, b.key, b.lim)
+	if gp, err := tb.PeekAt(ctx, later, b.key, b.lim); err != nil || math.Float64bits(gp) != math.Float64bits(wp) {
+		t.Fatalf("peek %s over version 3's bucket: %v %v, want %v", b.key, gp, err, wp)
+	}
+	ww, _ := m.mem.RetryAfterAt(later, b.key, b.lim, b.lim.Capacity)
+	if gw, err := tb.RetryAfterAt(ctx, later, b.key, b.lim, b.lim.Capacity); err != nil || gw != ww {
+		t.Fatalf("retry_after %s over version 3's bucket: %v %v, want %v", b.key, gw, err, ww)
+	}
+	if b.key[len(b.key)-1] == '2' { // a refusal's wait, from version 3's bucket
+		wd, _ := m.mem.AdmitAt(later, b.key, b.lim, b.lim.Capacity)
+		if gd, err := tb.AdmitAt(ctx, later, b.key, b.lim, b.lim.Capacity); err != nil || gd != wd {
+			t.Fatalf("admit %s over version 3's bucket: %+v %v, want %+v", b.key, gd, err, wd)
+		}
+		return // left in version 3's format for the reclaim
+	}
+	wr, wok, _ := m.mem.TakeAt(later, b.key, b.lim, 1.1)
+	if gr, gok, err := tb.TakeAt(ctx, later, b.key, b.lim, 1.1); err != nil || gok != wok || math.Float64bits(gr) != math.Float64bits(wr) {
+		t.Fatalf("take %s over version 3's bucket: %v %v %v, want %v %v", b.key, gr, gok, err, wr, wok)
+	}
+	if now, _ := m.c.HGet(ctx, m.keys[0], b.key).Result(); wok && (len(now) != 17 || now[0] != bucketTag) {
+		t.Fatalf("%s after a take: %q, not in this version's format", b.key, now)
+	}
+}
+
+// underV3Floor: T12 over version 3's floor: a new key taken before the
+// floor is stamped at the floor, and so refills nothing until the clock
+// passes it.
+func (m *migration) underV3Floor(tb *Table) {
+	t, ctx, l := m.t, m.ctx, m.lims[1]
+	for _, now := range []int64{m.floor - 5000, m.floor + 1} {
+		key := "new" + strconv.FormatInt(now, 10)
+		for range 2 {
+			wr, wok, _ := m.mem.TakeAt(now, key, l, 3)
+			if gr, gok, err := tb.TakeAt(ctx, now, key, l, 3); err != nil || gok != wok || math.Float64bits(gr) != math.Float64bits(wr) {
+				t.Fatalf("take %s under version 3's floor: %v %v %v, want %v %v", key, gr, gok, err, wr, wok)
+			}
+		}
+		ws, _ := m.mem.PeekAt(m.floor+2000, key, l)
+		if gs, err := tb.PeekAt(ctx, m.floor+2000, key, l); err != nil || math.Float64bits(gs) != math.Float64bits(ws) {
+			t.Fatalf("peek %s after version 3's floor: %v %v, want %v", key, gs, err, ws)
+		}
+	}
+}
+
+// v3Refuses: version 3, loaded again, refuses a take from a bucket in this
+// version's format and leaves it as it was.
+func (m *migration) v3Refuses() {
+	t, ctx := m.t, m.ctx
+	for _, b := range m.written {
+		v, err := m.c.HGet(ctx, m.keys[0], b.key).Result()
 		if err != nil || len(v) != 17 {
 			continue
 		}
-		if _, err := c.FCall(ctx, library+"_take_v3", keys, b.key, "10", "1", "1", "0").Result(); err == nil {
+		if _, err := m.c.FCall(ctx, library+"_take_v3", m.keys, b.key, "10", "1", "1", "0").Result(); err == nil {
 			t.Fatalf("version 3 took from %s, stored in version 4's format", b.key)
 		}
-		if after, _ := c.HGet(ctx, keys[0], b.key).Result(); after != v {
+		if after, _ := m.c.HGet(ctx, m.keys[0], b.key).Result(); after != v {
 			t.Fatalf("version 3's refused take rewrote %s", b.key)
 		}
 		return
