@@ -28,6 +28,9 @@ import (
 // servers run in processes of their own, so it is the client's CPU alone,
 // GC and go-redis's background goroutines included.
 //
+// On the cluster, "node" is the take through go-redis's own client of
+// the table's primary, bypassing the cluster client.
+//
 // "wire" is the floor under all three: the same FCALL's bytes, encoded
 // once, written to a net.Conn of its own to the node that serves the
 // table and its 14-byte reply read back, with no client library at all:
@@ -88,6 +91,26 @@ func clientDesigns(b *testing.B, c goredis.UniversalClient) {
 		}},
 		{"ping", func() error { return c.Ping(ctx).Err() }},
 		{"wire", wireFCall(b, c, tb, now)},
+	}
+	if cc, ok := c.(*goredis.ClusterClient); ok {
+		// "node": the same take through the plain client go-redis keeps
+		// for the table's primary, so that take ÷ node is what the
+		// cluster client's layer costs on the same node, in one process.
+		m, err := cc.MasterForKey(ctx, tb.keys[0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		ntb, err := NewFromClient(ctx, m, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		designs = append(designs, struct {
+			name string
+			op   func() error
+		}{"node", func() error {
+			_, _, err := ntb.TakeAt(ctx, now, "k", benchAdmitAll, 1)
+			return err
+		}})
 	}
 	r, _ := strconv.Atoi(os.Getenv("TOLLGATE_BENCH_ROTATE"))
 	for i := range designs {
