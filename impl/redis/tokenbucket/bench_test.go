@@ -18,7 +18,8 @@ import (
 	"github.com/tollgate/tollgate/impl/redis/rconn"
 )
 
-// The client's cost per take, on one goroutine: a TakeAt ("take") against
+// The client's cost per take, on one goroutine: a TakeAt ("take"), and an
+// AdmitAt ("admit", the same take answering a refusal's wait), against
 // a bare go-redis Do of the same FCALL with the same function, keys and
 // arguments ("bare") and against PING ("ping"), on one throwaway
 // redis-server (BenchmarkClient) and on a throwaway Redis Cluster of three
@@ -31,7 +32,7 @@ import (
 // On the cluster, "node" is the take through go-redis's own client of
 // the table's primary, bypassing the cluster client.
 //
-// "wire" is the floor under all three: the same FCALL's bytes, encoded
+// "wire" is the floor under them all: the take's FCALL's bytes, encoded
 // once, written to a net.Conn of its own to the node that serves the
 // table and its 14-byte reply read back, with no client library at all:
 // what the kernel's round trip (a write, a read that parks until the reply
@@ -83,6 +84,13 @@ func clientDesigns(b *testing.B, c goredis.UniversalClient) {
 			_, ok, err := tb.TakeAt(ctx, now, "k", benchAdmitAll, 1)
 			if err == nil && !ok {
 				b.Fatal("take refused")
+			}
+			return err
+		}},
+		{"admit", func() error {
+			d, err := tb.AdmitAt(ctx, now, "k", benchAdmitAll, 1)
+			if err == nil && !d.OK {
+				b.Fatal("admit refused")
 			}
 			return err
 		}},

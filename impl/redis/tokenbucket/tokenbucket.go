@@ -115,12 +115,12 @@ type callArgs struct {
 	cmd  [7]any
 	key  string
 	nums numbers
-	// take and admit are the commands over cmd, made on the vector's first
-	// take or admit and reused after (each call clears what the last one
-	// left: rconn.Run its error, the caller its value). They are made with
+	// admit is AdmitAt's command over cmd, made on the vector's first
+	// admit and reused after (each call clears what the last one left:
+	// rconn.Run its error, AdmitAt its value). It is made with
 	// context.Background(), which go-redis keeps but never uses: each call
-	// runs under the ctx passed to rconn.Run.
-	take  *goredis.StringCmd
+	// runs under the ctx passed to rconn.Run. (A take's command is made per
+	// call, in takeCall.)
 	admit *goredis.Cmd
 }
 
@@ -323,6 +323,27 @@ func (t *Table) release(a *callArgs) {
 	t.pool.Put(a)
 }
 
+// takeCall is the call of take or admit (*fn, a field of t.fn) for key
+// with lim, cost and nowMs, its arguments from t.pool; cmd is a
+// *goredis.StringCmd when str (take, whose reply is a bulk string or nil)
+// and a *goredis.Cmd otherwise. It returns what call does, with the reply
+// left in cmd, a command of its own (AdmitAt reuses the vector's).
+func (t *Table) takeCall(ctx context.Context, fn *string, key string, lim Limits, cost float64, nowMs int64, str bool) (goredis.Cmder, error) {
+	a := t.takeArgs(fn, key, lim, cost, nowMs)
+	var cmd goredis.Cmder
+	if str {
+		cmd = goredis.NewStringCmd(ctx, a.cmd[:]...)
+	} else {
+		cmd = goredis.NewCmd(ctx, a.cmd[:]...)
+	}
+	err := callErr(*fn, rconn.Run(ctx, t.c, library, t.src, cmd))
+	t.release(a)
+	if err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
 // callErr is the error a failed call of take or admit returns (nil for a
 // nil reply, which a take's command reports as goredis.Nil).
 func callErr(fn string, err error) error {
@@ -430,26 +451,20 @@ func (t *Table) TakeAt(ctx context.Context, nowMs int64, key string, lim Limits,
 	if err := tokenbucket.CheckArgs(lim, cost, true); err != nil {
 		return 0, false, err
 	}
-	a := t.takeArgs(&t.fn.take, key, lim, cost, nowMs)
-	if a.take == nil {
-		a.take = goredis.NewStringCmd(context.Background(), a.cmd[:]...)
-	}
-	a.take.SetVal("")
-	runErr := rconn.Run(ctx, t.c, library, t.src, a.take)
-	s := a.take.Val()
-	t.release(a)
-	if err := callErr(t.fn.take, runErr); err != nil {
+	cmd, err := t.takeCall(ctx, &t.fn.take, key, lim, cost, nowMs, true)
+	if err != nil {
 		return 0, false, err
 	}
 	// The tokens remaining as 8 bytes, or nil for a refusal (never a Lua
 	// number, which Redis would truncate to an integer).
-	if runErr != nil { // goredis.Nil
+	sc := cmd.(*goredis.StringCmd)
+	if errors.Is(sc.Err(), goredis.Nil) {
 		return 0, false, nil
 	}
-	if x, ok := float(s); ok {
+	if x, ok := float(sc.Val()); ok {
 		return x, true, nil
 	}
-	return 0, false, malformed(t.fn.take, s)
+	return 0, false, malformed(t.fn.take, sc.Val())
 }
 
 // Peek is PeekAt with the table's clock.
