@@ -129,8 +129,8 @@ func cpu(r round) float64 { return r.cpu }
 
 func report() {
 	builds := []string{"before", "after"}
-	names := []string{"Client/take", "Client/bare", "Client/ping", "Client/wire",
-		"ClientCluster/take", "ClientCluster/bare", "ClientCluster/ping", "ClientCluster/wire", "ClientCluster/node"}
+	names := []string{"Client/take", "Client/admit", "Client/bare", "Client/ping", "Client/wire",
+		"ClientCluster/take", "ClientCluster/admit", "ClientCluster/bare", "ClientCluster/ping", "ClientCluster/wire", "ClientCluster/node"}
 	fmt.Println("## Medians over the rounds")
 	fmt.Println()
 	fmt.Println("| build | benchmark | rounds | client CPU µs/call (median [min–max]) | wall µs/call | allocs/op | B/op |")
@@ -162,6 +162,7 @@ func report() {
 		for _, c := range []string{"Client", "ClientCluster"} {
 			pairs = append(pairs,
 				pair{b, c + "/take", b, c + "/bare"},
+				pair{b, c + "/admit", b, c + "/take"},
 				pair{b, c + "/take", b, c + "/ping"},
 				pair{b, c + "/take", b, c + "/wire"},
 				pair{b, c + "/bare", b, c + "/wire"},
@@ -176,7 +177,9 @@ func report() {
 			pair{b, "ClientCluster/node", b, "Client/take"})
 	}
 	pairs = append(pairs, pair{"after", "Client/take", "before", "Client/take"},
-		pair{"after", "ClientCluster/take", "before", "ClientCluster/take"})
+		pair{"after", "ClientCluster/take", "before", "ClientCluster/take"},
+		pair{"after", "Client/admit", "before", "Client/admit"},
+		pair{"after", "ClientCluster/admit", "before", "ClientCluster/admit"})
 	for _, p := range pairs {
 		med, lo, hi, pv, ok := ratio(p.xb, p.x, p.yb, p.y, 1)
 		if !ok {
@@ -189,12 +192,23 @@ func report() {
 		fmt.Printf("| %s %s ÷ %s %s | %.2f [%.2f–%.2f] | %.3f%s |\n", p.xb, p.x, p.yb, p.y, med, lo, hi, pv, mark)
 	}
 	fmt.Println()
-	fmt.Println("## The issue's targets (build after)")
+	for _, b := range builds {
+		targets(b)
+	}
+}
+
+// targets prints the targets for build b.
+func targets(b string) {
+	if len(rounds[b]) == 0 {
+		return
+	}
+	fmt.Println()
+	fmt.Printf("## The issue's targets (build %s)\n", b)
 	fmt.Println()
 	fmt.Println("A target is met when the ratio is at or below it in every round, or when its median is below it and the Mann–Whitney test of the take's rounds against the reference's rounds times the target finds the difference significant; missed when the median is above it and the test is significant; otherwise not significant.")
 	fmt.Println()
 	target := func(what string, x, y string, limit float64) {
-		med, lo, hi, pv, ok := ratio("after", x, "after", y, limit)
+		med, lo, hi, pv, ok := ratio(b, x, b, y, limit)
 		if !ok {
 			return
 		}
@@ -212,7 +226,7 @@ func report() {
 	target("client CPU per take ÷ a bare go-redis FCALL, one server", "Client/take", "Client/bare", 1.5)
 	target("client CPU per take ÷ a bare go-redis FCALL, Cluster", "ClientCluster/take", "ClientCluster/bare", 1.5)
 	target("client CPU per take on a Cluster ÷ on one server", "ClientCluster/take", "Client/take", 1.3)
-	al := values("after", "Client/take", func(r round) float64 { return r.allocs })
+	al := values(b, "Client/take", func(r round) float64 { return r.allocs })
 	if len(al) > 0 {
 		v := "met"
 		if slices.Max(al) > 8 {
