@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -27,7 +28,8 @@ import (
 // cluster and the same client. Each reports allocations (-benchmem) and
 // cpu-ns/op, this process's user and system time per call (getrusage): the
 // servers run in processes of their own, so it is the client's CPU alone,
-// GC and go-redis's background goroutines included.
+// GC and go-redis's background goroutines included. server-cpu-ns/op is
+// the servers' own CPU per call beside it (serverCPU).
 //
 // On the cluster, "node" is the take through go-redis's own client of
 // the table's primary, bypassing the cluster client.
@@ -50,7 +52,7 @@ func cpuNs() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-func measure(b *testing.B, op func() error) {
+func measure(b *testing.B, nodes []*goredis.Client, op func() error) {
 	b.Helper()
 	for range 100 { // warm the pool and the connection
 		if err := op(); err != nil {
@@ -58,19 +60,63 @@ func measure(b *testing.B, op func() error) {
 		}
 	}
 	b.ReportAllocs()
-	b.ResetTimer()
+	srv := serverCPU(b, nodes)
 	cpu := cpuNs()
 	for b.Loop() {
 		if err := op(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuNs()-cpu)/float64(b.N), "cpu-ns/op")
+	cpu = cpuNs() - cpu
+	srv = serverCPU(b, nodes) - srv
+	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(srv)/float64(b.N), "server-cpu-ns/op")
 }
 
-// clientDesigns runs take, bare and ping as sub-benchmarks on c, through a
+// serverCPU is the CPU time, in ns, that the servers of nodes have used
+// (INFO cpu: used_cpu_sys + used_cpu_user, each server's own getrusage):
+// the one server, or every node of a cluster, replicas included (a take's
+// replication is part of its cost). It is read outside the timed loop;
+// server-cpu-ns/op also carries the servers' idle work (serverCron, the
+// cluster bus) over the loop, a fraction of a microsecond per call.
+func serverCPU(b *testing.B, nodes []*goredis.Client) int64 {
+	b.Helper()
+	var total int64
+	for _, n := range nodes {
+		info, err := n.Info(context.Background(), "cpu").Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\n") {
+			k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+			if k == "used_cpu_sys" || k == "used_cpu_user" {
+				x, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					b.Fatalf("INFO cpu: %q: %v", line, err)
+				}
+				total += int64(x * 1e9)
+			}
+		}
+	}
+	return total
+}
+
+// infoClients are clients of their own for the servers at addrs, for
+// serverCPU, closed when b ends.
+func infoClients(b *testing.B, addrs []string) []*goredis.Client {
+	var cs []*goredis.Client
+	for _, a := range addrs {
+		c := rconn.NewClient(&goredis.Options{Addr: a})
+		b.Cleanup(func() { _ = c.Close() })
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// clientDesigns runs the designs as sub-benchmarks on c (nodes: clients
+// of each of its servers, for serverCPU), through a
 // table on c, in the order TOLLGATE_BENCH_ROTATE gives.
-func clientDesigns(b *testing.B, c goredis.UniversalClient) {
+func clientDesigns(b *testing.B, c goredis.UniversalClient, nodes []*goredis.Client) {
 	ctx, now := context.Background(), time.Now().UnixMilli()
 	tb, err := NewFromClient(ctx, c, "bench")
 	if err != nil {
@@ -123,7 +169,7 @@ func clientDesigns(b *testing.B, c goredis.UniversalClient) {
 	r, _ := strconv.Atoi(os.Getenv("TOLLGATE_BENCH_ROTATE"))
 	for i := range designs {
 		d := designs[(i+r)%len(designs)]
-		b.Run(d.name, func(b *testing.B) { measure(b, d.op) })
+		b.Run(d.name, func(b *testing.B) { measure(b, nodes, d.op) })
 	}
 }
 
@@ -132,7 +178,7 @@ func BenchmarkClient(b *testing.B) {
 	srv := redisserver.StartT(b)
 	c := rconn.NewClient(&goredis.Options{Addr: srv.Addr})
 	b.Cleanup(func() { _ = c.Close() })
-	clientDesigns(b, c)
+	clientDesigns(b, c, infoClients(b, []string{srv.Addr}))
 }
 
 // BenchmarkClientCluster is take, bare and ping on a Redis Cluster of
@@ -141,7 +187,7 @@ func BenchmarkClientCluster(b *testing.B) {
 	cl := redisserver.StartClusterT(b, 3, time.Second)
 	c := rconn.NewClusterClient(&goredis.ClusterOptions{Addrs: cl.Addrs()})
 	b.Cleanup(func() { _ = c.Close() })
-	clientDesigns(b, c)
+	clientDesigns(b, c, infoClients(b, cl.Addrs()))
 }
 
 // wireFCall returns the "wire" design: the take's FCALL as its RESP bytes
