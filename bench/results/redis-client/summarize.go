@@ -21,7 +21,7 @@ import (
 )
 
 // round is one benchmark line's figures.
-type round struct{ ns, cpu, bytes, allocs float64 }
+type round struct{ ns, cpu, srv, bytes, allocs float64 }
 
 // rounds[build][case/design][round number]
 var rounds = map[string]map[string]map[int]round{}
@@ -79,6 +79,8 @@ func parse(line string) error {
 			x.ns = v
 		case "cpu-ns/op":
 			x.cpu = v
+		case "server-cpu-ns/op":
+			x.srv = v
 		case "B/op":
 			x.bytes = v
 		case "allocs/op":
@@ -133,8 +135,10 @@ func report() {
 		"ClientCluster/take", "ClientCluster/admit", "ClientCluster/bare", "ClientCluster/ping", "ClientCluster/wire", "ClientCluster/node"}
 	fmt.Println("## Medians over the rounds")
 	fmt.Println()
-	fmt.Println("| build | benchmark | rounds | client CPU µs/call (median [min–max]) | wall µs/call | allocs/op | B/op |")
-	fmt.Println("|---|---|---:|---:|---:|---:|---:|")
+	fmt.Println("The servers' CPU is every node's INFO cpu (replicas included) around the design's calls, per call: blank where the build's benchmark did not report it.")
+	fmt.Println()
+	fmt.Println("| build | benchmark | rounds | client CPU µs/call (median [min–max]) | servers' CPU µs/call | wall µs/call | allocs/op | B/op |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, b := range builds {
 		for _, n := range names {
 			if len(rounds[b][n]) == 0 {
@@ -143,8 +147,12 @@ func report() {
 			c := values(b, n, cpu)
 			al := values(b, n, func(r round) float64 { return r.allocs })
 			by := values(b, n, func(r round) float64 { return r.bytes })
-			fmt.Printf("| %s | %s | %d | %.1f [%.1f–%.1f] | %.1f | %s | %s |\n", b, n, len(c),
-				median(c)/1e3, slices.Min(c)/1e3, slices.Max(c)/1e3,
+			srv := ""
+			if sv := values(b, n, func(r round) float64 { return r.srv }); slices.Max(sv) != 0 {
+				srv = fmt.Sprintf("%.1f [%.1f–%.1f]", median(sv)/1e3, slices.Min(sv)/1e3, slices.Max(sv)/1e3)
+			}
+			fmt.Printf("| %s | %s | %d | %.1f [%.1f–%.1f] | %s | %.1f | %s | %s |\n", b, n, len(c),
+				median(c)/1e3, slices.Min(c)/1e3, slices.Max(c)/1e3, srv,
 				median(values(b, n, func(r round) float64 { return r.ns }))/1e3,
 				span(al), span(by))
 		}
