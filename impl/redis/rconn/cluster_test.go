@@ -109,13 +109,22 @@ func (l *reshardLoad) stopped() bool {
 	}
 }
 
-// takes takes one token from key at a time until stopped, counting the
-// acknowledged takes; every take must succeed.
+// takes takes one token from key at a time until stopped, by TakeAt and
+// AdmitAt in turn (an admit reuses its command from call to call, through
+// redirects too), counting the acknowledged takes; every take must
+// succeed.
 func (l *reshardLoad) takes(ctx context.Context, key string) {
-	for !l.stopped() {
-		_, ok, err := l.tb.TakeAt(ctx, reshardNow, key, reshardLimits, 1)
+	for i := 0; !l.stopped(); i++ {
+		var ok bool
+		var err error
+		if i%2 == 0 {
+			_, ok, err = l.tb.TakeAt(ctx, reshardNow, key, reshardLimits, 1)
+		} else {
+			d, aerr := l.tb.AdmitAt(ctx, reshardNow, key, reshardLimits, 1)
+			ok, err = d.OK, aerr
+		}
 		if err != nil || !ok {
-			l.fail("take on %s: %v, %v", key, ok, err)
+			l.fail("take %d on %s: %v, %v", i, key, ok, err)
 			return
 		}
 		l.mu.Lock()

@@ -115,6 +115,13 @@ type callArgs struct {
 	cmd  [7]any
 	key  string
 	nums numbers
+	// admit is AdmitAt's command over cmd, made on the vector's first
+	// admit and reused after (each call clears what the last one left:
+	// rconn.Run its error, AdmitAt its value). It is made with
+	// context.Background(), which go-redis keeps but never uses: each call
+	// runs under the ctx passed to rconn.Run. (A take's command is made per
+	// call, in takeCall.)
+	admit *goredis.Cmd
 }
 
 // numbers is a packed numbers argument: float64s and an int64, each as its
@@ -290,11 +297,10 @@ func (t *Table) call(ctx context.Context, readOnly bool, fn string, args ...any)
 	return cmd.Val(), nil
 }
 
-// takeCall is the call of take or admit (*fn, a field of t.fn) for key with lim, cost and
-// nowMs, its arguments from t.pool; cmd is a *goredis.StringCmd for take
-// (whose reply is a bulk string or nil) and a *goredis.Cmd for admit. It
-// returns what call does, with the reply left in cmd.
-func (t *Table) takeCall(ctx context.Context, fn *string, key string, lim Limits, cost float64, nowMs int64, str bool) (goredis.Cmder, error) {
+// takeArgs is the argument vector of a call of take or admit (*fn, a
+// field of t.fn) for key with lim, cost and nowMs, from t.pool; release
+// gives it back once the call's reply has been read.
+func (t *Table) takeArgs(fn *string, key string, lim Limits, cost float64, nowMs int64) *callArgs {
 	a, _ := t.pool.Get().(*callArgs)
 	if a == nil {
 		a = &callArgs{}
@@ -307,24 +313,44 @@ func (t *Table) takeCall(ctx context.Context, fn *string, key string, lim Limits
 	a.nums.float(lim.RefillPerSecond)
 	a.nums.float(cost)
 	a.nums.clock(nowMs)
+	return a
+}
+
+// release puts a back in t.pool: go-redis has written the arguments and
+// read the reply, and keeps no reference to either once the call returns.
+func (t *Table) release(a *callArgs) {
+	a.key = ""
+	t.pool.Put(a)
+}
+
+// takeCall is the call of take or admit (*fn, a field of t.fn) for key
+// with lim, cost and nowMs, its arguments from t.pool; cmd is a
+// *goredis.StringCmd when str (take, whose reply is a bulk string or nil)
+// and a *goredis.Cmd otherwise. It returns what call does, with the reply
+// left in cmd, a command of its own (AdmitAt reuses the vector's).
+func (t *Table) takeCall(ctx context.Context, fn *string, key string, lim Limits, cost float64, nowMs int64, str bool) (goredis.Cmder, error) {
+	a := t.takeArgs(fn, key, lim, cost, nowMs)
 	var cmd goredis.Cmder
 	if str {
 		cmd = goredis.NewStringCmd(ctx, a.cmd[:]...)
 	} else {
 		cmd = goredis.NewCmd(ctx, a.cmd[:]...)
 	}
-	err := rconn.Run(ctx, t.c, library, t.src, cmd)
-	// go-redis has written the arguments and keeps no reference to them
-	// once the call returns.
-	a.key = ""
-	t.pool.Put(a)
-	if errors.Is(err, goredis.Nil) {
-		return cmd, nil
-	}
+	err := callErr(*fn, rconn.Run(ctx, t.c, library, t.src, cmd))
+	t.release(a)
 	if err != nil {
-		return nil, fmt.Errorf("tokenbucket: %s: %w", *fn, err)
+		return nil, err
 	}
 	return cmd, nil
+}
+
+// callErr is the error a failed call of take or admit returns (nil for a
+// nil reply, which a take's command reports as goredis.Nil).
+func callErr(fn string, err error) error {
+	if err == nil || errors.Is(err, goredis.Nil) {
+		return nil
+	}
+	return fmt.Errorf("tokenbucket: %s: %w", fn, err)
 }
 
 // malformed is the error for a reply the library never gives. The call was
@@ -362,11 +388,17 @@ func (t *Table) AdmitAt(ctx context.Context, nowMs int64, key string, lim Limits
 	if err := tokenbucket.CheckArgs(lim, cost, true); err != nil {
 		return tokenbucket.Decision{}, err
 	}
-	cmd, err := t.takeCall(ctx, &t.fn.admit, key, lim, cost, nowMs, false)
+	a := t.takeArgs(&t.fn.admit, key, lim, cost, nowMs)
+	if a.admit == nil {
+		a.admit = goredis.NewCmd(context.Background(), a.cmd[:]...)
+	}
+	a.admit.SetVal(nil)
+	err := callErr(t.fn.admit, rconn.Run(ctx, t.c, library, t.src, a.admit))
+	res := a.admit.Val()
+	t.release(a)
 	if err != nil {
 		return tokenbucket.Decision{}, err
 	}
-	res := cmd.(*goredis.Cmd).Val()
 	switch r := res.(type) {
 	case string:
 		if x, ok := float(r); ok {
