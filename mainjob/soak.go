@@ -140,14 +140,7 @@ func Soak(c Config, out io.Writer) (Verdict, error) {
 		}
 		win := faultrun.Draw(c.Seed, idx, c.primitives(), wing.atoms)
 		fmt.Fprintf(w, "plan: %s\n", win)
-		r, err := wing.run(win)
-		for try := 2; err == nil && onlyMissedWrites(r) && try <= soakStrikeTries; try++ {
-			// Nothing was checked of what the fault does to a write: the
-			// window is run again, on fresh servers, rather than passed
-			// or failed on a fault that hit nothing (Jepsen's rule).
-			fmt.Fprintf(w, "  -> the fault found no write in flight; operations %d, nothing lost or applied twice: injected again (try %d of %d)\n", r.Ops, try, soakStrikeTries)
-			r, err = wing.run(win)
-		}
+		r, err := runTries(wing.run, win, w)
 		s := soakRow{w: win, r: r, err: err}
 		rows = append(rows, s)
 		switch {
@@ -173,8 +166,33 @@ func Soak(c Config, out io.Writer) (Verdict, error) {
 }
 
 // soakStrikeTries is how many times a soak window is run when its fault
-// finds no write in flight and nothing else is wrong with it.
+// finds no write in flight and nothing else is wrong with it, or when the
+// harness could not do or undo its fault.
 const soakStrikeTries = 3
+
+// runTries runs window win with run, and runs it again, on fresh servers,
+// up to soakStrikeTries times in all while a try checked nothing of what
+// the fault does to a write: the fault found no write in flight and
+// nothing else is wrong (Jepsen's rule: a fault that hit nothing is
+// neither a pass nor a failure), or the harness could not do or undo the
+// fault (NOT RUN: a server that did not fail over in time on a loaded
+// machine, say). Each try again is written to w; the last try's row and
+// error are the window's. A try that found a violation is never run again.
+func runTries(run func(faultrun.Window) (faultrun.Row, error), win faultrun.Window, w io.Writer) (faultrun.Row, error) {
+	r, err := run(win)
+	for try := 2; try <= soakStrikeTries; try++ {
+		switch {
+		case err != nil:
+			fmt.Fprintf(w, "  -> NOT RUN: %v: run again (try %d of %d)\n", err, try, soakStrikeTries)
+		case onlyMissedWrites(r):
+			fmt.Fprintf(w, "  -> the fault found no write in flight; operations %d, nothing lost or applied twice: injected again (try %d of %d)\n", r.Ops, try, soakStrikeTries)
+		default:
+			return r, nil
+		}
+		r, err = run(win)
+	}
+	return r, err
+}
 
 // onlyMissedWrites reports whether r fails only because its fault found
 // no write in flight: with one there, it would pass.
