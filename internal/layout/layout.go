@@ -141,7 +141,8 @@ type Tries interface {
 	IsNode(v any) (node unsafe.Pointer, ok bool)
 	// Key renders a cell's key.
 	Key(cell unsafe.Pointer) string
-	// Next returns the address of a cell's next word and the node it holds.
+	// Next returns the address of a cell's next word and the node it
+	// holds, or of a frozen wrapper's value word and the node it froze.
 	Next(cell unsafe.Pointer) (word, next unsafe.Pointer)
 	// State returns the address of a cell's bucket word.
 	State(cell unsafe.Pointer) unsafe.Pointer
