@@ -260,7 +260,7 @@ func (w *words) pathLabel(p []int) string {
 			h := w.hash(k)
 			match := true
 			for l := 0; l <= level; l++ {
-				if w.trie.Slot(h, l) != p[l] {
+				if w.trie.Index(h, l) != p[l] {
 					match = false
 					break
 				}

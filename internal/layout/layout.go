@@ -127,8 +127,8 @@ type Tries interface {
 	// Fanout is the number of children of an inner node at level (the
 	// root's is 0).
 	Fanout(level int) int
-	// Slot is the child of an inner node at level that hash h descends to.
-	Slot(h uint64, level int) int
+	// Index is the child of an inner node at level that hash h descends to.
+	Index(h uint64, level int) int
 	// First returns the value of a node's first word: the node itself for
 	// a cell, the frozen marker for a frozen wrapper, child 0 for an inner
 	// node.

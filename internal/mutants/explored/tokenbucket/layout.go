@@ -74,8 +74,8 @@ func (*tableLayout[K]) Frozen(t unsafe.Pointer) unsafe.Pointer {
 // Fanout implements layout.Tries.
 func (*tableLayout[K]) Fanout(level int) int { return int(fanoutAt(uint(level))) }
 
-// Slot implements layout.Tries.
-func (*tableLayout[K]) Slot(h uint64, level int) int { return int(index(h, uint(level))) }
+// Index implements layout.Tries.
+func (*tableLayout[K]) Index(h uint64, level int) int { return int(index(h, uint(level))) }
 
 // First implements layout.Tries.
 func (*tableLayout[K]) First(n unsafe.Pointer) unsafe.Pointer {
