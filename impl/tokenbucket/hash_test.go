@@ -63,7 +63,7 @@ func TestKeyHashSpreadsSequentialKeys(t *testing.T) {
 		m := int(fanoutAt(d))
 		count := make([]int, m)
 		for i := range uint64(n) {
-			count[slot(h(i), d)]++
+			count[index(h(i), d)]++
 		}
 		for c, got := range count {
 			if got < n/m*7/10 || got > n/m*13/10 {
@@ -142,7 +142,7 @@ func TestKeyHashSpreadsHighBits(t *testing.T) {
 		for d := range uint(2) {
 			var count [wideFanout]int
 			for i := range n {
-				count[slot(h(uint64(i)<<shift), d)]++
+				count[index(h(uint64(i)<<shift), d)]++
 			}
 			for c, got := range count {
 				if want := n / wideFanout; got < want/2 || got > want*2 {

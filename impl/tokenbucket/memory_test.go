@@ -10,26 +10,31 @@ import (
 )
 
 // TestNodeSizes pins the node layout spec/tokenbucket.md §6 counts memory
-// by: a node is one child word, an inner node is its child words and
-// nothing else (16 of them, 128 B, at the wide levels; 4, 32 B, below), and
-// a cell is its node word, key, chain word and bucket word, 48 B for an
-// 8-byte key (a Go size class: a cell wastes nothing).
+// by: a node header is one word; an inner node is its child words and
+// nothing else (16 of them, 128 B, at the wide levels; 4, 32 B, below: it
+// has no header word of its own, its child 0 is its first word); a cell is
+// its header, key, chain word and bucket word, 48 B for an 8-byte key (a Go
+// size class: a cell wastes nothing); a frozen wrapper is its header and
+// the value it froze, 16 B.
 func TestNodeSizes(t *testing.T) {
 	word := unsafe.Sizeof(uintptr(0))
 	if got := unsafe.Sizeof(node[uint64]{}); got != word {
-		t.Errorf("a node is %d B, want one word (%d B)", got, word)
+		t.Errorf("a node header is %d B, want one word (%d B)", got, word)
 	}
-	if got := unsafe.Sizeof([wideFanout]node[uint64]{}); got != wideFanout*word {
+	if got := unsafe.Sizeof([wideFanout / narrowFanout]inner[uint64]{}); got != wideFanout*word {
 		t.Errorf("a wide inner node is %d B, want %d child words (%d B)", got, wideFanout, wideFanout*word)
 	}
-	if got := unsafe.Sizeof([narrowFanout]node[uint64]{}); got != narrowFanout*word {
+	if got := unsafe.Sizeof(inner[uint64]{}); got != narrowFanout*word {
 		t.Errorf("a narrow inner node is %d B, want %d child words (%d B)", got, narrowFanout, narrowFanout*word)
 	}
 	if got, want := unsafe.Sizeof(cell[uint64]{}), 3*word+unsafe.Sizeof(seam.Pair{}); got != want {
-		t.Errorf("a cell of a uint64 key is %d B, want its node word, key, next and bucket word (%d B)", got, want)
+		t.Errorf("a cell of a uint64 key is %d B, want its header, key, next and bucket word (%d B)", got, want)
 	}
 	if got := unsafe.Sizeof(cell[uint64]{}); got > 48 {
 		t.Errorf("a cell of a uint64 key is %d B, more than the 48 B size class", got)
+	}
+	if got := unsafe.Sizeof(wrapper[uint64]{}); got != 2*word {
+		t.Errorf("a frozen wrapper is %d B, want its header and value (%d B)", got, 2*word)
 	}
 }
 
@@ -47,17 +52,17 @@ func TestInnerNodesPerKey(t *testing.T) {
 		tr.insertHash(k, tr.hash(k))
 	}
 	var bytes, cells uintptr
-	var walk func(n *node[uint64], d uint)
-	walk = func(n *node[uint64], d uint) {
-		bytes += uintptr(fanoutAt(d)) * unsafe.Sizeof(*n)
+	var walk func(n *inner[uint64], d uint)
+	walk = func(n *inner[uint64], d uint) {
+		bytes += uintptr(fanoutAt(d)) * unsafe.Sizeof(n.kids[0])
 		for i := range fanoutAt(d) {
-			c := kid(n, i).Load()
+			c := n.kid(i).Load()
 			switch {
 			case c == nil:
 			case cellOf(c) == nil:
-				walk(c, d+1)
+				walk(tr.asInner(c, c.first.Load()), d+1)
 			default:
-				for ; c != nil; c = asCell(c).next.Load() {
+				for x := cellOf(c); x != nil; x = x.next.Load() {
 					cells++
 				}
 			}
@@ -80,7 +85,7 @@ func TestInnerNodesPerKey(t *testing.T) {
 func TestNewInnerAllocates(t *testing.T) {
 	const n = 4096
 	word := unsafe.Sizeof(node[uint64]{})
-	keep := make([]*node[uint64], n)
+	keep := make([]*inner[uint64], n)
 	for d := range uint(wideLevels + 2) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

@@ -34,27 +34,27 @@ func forcedTable(t *testing.T, hash func(int) uint64) *Table[string] {
 // liveCells counts the live cells reachable in the table's trie, all cells
 // (dead ones waiting in a chain included), and the inner nodes below the
 // root.
-func liveCells[K comparable](tb *Table[K]) (live, all, inner int) {
+func liveCells[K comparable](tb *Table[K]) (live, all, inners int) {
 	tr := tb.buckets.Load()
-	var walk func(n *node[K], d uint)
-	walk = func(n *node[K], d uint) {
+	var walk func(n *inner[K], d uint)
+	walk = func(n *inner[K], d uint) {
 		for i := range fanoutAt(d) {
-			c := tr.thaw(kid(n, i).Load())
+			c := tr.thaw(n.kid(i).Load())
 			if c != nil && cellOf(c) == nil {
-				inner++
-				walk(c, d+1)
+				inners++
+				walk(tr.asInner(c, c.first.Load()), d+1)
 				continue
 			}
-			for ; c != nil && c != tr.sealed; c = asCell(c).next.Load() {
+			for x := cellOf(c); x != nil && x != tr.sealed; x = x.next.Load() {
 				all++
-				if !asCell(c).dead() {
+				if !x.dead() {
 					live++
 				}
 			}
 		}
 	}
 	walk(tr.root, 0)
-	return live, all, inner
+	return live, all, inners
 }
 
 // TestReclaimAgreesWithModel: T12, T10, T4, T8. Long random sequences of

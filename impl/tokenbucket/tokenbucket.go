@@ -192,20 +192,20 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 	// Two 64-bit loads, cheaper than the 128-bit snapshot; a write between
 	// them can pair halves of two states, which the compare-and-swap below
 	// rejects (it compares both halves) and a refusal checks first.
-	lo, hi := c.state.LoadLo(), c.state.LoadHi()
+	lo, hi := c.word.LoadLo(), c.word.LoadHi()
 	for {
 		if lo == deadLo {
 			// Reset or reclaimed: the bucket lives on in the key's next
 			// cell, which this walk finds or makes.
 			c = tr.insertHash(key, tr.hash(key))
-			lo, hi = c.state.LoadLo(), c.state.LoadHi()
+			lo, hi = c.word.LoadLo(), c.word.LoadHi()
 			continue
 		}
 		have := refill(lo, hi, lim, nowMs)
 		if have < cost {
 			// A refusal commits nothing to validate it: decide it on one
 			// snapshot of the word, where it linearizes.
-			if sLo, sHi := c.state.Load(); sLo != lo || sHi != hi {
+			if sLo, sHi := c.word.Load(); sLo != lo || sHi != hi {
 				lo, hi = sLo, sHi
 				continue
 			}
@@ -229,14 +229,14 @@ func (t *Table[K]) take(key K, lim Limits, cost float64, nowMs int64, reread boo
 		// reset) committed since the load above, which compared both halves
 		// proves; then we recompute. Equal words mean an equal bucket, so
 		// a word that changed and changed back is as good as unchanged.
-		if c.state.CompareAndSwap(lo, hi, nextLo, nextHi) {
+		if c.word.CompareAndSwap(lo, hi, nextLo, nextHi) {
 			return left, true
 		}
 		t.lostRace() // T2: a lost race is retried, never a refusal
 		if reread {
 			nowMs = t.clock()
 		}
-		lo, hi = c.state.LoadLo(), c.state.LoadHi()
+		lo, hi = c.word.LoadLo(), c.word.LoadHi()
 	}
 }
 
@@ -282,7 +282,7 @@ func (t *Table[K]) PeekAt(nowMs int64, key K, lim Limits) (float64, error) {
 func (t *Table[K]) load(key K) (lo, hi uint64) {
 	tr := t.live()
 	for c := tr.find(key); c != nil; c = tr.findLive(key) {
-		if lo, hi = c.state.Load(); lo != deadLo {
+		if lo, hi = c.word.Load(); lo != deadLo {
 			return lo, hi
 		}
 	}
@@ -419,11 +419,11 @@ func (t *Table[K]) Reset(key K) {
 	tr := t.live()
 	h := tr.hash(key)
 	for c := tr.findHash(key, h, lookLive); c != nil; c = tr.findHash(key, h, lookLive) {
-		lo, hi := c.state.Load()
+		lo, hi := c.word.Load()
 		// any → dead: the key has no bucket now. A word that is absent
 		// dies too (a reset of an absent bucket changes nothing), so the
 		// cell can go.
-		if lo != deadLo && c.state.CompareAndSwap(lo, hi, deadLo, 0) {
+		if lo != deadLo && c.word.CompareAndSwap(lo, hi, deadLo, 0) {
 			tr.tidy(h)
 			return
 		}
@@ -469,7 +469,7 @@ func (t *Table[K]) ReclaimAt(nowMs int64, lim Limits) (int, error) {
 	tr.raiseFloor(nowMs)
 	return tr.sweep(nil, tr.root, 0, func(c *cell[K]) bool {
 		for {
-			lo, hi := c.state.Load()
+			lo, hi := c.word.Load()
 			switch {
 			case lo == deadLo:
 				return false
@@ -477,7 +477,7 @@ func (t *Table[K]) ReclaimAt(nowMs int64, lim Limits) (int, error) {
 				// absent → dead: a new cell no take committed to holds no
 				// bucket to forget; its take, if any, fails and makes
 				// another cell, which sees the floor.
-				if c.state.CompareAndSwap(lo, hi, deadLo, 0) {
+				if c.word.CompareAndSwap(lo, hi, deadLo, 0) {
 					return false
 				}
 			case int64(hi) > nowMs || refill(lo, hi, lim, nowMs) != lim.Capacity:
@@ -486,7 +486,7 @@ func (t *Table[K]) ReclaimAt(nowMs int64, lim Limits) (int, error) {
 				// present → dead: forgets the full bucket; a take that
 				// loaded it fails its compare-and-swap and makes the key a
 				// new cell.
-				if c.state.CompareAndSwap(lo, hi, deadLo, 0) {
+				if c.word.CompareAndSwap(lo, hi, deadLo, 0) {
 					return true
 				}
 			}

@@ -38,28 +38,32 @@ func shiftAt(d uint) uint {
 	return wideLevels*wideBits + (d-wideLevels)*narrowBits
 }
 
-// slot is the child word of a level-d inner node that hash h descends to.
-func slot(h uint64, d uint) uint64 { return h >> shiftAt(d) & (fanoutAt(d) - 1) }
+// index is the child word of a level-d inner node that hash h descends to.
+func index(h uint64, d uint) uint64 { return h >> shiftAt(d) & (fanoutAt(d) - 1) }
 
 // trie is the lock-free map from keys to cells behind a Table: a hash trie
 // whose child words change only by compare-and-swap. Lookups, inserts and
 // unlinks are lock-free and linearizable (T11, T12).
 //
-// A node is one of three things, told apart by its first word (node):
+// A node is one of three types, told apart by its first word (node, the
+// header they share):
 //
-//	inner node     its child words, fanoutAt(d) of them and nothing else;
+//	inner          its child words, fanoutAt(d) of them and nothing else;
 //	               the first word is child 0
-//	cell           a key, its bucket word, and a chain (next) of cells whose
-//	               keys have exactly the same 64-bit hash (a cell does not
-//	               keep its hash: an insert that meets it hashes its key
-//	               again); the first word points to the cell itself
-//	frozen wrapper a cell-shaped node whose first word is the trie's frozen
-//	               marker; its next holds the value of the word it froze
+//	cell           a key, its bucket word, and a chain word (next) to the
+//	               next cell whose key has exactly the same 64-bit hash (a
+//	               cell does not keep its hash: an insert that meets it
+//	               hashes its key again); the first word points to the cell
+//	               itself
+//	wrapper        a frozen wrapper: the first word holds the trie's frozen
+//	               marker, the second (value) the value of the child word
+//	               it froze
 //
 // A child word never holds the node it belongs to, nor the frozen marker,
 // so the first word of an inner node is never either: loading a node's
-// first word tells the three apart. The first word of a cell or a wrapper
-// is stored before the node is published and never changes.
+// first word tells the three apart, and the casts asInner, asCell and
+// asWrapper check it. The first word of a cell or a wrapper is stored
+// before the node is published and never changes; so is a wrapper's value.
 //
 // Each child word of an inner node holds one of
 //
@@ -103,14 +107,14 @@ type trie[K comparable] struct {
 	// hash is the keys' 64-bit hash (keyHash), under a seed drawn for this
 	// trie.
 	hash func(K) uint64
-	root *node[K] // an inner node of level 0
+	root *inner[K] // the inner node of level 0
 	// floor is the newest clock reading any reclaim of this trie carried
 	// (T12), biased by 1<<63 so that the zero word is the smallest int64: no
 	// reclaim yet, and then max(now, floor) is now. It only rises.
 	floor seam.Uint64
 	// sealed is the next word of a dead cell being unlinked that had no
 	// successor. It is never a key's cell, nor any node's value.
-	sealed *node[K]
+	sealed *cell[K]
 	// frozen marks a frozen wrapper: a wrapper's first word holds it. No
 	// child word ever does.
 	frozen *node[K]
@@ -136,56 +140,113 @@ func (t *trie[K]) raiseFloor(nowMs int64) {
 	}
 }
 
-// node is a trie node as a child word holds it: its first word, which says
-// what the node is (see trie). An inner node is an array of nodes, each of
-// them one child word; a cell and a wrapper begin with one.
+// node is the header that begins every node of the trie, and what a child
+// word points to: the node's first word, which says what the node is (see
+// trie). Nothing else is read through a *node; the casts asInner, asCell
+// and asWrapper turn it into the node's own type, given the first word the
+// caller loaded, and panic when that word says the node is something else.
+// An inner node has no header of its own: its first word is child 0, which
+// keeps an inner node at exactly its child words (spec/tokenbucket.md §6
+// measures what a header word of its own would cost).
 type node[K comparable] struct {
 	first seam.Pointer[node[K]]
 }
 
-// cell is a key's cell, or a frozen wrapper (see trie). A cell's node word
-// points to the cell itself; a wrapper's holds the trie's frozen marker, and
-// its next the value of the child word it froze.
+// inner is an inner node: its child words and nothing else, fanoutAt(d) of
+// them at level d. The type shows a narrow node's narrowFanout words; a
+// wide node is wideFanout words in a row (newInner), all reached through
+// kid.
+type inner[K comparable] struct {
+	kids [narrowFanout]seam.Pointer[node[K]]
+}
+
+// kid is child word i of n, i below the fanout of n's level.
+func (n *inner[K]) kid(i uint64) *seam.Pointer[node[K]] {
+	return (*seam.Pointer[node[K]])(unsafe.Add(unsafe.Pointer(n), uintptr(i)*unsafe.Sizeof(n.kids[0])))
+}
+
+// head is n as a child word holds it: its child 0 is its first word.
+func (n *inner[K]) head() *node[K] { return (*node[K])(unsafe.Pointer(n)) }
+
+// cell is a key's cell (see trie).
 type cell[K comparable] struct {
-	node[K]
-	key  K
-	next seam.Pointer[node[K]]
-	// state is the bucket word (tokenbucket.go): (0, 0) while absent, then
+	node[K] // points to the cell itself
+	key     K
+	// next is the chain word: nil, the next cell of an equal hash, or the
+	// trie's sealed marker.
+	next seam.Pointer[cell[K]]
+	// word is the bucket word (tokenbucket.go): (0, 0) while absent, then
 	// the tokens and timestamp of the last committed take, and dead at the
 	// end. Every change is a 128-bit compare-and-swap.
-	state seam.Pair
+	word seam.Pair
 }
+
+// head is c as a child word holds it, nil for nil.
+func (c *cell[K]) head() *node[K] { return (*node[K])(unsafe.Pointer(c)) }
 
 // dead reports whether the cell's bucket word is dead: it is no key's
 // bucket any more, and only waits to be unlinked.
-func (c *cell[K]) dead() bool { return c.state.LoadLo() == deadLo }
+func (c *cell[K]) dead() bool { return c.word.LoadLo() == deadLo }
 
-// asCell is n, which is a cell or a wrapper (or nil), as one.
-func asCell[K comparable](n *node[K]) *cell[K] { return (*cell[K])(unsafe.Pointer(n)) }
+// wrapper is a frozen wrapper (see trie): the frozen form of a child word's
+// value. Both words are stored before the wrapper is published and never
+// change.
+type wrapper[K comparable] struct {
+	node[K] // holds the trie's frozen marker
+	// value is the value of the child word the wrapper froze: nil, a cell
+	// or an inner node.
+	value seam.Pointer[node[K]]
+}
+
+// asCell is n as a cell, f being n's first word as loaded. It panics unless
+// f says n is a cell (it points to n).
+func asCell[K comparable](n, f *node[K]) *cell[K] {
+	if n == nil || f != n {
+		panic("tokenbucket: a trie node that is not a cell used as one")
+	}
+	return (*cell[K])(unsafe.Pointer(n))
+}
+
+// asWrapper is n as a frozen wrapper, f being n's first word as loaded. It
+// panics unless f is the trie's frozen marker.
+func (t *trie[K]) asWrapper(n, f *node[K]) *wrapper[K] {
+	if n == nil || f != t.frozen {
+		panic("tokenbucket: a trie node that is not a frozen wrapper used as one")
+	}
+	return (*wrapper[K])(unsafe.Pointer(n))
+}
+
+// asInner is n as an inner node, f being n's first word as loaded. It
+// panics unless f says n is one: neither n itself (a cell) nor the frozen
+// marker (a wrapper).
+func (t *trie[K]) asInner(n, f *node[K]) *inner[K] {
+	if n == nil || f == n || f == t.frozen {
+		panic("tokenbucket: a trie node that is not an inner node used as one")
+	}
+	return (*inner[K])(unsafe.Pointer(n))
+}
 
 // cellOf is n as a cell when it is one, else nil (n is nil, an inner node or
 // a wrapper).
 func cellOf[K comparable](n *node[K]) *cell[K] {
-	if n != nil && n.first.Load() == n {
-		return asCell(n)
+	if n == nil {
+		return nil
+	}
+	if f := n.first.Load(); f == n {
+		return asCell(n, f)
 	}
 	return nil
 }
 
-// kid is child word i of the inner node n.
-func kid[K comparable](n *node[K], i uint64) *seam.Pointer[node[K]] {
-	return &(*node[K])(unsafe.Add(unsafe.Pointer(n), uintptr(i)*unsafe.Sizeof(*n))).first
-}
-
 // newInner returns an empty inner node of level d.
-func newInner[K comparable](d uint) *node[K] {
+func newInner[K comparable](d uint) *inner[K] {
 	if d < wideLevels {
-		return &new([wideFanout]node[K])[0]
+		return &new([wideFanout / narrowFanout]inner[K])[0]
 	}
-	return &new([narrowFanout]node[K])[0]
+	return new(inner[K])
 }
 
-// newCell returns a fresh cell of key, its node word set, not yet
+// newCell returns a fresh cell of key, its first word set, not yet
 // published.
 func newCell[K comparable](key K) *cell[K] {
 	c := &cell[K]{key: key}
@@ -195,7 +256,7 @@ func newCell[K comparable](key K) *cell[K] {
 
 func newTrie[K comparable]() *trie[K] {
 	return &trie[K]{hash: keyHash[K](maphash.MakeSeed()),
-		root: newInner[K](0), sealed: new(node[K]), frozen: new(node[K])}
+		root: newInner[K](0), sealed: new(cell[K]), frozen: new(node[K])}
 }
 
 // isFrozen reports whether n, read from a child word, is a frozen wrapper.
@@ -203,8 +264,11 @@ func (t *trie[K]) isFrozen(n *node[K]) bool { return n != nil && n.first.Load() 
 
 // thaw is the value a child word stands for: n, or what n wraps.
 func (t *trie[K]) thaw(n *node[K]) *node[K] {
-	if t.isFrozen(n) {
-		return asCell(n).next.Load()
+	if n == nil {
+		return nil
+	}
+	if f := n.first.Load(); f == t.frozen {
+		return t.asWrapper(n, f).value.Load()
 	}
 	return n
 }
@@ -243,7 +307,7 @@ func (t *trie[K]) insert(key K) *cell[K] {
 func (t *trie[K]) findHash(key K, h uint64, look int) *cell[K] {
 	n := t.root
 	for d := uint(0); ; d++ {
-		c := kid(n, slot(h, d)).Load()
+		c := n.kid(index(h, d)).Load()
 		if c == nil {
 			return nil
 		}
@@ -252,23 +316,21 @@ func (t *trie[K]) findHash(key K, h uint64, look int) *cell[K] {
 			if look == lookFast {
 				return nil
 			}
-			if c = asCell(c).next.Load(); c == nil {
+			if c = t.asWrapper(c, f).value.Load(); c == nil {
 				return nil
 			}
 			f = c.first.Load()
 		}
 		if f != c {
-			n = c // an inner node
+			n = t.asInner(c, f)
 			continue
 		}
 		// The key, if present, is this cell or in its chain: a key of
 		// another hash would have pushed the cell down first.
-		for c != nil && c != t.sealed {
-			x := asCell(c)
+		for x := asCell(c, f); x != nil && x != t.sealed; x = x.next.Load() {
 			if x.key == key && !(look == lookLive && x.dead()) {
 				return x
 			}
-			c = x.next.Load()
 		}
 		return nil
 	}
@@ -282,7 +344,7 @@ func (t *trie[K]) insertHash(key K, h uint64) *cell[K] {
 	var holder *seam.Pointer[node[K]] // the word n was read from; nil for the root
 	n, d := t.root, uint(0)
 	for {
-		word := kid(n, slot(h, d))
+		word := n.kid(index(h, d))
 		c := word.Load()
 		if c == nil {
 			if fresh == nil {
@@ -295,29 +357,34 @@ func (t *trie[K]) insertHash(key K, h uint64) *cell[K] {
 			}
 			continue
 		}
-		switch f := c.first.Load(); {
-		case f == t.frozen:
+		f := c.first.Load()
+		if f == t.frozen {
 			// n is being compacted: finish that, then walk again from the
 			// root, which reaches n's replacement.
 			t.compact(holder, n, d)
 			holder, n, d = nil, t.root, 0
-		case f != c:
-			holder, n, d = word, c, d+1 // an inner node
-		case asCell(c).dead():
-			t.unlink(word, asCell(c))
-		case asCell(c).key == key:
-			return asCell(c)
-		case t.hash(asCell(c).key) == h:
-			if found := t.appendKey(asCell(c), key, &fresh); found != nil {
+			continue
+		}
+		if f != c {
+			holder, n, d = word, t.asInner(c, f), d+1
+			continue
+		}
+		switch x := asCell(c, f); {
+		case x.dead():
+			t.unlink(word, x)
+		case x.key == key:
+			return x
+		case t.hash(x.key) == h:
+			if found := t.appendKey(x, key, &fresh); found != nil {
 				return found
 			}
 		default:
 			// Two hashes share this prefix: push the cell one level down.
-			inner := newInner[K](d + 1)
-			kid(inner, slot(t.hash(asCell(c).key), d+1)).Store(c)
+			in := newInner[K](d + 1)
+			in.kid(index(t.hash(x.key), d+1)).Store(c)
 			// cell → inner node holding that cell: keeps every key reachable.
-			if word.CompareAndSwap(c, inner) {
-				holder, n, d = word, inner, d+1
+			if word.CompareAndSwap(c, in.head()) {
+				holder, n, d = word, in, d+1
 			}
 		}
 	}
@@ -337,7 +404,7 @@ func (t *trie[K]) appendKey(c *cell[K], key K, fresh **cell[K]) *cell[K] {
 			return nil // a dead head on its way out: the caller unlinks it
 		}
 		if next != nil {
-			c = asCell(next)
+			c = next
 			continue
 		}
 		if *fresh == nil {
@@ -345,7 +412,7 @@ func (t *trie[K]) appendKey(c *cell[K], key K, fresh **cell[K]) *cell[K] {
 		}
 		// nil → cell at the chain's tail. A dead tail may take a successor:
 		// it is then unlinked to that successor instead of to nil.
-		if c.next.CompareAndSwap(nil, &(*fresh).node) {
+		if c.next.CompareAndSwap(nil, *fresh) {
 			return *fresh
 		}
 		return nil
@@ -367,25 +434,26 @@ func (t *trie[K]) unlink(word *seam.Pointer[node[K]], c *cell[K]) {
 	}
 	// dead cell → its successor: unlinks c; fails if another unlink (or a
 	// push-down, which keeps c one level down) came first.
-	word.CompareAndSwap(&c.node, succ)
+	word.CompareAndSwap(&c.node, succ.head())
 }
 
 // tidy unlinks the dead heads of the chain at the end of hash h's path.
 func (t *trie[K]) tidy(h uint64) {
 	n, d := t.root, uint(0)
 	for {
-		word := kid(n, slot(h, d))
+		word := n.kid(index(h, d))
 		c := word.Load()
 		if c == nil {
 			return
 		}
-		switch f := c.first.Load(); {
+		f := c.first.Load()
+		switch {
 		case f == t.frozen:
 			return // a frozen word: its compaction drops dead heads
 		case f != c:
-			n, d = c, d+1 // an inner node
-		case asCell(c).dead():
-			t.unlink(word, asCell(c)) // then look at the same word again
+			n, d = t.asInner(c, f), d+1
+		case asCell(c, f).dead():
+			t.unlink(word, asCell(c, f)) // then look at the same word again
 		default:
 			return
 		}
@@ -398,11 +466,11 @@ func (t *trie[K]) tidy(h uint64) {
 //
 // holder is the word n was read from (nil for the root); a node that is
 // left with at most one chain is compacted away.
-func (t *trie[K]) sweep(holder *seam.Pointer[node[K]], n *node[K], d uint, forget func(*cell[K]) bool) int {
+func (t *trie[K]) sweep(holder *seam.Pointer[node[K]], n *inner[K], d uint, forget func(*cell[K]) bool) int {
 	forgot := 0
 	frozen := false
 	for i := range fanoutAt(d) {
-		word := kid(n, i)
+		word := n.kid(i)
 		c := word.Load()
 		if c == nil {
 			continue
@@ -415,21 +483,19 @@ func (t *trie[K]) sweep(holder *seam.Pointer[node[K]], n *node[K], d uint, forge
 			// of them: visit what the frozen word holds, and help finish
 			// the compaction after.
 			frozen = true
-			if c = asCell(c).next.Load(); c == nil {
+			if c = t.asWrapper(c, f).value.Load(); c == nil {
 				continue
 			}
 			f = c.first.Load()
 		}
 		if f != c {
-			forgot += t.sweep(word, c, d+1, forget) // an inner node
+			forgot += t.sweep(word, t.asInner(c, f), d+1, forget)
 			continue
 		}
-		for c != nil && c != t.sealed {
-			x := asCell(c)
+		for x := asCell(c, f); x != nil && x != t.sealed; x = x.next.Load() {
 			if forget(x) {
 				forgot++
 			}
-			c = x.next.Load()
 		}
 		// Unlink dead heads until a live cell, an inner node or nothing
 		// holds the word. (A frozen word holds a wrapper, which is not a
@@ -447,10 +513,10 @@ func (t *trie[K]) sweep(holder *seam.Pointer[node[K]], n *node[K], d uint, forge
 // sparse reports whether n, an inner node of level d, holds at most one
 // chain of cells and no inner node, as one read of each child word saw it:
 // compacting it then frees it.
-func (t *trie[K]) sparse(n *node[K], d uint) bool {
+func (t *trie[K]) sparse(n *inner[K], d uint) bool {
 	cells := 0
 	for i := range fanoutAt(d) {
-		c := kid(n, i).Load()
+		c := n.kid(i).Load()
 		if c == nil {
 			continue
 		}
@@ -473,19 +539,19 @@ func (t *trie[K]) sparse(n *node[K], d uint) bool {
 // between and now holds n or a copy of it), that compare-and-swap fails
 // and n stays, frozen, until an insert or a reclaim meets it through its
 // new holder and finishes. The root is never compacted.
-func (t *trie[K]) compact(holder *seam.Pointer[node[K]], n *node[K], d uint) {
+func (t *trie[K]) compact(holder *seam.Pointer[node[K]], n *inner[K], d uint) {
 	if holder == nil {
 		return
 	}
 	var kids [wideFanout]*node[K]
 	live := 0
 	for i := range fanoutAt(d) {
-		word := kid(n, i)
+		word := n.kid(i)
 		c := word.Load()
 		for !t.isFrozen(c) {
-			w := &cell[K]{}
+			w := &wrapper[K]{}
 			w.first.Store(t.frozen)
-			w.next.Store(c)
+			w.value.Store(c)
 			// c → frozen(c): fails if the word changed since the load;
 			// then freeze what it holds now.
 			if word.CompareAndSwap(c, &w.node) {
@@ -498,9 +564,11 @@ func (t *trie[K]) compact(holder *seam.Pointer[node[K]], n *node[K], d uint) {
 			// nil → sealed on a dead head, as unlink does, so the chain
 			// behind it is settled.
 			x.next.CompareAndSwap(nil, t.sealed)
-			if v = x.next.Load(); v == t.sealed {
-				v = nil
+			next := x.next.Load()
+			if next == t.sealed {
+				next = nil
 			}
+			v = next.head()
 		}
 		kids[i] = v
 		if v != nil {
@@ -521,12 +589,13 @@ func (t *trie[K]) compact(holder *seam.Pointer[node[K]], n *node[K], d uint) {
 		}
 	}
 	if live > 1 {
-		repl = newInner[K](d)
+		in := newInner[K](d)
 		for i := range fanoutAt(d) {
-			kid(repl, i).Store(kids[i])
+			in.kid(i).Store(kids[i])
 		}
+		repl = in.head()
 	}
 	// n → replacement: unfreezes the structure; a lost race means another
 	// helper installed its replacement first, or holder changed.
-	holder.CompareAndSwap(n, repl)
+	holder.CompareAndSwap(n.head(), repl)
 }

@@ -78,16 +78,17 @@ func TestCompactDropsDeadHeads(t *testing.T) {
 				tr.insert("b")
 			}
 			tr.insert("c")
-			holder := kid(tr.root, 1)
+			holder := tr.root.kid(1)
 			node := holder.Load()
 			if node == nil || cellOf(node) != nil {
 				t.Fatal("a and c do not share an inner node")
 			}
+			in := tr.asInner(node, node.first.Load())
 			// c's cell is gone (its sweep unlinked it); a dies afterwards,
 			// with nobody to unlink it before the compaction.
-			kid(node, 5).Store(nil)
-			a.state.Store(deadLo, 0)
-			tr.compact(holder, node, 1)
+			in.kid(5).Store(nil)
+			a.word.Store(deadLo, 0)
+			tr.compact(holder, in, 1)
 			got := holder.Load()
 			switch {
 			case !tc.behind && got != nil:
@@ -99,5 +100,40 @@ func TestCompactDropsDeadHeads(t *testing.T) {
 				t.Fatal("the dropped dead head's next was not sealed: an append could still land behind it")
 			}
 		})
+	}
+}
+
+// TestCastsCheckTheKind: each of the trie's casts accepts the one kind of
+// node it names, judged by the first word it is given, and panics on the
+// other two and on nil, instead of reading a cell's key out of an inner
+// node's child words.
+func TestCastsCheckTheKind(t *testing.T) {
+	tr := newTrie[string]()
+	c := newCell("k")
+	w := &wrapper[string]{}
+	w.first.Store(tr.frozen)
+	in := newInner[string](3)
+	in.kid(0).Store(&c.node)
+	nodes := map[string]*node[string]{"a cell": &c.node, "a wrapper": &w.node, "an inner node": in.head(), "nil": nil}
+	casts := map[string]func(n, f *node[string]){
+		"a cell":        func(n, f *node[string]) { asCell(n, f) },
+		"a wrapper":     func(n, f *node[string]) { tr.asWrapper(n, f) },
+		"an inner node": func(n, f *node[string]) { tr.asInner(n, f) },
+	}
+	for as, cast := range casts {
+		for kind, n := range nodes {
+			var f *node[string]
+			if n != nil {
+				f = n.first.Load()
+			}
+			panicked := func() (p bool) {
+				defer func() { p = recover() != nil }()
+				cast(n, f)
+				return false
+			}()
+			if want := kind != as; panicked != want {
+				t.Errorf("%s cast as %s: panicked %v, want %v", kind, as, panicked, want)
+			}
+		}
 	}
 }

@@ -163,7 +163,7 @@ func bucketKind(tr tracer, name string, a hooked.Access) (kind, mark string) {
 		return "buckets", ""
 	case strings.HasSuffix(name, ".floor"):
 		return "floor", ""
-	case strings.Contains(name, " cell ") && strings.HasSuffix(name, ".state"):
+	case strings.Contains(name, " cell ") && strings.HasSuffix(name, ".word"):
 		return "bucket", deadMark(a)
 	case strings.Contains(name, " cell ") && strings.HasSuffix(name, ".first"):
 		// A cell's first word points to the cell itself. Its one write

@@ -53,7 +53,7 @@
 // A Failure carries the schedule as a short string ("0x9.1x10.0x5": nine
 // steps of thread 0, ten of thread 1, five of thread 0), a per-thread trace
 // of its replay naming every word by where it is in the table (slots[26],
-// epochs, buckets, trie0["k1","k2"], trie0 cell "k1".state) with the values
+// epochs, buckets, trie0["k1","k2"], trie0 cell "k1".word) with the values
 // it loaded, stored or compared, and porcupine's visualization. Replay runs
 // a schedule again. The command is tollgate explore.
 package interleave

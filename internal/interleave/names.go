@@ -234,7 +234,7 @@ func (w *words) walkCell(c unsafe.Pointer, trie string) {
 	for c != nil && !w.isSealed(c) {
 		k := strconv.Quote(w.trie.Key(c))
 		w.register(c, trie+"/cell "+k+".first", trie+" cell "+k+".first")
-		w.register(w.trie.State(c), trie+"/cell "+k+".state", trie+" cell "+k+".state")
+		w.register(w.trie.State(c), trie+"/cell "+k+".word", trie+" cell "+k+".word")
 		next, n := w.trie.Next(c)
 		w.register(next, trie+"/cell "+k+".next", trie+" cell "+k+".next")
 		c = n
@@ -260,7 +260,7 @@ func (w *words) pathLabel(p []int) string {
 			h := w.hash(k)
 			match := true
 			for l := 0; l <= level; l++ {
-				if w.trie.Slot(h, l) != p[l] {
+				if w.trie.Index(h, l) != p[l] {
 					match = false
 					break
 				}

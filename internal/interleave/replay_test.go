@@ -71,7 +71,7 @@ func TestTraceNamesWords(t *testing.T) {
 		`load buckets = trie0`,
 		`cas trie0["k1","k2","k3"]: nil → cell "k2" ok`,
 		`cas trie0["k1","k2","k3"]: cell "k2" → inner node ok`,
-		`cas trie0 cell "k1".state: absent → {tokens=1 last=0ms} ok`,
+		`cas trie0 cell "k1".word: absent → {tokens=1 last=0ms} ok`,
 		`store unpublished word := cell "k2"`,
 		`← preempts T0`,
 		`▶ take "k3" cost=1 at 0ms [cap 2, 1000/s]`,

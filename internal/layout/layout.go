@@ -127,8 +127,8 @@ type Tries interface {
 	// Fanout is the number of children of an inner node at level (the
 	// root's is 0).
 	Fanout(level int) int
-	// Slot is the child of an inner node at level that hash h descends to.
-	Slot(h uint64, level int) int
+	// Index is the child of an inner node at level that hash h descends to.
+	Index(h uint64, level int) int
 	// First returns the value of a node's first word: the node itself for
 	// a cell, the frozen marker for a frozen wrapper, child 0 for an inner
 	// node.
@@ -141,7 +141,8 @@ type Tries interface {
 	IsNode(v any) (node unsafe.Pointer, ok bool)
 	// Key renders a cell's key.
 	Key(cell unsafe.Pointer) string
-	// Next returns the address of a cell's next word and the node it holds.
+	// Next returns the address of a cell's next word and the node it
+	// holds, or of a frozen wrapper's value word and the node it froze.
 	Next(cell unsafe.Pointer) (word, next unsafe.Pointer)
 	// State returns the address of a cell's bucket word.
 	State(cell unsafe.Pointer) unsafe.Pointer

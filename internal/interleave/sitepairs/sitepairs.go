@@ -11,7 +11,7 @@
 // Load, Store, CompareAndSwap, …; a plain load or store the generator
 // marked: seam.PlainLoad, PlainWrite, PlainStore). Its word is named by
 // what the source names: the struct field it selects (credits.slot.word,
-// tokenbucket.cell.state), or, for a word reached through a local pointer,
+// tokenbucket.cell.word), or, for a word reached through a local pointer,
 // its type alone, which may alias any field of that type. Two sites can
 // touch one word when their words have the same type and the same field,
 // or one of them has no field.

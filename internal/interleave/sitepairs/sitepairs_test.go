@@ -42,7 +42,7 @@ func TestStatic(t *testing.T) {
 		}
 		byWord[s.word()]++
 	}
-	for _, w := range []string{"credits.slot.word", "credits.slot.box", "tokenbucket.cell.state", "tokenbucket.node.first", "tokenbucket.cell.next"} {
+	for _, w := range []string{"credits.slot.word", "credits.slot.box", "tokenbucket.cell.word", "tokenbucket.node.first", "tokenbucket.cell.next", "tokenbucket.wrapper.value"} {
 		if byWord[w] == 0 {
 			t.Errorf("no site of %s; words found: %v", w, byWord)
 		}

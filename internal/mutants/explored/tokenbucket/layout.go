@@ -74,8 +74,8 @@ func (*tableLayout[K]) Frozen(t unsafe.Pointer) unsafe.Pointer {
 // Fanout implements layout.Tries.
 func (*tableLayout[K]) Fanout(level int) int { return int(fanoutAt(uint(level))) }
 
-// Slot implements layout.Tries.
-func (*tableLayout[K]) Slot(h uint64, level int) int { return int(slot(h, uint(level))) }
+// Index implements layout.Tries.
+func (*tableLayout[K]) Index(h uint64, level int) int { return int(index(h, uint(level))) }
 
 // First implements layout.Tries.
 func (*tableLayout[K]) First(n unsafe.Pointer) unsafe.Pointer {
@@ -84,14 +84,19 @@ func (*tableLayout[K]) First(n unsafe.Pointer) unsafe.Pointer {
 
 // Child implements layout.Tries.
 func (*tableLayout[K]) Child(n unsafe.Pointer, j int) (word, child unsafe.Pointer) {
-	w := kid((*node[K])(n), uint64(j))
+	w := (*inner[K])(n).kid(uint64(j))
 	return unsafe.Pointer(w), unsafe.Pointer(hooked.Peek(w))
 }
 
 // IsNode implements layout.Tries.
 func (*tableLayout[K]) IsNode(v any) (unsafe.Pointer, bool) {
-	n, ok := v.(*node[K])
-	return unsafe.Pointer(n), ok
+	switch n := v.(type) {
+	case *node[K]: // a child word's value
+		return unsafe.Pointer(n), true
+	case *cell[K]: // a chain word's value
+		return unsafe.Pointer(n), true
+	}
+	return nil, false
 }
 
 // Key implements layout.Tries.
@@ -99,16 +104,20 @@ func (*tableLayout[K]) Key(c unsafe.Pointer) string { return fmt.Sprint((*cell[K
 
 // Next implements layout.Tries.
 func (*tableLayout[K]) Next(c unsafe.Pointer) (word, next unsafe.Pointer) {
+	if n := (*node[K])(c); hooked.Peek(&n.first) != n {
+		w := &(*wrapper[K])(c).value // a frozen wrapper
+		return unsafe.Pointer(w), unsafe.Pointer(hooked.Peek(w))
+	}
 	w := &(*cell[K])(c).next
 	return unsafe.Pointer(w), unsafe.Pointer(hooked.Peek(w))
 }
 
 // State implements layout.Tries.
 func (*tableLayout[K]) State(c unsafe.Pointer) unsafe.Pointer {
-	return unsafe.Pointer(&(*cell[K])(c).state)
+	return unsafe.Pointer(&(*cell[K])(c).word)
 }
 
 // LoadState implements layout.Tries.
 func (*tableLayout[K]) LoadState(c unsafe.Pointer) (lo, hi uint64) {
-	return (*cell[K])(c).state.Load()
+	return (*cell[K])(c).word.Load()
 }
