@@ -497,50 +497,7 @@ var tbTriples = []string{"take", "peek", "reset"}
 func sysTokenBucket() []generated {
 	var out []generated
 	for _, p := range tbPrefixes() {
-		add := func(ops []string, keys []string) {
-			var threads [][]model.TBInput[string]
-			var labels, race []string
-			used := map[string]bool{}
-			keyed := map[string]bool{} // the keys of the threads' operations
-			for _, in := range p.setup {
-				used[in.Key] = true
-			}
-			for t, op := range ops {
-				in := tbOp(op, keys[t], p.now+int64(min(t, 1)))
-				threads = append(threads, []model.TBInput[string]{in})
-				label := op
-				if tbKeyed[op] {
-					used[keys[t]], keyed[keys[t]] = true, true
-					if keys[t] != genKey {
-						label += "." + keys[t]
-					}
-				}
-				labels = append(labels, label)
-				race = append(race, fmt.Sprintf("T%d %s", t, in))
-			}
-			name := "sys-tb-" + p.name + "-" + strings.Join(labels, "-")
-			var collide []string
-			if used[genKey] && used[genOther] && !p.chain && !p.child0 {
-				collide = []string{genKey, genOther}
-			}
-			s := TokenBucketScenario(name, "generated: "+p.state+"; "+strings.Join(race, ", "), collide, p.setup, threads...)
-			if used[genKey] && used[genOther] && p.chain {
-				s = s.SameHash(genOther, genKey)
-			}
-			if used[genKey] && used[genOther] && p.child0 {
-				// k and j share the first level, and k's cell is child 0 of
-				// the inner node they share: that child word is the node's
-				// first word, which every walk through the node loads to
-				// tell its kind (impl/tokenbucket/trie.go), so those loads
-				// race the writes of k's child word.
-				s = s.Hashes(map[string]uint64{genKey: 0x01, genOther: 0x11})
-			}
-			g := generated{Scenario: s, prefix: p.name}
-			if reclaims := slices.Index(ops, "reclaim"); reclaims >= 0 && (len(keyed) > 1 || p.split && slices.Index(ops[reclaims+1:], "reclaim") >= 0) {
-				g.hold = heldReclaims
-			}
-			out = append(out, g)
-		}
+		add := func(ops []string, keys []string) { out = append(out, tbGenerated(p, ops, keys)) }
 		for _, pr := range pairs(tbOps, tbReadOnly) {
 			ops := []string{pr[0], pr[1]}
 			add(ops, []string{genKey, genKey})
@@ -567,6 +524,56 @@ func sysTokenBucket() []generated {
 		}
 	}
 	return out
+}
+
+// tbGenerated is the systematic scenario of prefix p whose thread t does
+// ops[t] on keys[t] (a reclaim has no key), at p's clock for the first
+// thread and a millisecond later for the others; held back (heldReclaims)
+// where a reclaim races operations on two keys.
+func tbGenerated(p tbPrefix, ops []string, keys []string) generated {
+	var threads [][]model.TBInput[string]
+	var labels, race []string
+	used := map[string]bool{}
+	keyed := map[string]bool{} // the keys of the threads' operations
+	for _, in := range p.setup {
+		used[in.Key] = true
+	}
+	for t, op := range ops {
+		in := tbOp(op, keys[t], p.now+int64(min(t, 1)))
+		threads = append(threads, []model.TBInput[string]{in})
+		label := op
+		if tbKeyed[op] {
+			used[keys[t]], keyed[keys[t]] = true, true
+			if keys[t] != genKey {
+				label += "." + keys[t]
+			}
+		}
+		labels = append(labels, label)
+		race = append(race, fmt.Sprintf("T%d %s", t, in))
+	}
+	name := "sys-tb-" + p.name + "-" + strings.Join(labels, "-")
+	both := used[genKey] && used[genOther]
+	var collide []string
+	if both && !p.chain && !p.child0 {
+		collide = []string{genKey, genOther}
+	}
+	s := TokenBucketScenario(name, "generated: "+p.state+"; "+strings.Join(race, ", "), collide, p.setup, threads...)
+	if both && p.chain {
+		s = s.SameHash(genOther, genKey)
+	}
+	if both && p.child0 {
+		// k and j share the first level, and k's cell is child 0 of the
+		// inner node they share: that child word is the node's first
+		// word, which every walk through the node loads to tell its kind
+		// (impl/tokenbucket/trie.go), so those loads race the writes of
+		// k's child word.
+		s = s.Hashes(map[string]uint64{genKey: 0x01, genOther: 0x11})
+	}
+	g := generated{Scenario: s, prefix: p.name}
+	if reclaims := slices.Index(ops, "reclaim"); reclaims >= 0 && (len(keyed) > 1 || p.split && slices.Index(ops[reclaims+1:], "reclaim") >= 0) {
+		g.hold = heldReclaims
+	}
+	return g
 }
 
 // generatedScenario finds a systematic scenario by name, or makes the
