@@ -1,5 +1,7 @@
 package interleave
 
+import "github.com/tollgate/tollgate/model"
+
 // Generated credit scenarios that race a reader of a row with the row's
 // recycle, and a reserver's exhausted scans with the rows of a full class.
 // The pairs and triples of sysCredits start from a class with a free slot,
@@ -38,6 +40,27 @@ func crGone() crPrefix {
 		[]CrStep{Reserve(h, genClass), Enqueue(h, SetupTok(0), "p", 1), Exit(h)}, h, SetupTok(0)}
 }
 
+// Handed is the token of the latest reserve of thread t that has
+// returned one when the step starts: a token its holder hands to another
+// goroutine. False while thread t has none. The explorer's reduction sees
+// the words a step touches, not this hand-over: it may leave out an order
+// of the receiving step's start and the reserve's return, never make a run
+// differ from its schedule.
+func Handed(t int) TokRef {
+	return func(e CrEnv) (model.Token, bool) {
+		if t >= len(e.Threads) {
+			return model.Token{}, false
+		}
+		outs := e.Threads[t]
+		for k := len(outs) - 1; k >= 0; k-- {
+			if tok, ok := tokOf(outs[k]); ok {
+				return tok, true
+			}
+		}
+		return model.Token{}, false
+	}
+}
+
 // crMoreOp is the steps of the operations only these families use:
 // reserve.own, a reserve by the prefix's holder (after it freed its row,
 // it reserves the slot again with the 64-bit compare-and-swap of the low
@@ -49,6 +72,8 @@ func crMoreOp(op string, p crPrefix, at int) ([]CrStep, bool) {
 		return []CrStep{Reserve(p.holder, genClass)}, true
 	case "list":
 		return []CrStep{EnqueuedRows()}, true
+	case "enqueue.handed":
+		return []CrStep{Enqueue(caller(1), Handed(1), "h", 9)}, true
 	case "serve":
 		return []CrStep{EnqueuedRows(), Take(Listed(at)), Finish(Listed(at))}, true
 	}
@@ -99,6 +124,20 @@ var (
 	crServed = map[string][]string{"proc": {"finish"}, "own": {"reserve"}}
 )
 
+// crHanded are, by prefix, a reader of slot 27 raced by a caller that
+// reserves the slot (after freeing the prefix's row, from held and enq)
+// and enqueues, while a third thread enqueues the same reservation with
+// the token the caller handed it (enqueue.handed): the two enqueues of a
+// reservation made during the run, whose loser publishes the winner's box
+// after the reader loaded the row (a reserve that saw the slot free, a
+// failed enqueue reading its outcome, a listing's re-check) or before it
+// loads it again (C2, C4, C13, C16).
+var crHanded = []struct{ prefix, reader, caller string }{
+	{"own", "reserve", "call"},
+	{"held", "enqueue", "release+call"},
+	{"enq", "list", "finish+call"},
+}
+
 // sysCrRecycle is the scenarios of these families, in the order of the
 // lists above.
 func sysCrRecycle() []generated {
@@ -125,6 +164,9 @@ func sysCrRecycle() []generated {
 		for _, op := range crServed[p] {
 			add(p, op, "call", "serve")
 		}
+	}
+	for _, h := range crHanded {
+		add(h.prefix, h.reader, h.caller, "enqueue.handed")
 	}
 	return out
 }
