@@ -517,6 +517,7 @@ func groupGenerated(rows []resultRow, generated map[string]bool) []resultRow {
 		if r.Exhaustive {
 			g.complete++
 		}
+		g.Exhaustive = g.complete == g.n // a prefix of one scenario says so too
 		if r.Err != nil || r.Failure != nil {
 			g.failed++
 			out = append(out, r)

@@ -249,7 +249,7 @@ func (p *crProgram) scripts(c *controller, r *crRun) []func() {
 	for t := range bodies {
 		bodies[t] = func() {
 			for k, st := range p.script.threads[t] {
-				in, ok := st(CrEnv{Setup: r.setupOut, Mine: r.out[t]})
+				in, ok := st(CrEnv{Setup: r.setupOut, Mine: r.out[t], Threads: r.out})
 				if !ok {
 					r.in[t], r.out[t] = append(r.in[t], model.CrInput[string]{}), append(r.out[t], model.CrOutput[string]{})
 					continue

@@ -138,6 +138,9 @@ func crOp(op string, p crPrefix, t, at int) []CrStep {
 	case "drain":
 		return []CrStep{Take(p.tok), Finish(p.tok)}
 	}
+	if steps, ok := crMoreOp(op, p, at); ok {
+		return steps
+	}
 	if base, forgery, ok := strings.Cut(op, "."); ok && slices.Contains(Forgeries, Forgery(forgery)) {
 		tok := Forged(Forgery(forgery), p.tok)
 		switch base {
@@ -313,7 +316,7 @@ func Held() map[string]string {
 // systematic is the systematic list, made once (its scenarios are
 // values, never changed).
 var systematic = sync.OnceValue(func() []generated {
-	return slices.Concat(sysCredits(), cover3(), sysTokenBucket())
+	return slices.Concat(sysCredits(), cover3(), sysCrRecycle(), sysTokenBucket())
 })
 
 // pairs is every unordered pair of ops, a before b in the list's order

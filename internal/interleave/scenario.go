@@ -91,10 +91,13 @@ func (s Scenario) Ops() int {
 
 // CrEnv is what a credit-table step sees when it makes its input: the
 // answers of the setup operations and of its thread's earlier steps
-// (aligned with the steps; a skipped step's is the zero output).
+// (aligned with the steps; a skipped step's is the zero output), and those
+// of every thread's steps so far (Threads; nil outside the threads), so
+// that a token can be handed from one thread to another (Handed).
 type CrEnv struct {
-	Setup []model.CrOutput[string]
-	Mine  []model.CrOutput[string]
+	Setup   []model.CrOutput[string]
+	Mine    []model.CrOutput[string]
+	Threads [][]model.CrOutput[string]
 }
 
 // CrStep makes the input of one credit-table operation; false skips it
