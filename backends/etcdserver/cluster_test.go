@@ -497,3 +497,32 @@ func TestSenderHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestStartForTestStartsAgain: a cluster that does not form is started
+// once more, under a new directory, before the test fails; one that fails
+// twice is the test's error.
+func TestStartForTestStartsAgain(t *testing.T) {
+	t.Parallel()
+	bad := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(bad, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tries := 0
+	c, err := startForTest(t, func() string {
+		tries++
+		if tries == 1 {
+			return bad // no directory can be made under a file
+		}
+		return t.TempDir()
+	}, 1, nil)
+	if errors.Is(err, ErrNotInstalled) {
+		forTest(t, err)
+	}
+	if err != nil || tries != 2 {
+		t.Fatalf("after a first cluster that could not start: %v, %d tries, want a cluster on the second", err, tries)
+	}
+	c.Stop()
+	if _, err := startForTest(t, func() string { return bad }, 1, nil); err == nil {
+		t.Fatal("two clusters that could not start, and no error")
+	}
+}
