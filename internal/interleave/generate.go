@@ -242,6 +242,25 @@ var tbOps = []string{"take", "peek", "reset", "reset_all", "reclaim"}
 // retry_after (load's) are: what differs is the arithmetic on the word.
 var tbAnswers = []string{"admit", "retry_after"}
 
+// tbSlowLim are the limits of the slow prefix's threads: capacity 2, a
+// quarter of a token a millisecond. At the other prefixes' rate, a token a
+// millisecond, a take of one token a millisecond after the state it read
+// leaves the tokens as they were, so the states before and after it differ
+// in the timestamp alone; a word read as one state's tokens and the other's
+// timestamp is then one of the two, and an answer computed from it is
+// right; and where a commit changes both halves, the refill a mixed word
+// counts twice covers the whole wait, so a refused admit takes again. At a
+// quarter of a token no clock distance of these scenarios (1 to 3 ms)
+// refills a whole token: from k's one token, a take a millisecond later
+// changes both halves of the word, leaves a wait of several milliseconds,
+// and an answer computed from halves of two states is neither state's.
+var tbSlowLim = model.Limits{Capacity: 2, RefillPerSecond: 250}
+
+// tbSlow is the prefix of answers only (tbAnswerPairs), its threads at
+// tbSlowLim, its setup at the other prefixes' rate.
+var tbSlow = tbPrefix{name: "slow", state: "k's bucket holds one token at 0 ms, and the threads refill it a quarter of a token a millisecond",
+	setup: []model.TBInput[string]{tbTake(genKey, 1, 0)}, now: 1, answers: true}
+
 var tbReadOnly = map[string]bool{"peek": true, "retry_after": true}
 
 // tbKeyed are the operations with a key: a pair of them is made twice, on
@@ -500,7 +519,7 @@ var tbTriples = []string{"take", "peek", "reset"}
 func sysTokenBucket() []generated {
 	var out []generated
 	for _, p := range tbPrefixes() {
-		add := func(ops []string, keys []string) { out = append(out, tbGenerated(p, ops, keys)) }
+		add := func(ops []string, keys []string) { out = append(out, tbGenerated(p, ops, keys, model.Limits{})) }
 		for _, pr := range pairs(tbOps, tbReadOnly) {
 			ops := []string{pr[0], pr[1]}
 			add(ops, []string{genKey, genKey})
@@ -514,16 +533,25 @@ func sysTokenBucket() []generated {
 			add(ops, []string{genKey, genOther, ""})
 		}
 		if p.answers {
-			for _, pr := range pairs(slices.Concat(tbOps, tbAnswers), tbReadOnly) {
-				a, b := pr[0], pr[1]
-				if !slices.Contains(tbAnswers, a) && !slices.Contains(tbAnswers, b) {
-					continue
-				}
-				add([]string{a, b}, []string{genKey, genKey})
-				if a != b {
-					add([]string{b, a}, []string{genKey, genKey})
-				}
-			}
+			out = append(out, tbAnswerPairs(p, model.Limits{})...)
+		}
+	}
+	return append(out, tbAnswerPairs(tbSlow, tbSlowLim)...)
+}
+
+// tbAnswerPairs are prefix p's pairs with an answer: each operation of
+// tbAnswers against every operation of tbOps and of tbAnswers, on k, in
+// both orders of the threads; at limits lim when they are set.
+func tbAnswerPairs(p tbPrefix, lim model.Limits) []generated {
+	var out []generated
+	for _, pr := range pairs(slices.Concat(tbOps, tbAnswers), tbReadOnly) {
+		a, b := pr[0], pr[1]
+		if !slices.Contains(tbAnswers, a) && !slices.Contains(tbAnswers, b) {
+			continue
+		}
+		out = append(out, tbGenerated(p, []string{a, b}, []string{genKey, genKey}, lim))
+		if a != b {
+			out = append(out, tbGenerated(p, []string{b, a}, []string{genKey, genKey}, lim))
 		}
 	}
 	return out
@@ -531,9 +559,10 @@ func sysTokenBucket() []generated {
 
 // tbGenerated is the systematic scenario of prefix p whose thread t does
 // ops[t] on keys[t] (a reclaim has no key), at p's clock for the first
-// thread and a millisecond later for the others; held back (heldReclaims)
-// where a reclaim races operations on two keys.
-func tbGenerated(p tbPrefix, ops []string, keys []string) generated {
+// thread and a millisecond later for the others, at limits lim when they
+// are set (tbLim otherwise); held back (heldReclaims) where a reclaim races
+// operations on two keys.
+func tbGenerated(p tbPrefix, ops []string, keys []string, lim model.Limits) generated {
 	var threads [][]model.TBInput[string]
 	var labels, race []string
 	used := map[string]bool{}
@@ -543,6 +572,9 @@ func tbGenerated(p tbPrefix, ops []string, keys []string) generated {
 	}
 	for t, op := range ops {
 		in := tbOp(op, keys[t], p.now+int64(min(t, 1)))
+		if lim != (model.Limits{}) && in.Limits != (model.Limits{}) {
+			in.Limits = lim
+		}
 		threads = append(threads, []model.TBInput[string]{in})
 		label := op
 		if tbKeyed[op] {
