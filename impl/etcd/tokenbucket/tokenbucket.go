@@ -27,8 +27,10 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -82,6 +84,29 @@ type Table struct {
 	prefix string
 	floor  string // the floor's key (T12)
 	clock  func() int64
+
+	// known holds, per key, what this Table last knew of the key's bucket
+	// (its own last commit, or its last linearizable read of it), so that
+	// a take can commit without reading first; seed hashes a key to its
+	// place. A place holds one key at a time: another key's take replaces
+	// it. A take compares what it knew, so a stale view never commits.
+	known [knownSlots]atomic.Pointer[view]
+	seed  maphash.Seed
+}
+
+// knownSlots is the number of keys a Table remembers at once (8 KiB of
+// pointers, a view of about 100 bytes each).
+const knownSlots = 1024
+
+// view is what a Table knew of one key's bucket, and of the floor when the
+// bucket was absent, at one revision. shared marks a key another client
+// wrote since this Table's view of it: its takes read first again.
+type view struct {
+	key      string
+	b        bucket
+	floorMs  int64
+	floorRev int64
+	shared   bool
 }
 
 // Option configures a Table.
@@ -141,7 +166,7 @@ func newTable(c *clientv3.Client, name string, options []Option) *Table {
 		o(&cfg)
 	}
 	p := Prefix(name)
-	return &Table{c: c, prefix: p, floor: p + "floor", clock: cfg.clock}
+	return &Table{c: c, prefix: p, floor: p + "floor", clock: cfg.clock, seed: maphash.MakeSeed()}
 }
 
 func checkName(name string) error {
@@ -294,8 +319,10 @@ func (t *Table) Take(ctx context.Context, key string, lim Limits, cost float64) 
 // A take linearizes at the transaction that commits it; a refusal at the
 // linearizable read it was decided on (one revision of the bucket and the
 // floor). A take reads first from the member its client talks to, and
-// through the leader only to confirm a refusal: an admitted take costs one
-// local read and one Txn.
+// through the leader only to confirm a refusal, and not at all when this
+// Table knows the bucket from its own last take of the key and no other
+// client wrote it since (spec/etcd.md §1): an admitted take then costs one
+// Txn, otherwise one local read and one Txn.
 func (t *Table) TakeAt(ctx context.Context, nowMs int64, key string, lim Limits, cost float64) (remaining float64, ok bool, err error) {
 	if err := tokenbucket.CheckArgs(lim, cost, true); err != nil {
 		return 0, false, err
@@ -309,63 +336,125 @@ func (t *Table) TakeAt(ctx context.Context, nowMs int64, key string, lim Limits,
 func (t *Table) take(ctx context.Context, nowMs int64, key string, lim Limits, cost float64) (float64, bool, bucket, error) {
 	bk := t.key(key)
 	reads := []clientv3.Op{clientv3.OpGet(bk), clientv3.OpGet(t.floor)}
-	// The first read is the member's own (serializable: no round through
-	// the leader). An admission is decided on it only if the Txn's
-	// compares find nothing written since, so a stale read cannot commit;
-	// a refusal writes nothing to compare, so it is decided only on a
-	// linearizable read (confirmed): the reads of a failed Txn, or a read
-	// through the leader.
-	r, err := t.readOnly(ctx, clientv3.OpGet(bk, clientv3.WithSerializable()), clientv3.OpGet(t.floor, clientv3.WithSerializable()))
-	confirmed := false
+	// The first view is what this Table knew of the bucket (its own last
+	// commit or linearizable read of it), or else the member's own read
+	// (serializable: no round through the leader). An admission is decided
+	// on it only if the Txn's compares find nothing written since, so a
+	// stale view cannot commit; a refusal writes nothing to compare, so it
+	// is decided only on a linearizable read (confirmed): the reads of a
+	// failed Txn, or a read through the leader.
+	v, err := t.firstView(ctx, key, bk)
+	if err != nil {
+		return 0, false, bucket{}, fmt.Errorf("tokenbucket: take: %w", err)
+	}
+	confirmed, shared := false, v.shared
 	for {
-		if err != nil {
-			return 0, false, bucket{}, fmt.Errorf("tokenbucket: take: %w", err)
-		}
-		b, err := parseBucket(r.Responses[0].GetResponseRange().Kvs)
-		if err != nil {
-			return 0, false, bucket{}, err
-		}
-		floorMs, floorRev, err := floorOf(r.Responses[1].GetResponseRange().Kvs)
-		if err != nil {
-			return 0, false, bucket{}, err
-		}
-		have := b.refill(lim, nowMs)
+		have := v.b.refill(lim, nowMs)
 		if have < cost && !confirmed {
 			confirmed = true
-			if r, err = t.readOnly(ctx, reads...); err != nil {
+			if v, err = t.readView(ctx, key, reads...); err != nil {
 				return 0, false, bucket{}, fmt.Errorf("tokenbucket: take: %w", err)
 			}
 			continue
 		}
 		if have < cost {
-			return 0, false, b, nil // T2: a refusal writes nothing
+			v.shared = shared
+			t.remember(v)
+			return 0, false, v.b, nil // T2: a refusal writes nothing
 		}
 		// present → present: the bucket refilled and taken from, stamped
 		// max(last, now) (T4); absent → present: a full bucket taken from,
 		// stamped max(floor, now) (T12). Either commits only if the bucket's
 		// key is as read (and, for an absent one, the floor: a reclaim that
 		// raised it since makes this take read again).
-		last := max(nowMs, b.lastMs)
-		cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(bk), "=", b.rev)}
-		if !b.present {
-			last = max(nowMs, floorMs)
-			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(t.floor), "=", floorRev))
+		last := max(nowMs, v.b.lastMs)
+		cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(bk), "=", v.b.rev)}
+		if !v.b.present {
+			last = max(nowMs, v.floorMs)
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(t.floor), "=", v.floorRev))
 		}
 		left := have - cost
 		put := clientv3.OpPut(bk, encodeBucket(left, last))
-		r, err = econn.Do(ctx, func(ctx context.Context) (*clientv3.TxnResponse, error) {
+		r, err := econn.Do(ctx, func(ctx context.Context) (*clientv3.TxnResponse, error) {
 			return t.c.Txn(ctx).If(cmps...).Then(put).Else(reads...).Commit()
 		})
 		if err != nil {
+			t.forget(key)
 			return 0, false, bucket{}, fmt.Errorf("tokenbucket: take: %w", err)
 		}
 		if r.Succeeded {
+			// The Txn's put is the bucket at the Txn's revision: what this
+			// Table knows of it until another write.
+			t.remember(view{key: key, b: bucket{present: true, tokens: left, lastMs: last, rev: r.Header.Revision}, shared: shared})
 			return left, true, bucket{}, nil
 		}
 		// T2: a lost race is decided again on the reads the failed
 		// transaction returned (at its revision, through the leader:
-		// linearizable), never refused for being lost.
-		confirmed = true
+		// linearizable), never refused for being lost. Another client
+		// wrote the bucket: its next takes read first.
+		if v, err = t.viewOf(key, r); err != nil {
+			return 0, false, bucket{}, err
+		}
+		confirmed, shared = true, true
+	}
+}
+
+// firstView is the view a take starts from: what this Table knew of key's
+// bucket, unless another client writes it too (shared), else the member's
+// own read.
+func (t *Table) firstView(ctx context.Context, key, bk string) (view, error) {
+	if v := t.known[t.place(key)].Load(); v != nil && v.key == key && !v.shared {
+		return *v, nil
+	}
+	v, err := t.readView(ctx, key, clientv3.OpGet(bk, clientv3.WithSerializable()), clientv3.OpGet(t.floor, clientv3.WithSerializable()))
+	if kv := t.known[t.place(key)].Load(); kv != nil && kv.key == key {
+		v.shared = kv.shared
+	}
+	return v, err
+}
+
+// readView reads key's bucket and the floor with reads (the bucket's Get,
+// then the floor's).
+func (t *Table) readView(ctx context.Context, key string, reads ...clientv3.Op) (view, error) {
+	r, err := t.readOnly(ctx, reads...)
+	if err != nil {
+		return view{}, err
+	}
+	return t.viewOf(key, r)
+}
+
+// viewOf is the view a response's two reads give: the bucket's, then the
+// floor's.
+func (t *Table) viewOf(key string, r *clientv3.TxnResponse) (view, error) {
+	b, err := parseBucket(r.Responses[0].GetResponseRange().Kvs)
+	if err != nil {
+		return view{}, err
+	}
+	floorMs, floorRev, err := floorOf(r.Responses[1].GetResponseRange().Kvs)
+	if err != nil {
+		return view{}, err
+	}
+	return view{key: key, b: b, floorMs: floorMs, floorRev: floorRev}, nil
+}
+
+// place is key's place in known.
+func (t *Table) place(key string) uint64 { return maphash.String(t.seed, key) % knownSlots }
+
+// remember makes v what this Table knows of its key.
+func (t *Table) remember(v view) { t.known[t.place(v.key)].Store(&v) }
+
+// forget drops what this Table knows of key.
+func (t *Table) forget(key string) {
+	p := &t.known[t.place(key)]
+	if v := p.Load(); v != nil && v.key == key {
+		p.CompareAndSwap(v, nil)
+	}
+}
+
+// forgetAll drops what this Table knows of every key.
+func (t *Table) forgetAll() {
+	for i := range t.known {
+		t.known[i].Store(nil)
 	}
 }
 
@@ -433,6 +522,7 @@ func (t *Table) write(ctx context.Context, what string, txn func(clientv3.Txn) c
 // stays. On a transport error the bucket is reset or untouched as the
 // error says.
 func (t *Table) Reset(ctx context.Context, key string) error {
+	defer t.forget(key) // after the delete: no take's view from before it is kept
 	_, err := t.write(ctx, "reset", func(x clientv3.Txn) clientv3.Txn {
 		return x.Then(clientv3.OpDelete(t.key(key)))
 	})
@@ -442,6 +532,7 @@ func (t *Table) Reset(ctx context.Context, key string) error {
 // ResetAll forgets every bucket of the table and its floor (T10), in one
 // delete of the table's prefix: the table is as new.
 func (t *Table) ResetAll(ctx context.Context) error {
+	defer t.forgetAll()
 	_, err := t.write(ctx, "reset-all", func(x clientv3.Txn) clientv3.Txn {
 		return x.Then(clientv3.OpDelete(t.prefix, clientv3.WithPrefix()))
 	})
@@ -471,6 +562,7 @@ func (t *Table) ReclaimAt(ctx context.Context, nowMs int64, lim Limits) (int, er
 	if err := tokenbucket.CheckArgs(lim, 0, false); err != nil {
 		return 0, err
 	}
+	defer t.forgetAll()
 	forgot, floorRaised := 0, false
 	for {
 		r, err := t.readOnly(ctx, clientv3.OpGet(t.prefix, clientv3.WithPrefix()))

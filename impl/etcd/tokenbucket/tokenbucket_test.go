@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
 
 	"github.com/tollgate/tollgate/backends/etcdserver"
 	"github.com/tollgate/tollgate/impl/etcd/econn"
@@ -128,5 +130,93 @@ func TestReclaimInBatches(t *testing.T) {
 	}
 	if left, _, err := tab.TakeAt(ctx, 1100, "k1", lim, 1); err != nil || left != 8 {
 		t.Fatalf("k1 after two takes: %v (%v), want 8: the first stamped at the floor", left, err)
+	}
+}
+
+// TestTakeSkipsTheReadOfAKnownBucket: a Table's take of a key whose bucket
+// its own last take wrote is one Txn and no read (spec/etcd.md §1); once
+// another client writes the key, the stale view's Txn fails, the take
+// decides on the reads the failed Txn returned, and the key's later takes
+// read first again. Every answer is the model's.
+func TestTakeSkipsTheReadOfAKnownBucket(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cl := etcdserver.SharedT(t)
+	var reads, writes atomic.Int64
+	count := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if r, ok := req.(*etcdserverpb.TxnRequest); ok {
+			if len(r.Compare) == 0 {
+				reads.Add(1)
+			} else {
+				writes.Add(1)
+			}
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
+	// Both clients talk to one member, which answers a write only once it
+	// applied it: its local reads are never stale here, so the counts are
+	// exact (a stale local read costs a failed Txn, as a stale view does).
+	client := func(opts ...grpc.DialOption) *clientv3.Client {
+		c, err := econn.NewClient(clientv3.Config{Endpoints: cl.Endpoints()[:1], DialTimeout: 5 * time.Second, DialOptions: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	name := fmt.Sprintf("%s-%d", t.Name(), runs.Add(1))
+	tab, err := tokenbucket.NewFromClient(client(grpc.WithChainUnaryInterceptor(count)), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := tokenbucket.NewFromClient(client(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := tokenbucket.Limits{Capacity: 10, RefillPerSecond: 1}
+	for _, s := range []struct {
+		what                string
+		tab                 *tokenbucket.Table
+		wantReads, wantTxns int64
+		left                float64
+	}{
+		{"the first take of the key", tab, 1, 1, 9},
+		{"a take of the key this table alone writes", tab, 0, 1, 8},
+		{"the same, again", tab, 0, 1, 7},
+		{"another client's take", other, 0, 0, 6},
+		{"a take on the view the other client made stale", tab, 0, 2, 5},
+		{"a take of the key now shared", tab, 1, 1, 4},
+	} {
+		reads.Store(0)
+		writes.Store(0)
+		left, ok, err := s.tab.TakeAt(ctx, 1000, "k", lim, 1)
+		if err != nil || !ok || left != s.left {
+			t.Fatalf("%s: %v, %v, %v; want ok with %v left", s.what, left, ok, err, s.left)
+		}
+		if s.tab == tab && (reads.Load() != s.wantReads || writes.Load() != s.wantTxns) {
+			t.Errorf("%s: %d reads and %d Txns that write, want %d and %d", s.what, reads.Load(), writes.Load(), s.wantReads, s.wantTxns)
+		}
+	}
+	// A refusal of the shared key is decided on a read through the leader,
+	// and writes nothing.
+	reads.Store(0)
+	writes.Store(0)
+	if _, ok, err := tab.TakeAt(ctx, 1000, "k", lim, 5); err != nil || ok {
+		t.Fatalf("a take of 5 from 4 tokens: %v, %v; want refused", ok, err)
+	}
+	if reads.Load() != 2 || writes.Load() != 0 {
+		t.Errorf("the refusal: %d reads and %d Txns that write, want 2 (the local one, the one through the leader) and none", reads.Load(), writes.Load())
+	}
+	// A view that would refuse is not trusted: one read through the leader.
+	if _, ok, err := tab.TakeAt(ctx, 1000, "j", lim, 10); err != nil || !ok {
+		t.Fatalf("a take of j's whole bucket: %v, %v", ok, err)
+	}
+	reads.Store(0)
+	writes.Store(0)
+	if _, ok, err := tab.TakeAt(ctx, 1000, "j", lim, 1); err != nil || ok {
+		t.Fatalf("a take from j's empty bucket: %v, %v; want refused", ok, err)
+	}
+	if reads.Load() != 1 || writes.Load() != 0 {
+		t.Errorf("the refusal on a known view: %d reads and %d Txns that write, want 1 (through the leader) and none", reads.Load(), writes.Load())
 	}
 }
