@@ -538,6 +538,9 @@ func Explore(s Scenario, opt Options) Result {
 	if err != nil {
 		return Result{Scenario: s.Name, Threads: s.Threads(), Ops: s.Ops(), Strategy: opt.strategy(), Mutant: opt.Fault.String(), Err: err}
 	}
+	if s.most > 0 && opt.bound() > s.most {
+		opt.Bound = s.most
+	}
 	r := exploreProgram(p, s.Name, opt)
 	r.Ops = s.Ops()
 	if r.Failure != nil && r.Failure.Invariant == "" && r.Failure.Kind == KindProgress {

@@ -88,3 +88,33 @@ func TestOwnerCallVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// TestStoppedFrame: the owner family races a Call of every context and
+// handler (but a cancelled context with a panic, whose handler never runs)
+// against a stop in a second thread, each explored exhaustively within
+// one preemption whatever bound the run asks for (Within).
+func TestStoppedFrame(t *testing.T) {
+	byName := map[string]Scenario{}
+	for _, s := range ownerFamily() {
+		byName[s.Name] = s
+	}
+	for _, ctx := range []string{"bg", "cancelled", "deadline"} {
+		for _, hand := range []string{"answer", "panic"} {
+			name := "cr-owner-gen-stopped-" + ctx + "-" + hand
+			s, ok := byName[name]
+			if ctx == "cancelled" && hand == "panic" {
+				if ok {
+					t.Errorf("%s is made: its handler never runs", name)
+				}
+				continue
+			}
+			if !ok || len(s.own.threads) != 2 || s.own.threads[1][0].kind != "stop" || s.most != 1 {
+				t.Errorf("%s: not made as a call against a stop within 1 preemption", name)
+			}
+		}
+	}
+	s := byName["cr-owner-gen-stopped-cancelled-answer"]
+	if r := Explore(s, Options{}); r.Failure != nil || !r.Exhaustive || r.Bound != 1 {
+		t.Errorf("%s at the default bound: %s, bound %d; want exhaustive within bound 1", s.Name, r.Summary(), r.Bound)
+	}
+}

@@ -34,6 +34,17 @@ type Scenario struct {
 	// bounds are the named bounds of the code lowered for this scenario
 	// (AtBound, edges.go); nil: every bound at its real value.
 	bounds map[string]uint64
+	// most, when above 0, caps the preemption bound DFS explores the
+	// scenario within (Within).
+	most int
+}
+
+// Within returns s explored within at most n preemptions whatever bound
+// the run asks for: for a generated frame that costs several times the
+// rest of its family at the default bound (spec/explore.md §11).
+func (s Scenario) Within(n int) Scenario {
+	s.most = n
+	return s
 }
 
 // AtBound returns s explored with the code's bound called name (a
