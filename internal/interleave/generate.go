@@ -335,7 +335,7 @@ func Held() map[string]string {
 // systematic is the systematic list, made once (its scenarios are
 // values, never changed).
 var systematic = sync.OnceValue(func() []generated {
-	return slices.Concat(sysCredits(), cover3(), sysCrRecycle(), sysTokenBucket())
+	return slices.Concat(sysCredits(), cover3(), sysCrRecycle(), sysTokenBucket(), sysTbTrie())
 })
 
 // pairs is every unordered pair of ops, a before b in the list's order
