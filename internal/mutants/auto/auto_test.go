@@ -3,6 +3,7 @@ package auto
 import (
 	"go/parser"
 	"go/token"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,61 @@ func TestEquivalentListParses(t *testing.T) {
 		f, _, _ := strings.Cut(id, " ")
 		if !strings.HasPrefix(f, "impl/") && !strings.HasPrefix(f, "model/") {
 			t.Errorf("%s: not a file of impl/ or model/", id)
+		}
+	}
+}
+
+// TestListedMutantsAreGenerated: every entry of the lists of equivalent and
+// of open mutants names a mutant its file still yields, under the operator
+// set its operator belongs to. A rename in impl/ or model/ changes the IDs
+// of the mutants it touches; an entry left under the old ID would never
+// match a survivor again, and the campaign would call the survivor
+// unlisted. (A campaign calls such entries stale too, but only for the
+// files it mutates; this checks them all, without judging anything.)
+func TestListedMutantsAreGenerated(t *testing.T) {
+	r := root(t)
+	lists := map[string]Equivalent{}
+	var err error
+	if lists[EquivalentFile], err = ReadEquivalent(r); err != nil {
+		t.Fatal(err)
+	}
+	if lists[OpenFile], err = ReadOpen(r); err != nil {
+		t.Fatal(err)
+	}
+	flag := map[OpSet]string{Classic: "", Concurrency: " -concurrency"}
+	pkgs := map[string]*Package{}
+	generated := map[string]map[string]bool{} // file + set → IDs
+	for _, name := range []string{EquivalentFile, OpenFile} {
+		for id := range lists[name] {
+			f := strings.Fields(id)
+			if len(f) < 3 {
+				t.Errorf("%s: %s: no file, function and operator", name, id)
+				continue
+			}
+			file, set := f[0], Classic
+			if Concurrency.Has(f[2]) {
+				set = Concurrency
+			}
+			k := file + " " + string(set)
+			if generated[k] == nil {
+				dir := path.Dir(file)
+				if pkgs[dir] == nil {
+					if pkgs[dir], err = LoadPackage(r, dir); err != nil {
+						t.Fatal(err)
+					}
+				}
+				ms, _, err := pkgs[dir].GenerateSet(file, set)
+				if err != nil {
+					t.Fatalf("%s: %v", file, err)
+				}
+				generated[k] = map[string]bool{}
+				for _, m := range ms {
+					generated[k][m.ID()] = true
+				}
+			}
+			if !generated[k][id] {
+				t.Errorf("%s names a mutant %s no longer yields (renamed or gone; `tollgate mutants --auto%s -list -files %s` shows its mutants):\n\t%s", name, file, flag[set], file, id)
+			}
 		}
 	}
 }
