@@ -55,12 +55,24 @@ var crRecyclePairs = []string{
 // of crRecyclePairs (the helping enqueue's compare-and-swap told from the
 // enqueue's own by its line: the helper's stands alone, without if).
 func TestRecycleFamilies(t *testing.T) {
+	familiesCover(t, sysCrRecycle(), "explored/credits", func(fn string) string {
+		return fn[strings.LastIndex(fn, ".")+1:]
+	}, crRecyclePairs)
+}
+
+// familiesCover checks that every scenario of fams is in Systematic and
+// passes on the real code at bound 2, and that together they cover each
+// pair of want: each site named by name (of its function's full name) and
+// the trimmed text of its line, the first site in a file whose path holds
+// dir.
+func familiesCover(t *testing.T, fams []generated, dir string, name func(fn string) string, want []string) {
+	t.Helper()
 	sys := map[string]bool{}
 	for _, s := range Systematic() {
 		sys[s.Name] = true
 	}
 	sp := NewSitePairs()
-	for _, g := range sysCrRecycle() {
+	for _, g := range fams {
 		if !sys[g.Name] {
 			t.Errorf("%s is not in Systematic", g.Name)
 		}
@@ -80,18 +92,17 @@ func TestRecycleFamilies(t *testing.T) {
 			lines = strings.Split(string(src), "\n")
 			files[s.File] = lines
 		}
-		f := s.Func[strings.LastIndex(s.Func, ".")+1:]
-		return f + ": " + strings.TrimSpace(lines[s.Line-1])
+		return name(s.Func) + ": " + strings.TrimSpace(lines[s.Line-1])
 	}
 	covered := map[string]bool{}
 	for _, p := range sp.Pairs() {
-		if strings.Contains(p.First.File, "explored/credits") {
+		if strings.Contains(p.First.File, dir) {
 			covered[site(p.First)+" → "+site(p.Then)] = true
 		}
 	}
-	for _, want := range crRecyclePairs {
-		if !covered[want] {
-			t.Errorf("not covered: %s", want)
+	for _, w := range want {
+		if !covered[w] {
+			t.Errorf("not covered: %s", w)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package interleave
 
 import (
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -34,44 +33,9 @@ var tbTriePairs = []string{
 // passes on the real code at bound 2, and together they cover each pair
 // of tbTriePairs.
 func TestTrieFamilies(t *testing.T) {
-	sys := map[string]bool{}
-	for _, s := range Systematic() {
-		sys[s.Name] = true
-	}
-	sp := NewSitePairs()
-	for _, g := range sysTbTrie() {
-		if !sys[g.Name] {
-			t.Errorf("%s is not in Systematic", g.Name)
-		}
-		r := Explore(g.Scenario, Options{Bound: 2, SitePairs: sp})
-		if r.Err != nil || r.Failure != nil || !r.Exhaustive {
-			t.Fatalf("%s: %s", g.Name, r.Summary())
-		}
-	}
-	files := map[string][]string{}
 	shape := regexp.MustCompile(`\[[^\]]*\]`)
-	site := func(s Site) string {
-		lines, ok := files[s.File]
-		if !ok {
-			src, err := os.ReadFile(s.File)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lines = strings.Split(string(src), "\n")
-			files[s.File] = lines
-		}
-		f := shape.ReplaceAllString(s.Func[strings.LastIndex(s.Func, "/")+1:], "")
-		return strings.Replace(f, ".", " ", 1) + ": " + strings.TrimSpace(lines[s.Line-1])
-	}
-	covered := map[string]bool{}
-	for _, p := range sp.Pairs() {
-		if strings.Contains(p.First.File, "explored/tokenbucket") {
-			covered[site(p.First)+" → "+site(p.Then)] = true
-		}
-	}
-	for _, want := range tbTriePairs {
-		if !covered[want] {
-			t.Errorf("not covered: %s", want)
-		}
-	}
+	familiesCover(t, sysTbTrie(), "explored/tokenbucket", func(fn string) string {
+		f := shape.ReplaceAllString(fn[strings.LastIndex(fn, "/")+1:], "")
+		return strings.Replace(f, ".", " ", 1)
+	}, tbTriePairs)
 }
