@@ -197,26 +197,22 @@ func TestTakeSkipsTheReadOfAKnownBucket(t *testing.T) {
 			t.Errorf("%s: %d reads and %d Txns that write, want %d and %d", s.what, reads.Load(), writes.Load(), s.wantReads, s.wantTxns)
 		}
 	}
-	// A refusal of the shared key is decided on a read through the leader,
-	// and writes nothing.
-	reads.Store(0)
-	writes.Store(0)
-	if _, ok, err := tab.TakeAt(ctx, 1000, "k", lim, 5); err != nil || ok {
-		t.Fatalf("a take of 5 from 4 tokens: %v, %v; want refused", ok, err)
+	// A refusal is decided only on a read through the leader, and writes
+	// nothing: of the shared key, after its local read (2 reads); of a key
+	// whose known view would refuse, that view not trusted (1 read).
+	refused := func(what, key string, cost float64, wantReads int64) {
+		reads.Store(0)
+		writes.Store(0)
+		if _, ok, err := tab.TakeAt(ctx, 1000, key, lim, cost); err != nil || ok {
+			t.Fatalf("%s: %v, %v; want refused", what, ok, err)
+		}
+		if reads.Load() != wantReads || writes.Load() != 0 {
+			t.Errorf("%s: %d reads and %d Txns that write, want %d and none", what, reads.Load(), writes.Load(), wantReads)
+		}
 	}
-	if reads.Load() != 2 || writes.Load() != 0 {
-		t.Errorf("the refusal: %d reads and %d Txns that write, want 2 (the local one, the one through the leader) and none", reads.Load(), writes.Load())
-	}
-	// A view that would refuse is not trusted: one read through the leader.
+	refused("a take of 5 from the shared key's 4 tokens", "k", 5, 2)
 	if _, ok, err := tab.TakeAt(ctx, 1000, "j", lim, 10); err != nil || !ok {
 		t.Fatalf("a take of j's whole bucket: %v, %v", ok, err)
 	}
-	reads.Store(0)
-	writes.Store(0)
-	if _, ok, err := tab.TakeAt(ctx, 1000, "j", lim, 1); err != nil || ok {
-		t.Fatalf("a take from j's empty bucket: %v, %v; want refused", ok, err)
-	}
-	if reads.Load() != 1 || writes.Load() != 0 {
-		t.Errorf("the refusal on a known view: %d reads and %d Txns that write, want 1 (through the leader) and none", reads.Load(), writes.Load())
-	}
+	refused("a take from j's bucket, known empty", "j", 1, 1)
 }
