@@ -152,7 +152,7 @@ func TestClockScenarios(t *testing.T) {
 }
 
 // TestClusterPartitionScenarios: on a Redis Cluster behind proxies, the
-// table's primary cut from every other node for half the node timeout
+// table's primary cut from every other node for a quarter of the node timeout
 // loses nothing; cut until its replica is promoted, it loses only writes
 // acknowledged within ClusterPartitionBound of the cut; and the same row
 // held to a bound of 200 ms fails (the cut primary went on acknowledging
