@@ -403,13 +403,12 @@ func (t *Table) take(ctx context.Context, nowMs int64, key string, lim Limits, c
 // bucket, unless another client writes it too (shared), else the member's
 // own read.
 func (t *Table) firstView(ctx context.Context, key, bk string) (view, error) {
-	if v := t.known[t.place(key)].Load(); v != nil && v.key == key && !v.shared {
-		return *v, nil
+	known := t.known[t.place(key)].Load()
+	if known != nil && known.key == key && !known.shared {
+		return *known, nil
 	}
 	v, err := t.readView(ctx, key, clientv3.OpGet(bk, clientv3.WithSerializable()), clientv3.OpGet(t.floor, clientv3.WithSerializable()))
-	if kv := t.known[t.place(key)].Load(); kv != nil && kv.key == key {
-		v.shared = kv.shared
-	}
+	v.shared = known != nil && known.key == key // shared: it is known only as such
 	return v, err
 }
 
