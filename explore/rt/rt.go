@@ -281,3 +281,7 @@ func StartClock(t time.Time) { vclock.Start(t) }
 // StopClock turns the virtual clock off: Now and the timers are the
 // machine's again.
 func StopClock() { vclock.Stop() }
+
+// ClockWord is the virtual clock's word, the one every reading and move of
+// it operates on: for a tracer that names it.
+func ClockWord() unsafe.Pointer { return vclock.Word() }

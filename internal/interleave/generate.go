@@ -240,7 +240,11 @@ var tbOps = []string{"take", "peek", "reset", "reset_all", "reclaim"}
 // finds the bucket covering the cost and takes again. The trie-shape prefixes are left
 // to take and peek, whose walks admit (take's, then load's) and
 // retry_after (load's) are: what differs is the arithmetic on the word.
-var tbAnswers = []string{"admit", "retry_after"}
+// wait (Table.Wait, wait.go: admits until one takes, sleeping each
+// refusal's wait on the run's clock) asks for the capacity too, so that
+// from a bucket short of it the wait sleeps, and the other thread's take,
+// reset or reclaim can land during the sleep, between its rounds.
+var tbAnswers = []string{"admit", "retry_after", "wait"}
 
 // tbSlowLim are the limits of the slow prefix's threads: capacity 2, a
 // quarter of a token a millisecond. At the other prefixes' rate, a token a
@@ -265,14 +269,14 @@ var tbReadOnly = map[string]bool{"peek": true, "retry_after": true}
 
 // tbKeyed are the operations with a key: a pair of them is made twice, on
 // one key and on k and j.
-var tbKeyed = map[string]bool{"take": true, "peek": true, "reset": true, "admit": true, "retry_after": true}
+var tbKeyed = map[string]bool{"take": true, "peek": true, "reset": true, "admit": true, "retry_after": true, "wait": true}
 
 // tbOp is operation op on key at clock now.
 func tbOp(op, key string, now int64) model.TBInput[string] {
 	switch op {
 	case "take":
 		return tbTake(key, 1, now)
-	case "admit":
+	case "admit", "wait": // a wait runs an admit's input (WaitOps)
 		return tbAdmit(key, 2, now)
 	case "retry_after":
 		return tbRetryAfter(key, 2, now)
@@ -567,6 +571,7 @@ func tbGenerated(p tbPrefix, ops []string, keys []string, lim model.Limits) gene
 	var labels, race []string
 	used := map[string]bool{}
 	keyed := map[string]bool{} // the keys of the threads' operations
+	var waits [][2]int
 	for _, in := range p.setup {
 		used[in.Key] = true
 	}
@@ -574,6 +579,12 @@ func tbGenerated(p tbPrefix, ops []string, keys []string, lim model.Limits) gene
 		in := tbOp(op, keys[t], p.now+int64(min(t, 1)))
 		if lim != (model.Limits{}) && in.Limits != (model.Limits{}) {
 			in.Limits = lim
+		}
+		if op == "wait" {
+			if len(waits) > 0 { // the table has one clock: every wait starts at the first's
+				in.NowMs = threads[waits[0][0]][0].NowMs
+			}
+			waits = append(waits, [2]int{t, 0})
 		}
 		threads = append(threads, []model.TBInput[string]{in})
 		label := op
@@ -595,6 +606,9 @@ func tbGenerated(p tbPrefix, ops []string, keys []string, lim model.Limits) gene
 	s := TokenBucketScenario(name, "generated: "+p.state+"; "+strings.Join(race, ", "), collide, p.setup, threads...)
 	if both && p.chain {
 		s = s.SameHash(genOther, genKey)
+	}
+	if len(waits) > 0 {
+		s = s.WaitOps(waits...)
 	}
 	if both && p.child0 {
 		// k and j share the first level, and k's cell is child 0 of the

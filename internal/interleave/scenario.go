@@ -137,6 +137,9 @@ type tbScript struct {
 	// hashes, when set, is every key's 64-bit hash, in place of the shape
 	// collide and same ask for.
 	hashes map[string]uint64
+	// waits are the (thread, index) of the admits run by Table.Wait
+	// (WaitOps, wait.go).
+	waits map[[2]int]bool
 }
 
 // TokenBucketScenario builds a token-bucket scenario. The keys in collide
@@ -212,6 +215,9 @@ func (s Scenario) programOn(f fault.Fault, r *Remote) (program, error) {
 			p.remote = r
 			return p, nil
 		case s.tb != nil && r.TokenBucket != nil:
+			if len(s.tb.waits) > 0 {
+				return nil, fmt.Errorf("explore: scenario %s runs Table.Wait, an operation of the in-memory table only", s.Name)
+			}
 			// A scenario's pinned hashes place keys in the in-memory trie;
 			// a server has its own index, so on one they mean nothing and
 			// the scenario is its operations alone.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/tollgate/tollgate/explore/rt"
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/seam/hooked"
 	"github.com/tollgate/tollgate/internal/sut"
@@ -34,6 +35,8 @@ type tbProgram struct {
 	peekAt   int64                   // the clock of the final peeks
 	frozen   bool                    // one clock reading and no resets: T1 conservation holds
 	reclaims bool                    // some operation is a reclaim: check the whole table
+	waits    bool                    // some operation is a wait: the table's clock is the run's (wait.go)
+	waitFrom int64                   // the table's clock at the start of a run with waits
 	checked  int
 	dir      string
 	fname    string
@@ -56,6 +59,8 @@ type tbRun struct {
 	// true while that reclaim is the last operation to change the trie.
 	inflight, calls int
 	solo, last      bool
+	// rounds are the threads' waits' rounds in flight (wait.go).
+	rounds []waitRound
 }
 
 func newTBProgram(s Scenario, f fault.Fault) (*tbProgram, error) {
@@ -99,6 +104,14 @@ func newTBProgram(s Scenario, f fault.Fault) (*tbProgram, error) {
 	if len(clocks) > 1 {
 		p.frozen = false
 	}
+	if len(s.tb.waits) > 0 {
+		from, err := s.tb.checkWaits(s.Name)
+		if err != nil {
+			return nil, err
+		}
+		// A wait's rounds read a clock that moves: no frozen clock.
+		p.waits, p.waitFrom, p.frozen = true, from, false
+	}
 	for _, k := range append(append([]string(nil), s.tb.collide...), s.tb.same...) {
 		if !seen[k] {
 			return nil, fmt.Errorf("explore: scenario %s: colliding key %q is not used", s.Name, k)
@@ -130,7 +143,13 @@ func (p *tbProgram) begin(c *controller) []func() {
 	if p.remote != nil {
 		return p.beginRemote(c)
 	}
-	tab := newTBTable(p.fault)
+	r := &tbRun{}
+	var tab sut.TBTable[string]
+	if p.waits {
+		tab = p.waitTable(c, r)
+	} else {
+		tab = newTBTable(p.fault)
+	}
 	lay := tableLayout(tab)
 	if p.words == nil {
 		p.words = newWords(lay)
@@ -167,7 +186,8 @@ func (p *tbProgram) begin(c *controller) []func() {
 			w.addTrie(tries.Trie(), name)
 		}
 	}
-	return p.scripts(c, &tbRun{table: tab, backend: linearizability.Local((&sut.TokenBucket[string]{Table: tab}).Apply)})
+	r.table, r.backend = tab, linearizability.Local((&sut.TokenBucket[string]{Table: tab}).Apply)
+	return p.scripts(c, r)
 }
 
 // beginRemote starts a run on a fresh table of the remote backend.
@@ -194,11 +214,22 @@ func (p *tbProgram) scripts(c *controller, r *tbRun) []func() {
 	bodies := make([]func(), n)
 	for t := range bodies {
 		bodies[t] = func() {
-			for _, in := range p.script.threads[t] {
+			for i, in := range p.script.threads[t] {
 				var out model.TBOutput
-				call, ret := c.operation(liveNone, func() { out = p.doTracked(r, t, in) })
+				var last *linearizability.TBOp
+				call, ret := c.operation(liveNone, func() {
+					if p.script.isWait(t, i) {
+						out, last = p.doWait(r, t, in)
+						return
+					}
+					out = p.doTracked(r, t, in)
+				})
 				r.out[t] = append(r.out[t], out)
-				r.ops = append(r.ops, linearizability.TBOp{Client: t, Input: in, Output: out, Call: call, Return: ret})
+				if last == nil {
+					last = &linearizability.TBOp{Client: t, Input: in, Output: out, Call: call}
+				}
+				last.Return = ret
+				r.ops = append(r.ops, *last)
 			}
 		}
 	}
@@ -221,19 +252,24 @@ func (p *tbProgram) do(client int, in model.TBInput[string]) model.TBOutput {
 // needs. It runs inside the operation: its first statement comes before
 // the operation's first step, its last after its last.
 func (p *tbProgram) doTracked(r *tbRun, client int, in model.TBInput[string]) model.TBOutput {
+	return p.track(r, in.Kind, func() model.TBOutput { return p.do(client, in) })
+}
+
+// track runs do, an operation of kind, keeping the account of overlaps.
+func (p *tbProgram) track(r *tbRun, kind model.TBKind, do func() model.TBOutput) model.TBOutput {
 	r.inflight++
 	r.calls++
 	alone, calls := r.inflight == 1, r.calls
 	if !alone {
 		r.solo = false // an overlap after the last solo reclaim
 	}
-	out := p.do(client, in)
+	out := do()
 	r.inflight--
 	switch {
-	case in.Kind == model.TBReclaim:
+	case kind == model.TBReclaim:
 		r.solo = alone && r.calls == calls
 		r.last = r.solo
-	case in.Kind != model.TBPeek:
+	case kind != model.TBPeek:
 		r.last = false
 	}
 	return out
@@ -241,6 +277,9 @@ func (p *tbProgram) doTracked(r *tbRun, client int, in model.TBInput[string]) mo
 
 func (p *tbProgram) end(c *controller, outcome bool) (*Failure, string) {
 	r := p.run
+	if p.waits {
+		rt.StopClock()
+	}
 	n := p.threads()
 	// The trie's shape, before the final peeks touch it.
 	shape := p.shapeCheck(r)
@@ -443,7 +482,12 @@ func (t *tbTracer) observe(c *controller, r *stepRec) {
 	}
 }
 
-func (t *tbTracer) word(addr unsafe.Pointer) string { return t.p.words.name(addr) }
+func (t *tbTracer) word(addr unsafe.Pointer) string {
+	if t.p.waits && addr == rt.ClockWord() {
+		return "the clock"
+	}
+	return t.p.words.name(addr)
+}
 
 func (t *tbTracer) value(addr unsafe.Pointer, v any) string {
 	name := t.p.words.name(addr)
@@ -496,7 +540,12 @@ const (
 	bucketDead    = 1
 )
 
-func (t *tbTracer) call(th, op int) string { return t.p.script.threads[th][op].String() }
+func (t *tbTracer) call(th, op int) string {
+	if t.p.script.isWait(th, op) {
+		return waitText(t.p.script.threads[th][op])
+	}
+	return t.p.script.threads[th][op].String()
+}
 
 func (t *tbTracer) ret(th, op int) string {
 	r := t.p.run

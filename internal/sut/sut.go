@@ -18,8 +18,10 @@
 package sut
 
 import (
+	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/tollgate/tollgate/impl/credits"
 	"github.com/tollgate/tollgate/impl/tokenbucket"
@@ -40,6 +42,20 @@ type TBTable[K comparable] interface {
 	ResetAll()
 	ReclaimAt(nowMs int64, lim tokenbucket.Limits) (int, error)
 	CASRetries() uint64
+}
+
+// TBWaiter is the blocking take of a token-bucket table (Table.Wait), which
+// the tables NewHookedTBTableOn makes have: it reads the table's clock and
+// sleeps with the table's sleep, both given to the constructor.
+type TBWaiter[K comparable] interface {
+	Wait(ctx context.Context, key K, lim tokenbucket.Limits, cost float64) (remaining float64, err error)
+}
+
+// TBClock is a token-bucket table's clock and sleep (tokenbucket.WithClock
+// and WithSleep), for the tables NewHookedTBTableOn makes.
+type TBClock struct {
+	Now   func() int64
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // CrTable is the method set of *credits.Table that the checkers use. Every

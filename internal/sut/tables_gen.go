@@ -59,6 +59,22 @@ func NewHookedTBTable[K comparable](f fault.Fault) TBTable[K] {
 	return NewTBTable[K](f)
 }
 
+// NewHookedTBTableOn is NewHookedTBTable with the table's clock and sleep
+// given (tokenbucket.WithClock, WithSleep): the table Wait can run on.
+func NewHookedTBTableOn[K comparable](f fault.Fault, clock TBClock) interface {
+	TBTable[K]
+	TBWaiter[K]
+} {
+	switch f.String() {
+	case "none":
+		return exploredtokenbucket.New[K](exploredtokenbucket.WithClock(clock.Now), exploredtokenbucket.WithSleep(clock.Sleep))
+	}
+	if f.Package() != "impl/tokenbucket" {
+		panic(fmt.Sprintf("sut: %v is not a token-bucket mutant (defect)", f))
+	}
+	panic(fault.NotCompiled("sut", f))
+}
+
 // NewHookedCrTable is NewCrTable on internal/seam/hooked (see
 // NewHookedTBTable).
 func NewHookedCrTable[P any](f fault.Fault) CrTable[P] {

@@ -11,7 +11,7 @@ import (
 // mutant of ms. Its form without mutants (ms empty) is committed; the
 // overlay of internal/mutants/build gives the one with every mutant.
 func tablesFile(mod string, ms []Mutant) ([]byte, error) {
-	var imports, tb, cr []string
+	var imports, tb, tbOn, cr []string
 	used := map[string]string{"fmt": "", "credits": "", "tokenbucket": "", "fault": ""}
 	for _, m := range ms {
 		id := importName(m)
@@ -26,6 +26,9 @@ func tablesFile(mod string, ms []Mutant) ([]byte, error) {
 			param, list = "P", &cr
 		}
 		*list = append(*list, fmt.Sprintf("case %q:\nreturn %s.New[%s]()", m.Name(), id, param))
+		if !m.Fault.Credits() {
+			tbOn = append(tbOn, fmt.Sprintf("case %q:\nreturn %[2]s.New[K](%[2]s.WithClock(clock.Now), %[2]s.WithSleep(clock.Sleep))", m.Name(), id))
+		}
 	}
 	used["exploredcredits"], used["exploredtokenbucket"] = "", ""
 	var b bytes.Buffer
@@ -88,6 +91,22 @@ func NewHookedTBTable[K comparable](f fault.Fault) TBTable[K] {
 	return NewTBTable[K](f)
 }
 
+// NewHookedTBTableOn is NewHookedTBTable with the table's clock and sleep
+// given (tokenbucket.WithClock, WithSleep): the table Wait can run on.
+func NewHookedTBTableOn[K comparable](f fault.Fault, clock TBClock) interface {
+	TBTable[K]
+	TBWaiter[K]
+} {
+	switch f.String() {
+	case "none":
+		return exploredtokenbucket.New[K](exploredtokenbucket.WithClock(clock.Now), exploredtokenbucket.WithSleep(clock.Sleep))%[11]s
+	}
+	if f.Package() != "impl/tokenbucket" {
+		panic(fmt.Sprintf("sut: %%v is not a token-bucket mutant (defect)", f))
+	}
+	panic(fault.NotCompiled("sut", f))
+}
+
 // NewHookedCrTable is NewCrTable on internal/seam/hooked (see
 // NewHookedTBTable).
 func NewHookedCrTable[P any](f fault.Fault) CrTable[P] {
@@ -98,7 +117,7 @@ func NewHookedCrTable[P any](f fault.Fault) CrTable[P] {
 }
 `, MutantsDir, mod+"/impl/credits", mod+"/impl/tokenbucket", mod+"/internal/fault",
 		strings.Join(imports, "\n"), cases(tb), cases(cr),
-		mod+"/"+ExploredDir+"/credits", mod+"/"+ExploredDir+"/tokenbucket", formNote(len(ms)))
+		mod+"/"+ExploredDir+"/credits", mod+"/"+ExploredDir+"/tokenbucket", formNote(len(ms)), cases(tbOn))
 	return format.Source(b.Bytes())
 }
 
