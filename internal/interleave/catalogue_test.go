@@ -90,6 +90,7 @@ func TestMutantsFound(t *testing.T) {
 		{"cr-enqueue-twice", fault.Named("cr-twin-enqueue-lost"), KindLinearizability, 1},
 		{"sys-tb-slow-take-admit", fault.Named("tb-admit-torn-wait"), KindLinearizability, 1},
 		{"sys-tb-empty-wait-take", fault.Named("tb-wait-trusts-wake"), KindLinearizability, 1},
+		{"sys-tb-empty-wait.cancel-take", fault.Named("tb-wait-cancel-after-take"), KindLinearizability, 1},
 	} {
 		s, ok := Lookup(tc.scenario)
 		if !ok {

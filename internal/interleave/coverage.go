@@ -318,6 +318,9 @@ func opKind(p program, t, op int) string {
 		k := p.run.started[t][op]
 		return p.run.in[t][k].Kind.String()
 	case *tbProgram:
+		if op == len(p.script.threads[t]) {
+			return "cancel" // a wait's context cancelled after the thread's operations (CancelWaits)
+		}
 		return p.script.threads[t][op].Kind.String()
 	}
 	return "?"

@@ -538,9 +538,11 @@ func sysTokenBucket() []generated {
 		}
 		if p.answers {
 			out = append(out, tbAnswerPairs(p, model.Limits{})...)
+			out = append(out, tbWaitCancels(p, model.Limits{})...)
 		}
 	}
-	return append(out, tbAnswerPairs(tbSlow, tbSlowLim)...)
+	out = append(out, tbAnswerPairs(tbSlow, tbSlowLim)...)
+	return append(out, tbWaitCancels(tbSlow, tbSlowLim)...)
 }
 
 // tbAnswerPairs are prefix p's pairs with an answer: each operation of

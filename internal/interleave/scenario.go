@@ -140,6 +140,9 @@ type tbScript struct {
 	// waits are the (thread, index) of the admits run by Table.Wait
 	// (WaitOps, wait.go).
 	waits map[[2]int]bool
+	// cancels maps a thread to the thread whose waits' context it
+	// cancels once its own operations are done (CancelWaits, wait.go).
+	cancels map[int]int
 }
 
 // TokenBucketScenario builds a token-bucket scenario. The keys in collide

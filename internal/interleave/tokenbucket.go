@@ -1,6 +1,7 @@
 package interleave
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -59,8 +60,13 @@ type tbRun struct {
 	// true while that reclaim is the last operation to change the trie.
 	inflight, calls int
 	solo, last      bool
-	// rounds are the threads' waits' rounds in flight (wait.go).
-	rounds []waitRound
+	// rounds are the threads' waits' rounds in flight, ctxs and cancels
+	// the contexts of the threads' waits one cancels, failed the error of
+	// each wait that failed with its context's (wait.go).
+	rounds  []waitRound
+	ctxs    []context.Context
+	cancels []context.CancelFunc
+	failed  map[[2]int]string
 }
 
 func newTBProgram(s Scenario, f fault.Fault) (*tbProgram, error) {
@@ -104,7 +110,7 @@ func newTBProgram(s Scenario, f fault.Fault) (*tbProgram, error) {
 	if len(clocks) > 1 {
 		p.frozen = false
 	}
-	if len(s.tb.waits) > 0 {
+	if len(s.tb.waits)+len(s.tb.cancels) > 0 {
 		from, err := s.tb.checkWaits(s.Name)
 		if err != nil {
 			return nil, err
@@ -217,19 +223,26 @@ func (p *tbProgram) scripts(c *controller, r *tbRun) []func() {
 			for i, in := range p.script.threads[t] {
 				var out model.TBOutput
 				var last *linearizability.TBOp
+				skip := false
 				call, ret := c.operation(liveNone, func() {
 					if p.script.isWait(t, i) {
-						out, last = p.doWait(r, t, in)
+						out, last, skip = p.doWait(r, t, i, in)
 						return
 					}
 					out = p.doTracked(r, t, in)
 				})
 				r.out[t] = append(r.out[t], out)
+				if skip {
+					continue
+				}
 				if last == nil {
 					last = &linearizability.TBOp{Client: t, Input: in, Output: out, Call: call}
 				}
 				last.Return = ret
 				r.ops = append(r.ops, *last)
+			}
+			if cancel := p.cancelOp(r, t); cancel != nil {
+				c.operation(liveNone, cancel)
 			}
 		}
 	}
@@ -541,6 +554,9 @@ const (
 )
 
 func (t *tbTracer) call(th, op int) string {
+	if op == len(t.p.script.threads[th]) {
+		return fmt.Sprintf("cancel the context of T%d's waits", t.p.script.cancels[th])
+	}
 	if t.p.script.isWait(th, op) {
 		return waitText(t.p.script.threads[th][op])
 	}
@@ -549,8 +565,14 @@ func (t *tbTracer) call(th, op int) string {
 
 func (t *tbTracer) ret(th, op int) string {
 	r := t.p.run
+	if op == len(t.p.script.threads[th]) {
+		return "cancelled"
+	}
 	if op >= len(r.out[th]) {
 		return "?"
+	}
+	if err, ok := r.failed[[2]int{th, op}]; ok {
+		return err
 	}
 	return r.out[th][op].Answer(t.p.script.threads[th][op].Kind)
 }

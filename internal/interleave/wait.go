@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,6 +62,26 @@ func (s Scenario) WaitOps(ats ...[2]int) Scenario {
 	return s
 }
 
+// CancelWaits returns s, a token-bucket scenario whose thread w has
+// waits (WaitOps), with those waits run under a context that thread t
+// cancels once its own operations are done: the cancel is one step of t
+// (explore/rt's context), so it can land between any two steps of a wait,
+// before its clock reading, between its admit and its sleep, during the
+// sleep. A wait that answers the context's error must have taken nothing.
+func (s Scenario) CancelWaits(t, w int) Scenario {
+	if s.tb == nil {
+		panic("explore: CancelWaits of a scenario that is not a token-bucket one")
+	}
+	tb := *s.tb
+	tb.cancels = map[int]int{}
+	for k, v := range s.tb.cancels {
+		tb.cancels[k] = v
+	}
+	tb.cancels[t] = w
+	s.tb = &tb
+	return s
+}
+
 // checkWaits checks the script's waits: admits of threads, one start clock.
 // It returns that clock.
 func (sc *tbScript) checkWaits(name string) (int64, error) {
@@ -80,7 +101,39 @@ func (sc *tbScript) checkWaits(name string) (int64, error) {
 		}
 		from, first = in.NowMs, false
 	}
+	for t, w := range sc.cancels {
+		if t < 0 || t >= len(sc.threads) || w < 0 || w >= len(sc.threads) || t == w {
+			return 0, fmt.Errorf("explore: scenario %s: thread %d cancels the waits of thread %d: want two threads of the scenario", name, t, w)
+		}
+		waits := false
+		for i := range sc.threads[w] {
+			waits = waits || sc.isWait(w, i)
+		}
+		if !waits {
+			return 0, fmt.Errorf("explore: scenario %s: thread %d cancels the waits of thread %d, which has none", name, t, w)
+		}
+	}
 	return from, nil
+}
+
+// waitCtx is the context thread t's waits run under: one a thread cancels
+// (CancelWaits), or Background.
+func (r *tbRun) waitCtx(t int) context.Context {
+	if ctx := r.ctxs[t]; ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
+
+// cancelOp is the operation of thread t that cancels the waits it
+// cancels (CancelWaits), run after its script's operations; nil when it
+// cancels none.
+func (p *tbProgram) cancelOp(r *tbRun, t int) func() {
+	w, ok := p.script.cancels[t]
+	if !ok {
+		return nil
+	}
+	return r.cancels[w]
 }
 
 // isWait reports whether thread t's operation i is a wait.
@@ -106,6 +159,11 @@ type waitRound struct {
 func (p *tbProgram) waitTable(c *controller, r *tbRun) sut.TBTable[string] {
 	rt.StartClock(tbWaitEpoch)
 	r.rounds = make([]waitRound, p.threads())
+	r.ctxs, r.cancels = make([]context.Context, p.threads()), make([]context.CancelFunc, p.threads())
+	r.failed = map[[2]int]string{}
+	for _, w := range p.script.cancels {
+		r.ctxs[w], r.cancels[w] = rt.WithCancel(context.Background())
+	}
 	now := func() int64 {
 		ms := p.waitFrom + rt.Since(tbWaitEpoch).Milliseconds()
 		if w := c.cur; w != nil && w.id < len(r.rounds) {
@@ -133,29 +191,41 @@ var newTBWaitTable = func(f fault.Fault, clock sut.TBClock) sut.TBTable[string] 
 	return sut.NewHookedTBTableOn[string](f, clock)
 }
 
-// doWait runs thread t's wait of input in: Table.Wait on the run's table.
-// It returns the wait's answer and its last round, whose interval the
-// caller closes at the operation's return (nil when no round read the
-// clock: the wait refused its arguments first).
-func (p *tbProgram) doWait(r *tbRun, t int, in model.TBInput[string]) (model.TBOutput, *linearizability.TBOp) {
+// doWait runs thread t's wait of input in, its operation i: Table.Wait
+// on the run's table. It returns the wait's answer and its last round,
+// whose interval the caller closes at the operation's return (nil when no
+// round read the clock: the wait refused its arguments first). A wait
+// that failed with its context's error took nothing: it has no last
+// round (an admit it ran after its last sleep is not recorded, so a take
+// it made shows as a bucket no recorded operation explains), and skip is
+// set: the operation is no admit of the history.
+func (p *tbProgram) doWait(r *tbRun, t, i int, in model.TBInput[string]) (out model.TBOutput, last *linearizability.TBOp, skip bool) {
 	w, ok := r.table.(sut.TBWaiter[string])
 	if !ok {
 		panic(fmt.Sprintf("explore: the %s table has no Wait", p.fault))
 	}
 	rd := &r.rounds[t]
 	rd.in, rd.open = in, false
-	var out model.TBOutput
+	var err error
 	p.track(r, in.Kind, func() model.TBOutput {
 		lim := tokenbucket.Limits{Capacity: in.Limits.Capacity, RefillPerSecond: in.Limits.RefillPerSecond}
-		rem, err := w.Wait(context.Background(), in.Key, lim, in.Cost)
-		out = waitOutput(rem, err)
+		var rem float64
+		rem, err = w.Wait(r.waitCtx(t), in.Key, lim, in.Cost)
+		if !errors.Is(err, context.Canceled) {
+			out = waitOutput(rem, err)
+		}
 		return out
 	})
-	if !rd.open {
-		return out, nil
-	}
+	open := rd.open
 	rd.open = false
-	return out, &linearizability.TBOp{Client: t, Input: rd.in, Output: out, Call: rd.call}
+	if errors.Is(err, context.Canceled) {
+		r.failed[[2]int{t, i}] = err.Error()
+		return out, nil, true
+	}
+	if !open {
+		return out, nil, false
+	}
+	return out, &linearizability.TBOp{Client: t, Input: rd.in, Output: out, Call: rd.call}, false
 }
 
 // waitOutput is Wait's answer in model form, as the admit of its last
@@ -170,5 +240,22 @@ func waitOutput(rem float64, err error) model.TBOutput {
 	case errors.As(err, &arg):
 		return model.TBOutput{Invalid: arg.Field}
 	}
-	panic(fmt.Sprintf("explore: Wait on a context that is never done failed: %v", err))
+	panic(fmt.Sprintf("explore: a wait failed with %v, which no explored wait can answer (its context has no deadline)", err))
+}
+
+// tbWaitCancels are prefix p's waits under a context the other thread
+// cancels after its take, in both orders of the threads, at limits lim
+// when they are set: the cancel lands before a round's clock reading,
+// between its admit and its sleep, or during the sleep.
+func tbWaitCancels(p tbPrefix, lim model.Limits) []generated {
+	var out []generated
+	for _, ops := range [][]string{{"wait", "take"}, {"take", "wait"}} {
+		g := tbGenerated(p, ops, []string{genKey, genKey}, lim)
+		w := slices.Index(ops, "wait")
+		g.Scenario = g.Scenario.CancelWaits(1-w, w)
+		g.Name = strings.Replace(g.Name, "-wait", "-wait.cancel", 1)
+		g.Race += fmt.Sprintf("; T%d cancels T%d's context after its take", 1-w, w)
+		out = append(out, g)
+	}
+	return out
 }

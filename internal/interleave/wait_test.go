@@ -23,6 +23,9 @@ func TestWaitOpsChecked(t *testing.T) {
 		{base.WaitOps([2]int{1, 0}), nil, "a wait runs an admit's input"},
 		{base.WaitOps([2]int{1, 2}), nil, "no such operation"},
 		{base.WaitOps([2]int{0, 0}, [2]int{1, 1}), nil, "the table has one clock"},
+		{base.WaitOps([2]int{0, 0}).CancelWaits(1, 0), nil, ""},
+		{base.WaitOps([2]int{0, 0}).CancelWaits(0, 1), nil, "which has none"},
+		{base.WaitOps([2]int{0, 0}).CancelWaits(1, 1), nil, "want two threads"},
 		{base.WaitOps([2]int{0, 0}), &Remote{Name: "etcd", TokenBucket: func() (linearizability.TBBackend, error) { return nil, nil }},
 			"an operation of the in-memory table only"},
 	} {
