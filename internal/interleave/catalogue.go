@@ -117,23 +117,31 @@ func forgedOf(epoch uint64) (f Forgery, modelEpoch uint64, ok bool) {
 }
 
 // forge is f applied to the table's token tok (impl/credits's epochs:
-// generation<<credits.SlotBits | slot-1).
+// generation<<credits.SlotBits | slot-1). The forged epoch is checked
+// against credits.Generation, the decoding the etcd and Redis tables read
+// (C3): the slot forgery must name another slot, every other forgery tok's
+// own, or forge panics. Nothing explored reads Generation's answer
+// otherwise (the explored table decodes with its own slotOf).
 func forge(f Forgery, tok credits.Token) credits.Token {
 	gen, _ := credits.Generation(tok.Slot, tok.Epoch)
+	out := tok
 	switch f {
 	case ForgeGen0:
-		tok.Epoch = credits.Epoch(tok.Slot, 0)
+		out.Epoch = credits.Epoch(tok.Slot, 0)
 	case ForgeSlot:
 		// The epoch of the slot whose index differs in the lowest bit.
-		tok.Epoch = credits.Epoch((tok.Slot-1)^1+1, gen)
+		out.Epoch = credits.Epoch((tok.Slot-1)^1+1, gen)
 	case ForgeNext:
-		tok.Epoch = credits.Epoch(tok.Slot, gen+1)
+		out.Epoch = credits.Epoch(tok.Slot, gen+1)
 	case ForgeBeyond:
-		tok.Epoch = credits.Epoch(tok.Slot, credits.MaxGen+1)
+		out.Epoch = credits.Epoch(tok.Slot, credits.MaxGen+1)
 	default:
 		panic(fmt.Sprintf("explore: no forgery %q", f))
 	}
-	return tok
+	if _, names := credits.Generation(tok.Slot, out.Epoch); names != (f != ForgeSlot) {
+		panic(fmt.Sprintf("explore: the %s forgery of %v is epoch %d, which credits.Generation reads as naming slot %d: %v (C3)", f, tok, out.Epoch, tok.Slot, names))
+	}
+	return out
 }
 
 // Input is a step with a fixed input.
