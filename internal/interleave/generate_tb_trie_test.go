@@ -29,9 +29,10 @@ var tbTriePairs = []string{
 	"tokenbucket cellOf: if f := n.first.Load(); f == n { → tokenbucket (*trie).insertHash: if word.CompareAndSwap(c, in.head()) {",
 }
 
-// TestTrieFamilies: every scenario of sysTbTrie is in Systematic and
-// passes on the real code at bound 2, and together they cover each pair
-// of tbTriePairs.
+// TestTrieFamilies: every scenario of sysTbTrie is in Systematic, and the
+// default run's table records each pair of tbTriePairs covered; with
+// -long, they pass on the real code at bound 2 and together cover each
+// pair of tbTriePairs (familiesCover).
 func TestTrieFamilies(t *testing.T) {
 	shape := regexp.MustCompile(`\[[^\]]*\]`)
 	familiesCover(t, sysTbTrie(), "explored/tokenbucket", func(fn string) string {
