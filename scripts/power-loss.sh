@@ -17,6 +17,8 @@ if [ ! -e /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
     "fusermount3: $(command -v fusermount3 || echo missing)); install: apt-get update && apt-get install -y fuse3" >&2
   exit 1
 fi
-tg=$(mktemp -d)/tollgate
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+tg=$work/tollgate
 go build -o "$tg" ./cmd/tollgate
 "$tg" check --backend "$backend" -duration 2s -seed 1 -timeout 60s -progress 0 -faults "$faults"

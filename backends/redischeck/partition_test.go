@@ -133,9 +133,11 @@ func TestNoReplicasRefusalRanNothing(t *testing.T) {
 	needServer(t)
 	p := redisserver.StartT(t, redisserver.WithMinReplicas(1, time.Second))
 	rep := redisserver.StartReplicaT(t, p)
-	// The checks' budget: a refused call is sent again for 20 of them
-	// (5 s) before it is reported not run.
+	// A refused call is sent again for Retry (by default 20 timeouts, 5 s
+	// here) before it is reported not run: a refusal that lasts is
+	// reported not run after any window, so a short one checks the same.
 	tg := NewTarget(p.Addr, 250*time.Millisecond)
+	tg.Retry = 500 * time.Millisecond
 	defer tg.Close()
 	b, closeB, err := tg.TB(fault.None)
 	if err != nil {

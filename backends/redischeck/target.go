@@ -52,6 +52,10 @@ type Target struct {
 	// done. Reads wait too: a read may have seen a write that a failover
 	// then loses.
 	Wait int
+	// Retry is how long a call is sent again while it is refused without
+	// running (ErrNotRun), and how long an unknown one is waited on to
+	// settle; 0 means 20 × Timeout.
+	Retry time.Duration
 
 	addr    atomic.Pointer[string]
 	cluster []string // a Redis Cluster's node addresses (NewClusterTarget)
@@ -199,13 +203,17 @@ func NewClusterTarget(addrs []string, timeout time.Duration) *Target {
 }
 
 // Fresh is a new target at t's current address (or on t's cluster), with
-// t's Timeout and no connection, fence or Wait of t's: a client that took
-// no part in what happened to t's.
+// t's Timeout and Retry and no connection, fence or Wait of t's: a client
+// that took no part in what happened to t's.
 func (t *Target) Fresh() *Target {
+	var f *Target
 	if t.cluster != nil {
-		return NewClusterTarget(t.cluster, t.Timeout)
+		f = NewClusterTarget(t.cluster, t.Timeout)
+	} else {
+		f = NewTarget(t.Addr(), t.Timeout)
 	}
-	return NewTarget(t.Addr(), t.Timeout)
+	f.Retry = t.Retry
+	return f
 }
 
 // SetAddr moves the target: connections made from now on go to addr.
@@ -411,7 +419,11 @@ func (r *retrying[In, Out]) Do(client int, in In) (Out, error) {
 	// request deadline does: a client that retries a timed-out call on its
 	// own (mutant rtb-retry-on-timeout) has the time to.
 	b := redissut.Remote(r.apply, 5*r.t.Timeout)
-	deadline := time.Now().Add(20 * r.t.Timeout)
+	retry := r.t.Retry
+	if retry <= 0 {
+		retry = 20 * r.t.Timeout
+	}
+	deadline := time.Now().Add(retry)
 	for {
 		c := r.t.begin()
 		out, err := b.Do(client, in)

@@ -17,10 +17,12 @@ const coverageFile = "../../spec/explore-coverage.md"
 // -coverage > spec/explore-coverage.md`. The whole table takes about 5 s:
 // it is computed and compared with -long, and in CI's explore step
 // (tollgate explore -coverage, diffed with the committed file); by
-// default, and under the race detector, which slows the explorer about
-// tenfold, every tenth scenario runs and the table is not compared.
+// default every tenth scenario runs and the table is not compared; under
+// the race detector, which slows the explorer about tenfold, it is
+// skipped (skipSweepUnderRace).
 func TestCoverageTable(t *testing.T) {
-	if raceEnabled || !*long {
+	skipSweepUnderRace(t, "every generated scenario at bound 2, and computes this table (tollgate explore -coverage, diffed with the committed file),")
+	if !*long {
 		for i, s := range Systematic() {
 			if i%10 != 0 {
 				continue

@@ -79,9 +79,11 @@ var tbTriePairs = []string{
 	"tokenbucket newCell: c.first.Store(&c.node) → tokenbucket (*trie).sweep: f = c.first.Load()",
 }
 
-// TestTrieFamilies: every scenario of sysTbTrie is in Systematic and
-// passes on the real code at bound 2 (within one preemption, the races
-// marked so), and together they cover each pair of tbTriePairs.
+// TestTrieFamilies: every scenario of sysTbTrie is in Systematic, and the
+// default run's table records each pair of tbTriePairs covered; with
+// -long, they pass on the real code at bound 2 (within one preemption, the races
+// marked so) and together cover each
+// pair of tbTriePairs (familiesCover).
 func TestTrieFamilies(t *testing.T) {
 	shape := regexp.MustCompile(`\[[^\]]*\]`)
 	familiesCover(t, sysTbTrie(), "explored/tokenbucket", func(fn string) string {

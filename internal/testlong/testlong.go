@@ -1,8 +1,9 @@
 // Package testlong gates the tests that would take `go test ./...` past a
 // minute on two cores: those that start clusters of servers, run mutation
 // campaigns or fill a million keys. They run when TOLLGATE_LONG=1 or
-// CI=true is set, so CI runs every one of them (with -race, through the
-// README's test command), and a local run skips them, saying how to run
+// CI=true is set, so CI runs every one of them (through the README's test
+// command, with -race where their package's goroutines run at once:
+// scripts/test-lanes.sh), and a local run skips them, saying how to run
 // them.
 package testlong
 
