@@ -67,8 +67,8 @@ func killedBy(t *testing.T, f fault.Fault, check func(f fault.Fault) error) {
 }
 
 // TestEtcdSweepSparesRenewedHolder: a holder's liveness is the cluster's
-// judgment of its lease (C10). A holder with a ttl of 2 s that renews every
-// 500 ms is live after 2.5 s, past its first ttl, and a sweep then frees
+// judgment of its lease (C10). A holder with a ttl of 5 s that renews every
+// 500 ms is live after 6 s, past its first ttl, and a sweep then frees
 // nothing of it; a holder that exited is swept. Kills
 // ecr-lease-by-caller-clock, whose sweep frees the renewing holder's
 // reservation once grant time + ttl has passed on the sweeper's clock.
@@ -83,7 +83,12 @@ func TestEtcdSweepSparesRenewedHolder(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		renewing, err := tab.NewHolder(ctx, 2*time.Second)
+		// A ttl of 5 s renewed every 500 ms: a renewal may take 4.5 s
+		// on a loaded machine (a CI run's -race tests beside three etcd
+		// members) before the real lease ends; the sweep comes 6 s after
+		// the grant, past the ttl, where a lease judged by the grant's
+		// stamp has ended.
+		renewing, err := tab.NewHolder(ctx, 5*time.Second)
 		if err != nil {
 			return err
 		}
@@ -102,7 +107,7 @@ func TestEtcdSweepSparesRenewedHolder(t *testing.T) {
 		if err := tab.Exit(ctx, exiting); err != nil {
 			return err
 		}
-		for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		for end := time.Now().Add(6 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
 			if err := tab.Renew(ctx, renewing); err != nil {
 				return fmt.Errorf("renew: %w", err)
 			}
@@ -115,7 +120,7 @@ func TestEtcdSweepSparesRenewedHolder(t *testing.T) {
 			return err
 		}
 		if n != 1 {
-			return fmt.Errorf("a sweep 2.5 s after the grant, of a holder renewed every 500 ms and one that exited, freed %d rows, want 1 (the exited holder's)", n)
+			return fmt.Errorf("a sweep 6 s after the grant, of a holder of ttl 5 s renewed every 500 ms and one that exited, freed %d rows, want 1 (the exited holder's)", n)
 		}
 		if ok, err := tab.Release(ctx, renewing, toks[0]); err != nil || !ok {
 			return fmt.Errorf("the renewing holder's release: %v, %v; its reservation must have stayed", ok, err)
