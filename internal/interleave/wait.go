@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -38,9 +39,10 @@ import (
 // trusted a wake, or answered a take it never made is a history no order
 // of the admits explains.
 
-// tbWaitEpoch is where the virtual clock of a scenario with waits starts;
-// the table's clock reads the wait's NowMs there.
-var tbWaitEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+// tbWaitEpoch is where the virtual clock of a scenario with waits starts
+// (the instant every run on the virtual clock starts at, the Owner's
+// too); the table's clock reads the wait's NowMs there.
+var tbWaitEpoch = ownerEpoch
 
 // WaitOps returns s, a token-bucket scenario, with the operations at
 // (thread, index) ats run by Table.Wait: each must be an admit of a
@@ -51,9 +53,9 @@ func (s Scenario) WaitOps(ats ...[2]int) Scenario {
 		panic("explore: WaitOps of a scenario that is not a token-bucket one")
 	}
 	tb := *s.tb
-	tb.waits = map[[2]int]bool{}
-	for at, ok := range s.tb.waits {
-		tb.waits[at] = ok
+	tb.waits = maps.Clone(s.tb.waits)
+	if tb.waits == nil {
+		tb.waits = map[[2]int]bool{}
 	}
 	for _, at := range ats {
 		tb.waits[at] = true
@@ -73,9 +75,9 @@ func (s Scenario) CancelWaits(t, w int) Scenario {
 		panic("explore: CancelWaits of a scenario that is not a token-bucket one")
 	}
 	tb := *s.tb
-	tb.cancels = map[int]int{}
-	for k, v := range s.tb.cancels {
-		tb.cancels[k] = v
+	tb.cancels = maps.Clone(s.tb.cancels)
+	if tb.cancels == nil {
+		tb.cancels = map[int]int{}
 	}
 	tb.cancels[t] = w
 	s.tb = &tb
