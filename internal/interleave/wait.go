@@ -237,7 +237,9 @@ func waitOutput(rem float64, err error) model.TBOutput {
 	switch {
 	case err == nil:
 		return model.TBOutput{OK: true, Remaining: rem}
-	case errors.Is(err, tokenbucket.ErrNever):
+	case errors.Is(err, tokenbucket.ErrNever) || strings.HasPrefix(err.Error(), tokenbucket.ErrNever.Error()):
+		// The explored table and every mutant are copies of impl's files,
+		// each with an ErrNever of its own: told by its text.
 		return model.TBOutput{RetryAfterMs: model.Never}
 	case errors.As(err, &arg):
 		return model.TBOutput{Invalid: arg.Field}
