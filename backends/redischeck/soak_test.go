@@ -187,6 +187,8 @@ func TestClusterPartitionScenarios(t *testing.T) {
 		logRow(t, rows[0])
 		if rows[0].Pass() {
 			t.Errorf("cluster-partition held to 200 ms passed: %s", rows[0].Detail)
+		} else {
+			t.Logf("cluster-partition held to 200 ms fails, as it must: %s", rows[0].Failure())
 		}
 	}
 }
