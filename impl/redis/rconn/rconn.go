@@ -447,18 +447,73 @@ func CheckFunctionNames(src string) error {
 //   - a newer version, or the same version with other code: an error
 //     wrapping ErrLibraryVersion, which names both, and the server's
 //     library stays.
+//
+// The data set also keeps the highest version ever loaded (VersionMark), so
+// that FUNCTION FLUSH, which drops the library and keeps the keys, cannot
+// let an older process load its version over data a newer one wrote: Load
+// refuses, wrapping ErrLibraryVersion, when the mark is above src's
+// version, and raises the mark to it once loaded. (FLUSHALL drops the mark
+// with the data; deleting the mark is how an operator downgrades on
+// purpose.)
 func Load(ctx context.Context, c goredis.UniversalClient, name, src string) error {
+	want := LibraryVersion(src)
+	mark := func() error { return checkMark(ctx, c, name, want) }
 	// Functions live on each node: on a cluster every primary loads the
 	// library (its replicas get it by replication).
+	var err error
 	if cc, ok := c.(*goredis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error {
-			return loadOne(ctx, m, name, src)
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error {
+			return loadOne(ctx, m, name, src, mark)
 		})
+	} else {
+		err = loadOne(ctx, c, name, src, mark)
 	}
-	return loadOne(ctx, c, name, src)
+	if err != nil || want == 0 {
+		return err
+	}
+	// The mark only rises: two processes of versions 2 and 3 loading at
+	// once leave 3, whichever writes last.
+	if err := raiseMark.Run(ctx, c, []string{VersionMark(name)}, want).Err(); err != nil {
+		return fmt.Errorf("redis: raising %s to version %d: %w", VersionMark(name), want, Classify(err))
+	}
+	return nil
 }
 
-func loadOne(ctx context.Context, c goredis.Cmdable, name, src string) error {
+// VersionMark is the key that keeps the highest version of the library
+// name ever loaded on the server (on a cluster, in one slot for the whole
+// cluster): an integer, raised by Load.
+func VersionMark(name string) string { return "tollgate:library:" + name }
+
+// raiseMark sets KEYS[1] to ARGV[1] unless it holds a higher version.
+var raiseMark = goredis.NewScript(`local v = tonumber(redis.call('GET', KEYS[1]) or '0')
+if v == nil or v < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+return 0`)
+
+// checkMark refuses, wrapping ErrLibraryVersion, to load version want of
+// the library name where a higher version has been loaded (VersionMark):
+// Load calls it only where the server does not hold a newer library
+// (which Load refuses on its own).
+func checkMark(ctx context.Context, c goredis.UniversalClient, name string, want int) error {
+	s, err := c.Get(ctx, VersionMark(name)).Result()
+	if errors.Is(err, goredis.Nil) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("redis: reading %s: %w", VersionMark(name), Classify(err))
+	}
+	had, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%w: %s holds %q, not a version", ErrLibraryVersion, VersionMark(name), s)
+	}
+	if had > want {
+		return fmt.Errorf("%w: %s version %d has been loaded on this server (%s says so), this build has version %d: its library is not there now (FUNCTION FLUSH?), but what it wrote may be; run a process of version %d or later, or delete %s to downgrade on purpose", ErrLibraryVersion, name, had, VersionMark(name), want, had, VersionMark(name))
+	}
+	return nil
+}
+
+// loadOne is Load on one server; mark is checked before the library is
+// loaded or replaced (checkMark).
+func loadOne(ctx context.Context, c goredis.Cmdable, name, src string, mark func() error) error {
 	want := LibraryVersion(src)
 	for range 3 {
 		libs, err := c.FunctionList(ctx, goredis.FunctionListQuery{LibraryNamePattern: name, WithCode: true}).Result()
@@ -473,6 +528,9 @@ func loadOne(ctx context.Context, c goredis.Cmdable, name, src string) error {
 		}
 		switch {
 		case have == nil:
+			if err := mark(); err != nil {
+				return err
+			}
 			err := c.FunctionLoad(ctx, src).Err()
 			if err != nil && strings.Contains(err.Error(), "already exists") {
 				continue // another process loaded it meanwhile: judge its version
@@ -489,6 +547,9 @@ func loadOne(ctx context.Context, c goredis.Cmdable, name, src string) error {
 			return fmt.Errorf("%w: %s version %d is loaded, this build has version %d: upgrade this process rather than replace the library every client of the server uses", ErrLibraryVersion, name, v, want)
 		case v == want:
 			return fmt.Errorf("%w: %s version %d is loaded with other code than this build's version %d: two builds claim one version (a changed library must raise its version line)", ErrLibraryVersion, name, v, want)
+		}
+		if err := mark(); err != nil {
+			return err
 		}
 		if err := c.FunctionLoadReplace(ctx, src).Err(); err != nil {
 			return fmt.Errorf("redis: replacing the %s functions library: %w", name, Classify(err))

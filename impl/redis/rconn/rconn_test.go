@@ -182,9 +182,10 @@ func TestLoadVersions(t *testing.T) {
 // TestVersionSkew: two library versions on one redis-server. A process
 // that opened the library at version 1 never runs version 2's code once
 // version 2 has replaced it: its call fails with ErrLibraryVersion naming
-// both. After FUNCTION FLUSH it reloads version 1 only because no newer
-// one is there; the next call of version 2 replaces it again, and version
-// 1's calls fail again rather than run version 2's code or downgrade it.
+// both. After FUNCTION FLUSH it still may not load version 1: the data
+// set's VersionMark says version 2 was there (what it wrote may be), so
+// the call fails the same way, and version 2's next call loads its own.
+// Only once an operator deletes the mark does version 1 load again.
 func TestVersionSkew(t *testing.T) {
 	s := redisserver.StartT(t)
 	ctx := context.Background()
@@ -217,9 +218,29 @@ func TestVersionSkew(t *testing.T) {
 	if _, err := c.FunctionFlush(ctx).Result(); err != nil {
 		t.Fatal(err)
 	}
-	expect("v1 after FUNCTION FLUSH: no newer version there", v1, "one")
-	expect("v2 replaces it again", v2, "two")
+	// The library is gone, the data it wrote is not: VersionMark keeps
+	// version 2, and version 1 must not load over it.
+	got, err := call(v1)
+	if !errors.Is(err, ErrLibraryVersion) || !strings.Contains(err.Error(), "version 2 has been loaded on this server") {
+		t.Fatalf("v1 after FUNCTION FLUSH: %q, %v; want ErrLibraryVersion naming the mark", got, err)
+	}
+	expect("v2 after FUNCTION FLUSH loads its own", v2, "two")
 	refused("v1 again", v1)
+	// A downgrade on purpose: the operator deletes the mark.
+	if err := c.FunctionFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Del(ctx, VersionMark("tg_test")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	expect("v1 once the mark is deleted", v1, "one")
+	if m, err := c.Get(ctx, VersionMark("tg_test")).Result(); err != nil || m != "1" {
+		t.Fatalf("the mark after v1 loaded: %q, %v; want 1", m, err)
+	}
+	expect("v2 replaces it again", v2, "two")
+	if m, err := c.Get(ctx, VersionMark("tg_test")).Result(); err != nil || m != "2" {
+		t.Fatalf("the mark after v2 loaded: %q, %v; want 2", m, err)
+	}
 	libs, err := c.FunctionList(ctx, goredis.FunctionListQuery{LibraryNamePattern: "tg_test", WithCode: true}).Result()
 	if err != nil || len(libs) != 1 || libs[0].Code != v2 {
 		t.Fatalf("the server holds %+v, %v; want version 2", libs, err)

@@ -3,6 +3,7 @@ package tokenbucket
 import (
 	"context"
 	_ "embed" // version 3 of the library
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -67,8 +68,17 @@ func TestMigrationFromV3(t *testing.T) {
 	}
 
 	// Version 3 again after a FUNCTION FLUSH (a process of version 3 still
-	// running): it refuses a bucket in this format rather than misread it.
+	// running): the data set's mark of this version refuses to load it;
+	// and loaded anyway (the mark deleted, as an operator downgrading on
+	// purpose would), it refuses a bucket in this format rather than
+	// misread it.
 	if err := c.FunctionFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rconn.Load(ctx, c, library, v3); !errors.Is(err, rconn.ErrLibraryVersion) {
+		t.Fatalf("version 3 loaded after FUNCTION FLUSH over version %d's mark: %v", rconn.LibraryVersion(source()), err)
+	}
+	if err := c.Del(ctx, rconn.VersionMark(library)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := rconn.Load(ctx, c, library, v3); err != nil {
