@@ -169,6 +169,46 @@ func TestSweepJudgedByTheCluster(t *testing.T) {
 	}
 }
 
+// TestRevokedLeaseIsSwept: spec/etcd.md §4a's trust boundary as it
+// stands. Any client of the cluster, Table.Client() among them, can revoke
+// a live holder's lease with no holder id (etcd does not scope leases to a
+// prefix): the next sweep frees that holder's reservation, its enqueue
+// answers lost and its renewal ErrHolderGone. Nothing keeps a reservation
+// from a client the cluster trusts; the spec says so.
+func TestRevokedLeaseIsSwept(t *testing.T) {
+	t.Parallel()
+	c := client(t)
+	ctx := context.Background()
+	tab := table(t, c, "t")
+	live := holder(t, tab, time.Minute)
+	tok := reserve(t, tab, live)
+	var lease clientv3.LeaseID
+	resp, err := tab.Client().Leases(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range resp.Leases {
+		if l.ID == live.Lease() {
+			lease = l.ID
+		}
+	}
+	if lease == 0 {
+		t.Fatal("the holder's lease is not among those any client of the cluster lists")
+	}
+	if _, err := tab.Client().Revoke(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := tab.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep after another client revoked a live holder's lease: %d, %v; want 1", n, err)
+	}
+	if r, err := tab.EnqueueAt(ctx, 1, live, tok, "after the revoke"); err != nil || r != credits.Lost {
+		t.Fatalf("the swept holder's enqueue: %v, %v; want lost", r, err)
+	}
+	if err := tab.Renew(ctx, live); !errors.Is(err, credits.ErrHolderGone) {
+		t.Fatalf("renewing the revoked holder: %v, want ErrHolderGone", err)
+	}
+}
+
 // TestDestroyIsForGood: after Destroy every client of the name sees a dead
 // table (C11), and New on the name fails with ErrDestroyed.
 func TestDestroyIsForGood(t *testing.T) {
