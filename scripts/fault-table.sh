@@ -12,11 +12,15 @@ cd "$(dirname "$0")/.."
 backend=$1 out=$2 pre=$3 version=$4
 seeds=${5:-"1 2 3 4 5"}
 mkdir -p "$out"
-tg=$(mktemp -d)/tollgate
-go build -o "$tg" ./cmd/tollgate
+bin=$(mktemp -d)
+tg=$bin/tollgate
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$bin"
+}
 trap cleanup EXIT
+go build -o "$tg" ./cmd/tollgate
 for _ in $(seq 1 "${HOG:-0}"); do
   (while :; do :; done) &
   pids+=($!)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -258,6 +259,15 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 		return runTargets(c.targets, stdout, stderr)
 	case c.coverage:
 		return exploreCoverage(c, stdout, stderr)
+	}
+	// The explorer allocates a little at every step and keeps little: a
+	// process's heap stays under 70 MB. Collecting at 4 times the live
+	// heap rather than twice cut the default run's CPU by about 15%
+	// (2026-12-06, 2 cores: 118-120 s of user time against 96-107 s,
+	// 63-64 s of wall time against 51-57 s, each process's peak RSS 66
+	// MB against 129 MB). GOGC, when set, is the user's.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
 	}
 	if c.backend == "etcd" {
 		stop, err := startEtcd(&c)
