@@ -110,10 +110,12 @@ func (f *floorBuckets) TakeAt(_ int64, key uint64, _ any) bool {
 func (w *floorWord) load128() { w.pair.Load() }
 
 // floorTBDesigns are the floors measured in the token-bucket groups,
-// beside the designs: the admitting ones' writes, the refusing one's read.
+// beside the designs: the admitting ones' writes (floor-cas64 is the
+// floor of a design whose whole bucket fits in one 64-bit word, as
+// go.uber.org/ratelimit's does), the refusing one's read.
 func floorTBDesigns() []TBDesign {
 	var ds []TBDesign
-	for _, op := range []floorOp{floorOps[0], floorOps[2]} {
+	for _, op := range floorOps {
 		ds = append(ds, TBDesign{Name: op.name, AdmitOnly: true, New: func(_ model.Limits, keys int) Bucketer {
 			return &floorBuckets{words: make([]floorWord, max(keys, 1)), do: op.do}
 		}})
