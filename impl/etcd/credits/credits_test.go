@@ -61,6 +61,15 @@ func reserve(t *testing.T, tab *credits.Table, h *credits.Holder) credits.Token 
 	return tok
 }
 
+// oneReservation is a table of its own on the shared cluster with one
+// holder (a lease of a minute) holding one general slot.
+func oneReservation(t *testing.T) (*credits.Table, *credits.Holder, credits.Token) {
+	t.Helper()
+	tab := table(t, client(t), "t")
+	h := holder(t, tab, time.Minute)
+	return tab, h, reserve(t, tab, h)
+}
+
 func mustPanic(t *testing.T, what string, f func()) {
 	t.Helper()
 	defer func() {
@@ -177,11 +186,8 @@ func TestSweepJudgedByTheCluster(t *testing.T) {
 // from a client the cluster trusts; the spec says so.
 func TestRevokedLeaseIsSwept(t *testing.T) {
 	t.Parallel()
-	c := client(t)
 	ctx := context.Background()
-	tab := table(t, c, "t")
-	live := holder(t, tab, time.Minute)
-	tok := reserve(t, tab, live)
+	tab, live, tok := oneReservation(t)
 	var lease clientv3.LeaseID
 	resp, err := tab.Client().Leases(ctx)
 	if err != nil {
@@ -213,11 +219,9 @@ func TestRevokedLeaseIsSwept(t *testing.T) {
 // table (C11), and New on the name fails with ErrDestroyed.
 func TestDestroyIsForGood(t *testing.T) {
 	t.Parallel()
-	c := client(t)
 	ctx := context.Background()
-	tab := table(t, c, "t")
-	h := holder(t, tab, time.Minute)
-	tok := reserve(t, tab, h)
+	tab, h, tok := oneReservation(t)
+	c := tab.Client()
 	if err := tab.Destroy(ctx); err != nil {
 		t.Fatal(err)
 	}
