@@ -235,7 +235,12 @@ func startCluster(parent string, n int, opts []Option) (*Cluster, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Under mu: m's peer proxy already accepts, and a connection
+		// to it (from a stray process that dials a reused port) reads
+		// c.members to name its sender.
+		c.mu.Lock()
 		c.members = append(c.members, m)
+		c.mu.Unlock()
 		initial = append(initial, m.name+"="+m.proxy.url())
 	}
 	for _, m := range c.members {
