@@ -99,6 +99,15 @@ type config struct {
 	snapshotCount       int
 	dataParent          string
 	lazy                bool // each member's data directory on a lazyfs mount
+	// form is how long the members have to answer and elect a leader
+	// when the cluster starts (default 30 s).
+	form time.Duration
+}
+
+// withFormWait gives the members d to answer and elect a leader when the
+// cluster starts: a test's second try on a loaded machine (startForTest).
+func withFormWait(d time.Duration) Option {
+	return func(c *config) { c.form = d }
 }
 
 // WithTimeouts sets the members' heartbeat interval and election timeout
@@ -201,7 +210,7 @@ func startCluster(parent string, n int, opts []Option) (*Cluster, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("etcdserver: StartCluster: %d members", n)
 	}
-	cfg := config{heartbeat: 50 * time.Millisecond, election: 500 * time.Millisecond}
+	cfg := config{heartbeat: 50 * time.Millisecond, election: 500 * time.Millisecond, form: 30 * time.Second}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -250,14 +259,14 @@ func startCluster(parent string, n int, opts []Option) (*Cluster, error) {
 		}
 	}
 	for _, m := range c.members {
-		if err := c.waitAnswers(m, 0, 30*time.Second); err != nil {
+		if err := c.waitAnswers(m, 0, cfg.form); err != nil {
 			return nil, err
 		}
 	}
 	if err := c.learnIDs(); err != nil {
 		return nil, err
 	}
-	if _, err := c.WaitLeader(30 * time.Second); err != nil {
+	if _, err := c.WaitLeader(cfg.form); err != nil {
 		var b strings.Builder
 		for _, m := range c.members {
 			fmt.Fprintf(&b, "\nmember %d's log ends:\n%s", m.index, m.logTail(2<<10))
@@ -289,14 +298,15 @@ func StartClusterT(t testing.TB, n int, opts ...Option) *Cluster {
 // directory parent returns, and once more under a new one if the first
 // does not form: the cluster is the test's setup, not what it checks, and
 // on a loaded machine (CI's -race run beside the server-bound sections)
-// three members starting at once were seen still electing after 30 s. The
-// first error is logged.
+// three members starting at once were seen still electing after 30 s, and
+// once a second cluster was too: the second try has 2 minutes. The first
+// error is logged.
 func startForTest(t testing.TB, parent func() string, n int, opts []Option) (*Cluster, error) {
 	t.Helper()
 	c, err := StartCluster(parent(), n, opts...)
 	if err != nil && !errors.Is(err, ErrNotInstalled) {
 		t.Logf("etcdserver: a first cluster of %d did not form, starting another: %v", n, err)
-		c, err = StartCluster(parent(), n, opts...)
+		c, err = StartCluster(parent(), n, append(opts[:len(opts):len(opts)], withFormWait(2*time.Minute))...)
 	}
 	return c, err
 }
