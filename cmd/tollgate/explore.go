@@ -319,11 +319,18 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 	}
 	exploreTable(stdout, results, c)
 	if c.sitePairs != "" {
-		if err := writeSitePairs(c.sitePairs, c.opt.SitePairs); err != nil {
+		if !parallel(c) { // the workers wrote theirs, and exploreParallel joined them
+			if err := writeSitePairs(c.sitePairs, c.opt.SitePairs); err != nil {
+				fmt.Fprintf(stderr, "explore: -site-pairs: %v\n", err)
+				return exploreUsage
+			}
+		}
+		n, err := countSitePairs(c.sitePairs)
+		if err != nil {
 			fmt.Fprintf(stderr, "explore: -site-pairs: %v\n", err)
 			return exploreUsage
 		}
-		fmt.Fprintf(stdout, "interleaving coverage: %d site pairs written to %s\n", len(c.opt.SitePairs.Pairs()), c.sitePairs)
+		fmt.Fprintf(stdout, "interleaving coverage: %d site pairs written to %s\n", n, c.sitePairs)
 	}
 	if failed {
 		return exploreViolation
@@ -538,6 +545,18 @@ func groupGenerated(rows []resultRow, generated map[string]bool) []resultRow {
 
 // writeSitePairs writes the pairs sp collected to path, paths relative to
 // the working directory.
+// countSitePairs is how many pairs the file at path, written by
+// -site-pairs, holds.
+func countSitePairs(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	pairs, err := interleave.ReadSitePairs(f)
+	return len(pairs), err
+}
+
 func writeSitePairs(path string, sp *interleave.SitePairs) error {
 	wd, err := os.Getwd()
 	if err != nil {

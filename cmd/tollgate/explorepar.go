@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -25,8 +26,11 @@ import (
 // the index of the next scenario as soon as it is free: the scenarios are
 // the same, each explored as it would be alone (the larger first), and the
 // results are printed in the selection's order. -procs 1 explores in this process;
-// -replay, -site-pairs (one collector) and -backend etcd (one server) do
-// too.
+// -replay and -backend etcd (one server) do too. With -site-pairs each
+// worker writes the pairs of the scenarios it explored to a file of its
+// own, and the run's file is their concatenation: a pair's runs are summed
+// by whoever reads it (interleave.ReadSitePairs), as one process would have
+// counted them, since each scenario is explored by one worker.
 
 // workerEnv is added to the workers' environment (a test sets it to make
 // its binary the command).
@@ -45,7 +49,7 @@ func defaultProcs() int {
 
 // parallel reports whether c's run goes to worker processes.
 func parallel(c exploreConfig) bool {
-	return c.procs > 1 && len(c.scenarios) > 1 && c.sitePairs == "" && c.backend == "memory" && c.replay == ""
+	return c.procs > 1 && len(c.scenarios) > 1 && c.backend == "memory" && c.replay == ""
 }
 
 // wireResult is a scenario's result as a worker sends it: the fields the
@@ -72,6 +76,9 @@ type wireResult struct {
 // one a line, writing each result on out as a line of JSON.
 func exploreWorker(c exploreConfig, in io.Reader, out io.Writer) int {
 	enc := json.NewEncoder(out)
+	if c.sitePairs != "" {
+		c.opt.SitePairs = interleave.NewSitePairs()
+	}
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		i, err := strconv.Atoi(sc.Text())
@@ -97,6 +104,12 @@ func exploreWorker(c exploreConfig, in io.Reader, out io.Writer) int {
 			return exploreUsage
 		}
 	}
+	if c.sitePairs != "" {
+		if err := writeSitePairs(c.sitePairs, c.opt.SitePairs); err != nil {
+			fmt.Fprintf(os.Stderr, "explore -worker: -site-pairs: %v\n", err)
+			return exploreUsage
+		}
+	}
 	return explorePass
 }
 
@@ -114,6 +127,17 @@ func exploreParallel(c exploreConfig, stdout, stderr io.Writer) ([]interleave.Re
 	}
 	args := append([]string{"explore"}, c.args...)
 	args = append(args[:len(args):len(args)], "-procs", "1", "-worker")
+	var pairFiles []string
+	if c.sitePairs != "" {
+		dir, err := os.MkdirTemp("", "tollgate-site-pairs-")
+		if err != nil {
+			return nil, false, err
+		}
+		defer os.RemoveAll(dir)
+		for w := range min(c.procs, len(c.scenarios)) {
+			pairFiles = append(pairFiles, filepath.Join(dir, fmt.Sprintf("worker-%d.txt", w)))
+		}
+	}
 	d := &dispatch{c: c, order: handOutOrder(c), results: make([]*interleave.Result, len(c.scenarios)), stdout: stdout}
 	// The workers' stderr (their progress lines) goes to stderr: directly
 	// when it is a file, else through one lock (os/exec copies each
@@ -123,8 +147,11 @@ func exploreParallel(c exploreConfig, stdout, stderr io.Writer) ([]interleave.Re
 		errw = &lockedWriter{w: stderr}
 	}
 	var wg sync.WaitGroup
-	for range min(c.procs, len(c.scenarios)) {
+	for w := range min(c.procs, len(c.scenarios)) {
 		cmd := exec.Command(exe, args...)
+		if pairFiles != nil { // the last -site-pairs on the command line is the one the worker takes
+			cmd.Args = append(cmd.Args, "-site-pairs", pairFiles[w])
+		}
 		cmd.Env = append(os.Environ(), workerEnv...)
 		cmd.Stderr = errw
 		stdin, err := cmd.StdinPipe()
@@ -152,6 +179,11 @@ func exploreParallel(c exploreConfig, stdout, stderr io.Writer) ([]interleave.Re
 	if d.err != nil {
 		return nil, false, d.err
 	}
+	if pairFiles != nil {
+		if err := concatFiles(c.sitePairs, pairFiles); err != nil {
+			return nil, false, fmt.Errorf("-site-pairs: %w", err)
+		}
+	}
 	var out []interleave.Result
 	for _, r := range d.results {
 		if r != nil {
@@ -159,6 +191,28 @@ func exploreParallel(c exploreConfig, stdout, stderr io.Writer) ([]interleave.Re
 		}
 	}
 	return out, d.failed, nil
+}
+
+// concatFiles writes the files from, one after the other, to path.
+func concatFiles(path string, from []string) error {
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	for _, f := range from {
+		in, err := os.Open(f)
+		if err != nil {
+			out.Close()
+			return err
+		}
+		_, err = io.Copy(out, in)
+		in.Close()
+		if err != nil {
+			out.Close()
+			return err
+		}
+	}
+	return out.Close()
 }
 
 // handOutOrder is the order in which c's scenarios are handed to the

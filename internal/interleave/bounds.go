@@ -74,7 +74,7 @@ func byBase(x object, p uintptr) int {
 }
 
 // Within implements hooked.Bounds.
-func (c *controller) Within(base unsafe.Pointer, p, size uintptr, what string) {
+func (c *controller) Within(base unsafe.Pointer, p, size uintptr, what func() string) {
 	from := p
 	if base != nil {
 		from = uintptr(base)
@@ -86,6 +86,6 @@ func (c *controller) Within(base unsafe.Pointer, p, size uintptr, what string) {
 	end := uintptr(x.base) + x.size
 	if p < uintptr(x.base) || p+size > end {
 		panic(fmt.Sprintf("memory safety: %s reaches [%#x, %#x), outside its object of %d bytes at %#x",
-			what, p, p+size, x.size, uintptr(x.base)))
+			what(), p, p+size, x.size, uintptr(x.base)))
 	}
 }

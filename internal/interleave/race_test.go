@@ -293,23 +293,34 @@ func TestRacesFindWhatSwitchPointsMiss(t *testing.T) {
 // whatever the allocator put next.)
 func TestBoundsCheck(t *testing.T) {
 	type word struct{ v hooked.Uint64 }
-	read := func(i uintptr) *toy {
+	// read reads the word off bytes into an object of four.
+	read := func(off uintptr) *toy {
 		return &toy{name: "bounds", n: 1, build: func(c *controller, r *toyRun) {
 			node := &hooked.Alloc(new([4]word))[0]
 			r.bodies = []func(){func() {
 				c.operation(liveNone, func() {
-					p := (*word)(hooked.UnsafeCast[word](hooked.UnsafeAdd(unsafe.Pointer(node), i*unsafe.Sizeof(*node))))
+					p := (*word)(hooked.UnsafeCast[word](hooked.UnsafeAdd(unsafe.Pointer(node), off)))
 					p.v.Load()
 				})
 			}}
 		}}
 	}
-	if r := exploreProgram(read(3), "inside", Options{}); r.Failure != nil {
+	size := unsafe.Sizeof(word{})
+	if r := exploreProgram(read(3*size), "inside", Options{}); r.Failure != nil {
 		t.Fatalf("a read inside the object failed: %s", r.Failure.Report())
 	}
-	r := exploreProgram(read(4), "past the end", Options{})
-	if r.Failure == nil || r.Failure.Kind != KindPanic || !strings.Contains(r.Failure.Detail, "memory safety") {
-		t.Fatalf("a read past the object: %s", r.Summary())
+	for _, tc := range []struct {
+		name string
+		off  uintptr
+		op   string // the operation the failure names
+	}{
+		{"an address past the end", 4 * size, "unsafe.Add reaches"},
+		{"a word that runs past the end", 3*size + size/2, "conversion to *interleave.word reaches"},
+	} {
+		r := exploreProgram(read(tc.off), tc.name, Options{})
+		if r.Failure == nil || r.Failure.Kind != KindPanic || !strings.Contains(r.Failure.Detail, "memory safety: "+tc.op) {
+			t.Fatalf("%s: %s", tc.name, r.Summary())
+		}
 	}
 }
 

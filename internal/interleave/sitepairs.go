@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -223,4 +224,25 @@ func WriteSitePairs(w io.Writer, pairs []SitePair, root string) error {
 		fmt.Fprintf(bw, "%s\t%s\t%d\n", rel(p.First), rel(p.Then), p.Runs)
 	}
 	return bw.Flush()
+}
+
+// ReadSitePairs reads what WriteSitePairs wrote (tollgate explore
+// -site-pairs): a line per covered pair, "file:line<TAB>file:line<TAB>runs".
+// A pair on several lines (written by several processes, or by two
+// functions on one line) has the sum of their runs.
+func ReadSitePairs(r io.Reader) (map[[2]string]int, error) {
+	out := map[[2]string]int{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		f := strings.Split(sc.Text(), "\t")
+		if len(f) != 3 {
+			return nil, fmt.Errorf("line %d: want file:line, file:line and runs separated by tabs", n)
+		}
+		runs, err := strconv.Atoi(f[2])
+		if err != nil {
+			return nil, fmt.Errorf("line %d: runs: %w", n, err)
+		}
+		out[[2]string{f[0], f[1]}] += runs
+	}
+	return out, sc.Err()
 }

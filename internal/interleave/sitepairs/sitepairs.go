@@ -18,7 +18,6 @@
 package sitepairs
 
 import (
-	"bufio"
 	"fmt"
 	"go/ast"
 	"go/build"
@@ -26,7 +25,6 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -297,26 +295,6 @@ func Universe(sites []Site) []Pair {
 		}
 	}
 	return out
-}
-
-// Covered reads what tollgate explore -site-pairs wrote: a line per
-// covered pair, "file:line<TAB>file:line<TAB>runs", paths from the module
-// root. Lines outside Packages (the scenarios' own code) are left out.
-func Covered(r io.Reader) (map[[2]string]int, error) {
-	out := map[[2]string]int{}
-	sc := bufio.NewScanner(r)
-	for n := 1; sc.Scan(); n++ {
-		f := strings.Split(sc.Text(), "\t")
-		if len(f) != 3 {
-			return nil, fmt.Errorf("line %d: want file:line, file:line and runs separated by tabs", n)
-		}
-		runs, err := strconv.Atoi(f[2])
-		if err != nil {
-			return nil, fmt.Errorf("line %d: runs: %w", n, err)
-		}
-		out[[2]string{f[0], f[1]}] += runs
-	}
-	return out, sc.Err()
 }
 
 func pos(s Site) string { return s.File + ":" + strconv.Itoa(s.Line) }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/tollgate/tollgate/internal/interleave"
 	"github.com/tollgate/tollgate/internal/interleave/sitepairs"
 )
 
@@ -33,7 +34,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "table:", err)
 		os.Exit(2)
 	}
-	cov, err := sitepairs.Covered(f)
+	cov, err := interleave.ReadSitePairs(f)
 	f.Close()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "table: %s: %v\n", *covered, err)
