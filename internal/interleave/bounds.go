@@ -74,7 +74,7 @@ func byBase(x object, p uintptr) int {
 }
 
 // Within implements hooked.Bounds.
-func (c *controller) Within(base unsafe.Pointer, p, size uintptr, what func() string) {
+func (c *controller) Within(base unsafe.Pointer, p, size uintptr, what string, typ any) {
 	from := p
 	if base != nil {
 		from = uintptr(base)
@@ -85,7 +85,10 @@ func (c *controller) Within(base unsafe.Pointer, p, size uintptr, what func() st
 	}
 	end := uintptr(x.base) + x.size
 	if p < uintptr(x.base) || p+size > end {
+		if typ != nil {
+			what = fmt.Sprintf("%s to %T", what, typ)
+		}
 		panic(fmt.Sprintf("memory safety: %s reaches [%#x, %#x), outside its object of %d bytes at %#x",
-			what(), p, p+size, x.size, uintptr(x.base)))
+			what, p, p+size, x.size, uintptr(x.base)))
 	}
 }

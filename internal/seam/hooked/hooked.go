@@ -18,7 +18,6 @@
 package hooked
 
 import (
-	"fmt"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -279,11 +278,12 @@ type Bounds interface {
 	Alloc(p unsafe.Pointer, size uintptr)
 	// Within panics when [p, p+size) starts inside a recorded object and
 	// does not end inside it, or when base is inside one and p is not
-	// (what names the operation for the message; it is called only then,
-	// so that a check that passes costs no formatting). base nil: p alone. p is
+	// (what names the operation for the message, and typ, when not nil,
+	// is a nil *T for a conversion to *T: the message is formatted only
+	// then, so that a check that passes costs nothing). base nil: p alone. p is
 	// an address, not yet a pointer: the check comes before the
 	// arithmetic, which a -race build's checkptr would stop first.
-	Within(base unsafe.Pointer, p, size uintptr, what func() string)
+	Within(base unsafe.Pointer, p, size uintptr, what string, typ any)
 }
 
 // Alloc reports the object p to a scheduler that checks bounds and returns
@@ -311,17 +311,10 @@ func Alloc[T any](p *T) *T {
 func UnsafeAdd(p unsafe.Pointer, off uintptr) unsafe.Pointer {
 	if s := current(); s != nil {
 		if b, ok := s.(Bounds); ok {
-			b.Within(p, uintptr(p)+off, 1, nameAdd)
+			b.Within(p, uintptr(p)+off, 1, "unsafe.Add", nil)
 		}
 	}
 	return unsafe.Add(p, off)
-}
-
-func nameAdd() string { return "unsafe.Add" }
-
-func nameCast[T any]() string {
-	var t T
-	return fmt.Sprintf("conversion to *%T", t)
 }
 
 // UnsafeCast returns p, judged by a scheduler that checks bounds: a *T at
@@ -331,7 +324,7 @@ func UnsafeCast[T any](p unsafe.Pointer) unsafe.Pointer {
 	if s := current(); s != nil && p != nil {
 		if b, ok := s.(Bounds); ok {
 			var t T
-			b.Within(nil, uintptr(p), unsafe.Sizeof(t), nameCast[T])
+			b.Within(nil, uintptr(p), unsafe.Sizeof(t), "conversion", (*T)(nil))
 		}
 	}
 	return p
