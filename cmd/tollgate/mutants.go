@@ -42,6 +42,7 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 	only := fs.String("mutant", "", "comma-separated mutant names to run (default: all)")
 	layerNames := fs.String("layer", "", "comma-separated layer names to run (default: all)")
 	verbose := fs.Bool("v", false, "print each kill's failure report under the table")
+	expected := fs.Bool("expected", false, "hunt only the (mutant, layer) pairs expected to kill (the patches' Caught-by); the others can only survive, or show a kill no claim rests on")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: tollgate mutants [flags]\n\nRuns every fault of internal/fault against every registered layer and prints")
 		fmt.Fprintln(stderr, "mutant, layer, killed/survived, property, time to kill and a replay command. A kill")
@@ -88,7 +89,7 @@ func mutants(args []string, stdout, stderr io.Writer) int {
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano())
 	}
-	return mutant.Run{Faults: faults, Layers: layers, Budget: *budget, Seed: *seed, Verbose: *verbose}.Do(stdout, stderr)
+	return mutant.Run{Faults: faults, Layers: layers, Budget: *budget, Seed: *seed, Verbose: *verbose, Expected: *expected}.Do(stdout, stderr)
 }
 
 // listTables is --list: the README's mutant tables for faults with a

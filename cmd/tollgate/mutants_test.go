@@ -130,6 +130,16 @@ func TestMutantsTable(t *testing.T) {
 	if !strings.Contains(out.String(), "every mutant was killed") {
 		t.Errorf("no verdict line:\n%s", out.String())
 	}
+
+	// With -expected, the pairs expected to survive are not hunted.
+	out.Reset()
+	errb.Reset()
+	if code := mutants([]string{"-mutant", "tb-no-clamp,cr-reserve-no-cas", "-layer", "rapid,fuzz", "-budget", "200ms", "-seed", "3", "-expected"}, &out, &errb); code != 0 {
+		t.Fatalf("-expected: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "tb-no-clamp") || strings.Contains(out.String(), "cr-reserve-no-cas") {
+		t.Errorf("-expected: want the rows of tb-no-clamp only:\n%s", out.String())
+	}
 }
 
 func TestMutantsBadFlags(t *testing.T) {

@@ -18,6 +18,13 @@ type Run struct {
 	Budget  time.Duration // per (mutant, layer)
 	Seed    uint64        // for every hunt
 	Verbose bool          // print each kill's failure report under the table
+	// Expected, when set, hunts only the pairs whose layer is expected to
+	// kill the mutant (Layer.Sees). A pair expected to survive can fail
+	// the run only through a kill the layer also reports on the real
+	// implementation, which every expected pair's kill is checked for
+	// already; hunting it spends the whole budget to confirm a survival no
+	// claim rests on.
+	Expected bool
 }
 
 // Do hunts every fault with every layer and writes one row per pair to
@@ -39,6 +46,9 @@ func (r Run) Do(stdout, stderr io.Writer) int {
 	for _, f := range r.Faults {
 		for _, l := range r.Layers {
 			sees := l.Sees(f)
+			if r.Expected && !sees {
+				continue
+			}
 			out := l.Hunt(f, r.Budget, r.Seed)
 			result, verdict := judge(onReal, l, f, out, &alarms)
 			if result == "survived" && sees {
