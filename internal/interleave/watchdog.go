@@ -24,20 +24,29 @@ import (
 // $TOLLGATE_EXPLORE_STUCK sets StuckAfter (a Go duration; default 30s).
 
 // stepWatch is a controller's part of the watchdog: written by the
-// controller at every step, read by the watchdog.
+// controller at every step, read by the watchdog. One atomic word holds
+// what the watchdog reads, so that a step pays one store to begin and one
+// to end: the steps begun (its high 32 bits, wrapping), and the thread of
+// the step in progress and its operation, each plus one (0: between
+// steps; no operation).
 type stepWatch struct {
-	seq    atomic.Uint64 // steps begun
-	thread atomic.Int32  // the thread of the step in progress, -1 between steps
-	op     atomic.Int32  // its operation (-1: none)
+	word atomic.Uint64
+	seq  uint32 // steps begun; the controller's alone
 }
 
 func (s *stepWatch) begin(thread, op int) {
-	s.op.Store(int32(op))
-	s.thread.Store(int32(thread))
-	s.seq.Add(1)
+	s.seq++
+	s.word.Store(uint64(s.seq)<<32 | uint64(uint16(thread+1))<<16 | uint64(uint16(op+1)))
 }
 
-func (s *stepWatch) end() { s.thread.Store(-1) }
+func (s *stepWatch) end() { s.word.Store(uint64(s.seq) << 32) }
+
+// read is what the watchdog sees: the steps begun, and the thread and
+// operation of the step in progress (thread -1 between steps).
+func (s *stepWatch) read() (seq uint32, thread, op int) {
+	w := s.word.Load()
+	return uint32(w >> 32), int(uint16(w>>16)) - 1, int(uint16(w)) - 1
+}
 
 var watchdog struct {
 	once  sync.Once
@@ -66,21 +75,21 @@ func startWatchdog() {
 	tick := min(time.Second, watchdog.after/4)
 	go func() {
 		type sample struct {
-			seq   uint64
+			seq   uint32
 			since time.Time
 		}
 		last := map[*stepWatch]sample{}
 		for now := range time.Tick(tick) {
 			watchdog.mu.Lock()
 			for s, name := range watchdog.live {
-				seq, t := s.seq.Load(), s.thread.Load()
+				seq, t, op := s.read()
 				p, ok := last[s]
 				if !ok || p.seq != seq || t < 0 {
 					last[s] = sample{seq, now}
 					continue
 				}
 				if now.Sub(p.since) >= watchdog.after {
-					stuck(name, int(t), int(s.op.Load()), seq, now.Sub(p.since))
+					stuck(name, t, op, seq, now.Sub(p.since))
 				}
 			}
 			for s := range last {
@@ -97,7 +106,7 @@ func startWatchdog() {
 // returned function is called.
 func watch(s *stepWatch, scenario string) (unwatch func()) {
 	StuckAfter()
-	s.thread.Store(-1)
+	s.end()
 	watchdog.mu.Lock()
 	watchdog.live[s] = scenario
 	watchdog.mu.Unlock()
@@ -119,7 +128,7 @@ func (c *controller) named(scenario string) {
 
 // stuck reports a stuck step on stderr, with every goroutine's stack,
 // and exits with status 2.
-func stuck(scenario string, thread, op int, seq uint64, d time.Duration) {
+func stuck(scenario string, thread, op int, seq uint32, d time.Duration) {
 	opText := ""
 	if op >= 0 {
 		opText = fmt.Sprintf(", in its operation %d", op)
