@@ -716,32 +716,63 @@ func (a crStates) takePart(in CrInput) ([]sweepParts, bool) {
 
 func newCrStates(all []crState, parts []sweepParts) crStates {
 	set := crStates{parts: parts}
-	seen := make(map[uint64][]int, len(all))
+	states := make([]crState, 0, len(all))
+	hashes := make([]uint64, 0, len(all))
+	var seen map[uint64][]int // past a few states; below, a scan of hashes
 	for _, s := range all {
 		h := s.hash()
 		dup := false
-		for _, i := range seen[h] {
-			if set.states[i].equal(s) {
-				dup = true
-				break
+		if seen == nil && len(states) < 16 {
+			for i, g := range hashes {
+				if g == h && states[i].equal(s) {
+					dup = true
+					break
+				}
+			}
+		} else {
+			if seen == nil {
+				seen = make(map[uint64][]int, len(all))
+				for i, g := range hashes {
+					seen[g] = append(seen[g], i)
+				}
+			}
+			for _, i := range seen[h] {
+				if states[i].equal(s) {
+					dup = true
+					break
+				}
+			}
+			if !dup {
+				seen[h] = append(seen[h], len(states))
 			}
 		}
 		if !dup {
-			seen[h] = append(seen[h], len(set.states))
-			set.states = append(set.states, s)
-			set.hashes = append(set.hashes, h)
+			states = append(states, s)
+			hashes = append(hashes, h)
 		}
 	}
-	idx := make([]int, len(set.states))
-	for i := range idx {
-		idx[i] = i
+	// By hash, the order of first appearance among equal hashes.
+	if len(hashes) <= 16 { // an insertion sort, stable
+		for i := 1; i < len(hashes); i++ {
+			for j := i; j > 0 && hashes[j] < hashes[j-1]; j-- {
+				hashes[j], hashes[j-1] = hashes[j-1], hashes[j]
+				states[j], states[j-1] = states[j-1], states[j]
+			}
+		}
+	} else {
+		idx := make([]int, len(states))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return hashes[idx[a]] < hashes[idx[b]] })
+		sorted, sortedHashes := make([]crState, len(idx)), make([]uint64, len(idx))
+		for i, j := range idx {
+			sorted[i], sortedHashes[i] = states[j], hashes[j]
+		}
+		states, hashes = sorted, sortedHashes
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return set.hashes[idx[a]] < set.hashes[idx[b]] })
-	states := make([]crState, len(idx))
-	hashes := make([]uint64, len(idx))
-	for i, j := range idx {
-		states[i], hashes[i] = set.states[j], set.hashes[j]
-		set.hash = mix(set.hash, hashes[i])
+	for _, h := range hashes {
+		set.hash = mix(set.hash, h)
 	}
 	set.states, set.hashes = states, hashes
 	for _, p := range parts {
