@@ -109,7 +109,9 @@ func CheckTokenBucket(h TBHistory, opt Options) (Report, error) {
 
 // CheckTokenBucketTable checks a token-bucket history as CheckTokenBucket
 // does, but with TokenBucketTableModel: one search over the whole table,
-// which also judges every reclaim's count (T12). It is for short histories.
+// which also judges every reclaim's count (T12), a reclaim that overlaps
+// another operation taken per key (TableOperations, T11). It is for short
+// histories.
 func CheckTokenBucketTable(h TBHistory, opt Options) (Report, error) {
 	return checkTokenBucket(h, opt, TokenBucketTableModel())
 }
@@ -119,6 +121,9 @@ func checkTokenBucket(h TBHistory, opt Options, m porcupine.Model) (Report, erro
 		return Report{}, err
 	}
 	ops := h.Operations()
+	if m.Partition == nil {
+		ops = h.TableOperations() // a reclaim per key (T11)
+	}
 	rep := Report{Primitive: "tokenbucket", Ops: len(h.Ops), Partitions: 1, Overlapping: overlapping(ops)}
 	if m.Partition != nil {
 		rep.Partitions = len(m.Partition(ops))

@@ -2,7 +2,9 @@ package linearizability
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/anishathalye/porcupine"
@@ -170,21 +172,174 @@ func TokenBucketModel() porcupine.Model {
 // search over every key at once: for the small histories of the explorer,
 // whose scenarios reclaim. Unknown operations are accepted with either
 // outcome, as there.
+//
+// A reclaim is linearizable per key only (T11): CheckTokenBucketTable hands
+// this model each reclaim that overlaps another operation as its steps
+// (TableOperations), a floor step and one step per key, each a porcupine
+// operation with the reclaim's interval, stepped by model.TBTable's
+// ReclaimFloor and ReclaimKey in the order the model package states: a
+// key's step only after the floor step, no reset_all between the first
+// step and the last, and the last step accepted only when the reclaim's
+// count is the number of its steps that forgot.
 func TokenBucketTableModel() porcupine.Model {
 	m := TokenBucketModel()
 	m.Partition = nil
-	m.Init = func() any { return model.TBTable[string]{} }
+	m.Init = func() any { return tableState{} }
 	m.Step = func(state, input, output any) (bool, any) {
-		next, out := state.(model.TBTable[string]).Step(input.(model.TBInput[string]))
+		s := state.(tableState)
 		o := output.(TBOutcome)
-		return o.Unknown || out.Equal(o.Output), next
+		if p, ok := input.(reclaimPart); ok {
+			return s.part(p, o)
+		}
+		in := input.(model.TBInput[string])
+		if in.Kind == model.TBResetAll && s.open() {
+			return false, s // T11: a reclaim acts on one table
+		}
+		next, out := s.table.Step(in)
+		return o.Unknown || out.Equal(o.Output), tableState{table: next, runs: s.runs}
 	}
-	m.Equal = func(a, b any) bool { return a.(model.TBTable[string]).Equal(b.(model.TBTable[string])) }
+	m.Equal = func(a, b any) bool { return a.(tableState).equal(b.(tableState)) }
 	m.Hash = nil
+	m.DescribeOperation = func(input, output any) string {
+		if p, ok := input.(reclaimPart); ok {
+			return p.String() + ": " + DescribeTBOp(p.In, output.(TBOutcome))
+		}
+		return DescribeTBOp(input.(model.TBInput[string]), output.(TBOutcome))
+	}
 	m.DescribeState = func(state any) string {
-		return fmt.Sprintf("%d buckets present", state.(model.TBTable[string]).Len())
+		s := state.(tableState)
+		d := fmt.Sprintf("%d buckets present", s.table.Len())
+		if s.open() {
+			d += ", a reclaim under way"
+		}
+		return d
 	}
 	return m
+}
+
+// reclaimPart is one step of a reclaim that CheckTokenBucketTable checks
+// per key: the floor step (Key empty, Floor set) or the step of Key.
+type reclaimPart struct {
+	In    model.TBInput[string] // the reclaim's input
+	Run   int                   // which of the history's split reclaims (tableState.runs)
+	Floor bool
+	Key   string
+	Keys  int // the number of key steps of the reclaim
+}
+
+func (p reclaimPart) String() string {
+	if p.Floor {
+		return "floor step"
+	}
+	return "step of " + p.Key
+}
+
+// reclaimRun is how far a split reclaim has got: its floor step taken,
+// how many of its keys steps it has (keys), has taken, and forgot in.
+type reclaimRun struct {
+	floored             bool
+	keys, steps, forgot int
+}
+
+// tableState is TokenBucketTableModel's state: the table and the progress
+// of every split reclaim (nil when the history has none). It is a value:
+// runs is copied, never changed in place.
+type tableState struct {
+	table model.TBTable[string]
+	runs  []reclaimRun
+}
+
+// open reports whether some reclaim has taken its floor step but not all
+// of its key steps.
+func (s tableState) open() bool {
+	for _, r := range s.runs {
+		if r.floored && r.steps < r.keys {
+			return true
+		}
+	}
+	return false
+}
+
+func (s tableState) equal(u tableState) bool {
+	return s.table.Equal(u.table) && slices.Equal(s.runs, u.runs)
+}
+
+// part steps a reclaim's step p (T11): the floor step first, then each
+// key's; the last checks the count, unless the reclaim's answer is unknown.
+func (s tableState) part(p reclaimPart, o TBOutcome) (bool, any) {
+	runs := slices.Clone(s.runs)
+	if len(runs) <= p.Run {
+		runs = append(runs, make([]reclaimRun, p.Run+1-len(runs))...)
+	}
+	r := &runs[p.Run]
+	r.keys = p.Keys
+	next := s.table
+	if p.Floor {
+		r.floored = true
+		next = next.ReclaimFloor(p.In.NowMs)
+	} else {
+		if !r.floored {
+			return false, s
+		}
+		var forgot bool
+		next, forgot = next.ReclaimKey(p.Key, p.In.Limits, p.In.NowMs)
+		r.steps++
+		if forgot {
+			r.forgot++
+		}
+	}
+	ok := true
+	if r.floored && r.steps == p.Keys && !o.Unknown {
+		ok = o.Output.Equal(model.TBOutput{OK: true, Reclaimed: r.forgot})
+	}
+	return ok, tableState{table: next, runs: runs}
+}
+
+// TableOperations converts the history to porcupine operations for
+// TokenBucketTableModel: Operations, except that a reclaim with valid
+// limits whose interval meets another operation's becomes its steps
+// (reclaimPart), a floor step and one step for every key an operation of
+// the history names, all with the reclaim's interval and metadata. A
+// reclaim that overlaps nothing stays one operation: nothing can fall
+// between its steps, and its keys' steps commute, so it is Step's reclaim.
+func (h TBHistory) TableOperations() []porcupine.Operation {
+	ops := h.Operations()
+	keySet := map[string]bool{}
+	for _, op := range h.Ops {
+		if k := op.Input.Kind; k != model.TBReclaim && k != model.TBResetAll {
+			keySet[op.Input.Key] = true
+		}
+	}
+	keys := slices.Sorted(maps.Keys(keySet))
+	out := make([]porcupine.Operation, 0, len(ops))
+	runs := 0
+	for i, op := range ops {
+		in := op.Input.(model.TBInput[string])
+		if in.Kind != model.TBReclaim || model.CheckLimits(in.Limits, 0, false) != nil || !overlapsAny(ops, i) {
+			out = append(out, op)
+			continue
+		}
+		part := op
+		part.Input = reclaimPart{In: in, Run: runs, Floor: true, Keys: len(keys)}
+		out = append(out, part)
+		for _, k := range keys {
+			part.Input = reclaimPart{In: in, Run: runs, Key: k, Keys: len(keys)}
+			out = append(out, part)
+		}
+		runs++
+	}
+	return out
+}
+
+// overlapsAny reports whether ops[i]'s interval meets another operation's
+// (closed intervals, as porcupine takes them).
+func overlapsAny(ops []porcupine.Operation, i int) bool {
+	for j, op := range ops {
+		if j != i && op.Call <= ops[i].Return && ops[i].Call <= op.Return {
+			return true
+		}
+	}
+	return false
 }
 
 // DescribeTBOp renders one operation for the visualization: the input as

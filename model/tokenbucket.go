@@ -378,13 +378,14 @@ func (t TBTable[K]) Step(in TBInput[K]) (TBTable[K], TBOutput) {
 	return TBTable[K]{buckets: next, floor: t.floor}, out
 }
 
-// reclaim is Step for a reclaim: Reclaim on every present bucket, and the
-// floor raised.
+// reclaim is Step for a reclaim: its floor step, then its step of every
+// present bucket (a key with no bucket has nothing to forget).
 func (t TBTable[K]) reclaim(in TBInput[K]) (TBTable[K], TBOutput) {
 	if err := CheckLimits(in.Limits, 0, false); err != nil {
 		return t, TBOutput{Invalid: err.Field}
 	}
-	next := TBTable[K]{buckets: make(map[K]Bucket, len(t.buckets)), floor: t.floor.raiseFloor(in.NowMs)}
+	// ReclaimKey of every key at once: one copy of the map, not one a key.
+	next := TBTable[K]{buckets: make(map[K]Bucket, len(t.buckets)), floor: t.ReclaimFloor(in.NowMs).floor}
 	out := TBOutput{OK: true}
 	for k, b := range t.buckets {
 		if Forgettable(b, in.Limits, in.NowMs) {
@@ -394,4 +395,36 @@ func (t TBTable[K]) reclaim(in TBInput[K]) (TBTable[K], TBOutput) {
 		next.buckets[k] = b
 	}
 	return next, out
+}
+
+// A reclaim seen concurrently (spec/tokenbucket.md T11, T12) is not one
+// step but several, each at its own instant inside the reclaim's call:
+// first ReclaimFloor, then ReclaimKey once for every key, in any order and
+// between any other operations on other keys (and on that key, before or
+// after its step), but no reset_all falls between its first step and its
+// last; its count is the number of its ReclaimKey steps that forgot. Run
+// with nothing in between, the steps are Step's reclaim. Limits are valid
+// (CheckLimits without a cost): neither checks them.
+
+// ReclaimFloor is a reclaim's first step: the table's floor rises to nowMs
+// if that is newer (T12). No bucket changes.
+func (t TBTable[K]) ReclaimFloor(nowMs int64) TBTable[K] {
+	return TBTable[K]{buckets: t.buckets, floor: t.floor.raiseFloor(nowMs)}
+}
+
+// ReclaimKey is a reclaim's step of one key: the key's bucket is forgotten
+// when it is Forgettable at nowMs by lim, and forgot says so. The floor does
+// not move (ReclaimFloor raised it).
+func (t TBTable[K]) ReclaimKey(key K, lim Limits, nowMs int64) (next TBTable[K], forgot bool) {
+	b, present := t.buckets[key]
+	if !present || !Forgettable(b, lim, nowMs) {
+		return t, false
+	}
+	next = TBTable[K]{buckets: make(map[K]Bucket, len(t.buckets)-1), floor: t.floor}
+	for k, v := range t.buckets {
+		if k != key {
+			next.buckets[k] = v
+		}
+	}
+	return next, true
 }
