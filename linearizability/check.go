@@ -71,17 +71,22 @@ type Report struct {
 	JSONPath  string // the raw history, when written
 }
 
-// check runs porcupine once. When files may be written it runs the verbose
-// check, whose linearization info the visualization is drawn from, so an
-// Illegal history is never searched twice; otherwise the plain one, which
-// stops at the first partition that fails.
-func check(m porcupine.Model, ops []porcupine.Operation, opt Options) (porcupine.CheckResult, *porcupine.LinearizationInfo) {
-	if opt.Dir == "" {
-		return porcupine.CheckOperationsTimeout(m, ops, opt.Timeout), nil
-	}
-	res, info := porcupine.CheckOperationsVerbose(m, ops, opt.Timeout)
-	return res, &info
+// check runs porcupine's plain check, which stops at the first partition
+// that fails. The verbose check a visualization is drawn from runs apart,
+// and only when files are written (writeFiles): on an illegal history it
+// searches every partition to its end for the longest partial
+// linearizations, which can take porcupine to its whole budget, and the
+// verdict must not wait for that (a hunt once spent 10 s of its 10 s on one
+// history it could have refused in milliseconds).
+func check(m porcupine.Model, ops []porcupine.Operation, opt Options) porcupine.CheckResult {
+	return porcupine.CheckOperationsTimeout(m, ops, opt.Timeout)
 }
+
+// VisualizationBudget bounds the verbose check that draws a written
+// history's visualization. A search it cuts short leaves the partial
+// linearizations found so far: the drawing is less complete, the verdict
+// the same.
+const VisualizationBudget = 2 * time.Second
 
 // ListingsBudget bounds the search of a credit history with its listings'
 // per-slot reads, once it is found linearizable without them.
@@ -134,7 +139,7 @@ func checkTokenBucket(h TBHistory, opt Options, m porcupine.Model) (Report, erro
 		}
 	}
 	start := time.Now()
-	res, info := check(m, ops, opt)
+	res := check(m, ops, opt)
 	rep.CheckTime = time.Since(start)
 	stepper := "model.StepBucket"
 	if m.Partition == nil {
@@ -142,7 +147,7 @@ func checkTokenBucket(h TBHistory, opt Options, m porcupine.Model) (Report, erro
 	}
 	rep.judge(res, "T11", stepper, opt.Timeout)
 	if rep.Result != Ok || opt.AlwaysWrite {
-		if err := writeFiles(&rep, opt, m, ops, info, h, marks(h.Marks)); err != nil {
+		if err := writeFiles(&rep, opt, m, ops, h, marks(h.Marks)); err != nil {
 			return rep, err
 		}
 	}
@@ -174,7 +179,6 @@ func checkCredits(h CrHistory, opt Options, m porcupine.Model) (Report, error) {
 	}
 	start := time.Now()
 	var ann []porcupine.Annotation
-	var info *porcupine.LinearizationInfo
 	if v := CheckEpochs(h); v != nil {
 		rep.Result, rep.Invariant = Illegal, "C3"
 		rep.Detail = v.Error()
@@ -201,23 +205,23 @@ func checkCredits(h CrHistory, opt Options, m porcupine.Model) (Report, error) {
 		// contested slots can take porcupine past any budget.
 		var res porcupine.CheckResult
 		if bare := h.bareOperations(); len(bare) < len(ops) {
-			if res, info = check(m, bare, opt); res == porcupine.Ok {
+			if res = check(m, bare, opt); res == porcupine.Ok {
 				ro := opt
 				if ro.Timeout == 0 || ro.Timeout > ListingsBudget {
 					ro.Timeout = ListingsBudget
 				}
-				switch r2, info2 := check(m, ops, ro); r2 {
+				switch r2 := check(m, ops, ro); r2 {
 				case porcupine.Unknown:
 					rep.ListingsUndecided = true
 					ops = bare
 				default:
-					res, info = r2, info2
+					res = r2
 				}
 			} else {
 				ops = bare
 			}
 		} else {
-			res, info = check(m, ops, opt)
+			res = check(m, ops, opt)
 		}
 		rep.judge(res, "C16", "model.Credits", opt.Timeout)
 		if rep.Result == Illegal {
@@ -231,7 +235,7 @@ func checkCredits(h CrHistory, opt Options, m porcupine.Model) (Report, error) {
 	}
 	rep.CheckTime = time.Since(start)
 	if rep.Result != Ok || opt.AlwaysWrite {
-		if err := writeFiles(&rep, opt, m, ops, info, h, append(marks(h.Marks), ann...)); err != nil {
+		if err := writeFiles(&rep, opt, m, ops, h, append(marks(h.Marks), ann...)); err != nil {
 			return rep, err
 		}
 	}
@@ -269,11 +273,9 @@ func marks(ms []Mark) []porcupine.Annotation {
 }
 
 // writeFiles writes the raw history and porcupine's visualization into
-// opt.Dir. The visualization is drawn from info, the linearization info of
-// the check that gave the verdict; when there is none (an epoch reused, so
-// porcupine did not run), the operations are checked once, verbosely, for
-// it.
-func writeFiles(rep *Report, opt Options, m porcupine.Model, ops []porcupine.Operation, info *porcupine.LinearizationInfo, history any, ann []porcupine.Annotation) error {
+// opt.Dir. The visualization is drawn from a verbose check of ops, within
+// VisualizationBudget (and opt.Timeout, when shorter).
+func writeFiles(rep *Report, opt Options, m porcupine.Model, ops []porcupine.Operation, history any, ann []porcupine.Annotation) error {
 	if opt.Dir == "" {
 		return nil
 	}
@@ -292,13 +294,14 @@ func writeFiles(rep *Report, opt Options, m porcupine.Model, ops []porcupine.Ope
 	if err := os.WriteFile(rep.JSONPath, data, 0o644); err != nil {
 		return fmt.Errorf("linearizability: %w", err)
 	}
-	if info == nil {
-		_, li := porcupine.CheckOperationsVerbose(m, ops, opt.Timeout)
-		info = &li
+	budget := VisualizationBudget
+	if opt.Timeout > 0 {
+		budget = min(budget, opt.Timeout)
 	}
+	_, info := porcupine.CheckOperationsVerbose(m, ops, budget)
 	info.AddAnnotations(ann)
 	rep.HTMLPath = filepath.Join(opt.Dir, name+".html")
-	if err := porcupine.VisualizePath(m, *info, rep.HTMLPath); err != nil {
+	if err := porcupine.VisualizePath(m, info, rep.HTMLPath); err != nil {
 		return fmt.Errorf("linearizability: writing visualization: %w", err)
 	}
 	return nil

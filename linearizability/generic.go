@@ -80,11 +80,11 @@ func CheckOps[In, Out any](primitive, invariant string, m porcupine.Model, ops [
 	}
 	rep := Report{Primitive: primitive, Ops: len(ops), Partitions: parts, Overlapping: overlapping(pops)}
 	start := time.Now()
-	res, info := check(m, pops, opt)
+	res := check(m, pops, opt)
 	rep.CheckTime = time.Since(start)
 	rep.judge(res, invariant, primitive+"'s sequential behaviour", opt.Timeout)
 	if rep.Result != Ok || opt.AlwaysWrite {
-		if err := writeFiles(&rep, opt, m, pops, info, history, nil); err != nil {
+		if err := writeFiles(&rep, opt, m, pops, history, nil); err != nil {
 			return rep, err
 		}
 	}

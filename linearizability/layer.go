@@ -35,8 +35,21 @@ func init() {
 	mutant.Register(mutant.Layer{Name: "porcupine", Hunt: Hunt})
 }
 
-// HuntTimeout is porcupine's budget for one history in a hunt.
+// HuntTimeout is the most of a hunt's budget porcupine spends on one
+// history. A hunt gives each history a quarter of its budget, at least
+// huntMinTimeout and at most HuntTimeout: a mutant's illegal history can
+// send porcupine's search past any budget (it ends Unknown), and a hunt
+// that spent its whole budget on that one history would report the
+// mutant only if the next history came in time.
 const HuntTimeout = 10 * time.Second
+
+// huntMinTimeout is the least porcupine spends on one history of a hunt.
+const huntMinTimeout = time.Second
+
+// huntTimeout is porcupine's budget for one history of a hunt of budget.
+func huntTimeout(budget time.Duration) time.Duration {
+	return min(max(budget/4, huntMinTimeout), HuntTimeout)
+}
 
 // Hunt records and checks histories of f's primitive against a table
 // carrying f, cycling through the workloads, until one is Illegal or budget
@@ -45,7 +58,7 @@ const HuntTimeout = 10 * time.Second
 func Hunt(f fault.Fault, budget time.Duration, seed uint64) mutant.Outcome {
 	p := Plan{
 		Primitive: PrimitiveTokenBucket, Duration: budget, Seed: seed,
-		Fault: f, Mutant: f.String(), Timeout: HuntTimeout,
+		Fault: f, Mutant: f.String(), Timeout: huntTimeout(budget),
 		Dir: mutant.Dir("tollgate-porcupine"), StopOnIllegal: true,
 	}
 	if f.Credits() {

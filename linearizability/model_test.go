@@ -3,10 +3,8 @@ package linearizability
 import (
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
-
-	"github.com/anishathalye/porcupine"
+	"time"
 
 	"github.com/tollgate/tollgate/model"
 )
@@ -171,56 +169,33 @@ func TestIllegalWritesFiles(t *testing.T) {
 	}
 }
 
-// countSteps wraps m so that every Step it takes is counted in n.
-func countSteps(m porcupine.Model, n *atomic.Int64) porcupine.Model {
+// TestIllegalVerdictFirst: the verdict on an Illegal history whose files
+// are written comes from porcupine's plain search, which stops at the
+// first failing partition, not from the verbose search the visualization
+// is drawn from, which searches every partition to its end. Key a's two
+// takes cannot both leave 9 tokens; key b's 40 takes are legal, and each of
+// b's model steps sleeps 10 ms, so a search of b to its end takes at least
+// 400 ms. The check must report Illegal (T11) in less (Report.CheckTime
+// times the verdict's search alone), and still write the visualization.
+func TestIllegalVerdictFirst(t *testing.T) {
+	ops := []TBOp{take(0, "a", 0, 1, 4, true, 9), take(1, "a", 0, 2, 3, true, 9)}
+	const bSteps, stepSleep = 40, 10 * time.Millisecond
+	for i := range int64(bSteps) {
+		ops = append(ops, take(2, "b", 1000*i, 10+2*i, 11+2*i, true, 9))
+	}
+	m := TokenBucketModel()
 	step := m.Step
 	m.Step = func(state, input, output any) (bool, any) {
-		n.Add(1)
+		if input.(model.TBInput[string]).Key == "b" {
+			time.Sleep(stepSleep)
+		}
 		return step(state, input, output)
 	}
-	return m
-}
-
-// TestIllegalCheckedOnce: an Illegal history whose files are written is
-// searched by porcupine once, verbosely, and the visualization is drawn
-// from that search: the check takes exactly as many model steps as one
-// porcupine.CheckOperationsVerbose of the history and drawing its info
-// (porcupine.VisualizePath steps the model along the linearizations).
-func TestIllegalCheckedOnce(t *testing.T) {
-	tb := TBHistory{Ops: []TBOp{take(0, "a", 0, 1, 4, true, 9), take(1, "a", 0, 2, 3, true, 9), take(2, "b", 0, 2, 5, true, 9)}}
-	r1i, r1o := reserve(1, 1, 1)
-	r2i, r2o := reserve(2, 1, 2)
-	cr := CrHistory{Ops: []CrOp{cr(0, r1i, r1o, 1, 4), cr(1, r2i, r2o, 2, 3)}}
-	for _, c := range []struct {
-		name  string
-		model porcupine.Model
-		ops   []porcupine.Operation
-		check func(porcupine.Model) (Report, error)
-	}{
-		{"tokenbucket", TokenBucketModel(), tb.Operations(), func(m porcupine.Model) (Report, error) {
-			return checkTokenBucket(tb, Options{Dir: t.TempDir()}, m)
-		}},
-		{"credits", CreditsModel(), cr.Operations(), func(m porcupine.Model) (Report, error) {
-			return checkCredits(cr, Options{Dir: t.TempDir()}, m)
-		}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			var once, checked atomic.Int64
-			m := countSteps(c.model, &once)
-			_, info := porcupine.CheckOperationsVerbose(m, c.ops, 0)
-			if err := porcupine.VisualizePath(m, info, filepath.Join(t.TempDir(), "once.html")); err != nil {
-				t.Fatal(err)
-			}
-			rep, err := c.check(countSteps(c.model, &checked))
-			if err != nil || rep.Result != Illegal || rep.HTMLPath == "" {
-				t.Fatalf("%+v, %v", rep, err)
-			}
-			if checked.Load() != once.Load() {
-				t.Fatalf("the check took %d model steps; one verbose search and its visualization take %d", checked.Load(), once.Load())
-			}
-			if want := map[string]string{"tokenbucket": "T11", "credits": "C16"}[c.name]; rep.Invariant != want {
-				t.Fatalf("invariant %q, want %q", rep.Invariant, want)
-			}
-		})
+	rep, err := checkTokenBucket(TBHistory{Ops: ops}, Options{Dir: t.TempDir(), Timeout: 5 * time.Second}, m)
+	if err != nil || rep.Result != Illegal || rep.Invariant != "T11" || rep.HTMLPath == "" {
+		t.Fatalf("%+v, %v", rep, err)
+	}
+	if full := bSteps * stepSleep; rep.CheckTime >= full {
+		t.Fatalf("the verdict took %v: as long as a search of key b to its end (%v), so it waited for the verbose search", rep.CheckTime, full)
 	}
 }
