@@ -113,6 +113,7 @@ func TestMutantsFound(t *testing.T) {
 		{"sys-tb-slow-take-admit", fault.Named("tb-admit-torn-wait"), KindLinearizability, 1},
 		{"sys-tb-empty-wait-take", fault.Named("tb-wait-trusts-wake"), KindLinearizability, 1},
 		{"sys-tb-empty-wait.cancel-take", fault.Named("tb-wait-cancel-after-take"), KindLinearizability, 1},
+		{"sys-tb-hole-reclaim-take.k+reset.k", fault.Named("tb-find-wrapped-inner"), KindLinearizability, 2},
 	} {
 		s, ok := Lookup(tc.scenario)
 		if !ok {

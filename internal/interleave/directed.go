@@ -44,6 +44,12 @@ func Directed() []DirectedRun {
 		inl                               = model.Internal
 	)
 	compact, _ := catalogued("tb-compact-vs-append")
+	// fold's two reclaims against p's take (generate_tb_trie.go), searched
+	// there within one preemption.
+	frozenInner := tbTrieGenerated(tbTriePrefixes()[0], "reclaim", "reclaim", "take.p").Scenario
+	frozenInner.Name = "tb-sweep-through-frozen-inner"
+	frozenInner.Race = "T12, T11: a reclaim at 2 ms forgets j, compacts the node where k and j differ to k's cell and then the node above, which holds only that cell; a second reclaim, at 3 ms, reads that node and stops; p's take pushes k's cell down between the first reclaim's read of the node's word and its freeze, so the freeze wraps the new inner node and the node is replaced by a copy; the second reclaim then sweeps the old node and must walk through the frozen word into the inner node to judge k, full at 3 ms, and forget it"
+	frozenInner.most = 0
 	return []DirectedRun{{
 		Scenario: CreditsScenario("cr-exhausted-twice-behind",
 			"C2: a reserver's claiming pass and its first scan each see every internal slot in use, though one was free at every instant: each time the free slot moves from ahead of the scans to behind them, as a release frees a slot the scans have passed and a reserve that read it before claims the one ahead. Only the second scan, comparing each row with the first's, can tell",
@@ -85,5 +91,15 @@ func Directed() []DirectedRun {
 		Schedule: "2x15.0x80.1x15.0x2.2x5.0x108",
 		Kills:    "impl/tokenbucket/trie.go trie.compact cas-loadstore `x.next.CompareAndSwap(nil, t.sealed)` #0: the compaction loads the dead cell's next as nil, the take's append lands, and the compaction's store of the seal overwrites it; the empty key's take is lost (T11)",
 		Found:    "by `tollgate explore -bound 3 -scenario tb-compact-vs-append` on that mutant (298,078 schedules, 10 min 35 s on 2 shared cores; 3 preemptions), again when cells gained their first word (the schedule before, 2x9.0x66.1x10.0x2.2x5.0x82, was found in 88,713 schedules)",
+	}, {
+		// T0 compacts the level-2 node to k's cell and reads the level-1
+		// node's word (k's cell) to freeze it; T1's reclaim reads the
+		// level-1 node and stops; T2's take pushes k's cell down; T0's
+		// freeze fails, wraps the new inner node, and T0 replaces the node
+		// by a copy; T1 sweeps the old node through its frozen words.
+		Scenario: frozenInner,
+		Schedule: "0x212.1x7.2x26.0x147.1x162",
+		Kills:    "tb-sweep-wrapped-inner: the second reclaim skips the inner node behind the frozen word, keeps k's full bucket and answers a count that no order of the steps explains (T11, T12)",
+		Found:    "by `tollgate explore -bound 2 -scenario sys-tb-fold-reclaim-reclaim-take.p` on that mutant with the scenario's cap of one preemption lifted (8,478 schedules, 11 s; 2 preemptions; the whole search at bound 2 takes over 100,000)",
 	}}
 }
