@@ -3,8 +3,6 @@ package interleave
 import (
 	"fmt"
 
-	"github.com/tollgate/tollgate/internal/fault"
-	"github.com/tollgate/tollgate/internal/sut"
 	"github.com/tollgate/tollgate/model"
 )
 
@@ -54,22 +52,27 @@ func EdgeScenarios() []Scenario {
 }
 
 // sequentialGenerations is the most reservations any one slot gets when
-// the setup and then each thread run alone, in order, on the real table:
-// the generation that slot reaches. A step whose token was forged is left
+// the setup and then each thread run alone, in order, on the model
+// (model.Credits.Step, which the real table follows one call at a time): the
+// generation that slot reaches. A step whose token was forged is left
 // out (it changes nothing a reserve sees); 0 if the script cannot run so.
+// It steps the model, not the table: the generated-mutant campaign mutates
+// the table in the binary that runs this, and a mutant's reserve that never
+// returned hung the whole selection, before any scenario could fail it.
 func sequentialGenerations(cr *crScript) (most int) {
 	defer func() {
 		if recover() != nil {
 			most = 0
 		}
 	}()
-	ad := sut.NewCredits[string](fault.None)
+	var st model.Credits[string]
 	per := map[int]int{}
 	apply := func(in model.CrInput[string]) model.CrOutput[string] {
 		if _, _, forged := forgedOf(in.Token.Epoch); forged {
 			return model.CrOutput[string]{}
 		}
-		out := ad.Apply(in)
+		var out model.CrOutput[string]
+		st, out = st.Step(in)
 		if in.Kind == model.CrReserve && out.Result == model.OK {
 			per[out.Token.Slot]++
 			most = max(most, per[out.Token.Slot])
