@@ -46,6 +46,9 @@ type exploreConfig struct {
 	// sitePairs: -site-pairs, the file that receives the interleaving
 	// coverage of the run.
 	sitePairs string
+	// sitePairRuns: -site-pair-runs, the file that receives the first run
+	// that covered each pair.
+	sitePairRuns string
 	// pkg: explore -pkg, the tests of a package of the user's.
 	pkg *pkgConfig
 	// targets: explore -targets, the campaign over code written elsewhere.
@@ -65,7 +68,7 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { exploreHelp(fs, stderr) }
-	scenario := fs.String("scenario", interleave.DefaultSelection, "scenarios to run: names or glob patterns, comma-separated; all (the three sets), catalogue, generated or directed")
+	scenario := fs.String("scenario", interleave.DefaultSelection, "scenarios to run: names or glob patterns, comma-separated; all (every set below), catalogue, generated, edges, owner, directed, pairs (the runs kept for coverage), or capped (the scenarios searched within a cap of preemptions)")
 	strategy := fs.String("strategy", "dfs", "dfs, pct or random")
 	bound := fs.Int("bound", interleave.DefaultBound, "dfs: the largest preemption bound (bounds 0..N in turn)")
 	depth := fs.Int("depth", interleave.DefaultDepth, "pct: the bug depth d")
@@ -90,6 +93,8 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 	keep := fs.Bool("keep", false, "with -targets: keep each scenarios' module (to replay in it)")
 	replays := fs.Bool("replays", false, "with -targets: replay every schedule the table shows with the command it prints, and fail when one does not reproduce")
 	checkReplays := fs.Bool("check-replays", false, "with -targets and -out: explore nothing; replay the schedules that -out's table shows for these targets, and write it again with what each gave")
+	fs.StringVar(&c.sitePairRuns, "site-pair-runs", "", "write, for every pair of access sites some run covered (as -site-pairs), the scenario and schedule of the first run that did to this `file` (with -procs 1): runs to replay, one a pair (scripts/explore-pair-runs.sh)")
+	uncapped := fs.Bool("uncapped", false, "explore every scenario at -bound, past the cap of preemptions the scenario sets for the default run (a deeper search, for -site-pair-runs)")
 	fs.IntVar(&c.procs, "procs", defaultProcs(), "explore the scenarios in this many processes at once, each one scenario at a time (1: in this process); the results are the same, in the same order")
 	fs.BoolVar(&c.worker, "worker", false, "run as one of -procs's processes: read scenario indices on stdin, write results on stdout (internal)")
 	fs.StringVar(&c.backend, "backend", "memory", "memory, or etcd: explore the etcd-backed tables (impl/etcd/...) at the grain of their requests, on a one-member etcd started for the run (needs the etcd program); the catalogue unless -scenario names others")
@@ -123,7 +128,7 @@ func parseExplore(args []string, stderr io.Writer) (exploreConfig, error) {
 		return c, fmt.Errorf("explore: unexpected argument %q", fs.Arg(0))
 	}
 	var err error
-	opt := interleave.Options{Strategy: interleave.Strategy(*strategy), Depth: *depth, Seed: *seed, Dir: *dir, Bound: *bound}
+	opt := interleave.Options{Strategy: interleave.Strategy(*strategy), Depth: *depth, Seed: *seed, Dir: *dir, Bound: *bound, Uncapped: *uncapped}
 	if c.opt, err = exploreOptions(opt, *mutant, *budget, c.coverage && !boundSet); err != nil {
 		return c, err
 	}
@@ -295,8 +300,9 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 	if c.progress > 0 {
 		progress = func(s interleave.Scenario) func(interleave.Result) { return progressTo(stderr, s, c.progress) }
 	}
-	if c.sitePairs != "" {
-		c.opt.SitePairs = interleave.NewSitePairs()
+	if err := c.collectSitePairs(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exploreUsage
 	}
 	report := func(r interleave.Result) {
 		switch {
@@ -318,19 +324,9 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 		results, failed = interleave.Run(c.scenarios, c.opt, c.failfast, progress, report)
 	}
 	exploreTable(stdout, results, c)
-	if c.sitePairs != "" {
-		if !parallel(c) { // the workers wrote theirs, and exploreParallel joined them
-			if err := writeSitePairs(c.sitePairs, c.opt.SitePairs); err != nil {
-				fmt.Fprintf(stderr, "explore: -site-pairs: %v\n", err)
-				return exploreUsage
-			}
-		}
-		n, err := countSitePairs(c.sitePairs)
-		if err != nil {
-			fmt.Fprintf(stderr, "explore: -site-pairs: %v\n", err)
-			return exploreUsage
-		}
-		fmt.Fprintf(stdout, "interleaving coverage: %d site pairs written to %s\n", n, c.sitePairs)
+	if err := c.writeSitePairFiles(stdout); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exploreUsage
 	}
 	if failed {
 		return exploreViolation
@@ -543,6 +539,44 @@ func groupGenerated(rows []resultRow, generated map[string]bool) []resultRow {
 	return out
 }
 
+// collectSitePairs gives the run a collector of site pairs when -site-pairs
+// or -site-pair-runs asks for one.
+func (c *exploreConfig) collectSitePairs() error {
+	if c.sitePairs == "" && c.sitePairRuns == "" {
+		return nil
+	}
+	c.opt.SitePairs = interleave.NewSitePairs()
+	if c.sitePairRuns != "" {
+		if parallel(*c) {
+			return fmt.Errorf("explore: -site-pair-runs needs -procs 1: the first run of a pair is one process's")
+		}
+		c.opt.SitePairs.KeepRuns()
+	}
+	return nil
+}
+
+// writeSitePairFiles writes what -site-pairs and -site-pair-runs ask for.
+func (c *exploreConfig) writeSitePairFiles(stdout io.Writer) error {
+	if c.sitePairs != "" {
+		if !parallel(*c) { // the workers wrote theirs, and exploreParallel joined them
+			if err := writeSitePairs(c.sitePairs, c.opt.SitePairs); err != nil {
+				return fmt.Errorf("explore: -site-pairs: %w", err)
+			}
+		}
+		n, err := countSitePairs(c.sitePairs)
+		if err != nil {
+			return fmt.Errorf("explore: -site-pairs: %w", err)
+		}
+		fmt.Fprintf(stdout, "interleaving coverage: %d site pairs written to %s\n", n, c.sitePairs)
+	}
+	if c.sitePairRuns != "" {
+		if err := writeSitePairRuns(c.sitePairRuns, c.opt.SitePairs); err != nil {
+			return fmt.Errorf("explore: -site-pair-runs: %w", err)
+		}
+	}
+	return nil
+}
+
 // writeSitePairs writes the pairs sp collected to path, paths relative to
 // the working directory.
 // countSitePairs is how many pairs the file at path, written by
@@ -558,6 +592,16 @@ func countSitePairs(path string) (int, error) {
 }
 
 func writeSitePairs(path string, sp *interleave.SitePairs) error {
+	return writeSiteFile(path, sp, interleave.WriteSitePairs)
+}
+
+// writeSitePairRuns writes the first run of every pair sp collected to
+// path, paths relative to the working directory.
+func writeSitePairRuns(path string, sp *interleave.SitePairs) error {
+	return writeSiteFile(path, sp, interleave.WriteSitePairRuns)
+}
+
+func writeSiteFile(path string, sp *interleave.SitePairs, write func(io.Writer, []interleave.SitePair, string) error) error {
 	wd, err := os.Getwd()
 	if err != nil {
 		return err
@@ -566,7 +610,7 @@ func writeSitePairs(path string, sp *interleave.SitePairs) error {
 	if err != nil {
 		return err
 	}
-	if err := interleave.WriteSitePairs(f, sp.Pairs(), wd); err != nil {
+	if err := write(f, sp.Pairs(), wd); err != nil {
 		f.Close()
 		return err
 	}

@@ -460,6 +460,25 @@ func Catalogue() []Scenario {
 // scenario (Systematic) or a random one (gen-credits-N, gen-tokenbucket-N:
 // Generate with seed N).
 func Lookup(name string) (Scenario, bool) {
+	if s, ok := searched(name); ok {
+		return s, true
+	}
+	for _, d := range Directed() {
+		if d.Scenario.Name == name {
+			return d.Scenario, true
+		}
+	}
+	for _, s := range PairRuns() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// searched finds a scenario the default run searches: the catalogue's, a
+// generated one, an Owner's or one at the tables' bounds.
+func searched(name string) (Scenario, bool) {
 	if s, ok := catalogued(name); ok {
 		return s, true
 	}
@@ -469,11 +488,6 @@ func Lookup(name string) (Scenario, bool) {
 	for _, s := range slices.Concat(OwnerScenarios(), EdgeScenarios()) {
 		if s.Name == name {
 			return s, true
-		}
-	}
-	for _, d := range Directed() {
-		if d.Scenario.Name == name {
-			return d.Scenario, true
 		}
 	}
 	return Scenario{}, false

@@ -60,6 +60,10 @@ type Options struct {
 	StepCap int
 	// NoReduction turns the sleep sets off (DFS): for measuring them.
 	NoReduction bool
+	// Uncapped explores every scenario at Bound, past a cap its Within
+	// sets: for the deeper searches that find runs the default run's caps
+	// leave out (scripts/explore-pair-runs.sh), never the default run.
+	Uncapped bool
 	// NoRaces turns the data-race detector off, and InlinePlainStores
 	// makes a plain store no switch point of its own (it runs inside the
 	// step before it, as a plain load does): both for measuring what the
@@ -324,7 +328,7 @@ func exploreProgram(p program, name string, opt Options) Result {
 	x.c.named(name)
 	x.c.noRaces, x.c.inlinePlain = opt.NoRaces, opt.InlinePlainStores
 	if opt.SitePairs != nil {
-		x.c.pairs = newPairTracker(opt.SitePairs)
+		x.c.pairs = newPairTracker(opt.SitePairs, name)
 		defer x.c.pairs.flush()
 		hooked.SetSites(true)
 		defer hooked.SetSites(false)
@@ -538,7 +542,7 @@ func Explore(s Scenario, opt Options) Result {
 	if err != nil {
 		return Result{Scenario: s.Name, Threads: s.Threads(), Ops: s.Ops(), Strategy: opt.strategy(), Mutant: opt.Fault.String(), Err: err}
 	}
-	if s.most > 0 && opt.bound() > s.most {
+	if s.most > 0 && opt.bound() > s.most && !opt.Uncapped {
 		opt.Bound = s.most
 	}
 	r := exploreProgram(p, s.Name, opt)
@@ -557,7 +561,7 @@ const FixedSchedule Strategy = "directed"
 func exploreFixed(s Scenario, opt Options) Result {
 	start := time.Now()
 	r := Result{Scenario: s.Name, Threads: s.Threads(), Ops: s.Ops(), Strategy: FixedSchedule, Mutant: opt.Fault.String()}
-	rep, err := ReplayRemote(s, opt.Remote, opt.Fault, s.fixed, opt.Dir)
+	rep, err := replayCollecting(s, opt.Remote, opt.Fault, s.fixed, opt.Dir, opt.SitePairs)
 	r.Elapsed = time.Since(start)
 	if err != nil {
 		r.Err = err
@@ -591,6 +595,13 @@ func ReplayDir(s Scenario, mutant fault.Fault, schedule, dir string) (Replayed, 
 
 // ReplayRemote is ReplayDir on the remote backend r (nil: in memory).
 func ReplayRemote(s Scenario, remote *Remote, mutant fault.Fault, schedule, dir string) (Replayed, error) {
+	return replayCollecting(s, remote, mutant, schedule, dir, nil)
+}
+
+// replayCollecting is ReplayRemote that, when sp is set, collects the
+// run's interleaving coverage into sp, as an exploration does: a directed
+// or kept run's pairs count in the default run's table.
+func replayCollecting(s Scenario, remote *Remote, mutant fault.Fault, schedule, dir string, sp *SitePairs) (Replayed, error) {
 	sched, err := ParseSchedule(schedule)
 	if err != nil {
 		return Replayed{}, err
@@ -600,6 +611,12 @@ func ReplayRemote(s Scenario, remote *Remote, mutant fault.Fault, schedule, dir 
 		return Replayed{}, err
 	}
 	c := newController(p.threads())
+	if sp != nil {
+		c.pairs = newPairTracker(sp, s.Name)
+		defer c.pairs.flush()
+		hooked.SetSites(true)
+		defer hooked.SetSites(false)
+	}
 	c.install()
 	defer c.remove()
 	defer c.close()

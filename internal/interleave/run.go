@@ -114,6 +114,9 @@ func execute(c *controller, p program, ch chooser, opt runOptions) (res runResul
 	res.schedule = c.sched[:0]
 	c.ch = ch
 	defer func() {
+		if c.pairs != nil && c.pairs.keep {
+			c.pairs.sched = encodeSchedule(res.schedule)
+		}
 		c.sched = res.schedule[:0]
 		c.ch = nil
 		res.threads = c.n

@@ -18,8 +18,10 @@ import (
 // spec is a comma-separated list of words. A word is a set: all (the
 // catalogue, then the generated set of Systematic, then the runs at the
 // tables' bounds of EdgeScenarios, the Owner's, then the directed runs of
-// DirectedScenarios, each replayed on its one schedule), catalogue,
-// generated, edges, owner or directed; a glob pattern (path.Match) over the names of the catalogue
+// DirectedScenarios, each replayed on its one schedule, and the runs kept
+// for coverage of PairRuns, replayed alike), catalogue, generated, edges,
+// owner, directed, pairs, or capped (the scenarios of the others that set a
+// cap on their preemptions, Within); a glob pattern (path.Match) over the names of the catalogue
 // and the generated set; or one name that Lookup knows (the catalogue, a
 // directed run's scenario, a generated or held-back scenario,
 // gen-credits-N, gen-tokenbucket-N).
@@ -69,7 +71,7 @@ func Select(spec string, mutant fault.Fault, sh shard.Shard) ([]Scenario, error)
 func selectWord(word string) (ss []Scenario, set bool, err error) {
 	switch word {
 	case "all":
-		return slices.Concat(Catalogue(), Systematic(), EdgeScenarios(), OwnerScenarios(), DirectedScenarios()), true, nil
+		return slices.Concat(Catalogue(), Systematic(), EdgeScenarios(), OwnerScenarios(), DirectedScenarios(), PairRuns()), true, nil
 	case "owner":
 		return OwnerScenarios(), true, nil
 	case "catalogue":
@@ -78,6 +80,15 @@ func selectWord(word string) (ss []Scenario, set bool, err error) {
 		return Systematic(), true, nil
 	case "directed":
 		return DirectedScenarios(), true, nil
+	case "pairs":
+		return PairRuns(), true, nil
+	case "capped":
+		for _, s := range slices.Concat(Catalogue(), Systematic(), EdgeScenarios(), OwnerScenarios()) {
+			if s.most > 0 {
+				ss = append(ss, s)
+			}
+		}
+		return ss, true, nil
 	case "edges":
 		return EdgeScenarios(), true, nil
 	}

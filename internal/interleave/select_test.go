@@ -19,7 +19,7 @@ func TestSelectShardsPartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(Catalogue()) + len(Systematic()) + len(EdgeScenarios()) + len(OwnerScenarios()) + len(DirectedScenarios()); len(whole) != want {
+	if want := len(Catalogue()) + len(Systematic()) + len(EdgeScenarios()) + len(OwnerScenarios()) + len(DirectedScenarios()) + len(PairRuns()); len(whole) != want {
 		t.Fatalf("all: %d scenarios, want %d", len(whole), want)
 	}
 	for _, n := range []int{1, 2, 3, 4} {

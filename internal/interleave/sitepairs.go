@@ -36,10 +36,25 @@ import (
 type SitePairs struct {
 	mu    sync.Mutex
 	pairs map[[2]uintptr]int // (first site, then site) → runs that covered it
+	// first, when runs are kept (KeepRuns), is the run that first covered
+	// each pair: its scenario's name and its schedule.
+	first map[[2]uintptr][2]string
 }
 
 // NewSitePairs returns an empty collector.
 func NewSitePairs() *SitePairs { return &SitePairs{pairs: map[[2]uintptr]int{}} }
+
+// KeepRuns makes s remember, for every pair, the scenario and the schedule
+// of the first run that covered it (SitePair.Scenario, SitePair.Schedule):
+// a run to replay for that pair alone. Call it before any exploration
+// collects into s; it costs the encoding of every run's schedule.
+func (s *SitePairs) KeepRuns() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.first == nil {
+		s.first = map[[2]uintptr][2]string{}
+	}
+}
 
 // A Site is a call site of the code under test.
 type Site struct {
@@ -53,6 +68,9 @@ type Site struct {
 type SitePair struct {
 	First, Then Site
 	Runs        int // how many runs produced it
+	// Scenario and Schedule are the first run that produced it, when the
+	// collector kept runs (KeepRuns).
+	Scenario, Schedule string
 }
 
 // Pairs returns the covered pairs, sorted by file, line and function.
@@ -73,12 +91,18 @@ func (s *SitePairs) Pairs() []SitePair {
 	seen := map[[2]Site]int{}
 	for k, n := range s.pairs {
 		key := [2]Site{site(k[0]), site(k[1])}
+		run := s.first[k]
 		if i, ok := seen[key]; ok {
 			out[i].Runs += n
+			// Two call sites of one line: keep one run, the same whatever
+			// the map's order.
+			if r := &out[i]; run[0] < r.Scenario || run[0] == r.Scenario && run[1] < r.Schedule {
+				r.Scenario, r.Schedule = run[0], run[1]
+			}
 			continue
 		}
 		seen[key] = len(out)
-		out = append(out, SitePair{First: key[0], Then: key[1], Runs: n})
+		out = append(out, SitePair{First: key[0], Then: key[1], Runs: n, Scenario: run[0], Schedule: run[1]})
 	}
 	less := func(a, b Site) int {
 		switch {
@@ -114,6 +138,11 @@ type pairTracker struct {
 	into  *SitePairs
 	words map[uintptr]*wordHistory
 	run   map[[2]uintptr]bool // the pairs of the current run
+	// keep: the collector keeps runs (KeepRuns); then scenario is the
+	// explored scenario's name and sched the current run's schedule, set
+	// when the run ends (execute).
+	keep            bool
+	scenario, sched string
 }
 
 type wordHistory struct {
@@ -126,8 +155,12 @@ type siteAccess struct {
 	site   uintptr
 }
 
-func newPairTracker(into *SitePairs) *pairTracker {
-	return &pairTracker{into: into, words: map[uintptr]*wordHistory{}, run: map[[2]uintptr]bool{}}
+func newPairTracker(into *SitePairs, scenario string) *pairTracker {
+	into.mu.Lock()
+	keep := into.first != nil
+	into.mu.Unlock()
+	return &pairTracker{into: into, words: map[uintptr]*wordHistory{}, run: map[[2]uintptr]bool{},
+		keep: keep, scenario: scenario}
 }
 
 // begin starts a run: what the last one did is folded into the collector.
@@ -144,6 +177,9 @@ func (p *pairTracker) flush() {
 	p.into.mu.Lock()
 	for k := range p.run {
 		p.into.pairs[k]++
+		if _, ok := p.into.first[k]; p.keep && !ok {
+			p.into.first[k] = [2]string{p.scenario, p.sched}
+		}
 	}
 	p.into.mu.Unlock()
 	clear(p.run)
@@ -212,18 +248,55 @@ func (p *pairTracker) plain(t int, addr unsafe.Pointer, size uintptr, write bool
 // (internal/interleave/sitepairs reads it), each file as a slash path
 // relative to root when it lies under root.
 func WriteSitePairs(w io.Writer, pairs []SitePair, root string) error {
-	rel := func(s Site) string {
-		f := s.File
-		if r, err := filepath.Rel(root, f); err == nil && filepath.IsLocal(r) {
-			f = r
-		}
-		return filepath.ToSlash(f) + ":" + strconv.Itoa(s.Line)
-	}
 	bw := bufio.NewWriter(w)
 	for _, p := range pairs {
-		fmt.Fprintf(bw, "%s\t%s\t%d\n", rel(p.First), rel(p.Then), p.Runs)
+		fmt.Fprintf(bw, "%s\t%s\t%d\n", relSite(p.First, root), relSite(p.Then, root), p.Runs)
 	}
 	return bw.Flush()
+}
+
+// relSite is s as "file:line", the file a slash path relative to root when
+// it lies under root.
+func relSite(s Site, root string) string {
+	f := s.File
+	if r, err := filepath.Rel(root, f); err == nil && filepath.IsLocal(r) {
+		f = r
+	}
+	return filepath.ToSlash(f) + ":" + strconv.Itoa(s.Line)
+}
+
+// WriteSitePairRuns writes, for every pair of a collector that kept runs
+// (KeepRuns), the first run that covered it, a line each:
+// "file:line<TAB>file:line<TAB>scenario<TAB>schedule", the files as
+// WriteSitePairs writes them. `tollgate explore -site-pair-runs` writes it;
+// replaying a line's schedule of its scenario covers its pair.
+func WriteSitePairRuns(w io.Writer, pairs []SitePair, root string) error {
+	bw := bufio.NewWriter(w)
+	for _, p := range pairs {
+		if p.Schedule != "" {
+			fmt.Fprintf(bw, "%s\t%s\t%s\t%s\n", relSite(p.First, root), relSite(p.Then, root), p.Scenario, p.Schedule)
+		}
+	}
+	return bw.Flush()
+}
+
+// ReadSitePairRuns reads what WriteSitePairRuns wrote: for each pair, by
+// its two "file:line" sites, the scenario and schedule of its first run.
+// A pair on several lines keeps its first.
+func ReadSitePairRuns(r io.Reader) (map[[2]string][2]string, error) {
+	out := map[[2]string][2]string{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		f := strings.Split(sc.Text(), "\t")
+		if len(f) != 4 || f[2] == "" || f[3] == "" {
+			return nil, fmt.Errorf("line %d: want file:line, file:line, scenario and schedule separated by tabs", n)
+		}
+		k := [2]string{f[0], f[1]}
+		if _, ok := out[k]; !ok {
+			out[k] = [2]string{f[2], f[3]}
+		}
+	}
+	return out, sc.Err()
 }
 
 // ReadSitePairs reads what WriteSitePairs wrote (tollgate explore

@@ -172,3 +172,61 @@ func reasonFor(reasons []*Reason, word string, p Pair) *Reason {
 	}
 	return nil
 }
+
+// Open returns the pairs of the tables that are neither covered nor given
+// a reason: the holes a deeper search may fill (SelectRuns).
+func Open(sites []Site, covered map[[2]string]int, reasons []*Reason) []Pair {
+	var out []Pair
+	for _, p := range Universe(sites) {
+		if _, hit := covered[[2]string{pos(p.First), pos(p.Then)}]; hit {
+			continue
+		}
+		word := p.First.word()
+		if p.First.Field == "" {
+			word = p.Then.word()
+		}
+		if reasonFor(reasons, word, p) == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// A Run is one schedule of one scenario that covers pairs: a line of what
+// `tollgate explore -site-pair-runs` wrote, or a run SelectRuns keeps.
+type Run struct {
+	Scenario, Schedule string
+	Pairs              []Pair // the open pairs it covers first
+}
+
+// SelectRuns returns, from runs (each pair's first run, by "file:line"
+// pairs, as interleave.ReadSitePairRuns gives them), every run that is the
+// first to cover some open pair, with those pairs: the run that covers
+// most first, ties to the earlier scenario and schedule. Pairs no run
+// covers stay open.
+func SelectRuns(open []Pair, runs map[[2]string][2]string) []Run {
+	byRun := map[[2]string][]Pair{}
+	for _, p := range open {
+		if r, ok := runs[[2]string{pos(p.First), pos(p.Then)}]; ok {
+			byRun[r] = append(byRun[r], p)
+		}
+	}
+	keys := make([][2]string, 0, len(byRun))
+	for k := range byRun {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if a, b := len(byRun[keys[i]]), len(byRun[keys[j]]); a != b {
+			return a > b
+		}
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	var out []Run
+	for _, k := range keys {
+		out = append(out, Run{Scenario: k[0], Schedule: k[1], Pairs: byRun[k]})
+	}
+	return out
+}
