@@ -13,7 +13,7 @@
 #   3. the runs that first covered a pair step 1 left open, without a
 #      reason, written to internal/interleave/pairruns.txt.
 #
-#   bash scripts/explore-pair-runs.sh          # BUDGET 4m: about 15 minutes on 2 cores
+#   bash scripts/explore-pair-runs.sh          # BUDGET 4m: 12 minutes on 2 cores (measured once)
 #   bash scripts/explore-pair-runs.sh 30s      # a shorter search, fewer runs
 #
 # Then run scripts/explore-code-coverage.sh -write: the tables count what
