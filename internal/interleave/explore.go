@@ -328,10 +328,7 @@ func exploreProgram(p program, name string, opt Options) Result {
 	x.c.named(name)
 	x.c.noRaces, x.c.inlinePlain = opt.NoRaces, opt.InlinePlainStores
 	if opt.SitePairs != nil {
-		x.c.pairs = newPairTracker(opt.SitePairs, name)
-		defer x.c.pairs.flush()
-		hooked.SetSites(true)
-		defer hooked.SetSites(false)
+		defer x.c.trackPairs(opt.SitePairs, name)()
 	}
 	x.c.install()
 	func() {
@@ -612,10 +609,7 @@ func replayCollecting(s Scenario, remote *Remote, mutant fault.Fault, schedule, 
 	}
 	c := newController(p.threads())
 	if sp != nil {
-		c.pairs = newPairTracker(sp, s.Name)
-		defer c.pairs.flush()
-		hooked.SetSites(true)
-		defer hooked.SetSites(false)
+		defer c.trackPairs(sp, s.Name)()
 	}
 	c.install()
 	defer c.remove()

@@ -163,6 +163,18 @@ func newPairTracker(into *SitePairs, scenario string) *pairTracker {
 		keep: keep, scenario: scenario}
 }
 
+// trackPairs makes c collect the site pairs of its runs into sp, as
+// scenario's, with every operation's call site recorded; the function it
+// returns folds the last run in and stops recording.
+func (c *controller) trackPairs(sp *SitePairs, scenario string) func() {
+	c.pairs = newPairTracker(sp, scenario)
+	hooked.SetSites(true)
+	return func() {
+		hooked.SetSites(false)
+		c.pairs.flush()
+	}
+}
+
 // begin starts a run: what the last one did is folded into the collector.
 func (p *pairTracker) begin() {
 	p.flush()
