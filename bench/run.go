@@ -253,7 +253,8 @@ func writeRedis(md io.Writer, rs []Result, serverUs map[string]float64) {
 		fmt.Fprintf(md, "\nOn a Redis Cluster (%s): takes on three tables, worker w on table w%%3, on a cluster of 3 primaries with each table on its own primary (tollgate) and on a cluster of 1 primary holding all three (%s); every primary has a replica. tollgate ÷ %s below 1 is the speed-up the two extra primaries bring; every node shares the machine's cores with the benchmark.\n", RedisClusterGroup, OnePrimary, OnePrimary)
 	}
 	if hasGroup(rs, EtcdGroup) {
-		fmt.Fprintf(md, "\nOn etcd (%s): a take from impl/etcd/tokenbucket (one Txn compared on the bucket's ModRevision, decided on the bucket the worker's own last take wrote; the first take of a key reads it first from the client's own member; a refusal would be confirmed through the leader, and none happens here) on a cluster of 3 etcd members, against the same take from impl/redis/tokenbucket on one redis-server (%s) and one etcd Put (%s, the floor of a consensus write), every take admitted, each worker on a key of its own; every member and the redis-server share the machine's cores and disk with the benchmark.\n", EtcdGroup, RedisTake, EtcdPut)
+		fmt.Fprintf(md, "\nOn etcd (%s): a take from impl/etcd/tokenbucket (one Txn compared on the bucket's ModRevision, decided on the bucket the worker's own last take wrote; the first take of a key reads it first from the client's own member; a refusal would be confirmed through the leader, and none happens here) on a cluster of 3 etcd members, against the same take from impl/redis/tokenbucket on one redis-server (%s) one etcd Put (%s, the floor of a consensus write) and the take's own Txn alone on a bare client (%s: a put compared on the key's ModRevision, with the take's two reads as its Else; the floor of a write committed by compare-and-swap), every take admitted, each worker on a key of its own; every member and the redis-server share the machine's cores and disk with the benchmark.\n", EtcdGroup, RedisTake, EtcdPut, EtcdTxn)
+		fmt.Fprintf(md, "\nRefusals on etcd (%s): a take of a bucket the worker emptied with its own last take, refused on one linearizable read of the bucket and the reclaims' floor through the leader, writing nothing, against one linearizable Get of a key of the worker's own (%s).\n", EtcdRefuseGroup, EtcdGet)
 	}
 	if n := Noise(rs); n == n {
 		fmt.Fprintf(md, "\nNoise: the median Redis case's ns/op varied by %.0f%% between rounds.\n", 100*n)
@@ -316,9 +317,9 @@ func writeSummary(w io.Writer, c Config, results []Result, mem []MemResult) {
 	fmt.Fprintf(w, "  %d met, %d missed, %d not significant, %d borderline\n", counts["met"], counts["missed"], counts["not significant"], counts["borderline"])
 }
 
-// writeServerTimes writes, for the Redis cases that report it, the
-// server's own time per call (server-ns/op: INFO commandstats over each
-// case) by design, median over the rounds, and tollgate's against each
+// writeServerTimes writes, for the cases that report it, the server's own
+// time per call (server-ns/op: INFO commandstats over each Redis case, the
+// members' CPU time over each etcd case) by design, median over the rounds, and tollgate's against each
 // peer's: the ratio of the medians, the largest ratio of one round to the
 // same round of the peer (the designs run one after the other in a round),
 // and the Mann–Whitney p of the rounds.
@@ -333,7 +334,11 @@ func writeServerTimes(md io.Writer, rs []Result) {
 		if len(designs) < 2 || designs[0] != Tollgate {
 			continue
 		}
-		fmt.Fprintf(md, "\nServer time per call, ns (INFO commandstats over each case, median of the rounds), %s:\n\n", group)
+		how := "INFO commandstats over each case"
+		if strings.HasPrefix(group, "ETCD/") {
+			how = "the CPU time of the three members together, each member's process_cpu_seconds_total read from its /metrics before and after each case, 10 ms resolution per member"
+		}
+		fmt.Fprintf(md, "\nServer time per call, ns (%s, median of the rounds), %s:\n\n", how, group)
 		cols := append([]string{"goroutines"}, designs...)
 		for _, d := range designs[1:] {
 			cols = append(cols, "÷ "+d+" (worst round, p)")

@@ -35,7 +35,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (bench.Config, error) {
 	fs.IntVar(&c.MemKeys, "memkeys", c.MemKeys, "keys for the memory-per-idle-key measurement (0 skips it)")
 	fs.BoolVar(&c.Redis, "redis", false, "also measure the Redis-backed take (impl/redis/tokenbucket) against go-redis/redis_rate v10 and PING on one throwaway redis-server (needs redis-server on PATH)")
 	fs.BoolVar(&c.RedisCluster, "redis-cluster", false, "also measure how takes on three Redis tables scale from 1 to 3 primaries, on two throwaway Redis Clusters (needs redis-server on PATH)")
-	fs.BoolVar(&c.Etcd, "etcd", false, "also measure the etcd-backed take (impl/etcd/tokenbucket) on a throwaway cluster of 3 etcd members against the Redis-backed take on a throwaway redis-server and one etcd Put (needs etcd and redis-server on PATH)")
+	fs.BoolVar(&c.Etcd, "etcd", false, "also measure the etcd-backed take (impl/etcd/tokenbucket) on a throwaway cluster of 3 etcd members against the Redis-backed take on a throwaway redis-server, one etcd Put and the take's Txn alone (needs etcd and redis-server on PATH)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: tollgate bench [flags]\n\nRuns tollgate's contention benchmarks in process, prints a summary of the targets\n(met, MISSED, or ~ when the rounds do not show a significant difference) and\nwrites, to -out:\n  raw.txt      every round's results in the format benchstat reads\n  RESULTS.md   machine, targets, and tollgate-vs-peer ratio tables\n  *.png *.svg  throughput and p99 latency against goroutines, per design\n\nflags:")
 		fs.PrintDefaults()

@@ -362,7 +362,7 @@ func (t *Table) take(ctx context.Context, nowMs int64, key string, lim Limits, c
 		have := v.b.refill(lim, nowMs)
 		if have < cost && !confirmed {
 			confirmed = true
-			if v, err = t.readView(ctx, key, reads...); err != nil {
+			if v, err = t.confirmView(ctx, v, reads); err != nil {
 				return 0, false, bucket{}, fmt.Errorf("tokenbucket: take: %w", err)
 			}
 			continue
@@ -420,6 +420,26 @@ func (t *Table) firstView(ctx context.Context, key, bk string) (view, error) {
 	v, err := t.readView(ctx, key, clientv3.OpGet(bk, clientv3.WithSerializable()), clientv3.OpGet(t.floor, clientv3.WithSerializable()))
 	v.shared = known != nil && known.key == key // shared: it is known only as such
 	return v, err
+}
+
+// confirmView is the linearizable view a refusal decided on v is confirmed
+// on. A bucket v holds is read again alone, with one Get through the leader
+// (the floor decides nothing about a bucket that is there, T12); if it is
+// gone since, or v held none, the bucket and the floor are read together.
+func (t *Table) confirmView(ctx context.Context, v view, reads []clientv3.Op) (view, error) {
+	if v.b.present {
+		r, err := econn.Read(ctx, func(ctx context.Context) (*clientv3.GetResponse, error) {
+			return t.c.Get(ctx, t.key(v.key))
+		})
+		if err != nil {
+			return view{}, err
+		}
+		b, err := parseBucket(r.Kvs)
+		if err != nil || b.present {
+			return view{key: v.key, b: b}, err
+		}
+	}
+	return t.readView(ctx, v.key, reads...)
 }
 
 // readView reads key's bucket and the floor with reads (the bucket's Get,

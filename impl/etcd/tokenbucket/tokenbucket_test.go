@@ -142,8 +142,14 @@ func TestTakeSkipsTheReadOfAKnownBucket(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cl := etcdserver.SharedT(t)
-	var reads, writes atomic.Int64
+	var reads, gets, writes atomic.Int64
 	count := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if r, ok := req.(*etcdserverpb.RangeRequest); ok {
+			reads.Add(1)
+			if !r.Serializable {
+				gets.Add(1)
+			}
+		}
 		if r, ok := req.(*etcdserverpb.TxnRequest); ok {
 			if len(r.Compare) == 0 {
 				reads.Add(1)
@@ -199,15 +205,17 @@ func TestTakeSkipsTheReadOfAKnownBucket(t *testing.T) {
 	}
 	// A refusal is decided only on a read through the leader, and writes
 	// nothing: of the shared key, after its local read (2 reads); of a key
-	// whose known view would refuse, that view not trusted (1 read).
+	// whose known view would refuse, that view not trusted (1 read). A
+	// bucket the view holds is confirmed by one linearizable Get of it alone.
 	refused := func(what, key string, cost float64, wantReads int64) {
 		reads.Store(0)
+		gets.Store(0)
 		writes.Store(0)
 		if _, ok, err := tab.TakeAt(ctx, 1000, key, lim, cost); err != nil || ok {
 			t.Fatalf("%s: %v, %v; want refused", what, ok, err)
 		}
-		if reads.Load() != wantReads || writes.Load() != 0 {
-			t.Errorf("%s: %d reads and %d Txns that write, want %d and none", what, reads.Load(), writes.Load(), wantReads)
+		if reads.Load() != wantReads || writes.Load() != 0 || gets.Load() != 1 {
+			t.Errorf("%s: %d reads (%d of them one linearizable Get) and %d Txns that write, want %d (one Get) and none", what, reads.Load(), gets.Load(), writes.Load(), wantReads)
 		}
 	}
 	refused("a take of 5 from the shared key's 4 tokens", "k", 5, 2)
@@ -215,4 +223,19 @@ func TestTakeSkipsTheReadOfAKnownBucket(t *testing.T) {
 		t.Fatalf("a take of j's whole bucket: %v, %v", ok, err)
 	}
 	refused("a take from j's bucket, known empty", "j", 1, 1)
+	// The Get that would confirm a refusal finds the bucket gone (another
+	// client reset it): the take reads the bucket and the floor together
+	// and takes from a full bucket, its Txn compared on both.
+	if err := other.Reset(ctx, "j"); err != nil {
+		t.Fatal(err)
+	}
+	reads.Store(0)
+	gets.Store(0)
+	writes.Store(0)
+	if left, ok, err := tab.TakeAt(ctx, 1000, "j", lim, 10); err != nil || !ok || left != 0 {
+		t.Fatalf("a take of j's whole bucket after another client's reset: %v, %v, %v; want ok with 0 left", left, ok, err)
+	}
+	if reads.Load() != 2 || gets.Load() != 1 || writes.Load() != 1 {
+		t.Errorf("a take of a bucket reset since the view: %d reads (%d one Get) and %d Txns that write, want 2 (one Get, then the bucket and the floor) and 1", reads.Load(), gets.Load(), writes.Load())
+	}
 }
