@@ -160,17 +160,28 @@ func metricValue(text, name string) (float64, bool) {
 	return 0, false
 }
 
-func runEtcdTake(b B, endpoints []string, g int) {
+// etcdTable opens a table of the given name on a client of its own, and a
+// function that closes the client; nil if it failed (b failed).
+func etcdTable(b B, endpoints []string, name string) (*etcdtokenbucket.Table, func()) {
 	c := etcdClient(b, endpoints)
 	if c == nil {
-		return
+		return nil, nil
 	}
-	defer c.Close()
-	tb, err := etcdtokenbucket.NewFromClient(c, "bench")
+	tb, err := etcdtokenbucket.NewFromClient(c, name)
 	if err != nil {
+		_ = c.Close()
 		fail(b, "etcd: %v", err)
+		return nil, nil
+	}
+	return tb, func() { _ = c.Close() }
+}
+
+func runEtcdTake(b B, endpoints []string, g int) {
+	tb, closeFn := etcdTable(b, endpoints, "bench")
+	if tb == nil {
 		return
 	}
+	defer closeFn()
 	ctx, now := context.Background(), time.Now().UnixMilli()
 	st := etcdParallel(b, endpoints, g, func(w int) opFunc {
 		key := fmt.Sprintf("k%d", w)
@@ -247,16 +258,11 @@ func runEtcdTxn(b B, endpoints []string, g int) {
 // own with one admitted take before the timer starts, so that every timed
 // take knows the bucket (its own last write) and finds it empty.
 func runEtcdRefuse(b B, endpoints []string, g int) {
-	c := etcdClient(b, endpoints)
-	if c == nil {
+	tb, closeFn := etcdTable(b, endpoints, "bench-refuse")
+	if tb == nil {
 		return
 	}
-	defer c.Close()
-	tb, err := etcdtokenbucket.NewFromClient(c, "bench-refuse")
-	if err != nil {
-		fail(b, "etcd: %v", err)
-		return
-	}
+	defer closeFn()
 	ctx, now := context.Background(), time.Now().UnixMilli()
 	var errs atomic.Int64
 	st := etcdParallel(b, endpoints, g, func(w int) opFunc {

@@ -29,7 +29,7 @@ func runAutomut(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Max, "max", 0, "judge at most this many mutants, evenly spaced (0: all; with -shard, per shard)")
 	fs.StringVar(&o.Match, "match", "", "judge only the mutants whose ID matches this regular expression")
 	fs.StringVar(&o.IDsFrom, "ids-from", "", "judge only the mutants whose IDs this file holds, one a line after its last two spaces (the unlisted survivors a campaign printed, or its -out table)")
-	conc := fs.Bool("concurrency", false, "the concurrency operators instead (Bradbury, Cordy and Dingel's, adapted to Go's atomics: cc-cas-split, cc-swap, cc-hoist-load, cc-drop-recheck, cc-plain-store, cc-one-attempt, cc-drop-epoch), at every atomic site of "+strings.Join(auto.ConcurrencyPackages, " and ")+", judged by the default explore run alone; the full campaign writes "+auto.ConcurrencyResultsFile)
+	conc := fs.Bool("concurrency", false, "the concurrency operators instead (Bradbury, Cordy and Dingel's, adapted to Go's atomics: cc-cas-split, cc-swap, cc-hoist-load, cc-drop-recheck, cc-plain-store, cc-one-attempt, cc-drop-epoch, cc-torn-load), at every atomic site of "+strings.Join(auto.ConcurrencyPackages, " and ")+", judged by the default explore run alone; the full campaign writes "+auto.ConcurrencyResultsFile)
 	shardFlag := fs.String("shard", "", "judge only shard `i/n` (1-based, e.g. 2/4) of the mutants, split by ID: shards 1/n … n/n together judge each mutant once (one CI runner each)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: tollgate mutants --auto [flags]\n\nGenerates mutants of impl/ and model/ (arithmetic, comparison boundary and")

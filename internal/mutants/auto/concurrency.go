@@ -45,6 +45,10 @@ import (
 //     returns what the loop's failure path returns, or breaks. (No Java
 //     operator of theirs; the lock-free analogue of RFU/SKCR, a retry
 //     being a lock-free algorithm's critical region.)
+//   - cc-torn-load: a 128-bit load of a pair word made two 64-bit loads,
+//     the low half then the high half, or the high half then the low (EAN
+//     again: one atomic read exchanged for two, so a write between them
+//     yields a word that never existed).
 //   - cc-drop-epoch: a comparison of a generation or epoch in a condition
 //     replaced by the constant that makes it pass (== by true, != by
 //     false, an ordering by each): the ABA protection dropped (MSP/RSK in
@@ -55,7 +59,7 @@ import (
 // Mutant.Opaque).
 var ConcurrencyOperators = []string{
 	"cc-cas-split", "cc-swap", "cc-hoist-load", "cc-drop-recheck",
-	"cc-plain-store", "cc-one-attempt", "cc-drop-epoch",
+	"cc-plain-store", "cc-one-attempt", "cc-drop-epoch", "cc-torn-load",
 }
 
 // OpSet names a set of operators: the classic ones (Operators) or the
@@ -199,6 +203,7 @@ func (g *generator) concurrency(fn *ast.FuncDecl) {
 				return true
 			}
 			g.casSplit(c)
+			g.tornLoad(c)
 			if c.load() && c.kind+c.method != "PairLoad" {
 				for i := len(reads) - 1; i >= 0; i-- {
 					if r := reads[i]; r.key == c.recv+"."+c.method && r.end <= x.Pos() {
@@ -246,6 +251,17 @@ func (g *generator) casSplit(c seamCall) {
 		return
 	}
 	g.add("cc-cas-split", c.call, c.call.Pos(), c.call.End(), repl)
+}
+
+// tornLoad: a pair's Load as two half loads, in either order; the result
+// is the pair (lo, hi) as before.
+func (g *generator) tornLoad(c seamCall) {
+	if c.kind != "Pair" || c.method != "Load" || len(c.call.Args) != 0 {
+		return
+	}
+	r := c.recv
+	g.add("cc-torn-load", c.call, c.call.Pos(), c.call.End(), fmt.Sprintf("func() (uint64, uint64) { return %s.LoadLo(), %s.LoadHi() }()", r, r))
+	g.add("cc-torn-load", c.call, c.call.Pos(), c.call.End(), fmt.Sprintf("func() (uint64, uint64) { mHi := %s.LoadHi(); return %s.LoadLo(), mHi }()", r, r))
 }
 
 func (g *generator) args(call *ast.CallExpr) []string {

@@ -10,7 +10,7 @@ import (
 )
 
 // TestConcurrencyOperators: the concurrency operators make mutants of every
-// kind at the atomic sites of the credit table, the ones a reader expects
+// kind at the atomic sites of the two tables, the ones a reader expects
 // among them; every round's schema (Rounds) parses and type-checks with
 // all of its mutants compiled in, opaque two-statement nodes included; and
 // the explorer's copy of the schema marks a plain-store mutant's write as a
@@ -40,9 +40,24 @@ func TestConcurrencyOperators(t *testing.T) {
 			t.Errorf("%s: not a concurrency operator", m.ID())
 		}
 	}
+	// The credit table reads its words a half at a time; the token
+	// bucket's cells are read whole, so cc-torn-load is looked for there.
+	const tbFile = "impl/tokenbucket/tokenbucket.go"
+	tp, err := LoadPackage(r, "impl/tokenbucket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tms, _, err := tp.GenerateSet(tbFile, Concurrency)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range tms {
+		ops[m.Op]++
+		ids[m.ID()] = true
+	}
 	for _, op := range ConcurrencyOperators {
 		if ops[op] == 0 {
-			t.Errorf("no %s mutant of %s", op, file)
+			t.Errorf("no %s mutant of %s or %s", op, file, tbFile)
 		}
 	}
 	for _, want := range []string{
@@ -50,6 +65,7 @@ func TestConcurrencyOperators(t *testing.T) {
 		file + " Table.exhausted cc-drop-recheck `t.slots[n-1].word.LoadLo()` → `seen[n-1]` #0",
 		file + " Table.Take cc-plain-store `b.published.Store(true)` → `*automutActive.Word[bool](&b.published) = true` #0",
 		file + " Table.Take cc-drop-epoch `b.gen == gen` → `true` #0",
+		tbFile + " Table.Reset cc-torn-load `c.word.Load()` → `func() (uint64, uint64) { mHi := c.word.LoadHi(); return c.word.LoadLo(), mHi }()` #0",
 		file + " Table.Take cc-hoist-load `if t.closed.Load() { return zero, false } lo := s.word.LoadLo()` → `lo := s.word.LoadLo() if t.closed.Load() { return zero, false }` #0",
 	} {
 		if !ids[want] {

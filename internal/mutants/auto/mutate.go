@@ -300,7 +300,7 @@ func (p *Package) GenerateSet(file string, set OpSet) (ms []Mutant, dropped int,
 // variable, a conversion the context needs, a constant division by zero);
 // the others always do on the operand types they are offered.
 var needsCheck = map[string]bool{"arith": true, "bitwise": true, "sign": true, "remove": true, "conversion": true,
-	"cc-cas-split": true, "cc-swap": true, "cc-hoist-load": true, "cc-drop-recheck": true, "cc-plain-store": true, "cc-one-attempt": true, "cc-drop-epoch": true}
+	"cc-cas-split": true, "cc-swap": true, "cc-hoist-load": true, "cc-drop-recheck": true, "cc-plain-store": true, "cc-one-attempt": true, "cc-drop-epoch": true, "cc-torn-load": true}
 
 func funcName(fn *ast.FuncDecl) string {
 	if fn.Recv == nil || len(fn.Recv.List) == 0 {
