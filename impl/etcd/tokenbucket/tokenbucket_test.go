@@ -133,6 +133,44 @@ func TestReclaimInBatches(t *testing.T) {
 	}
 }
 
+// rpcCounts counts a client's requests by kind: every read (a Range, or a
+// Txn without compares), the linearizable Gets among them, and the Txns
+// that write (with compares).
+type rpcCounts struct{ reads, gets, writes atomic.Int64 }
+
+func (c *rpcCounts) interceptor(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	switch r := req.(type) {
+	case *etcdserverpb.RangeRequest:
+		c.reads.Add(1)
+		if !r.Serializable {
+			c.gets.Add(1)
+		}
+	case *etcdserverpb.TxnRequest:
+		if len(r.Compare) == 0 {
+			c.reads.Add(1)
+		} else {
+			c.writes.Add(1)
+		}
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+func (c *rpcCounts) zero() {
+	c.reads.Store(0)
+	c.gets.Store(0)
+	c.writes.Store(0)
+}
+
+// differ reports the counts unless they are reads, gets and writes (a
+// negative want is not checked).
+func (c *rpcCounts) differ(reads, gets, writes int64) string {
+	r, g, w := c.reads.Load(), c.gets.Load(), c.writes.Load()
+	if r == reads && (gets < 0 || g == gets) && w == writes {
+		return ""
+	}
+	return fmt.Sprintf("%d reads (%d of them a linearizable Get) and %d Txns that write, want %d (%d) and %d", r, g, w, reads, gets, writes)
+}
+
 // TestTakeSkipsTheReadOfAKnownBucket: a Table's take of a key whose bucket
 // its own last take wrote is one Txn and no read (spec/etcd.md §1); once
 // another client writes the key, the stale view's Txn fails, the take
@@ -142,23 +180,7 @@ func TestTakeSkipsTheReadOfAKnownBucket(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cl := etcdserver.SharedT(t)
-	var reads, gets, writes atomic.Int64
-	count := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		if r, ok := req.(*etcdserverpb.RangeRequest); ok {
-			reads.Add(1)
-			if !r.Serializable {
-				gets.Add(1)
-			}
-		}
-		if r, ok := req.(*etcdserverpb.TxnRequest); ok {
-			if len(r.Compare) == 0 {
-				reads.Add(1)
-			} else {
-				writes.Add(1)
-			}
-		}
-		return invoker(ctx, method, req, reply, cc, opts...)
-	}
+	var n rpcCounts
 	// Both clients talk to one member, which answers a write only once it
 	// applied it: its local reads are never stale here, so the counts are
 	// exact (a stale local read costs a failed Txn, as a stale view does).
@@ -171,7 +193,7 @@ func TestTakeSkipsTheReadOfAKnownBucket(t *testing.T) {
 		return c
 	}
 	name := fmt.Sprintf("%s-%d", t.Name(), runs.Add(1))
-	tab, err := tokenbucket.NewFromClient(client(grpc.WithChainUnaryInterceptor(count)), name)
+	tab, err := tokenbucket.NewFromClient(client(grpc.WithChainUnaryInterceptor(n.interceptor)), name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,62 +202,37 @@ func TestTakeSkipsTheReadOfAKnownBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	lim := tokenbucket.Limits{Capacity: 10, RefillPerSecond: 1}
-	for _, s := range []struct {
-		what                string
-		tab                 *tokenbucket.Table
-		wantReads, wantTxns int64
-		left                float64
-	}{
-		{"the first take of the key", tab, 1, 1, 9},
-		{"a take of the key this table alone writes", tab, 0, 1, 8},
-		{"the same, again", tab, 0, 1, 7},
-		{"another client's take", other, 0, 0, 6},
-		{"a take on the view the other client made stale", tab, 0, 2, 5},
-		{"a take of the key now shared", tab, 1, 1, 4},
-	} {
-		reads.Store(0)
-		writes.Store(0)
-		left, ok, err := s.tab.TakeAt(ctx, 1000, "k", lim, 1)
-		if err != nil || !ok || left != s.left {
-			t.Fatalf("%s: %v, %v, %v; want ok with %v left", s.what, left, ok, err, s.left)
+	// take takes cost from key's bucket through tb, wants the answer
+	// (ok, left), and, through tab, the counts.
+	take := func(what string, tb *tokenbucket.Table, key string, cost float64, ok bool, left float64, reads, gets, writes int64) {
+		t.Helper()
+		n.zero()
+		l, o, err := tb.TakeAt(ctx, 1000, key, lim, cost)
+		if err != nil || o != ok || (ok && l != left) {
+			t.Fatalf("%s: %v, %v, %v; want %v with %v left", what, l, o, err, ok, left)
 		}
-		if s.tab == tab && (reads.Load() != s.wantReads || writes.Load() != s.wantTxns) {
-			t.Errorf("%s: %d reads and %d Txns that write, want %d and %d", s.what, reads.Load(), writes.Load(), s.wantReads, s.wantTxns)
+		if d := n.differ(reads, gets, writes); tb == tab && d != "" {
+			t.Errorf("%s: %s", what, d)
 		}
 	}
+	take("the first take of the key", tab, "k", 1, true, 9, 1, -1, 1)
+	take("a take of the key this table alone writes", tab, "k", 1, true, 8, 0, -1, 1)
+	take("the same, again", tab, "k", 1, true, 7, 0, -1, 1)
+	take("another client's take", other, "k", 1, true, 6, 0, -1, 0)
+	take("a take on the view the other client made stale", tab, "k", 1, true, 5, 0, -1, 2)
+	take("a take of the key now shared", tab, "k", 1, true, 4, 1, -1, 1)
 	// A refusal is decided only on a read through the leader, and writes
 	// nothing: of the shared key, after its local read (2 reads); of a key
 	// whose known view would refuse, that view not trusted (1 read). A
 	// bucket the view holds is confirmed by one linearizable Get of it alone.
-	refused := func(what, key string, cost float64, wantReads int64) {
-		reads.Store(0)
-		gets.Store(0)
-		writes.Store(0)
-		if _, ok, err := tab.TakeAt(ctx, 1000, key, lim, cost); err != nil || ok {
-			t.Fatalf("%s: %v, %v; want refused", what, ok, err)
-		}
-		if reads.Load() != wantReads || writes.Load() != 0 || gets.Load() != 1 {
-			t.Errorf("%s: %d reads (%d of them one linearizable Get) and %d Txns that write, want %d (one Get) and none", what, reads.Load(), gets.Load(), writes.Load(), wantReads)
-		}
-	}
-	refused("a take of 5 from the shared key's 4 tokens", "k", 5, 2)
-	if _, ok, err := tab.TakeAt(ctx, 1000, "j", lim, 10); err != nil || !ok {
-		t.Fatalf("a take of j's whole bucket: %v, %v", ok, err)
-	}
-	refused("a take from j's bucket, known empty", "j", 1, 1)
+	take("a take of 5 from the shared key's 4 tokens", tab, "k", 5, false, 0, 2, 1, 0)
+	take("a take of j's whole bucket", tab, "j", 10, true, 0, 1, -1, 1)
+	take("a take from j's bucket, known empty", tab, "j", 1, false, 0, 1, 1, 0)
 	// The Get that would confirm a refusal finds the bucket gone (another
 	// client reset it): the take reads the bucket and the floor together
 	// and takes from a full bucket, its Txn compared on both.
 	if err := other.Reset(ctx, "j"); err != nil {
 		t.Fatal(err)
 	}
-	reads.Store(0)
-	gets.Store(0)
-	writes.Store(0)
-	if left, ok, err := tab.TakeAt(ctx, 1000, "j", lim, 10); err != nil || !ok || left != 0 {
-		t.Fatalf("a take of j's whole bucket after another client's reset: %v, %v, %v; want ok with 0 left", left, ok, err)
-	}
-	if reads.Load() != 2 || gets.Load() != 1 || writes.Load() != 1 {
-		t.Errorf("a take of a bucket reset since the view: %d reads (%d one Get) and %d Txns that write, want 2 (one Get, then the bucket and the floor) and 1", reads.Load(), gets.Load(), writes.Load())
-	}
+	take("a take of j's whole bucket after another client's reset", tab, "j", 10, true, 0, 2, 1, 1)
 }
