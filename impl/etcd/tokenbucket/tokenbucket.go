@@ -327,8 +327,8 @@ func (t *Table) Take(ctx context.Context, key string, lim Limits, cost float64) 
 // (nothing taken) or ErrUnknown (taken once or not at all).
 //
 // A take linearizes at the transaction that commits it; a refusal at the
-// linearizable read it was decided on (one revision of the bucket and the
-// floor). A take reads first from the member its client talks to, and
+// linearizable read it was decided on (one revision of the bucket, and of
+// the floor when the bucket is absent). A take reads first from the member its client talks to, and
 // through the leader only to confirm a refusal, and not at all when this
 // Table knows the bucket from its own last take of the key and no other
 // client wrote it since (spec/etcd.md §1): an admitted take then costs one
