@@ -37,8 +37,8 @@ const EtcdGroup = "ETCD/work=admit"
 // EtcdRefuseGroup is the group of the etcd refusals: a take from
 // impl/etcd/tokenbucket of a bucket that is empty and that the worker's own
 // last take wrote, so that the refusal is confirmed by one linearizable
-// read (through the leader) of the bucket and the reclaims' floor and
-// writes nothing (tollgate), against one linearizable Get of a key of the
+// Get (through the leader) of the bucket alone and writes nothing
+// (tollgate), against one linearizable Get of a key of the
 // worker's own (etcd-get), the least any design pays that answers from
 // the cluster's committed state.
 const EtcdRefuseGroup = "ETCD/work=refuse"

@@ -254,7 +254,7 @@ func writeRedis(md io.Writer, rs []Result, serverUs map[string]float64) {
 	}
 	if hasGroup(rs, EtcdGroup) {
 		fmt.Fprintf(md, "\nOn etcd (%s): a take from impl/etcd/tokenbucket (one Txn compared on the bucket's ModRevision, decided on the bucket the worker's own last take wrote; the first take of a key reads it first from the client's own member; a refusal would be confirmed through the leader, and none happens here) on a cluster of 3 etcd members, against the same take from impl/redis/tokenbucket on one redis-server (%s) one etcd Put (%s, the floor of a consensus write) and the take's own Txn alone on a bare client (%s: a put compared on the key's ModRevision, with the take's two reads as its Else; the floor of a write committed by compare-and-swap), every take admitted, each worker on a key of its own; every member and the redis-server share the machine's cores and disk with the benchmark.\n", EtcdGroup, RedisTake, EtcdPut, EtcdTxn)
-		fmt.Fprintf(md, "\nRefusals on etcd (%s): a take of a bucket the worker emptied with its own last take, refused on one linearizable read of the bucket and the reclaims' floor through the leader, writing nothing, against one linearizable Get of a key of the worker's own (%s).\n", EtcdRefuseGroup, EtcdGet)
+		fmt.Fprintf(md, "\nRefusals on etcd (%s): a take of a bucket the worker emptied with its own last take, refused on one linearizable Get of the bucket alone through the leader, writing nothing, against one linearizable Get of a key of the worker's own (%s).\n", EtcdRefuseGroup, EtcdGet)
 	}
 	if n := Noise(rs); n == n {
 		fmt.Fprintf(md, "\nNoise: the median Redis case's ns/op varied by %.0f%% between rounds.\n", 100*n)
