@@ -53,11 +53,20 @@ func (f *FaultClock) End(in any) {
 // fault's start: that write's Call is before it and its Return after. It
 // returns false, stamping nothing, if stop closes first (or no Stamps were
 // shared).
-func (f *FaultClock) Strike(stop <-chan struct{}) bool {
+func (f *FaultClock) Strike(stop <-chan struct{}) bool { return f.await(stop, true) }
+
+// Await waits until a write is in flight, as Strike does, and stamps
+// nothing: for a fault that acts in steps and strikes only at the one
+// that does the harm.
+func (f *FaultClock) Await(stop <-chan struct{}) bool { return f.await(stop, false) }
+
+func (f *FaultClock) await(stop <-chan struct{}, stamp bool) bool {
 	for {
 		f.mu.Lock()
 		if ts := f.ts.Load(); ts != nil && f.inflight > 0 {
-			f.starts = append(f.starts, ts.Stamp())
+			if stamp {
+				f.starts = append(f.starts, ts.Stamp())
+			}
 			f.mu.Unlock()
 			return true
 		}

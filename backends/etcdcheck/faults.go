@@ -43,8 +43,11 @@ type Scenario struct {
 	// MustLose marks a negative control, which must lose an acknowledged
 	// write: a row that lost none fails.
 	MustLose bool
-	start    func(e *env) error // before the recording (nil: nothing)
-	inject   func(e *env) error
+	// clientLinks puts the recording's client behind a proxy for each
+	// member (answerloss.go).
+	clientLinks bool
+	start       func(e *env) error // before the recording (nil: nothing)
+	inject      func(e *env) error
 }
 
 // Recovery bounds how long after a fault's end the table may take to
@@ -56,7 +59,8 @@ const Recovery = 10 * time.Second
 type env struct {
 	*faultrun.Run
 	cluster  *etcdserver.Cluster
-	faulting atomic.Bool // the fault is being done
+	links    *clientLinks // with Scenario.clientLinks, else nil
+	faulting atomic.Bool  // the fault is being done
 }
 
 // hold keeps a fault for d, or until the recording ends.
@@ -217,7 +221,15 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 	defer cl.Stop()
 	e := &env{Run: faultrun.NewRun(), cluster: cl}
 	e.Ended, e.EndShare = make(chan struct{}), endShare
-	c, err := econn.NewClient(clientv3.Config{Endpoints: cl.Endpoints(), DialTimeout: o.Timeout})
+	endpoints := cl.Endpoints()
+	if s.clientLinks {
+		if e.links, err = newClientLinks(cl); err != nil {
+			return row, err
+		}
+		defer e.links.close()
+		endpoints = e.links.endpoints()
+	}
+	c, err := econn.NewClient(clientv3.Config{Endpoints: endpoints, DialTimeout: o.Timeout})
 	if err != nil {
 		return row, err
 	}

@@ -13,35 +13,48 @@ import (
 // The soak's faults (faultrun.Draw draws a window's from a seed): the
 // fault table's, each on one member, and two of them overlapping on two
 // different members, which may leave the cluster without a majority while
-// they overlap (the calls then wait, unknown, or fail). Every one is a
-// fault etcd promises to survive, so every window is held to the whole
-// promise: linearizable, no acknowledged write lost or applied twice,
-// every fault struck a write in flight, and the table answers again
+// they overlap (the calls then wait, unknown, or fail); and the loss of
+// the answers of committed writes (answerloss.go). Every one is a fault
+// etcd and the tables promise to survive, so every window is held to the
+// whole promise: linearizable, no acknowledged write lost or applied
+// twice, every fault struck a write in flight, and the table answers again
 // within Recovery of the end. A member replacement is drawn alone (it
 // needs a majority for each of its two changes).
 
 // soakAtom is an Atom and what it does to a member: which picks it,
-// among the members not in busy (those another fault of the window holds),
-// do and undo act.
+// among the members not in busy (those another fault of the window holds;
+// −1 for a fault on no member), do and undo act, and told, if not nil,
+// says what the fault did once undone. A fault that acts in steps stamps
+// its strike itself (own), at the step that does the harm; any other is
+// stamped when do begins.
 type soakAtom struct {
 	faultrun.Atom
 	which    func(e *env, busy map[int]bool) (int, error)
 	do, undo func(e *env, i int) error
+	told     func(e *env) string
+	own      bool
 }
 
 func holds(lo, hi time.Duration) [2]time.Duration { return [2]time.Duration{lo, hi} }
 
 var etcdAtoms = []soakAtom{
 	{faultrun.Atom{Name: "leader-kill", Hold: holds(500*time.Millisecond, 3*time.Second), On: "leader-process"}, leaderOf,
-		func(e *env, i int) error { return e.cluster.Kill(i) }, func(e *env, i int) error { return e.cluster.Restart(i) }},
+		func(e *env, i int) error { return e.cluster.Kill(i) }, func(e *env, i int) error { return e.cluster.Restart(i) }, nil, false},
 	{faultrun.Atom{Name: "follower-kill", Hold: holds(500*time.Millisecond, 3*time.Second), On: "follower-process"}, followerOf,
-		func(e *env, i int) error { return e.cluster.Kill(i) }, func(e *env, i int) error { return e.cluster.Restart(i) }},
+		func(e *env, i int) error { return e.cluster.Kill(i) }, func(e *env, i int) error { return e.cluster.Restart(i) }, nil, false},
 	{faultrun.Atom{Name: "leader-pause", Hold: holds(500*time.Millisecond, 3*time.Second), On: "leader-cpu"}, leaderOf,
-		func(e *env, i int) error { return e.cluster.Pause(i) }, func(e *env, i int) error { return e.cluster.Resume(i) }},
+		func(e *env, i int) error { return e.cluster.Pause(i) }, func(e *env, i int) error { return e.cluster.Resume(i) }, nil, false},
 	{faultrun.Atom{Name: "leader-partition", Hold: holds(500*time.Millisecond, 3*time.Second), On: "leader-network"}, leaderOf,
-		func(e *env, i int) error { return e.cluster.Isolate(i) }, func(e *env, i int) error { return e.cluster.Heal() }},
+		func(e *env, i int) error { return e.cluster.Isolate(i) }, func(e *env, i int) error { return e.cluster.Heal() }, nil, false},
 	{faultrun.Atom{Name: "member-replace", On: "membership", Single: true}, followerOf,
-		func(e *env, i int) error { return e.cluster.RemoveMember(i) }, func(e *env, i int) error { _, err := e.cluster.AddMember(); return err }},
+		func(e *env, i int) error { return e.cluster.RemoveMember(i) }, func(e *env, i int) error { _, err := e.cluster.AddMember(); return err }, nil, false},
+	// Held shorter than a call's time-out (the soak's is 250 ms), so that
+	// the calls whose answers were dropped still wait when they learn it
+	// (answerloss.go).
+	{faultrun.Atom{Name: "answer-loss", Hold: holds(100*time.Millisecond, 200*time.Millisecond), On: "client-network", Single: true},
+		func(*env, map[int]bool) (int, error) { return -1, nil },
+		func(e *env, _ int) error { return e.links.deafen() }, func(e *env, _ int) error { return e.links.lose(e.Run) },
+		func(e *env) string { return e.links.told() }, true},
 }
 
 // leaderOf picks the leader, waiting up to Recovery for one that no other
@@ -102,6 +115,9 @@ func SoakScenario(w faultrun.Window) (Scenario, error) {
 		return Scenario{}, err
 	}
 	s := Scenario{Name: w.Name(), What: w.String()}
+	for _, a := range acts {
+		s.clientLinks = s.clientLinks || a.Name == "answer-loss"
+	}
 	s.inject = func(e *env) error {
 		if !e.At(w.Steps[0].Share) {
 			return nil
@@ -144,17 +160,25 @@ func SoakScenario(w faultrun.Window) (Scenario, error) {
 			}()
 			// The member is chosen first: the fault acts at once after the
 			// strike, while the write it found is still in flight.
-			if !e.StrikeNow() {
+			if a.own && !e.AwaitWrite() || !a.own && !e.StrikeNow() {
 				return nil
 			}
 			e.faulting.Store(true)
 			if err := a.do(e, i); err != nil {
 				return err
 			}
-			note("%s struck member %d", st.Fault, i)
+			if i >= 0 {
+				note("%s struck member %d", st.Fault, i)
+			}
 			struck()
 			e.hold(st.Hold)
-			return a.undo(e, i)
+			if err := a.undo(e, i); err != nil {
+				return err
+			}
+			if a.told != nil {
+				note("%s", a.told(e))
+			}
+			return nil
 		})
 		defer e.faulting.Store(false)
 		e.Note = strings.Join(notes, "; ")

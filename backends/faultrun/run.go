@@ -91,6 +91,10 @@ func (r *Run) Strike(share float64) bool { return r.At(share) && r.StrikeNow() }
 // Ended's gate, first (the row then fails: the fault never struck).
 func (r *Run) StrikeNow() bool { return r.Clock.Strike(r.noStrike) }
 
+// AwaitWrite waits, as StrikeNow does, until a write is in flight, and
+// stamps no strike (Clock.Await).
+func (r *Run) AwaitWrite() bool { return r.Clock.Await(r.noStrike) }
+
 // Pace is the least time a call of a fault workload takes: each client
 // waits out the rest after a quicker answer, so that a recording lasts long
 // enough for its faults to land inside it (about 1,000 calls a second per

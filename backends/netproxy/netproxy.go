@@ -14,6 +14,13 @@
 //     Resume forwards what was held, in order, as TCP's retransmissions
 //     do once a partition heals.
 //
+// And it loses a client's answers (Deafen, then Reset): what the target
+// sends is held while what it is sent still reaches it, so requests are
+// served and their answers go nowhere; Reset then closes every
+// connection, dropping what was held, as a link that fails after the
+// request went out. The client cannot know whether its request ran. Hear
+// instead forwards what was held: the answers only came late.
+//
 // A wing that needs to know who dialled (etcd's peers) reads the start of
 // each connection with Identify and tags it; the proxy sends what Identify
 // read on first.
@@ -55,6 +62,9 @@ type Proxy struct {
 	// held is not nil while the proxy is stalled: closed by Resume (or
 	// Close), it lets the held bytes go.
 	held chan struct{}
+	// deaf is not nil while the proxy holds what the target sends
+	// (Deafen): closed by Reset or Close.
+	deaf chan struct{}
 }
 
 // link is one forwarded connection.
@@ -114,7 +124,7 @@ func (p *Proxy) serve(nc net.Conn) {
 	}
 	// A connection made during a stall is held before it reaches the
 	// target, as a SYN that gets no answer.
-	if p.cut(tag) || !p.pass() {
+	if p.cut(tag) || !p.pass(false) {
 		nc.Close()
 		return
 	}
@@ -145,8 +155,8 @@ func (p *Proxy) serve(nc net.Conn) {
 		}
 	}
 	done := make(chan struct{}, 2)
-	go func() { p.pipe(up, nc); done <- struct{}{} }()
-	go func() { p.pipe(nc, up); done <- struct{}{} }()
+	go func() { p.pipe(up, nc, false); done <- struct{}{} }()
+	go func() { p.pipe(nc, up, true); done <- struct{}{} }()
 	<-done
 	p.drop(k)
 }
@@ -154,12 +164,13 @@ func (p *Proxy) serve(nc net.Conn) {
 // pipe copies src to dst until either fails, holding each chunk read
 // while the proxy is stalled, and src's end too: a connection one side
 // closes during a stall is closed on the other only once the stall ends,
-// as its FIN would arrive.
-func (p *Proxy) pipe(dst, src net.Conn) {
+// as its FIN would arrive. down marks the target's side, which Deafen
+// holds too.
+func (p *Proxy) pipe(dst, src net.Conn, down bool) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
-		if !p.pass() {
+		if !p.pass(down) {
 			return
 		}
 		if n > 0 {
@@ -173,20 +184,23 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 	}
 }
 
-// pass waits while the proxy is stalled: true once it is not, false once
-// it is closed.
-func (p *Proxy) pass() bool {
+// pass waits while the proxy is stalled, and, for the target's side
+// (down), while it is deaf: true once it is not, false once it is closed.
+func (p *Proxy) pass(down bool) bool {
 	for {
 		p.mu.Lock()
-		closed, held := p.closed, p.held
+		closed, held, deaf := p.closed, p.held, p.deaf
 		p.mu.Unlock()
-		if closed {
+		switch {
+		case closed:
 			return false
-		}
-		if held == nil {
+		case held != nil:
+			<-held
+		case down && deaf != nil:
+			<-deaf
+		default:
 			return true
 		}
-		<-held
 	}
 }
 
@@ -245,15 +259,59 @@ func (p *Proxy) Stalled() bool {
 	return p.held != nil
 }
 
-// Close stops accepting and closes every connection; bytes held by a
-// stall are dropped.
-func (p *Proxy) Close() {
+// Deafen holds every byte the target sends from now on, on every
+// connection and on those accepted meanwhile, while what the target is
+// sent still reaches it, until Reset. Deafening a deaf proxy does nothing.
+func (p *Proxy) Deafen() {
 	p.mu.Lock()
-	p.closed = true
+	defer p.mu.Unlock()
+	if p.deaf == nil && !p.closed {
+		p.deaf = make(chan struct{})
+	}
+}
+
+// Hear forwards what Deafen held, and everything after it. Hearing a
+// proxy that is not deaf does nothing.
+func (p *Proxy) Hear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deaf != nil {
+		close(p.deaf)
+		p.deaf = nil
+	}
+}
+
+// Reset closes every connection, dropping the bytes a Stall or Deafen
+// holds (both ends see the connection end), and ends the stall and the
+// deafness: the connections made after it are forwarded both ways.
+func (p *Proxy) Reset() {
+	for _, k := range p.links() {
+		p.drop(k)
+	}
+	p.mu.Lock()
+	p.release()
+	p.mu.Unlock()
+}
+
+// release lets the held bytes go (to closed connections, after Reset and
+// Close). p.mu is held.
+func (p *Proxy) release() {
 	if p.held != nil {
 		close(p.held)
 		p.held = nil
 	}
+	if p.deaf != nil {
+		close(p.deaf)
+		p.deaf = nil
+	}
+}
+
+// Close stops accepting and closes every connection; bytes held by a
+// stall or by Deafen are dropped.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	p.closed = true
+	p.release()
 	p.mu.Unlock()
 	p.l.Close()
 	for _, k := range p.links() {

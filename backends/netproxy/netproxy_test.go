@@ -12,8 +12,9 @@ import (
 	"time"
 )
 
-// echo is a loopback server that writes back every line it reads.
-func echo(t *testing.T) string {
+// echo is a loopback server that writes back every line it reads, after
+// sending it on served if served is not nil.
+func echo(t *testing.T, served chan<- string) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -28,11 +29,44 @@ func echo(t *testing.T) string {
 			}
 			go func() {
 				defer c.Close()
-				_, _ = io.Copy(c, c)
+				r := bufio.NewReader(c)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					if served != nil {
+						served <- strings.TrimSuffix(line, "\n")
+					}
+					if _, err := io.WriteString(c, line); err != nil {
+						return
+					}
+				}
 			}()
 		}
 	}()
 	return l.Addr().String()
+}
+
+// through is a proxy in front of target, closed at the test's end, and a
+// connection through it that has made one round trip ("before").
+func through(t *testing.T, target string) (*Proxy, net.Conn, *bufio.Reader) {
+	t.Helper()
+	p, err := New(target, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	r := bufio.NewReader(c)
+	if got, err := roundTrip(c, r, "before", time.Second); err != nil || got != "before" {
+		t.Fatalf("the first round trip: %q, %v", got, err)
+	}
+	return p, c, r
 }
 
 // roundTrip sends line on c and reads it back within d.
@@ -49,20 +83,7 @@ func roundTrip(c net.Conn, r *bufio.Reader, line string, d time.Duration) (strin
 // on an open connection or a new one, and closes nothing; Resume delivers
 // what it held, in order.
 func TestStallHoldsThenDelivers(t *testing.T) {
-	p, err := New(echo(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	c, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	r := bufio.NewReader(c)
-	if got, err := roundTrip(c, r, "before", time.Second); err != nil || got != "before" {
-		t.Fatalf("before the stall: %q, %v", got, err)
-	}
+	p, c, r := through(t, echo(t, nil))
 	p.Stall()
 	if got, err := roundTrip(c, r, "during", 200*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("during the stall: %q, %v; want a time-out", got, err)
@@ -95,7 +116,7 @@ func TestStallHoldsThenDelivers(t *testing.T) {
 // Enforce closes an open one once its link is cut.
 func TestCutAndEnforce(t *testing.T) {
 	var cut atomic.Bool
-	p, err := New(echo(t), Options{
+	p, err := New(echo(t, nil), Options{
 		Identify: func(nc net.Conn) ([]byte, int, error) {
 			head := make([]byte, 3)
 			_, err := io.ReadFull(nc, head)
@@ -189,5 +210,50 @@ func TestStallHoldsAClose(t *testing.T) {
 	_ = up.SetReadDeadline(time.Now().Add(2 * time.Second))
 	if _, err := up.Read(buf); !errors.Is(err, io.EOF) {
 		t.Fatalf("after Resume the target's read: %v, want EOF", err)
+	}
+}
+
+// TestDeafenLosesTheAnswer: while the proxy is deaf a request still
+// reaches the target, which answers it, and the answer is held; Hear
+// delivers it late; Reset ends the connection without it, and a new
+// connection is forwarded both ways.
+func TestDeafenLosesTheAnswer(t *testing.T) {
+	served := make(chan string, 4)
+	p, c, r := through(t, echo(t, served))
+	<-served
+	p.Deafen()
+	if got, err := roundTrip(c, r, "late", 300*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("while deaf: %q, %v; want a time-out", got, err)
+	}
+	p.Hear()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if got, err := r.ReadString('\n'); err != nil || got != "late\n" {
+		t.Fatalf("after Hear, the held answer: %q, %v", got, err)
+	}
+	<-served
+	p.Deafen()
+	if got, err := roundTrip(c, r, "request", 300*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("while deaf: %q, %v; want a time-out", got, err)
+	}
+	select {
+	case got := <-served:
+		if got != "request" {
+			t.Fatalf("the target served %q, want request", got)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("while deaf, the request did not reach the target")
+	}
+	p.Reset()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if got, err := r.ReadString('\n'); err == nil || got != "" {
+		t.Fatalf("after Reset the client read %q, %v; want the connection ended and the answer lost", got, err)
+	}
+	fresh, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if got, err := roundTrip(fresh, bufio.NewReader(fresh), "after", time.Second); err != nil || got != "after" {
+		t.Fatalf("a connection after Reset: %q, %v", got, err)
 	}
 }
