@@ -16,6 +16,7 @@ import (
 
 	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/internal/mutants/build"
+	"github.com/tollgate/tollgate/internal/testlong"
 )
 
 // The test binary doubles as a misbehaving driver: TestMain runs it as one
@@ -244,10 +245,15 @@ func serveWith(faults fault.Fault) func(io.Reader, io.Writer, io.Writer) error {
 	return func(in io.Reader, out io.Writer, logw io.Writer) error { return ServeGo(in, out, logw, faults) }
 }
 
-// TestGoDriverPasses: the Go driver, in process, passes every suite.
+// TestGoDriverPasses: the Go driver, in process, passes every suite: for
+// 250 ms each, 700 ms with -long (CI also runs conform for 3 s a suite).
 func TestGoDriverPasses(t *testing.T) {
 	t.Parallel() // beside the fake drivers' tests, which mostly wait
-	rep := Run(Config{Serve: serveWith(fault.None), Seed: 7, Budget: 700 * time.Millisecond, Clients: 8,
+	budget := 250 * time.Millisecond
+	if testlong.Enabled() {
+		budget = 700 * time.Millisecond
+	}
+	rep := Run(Config{Serve: serveWith(fault.None), Seed: 7, Budget: budget, Clients: 8,
 		Timeout: 10 * time.Second, Dir: t.TempDir()})
 	var out bytes.Buffer
 	rep.Print(&out, "")

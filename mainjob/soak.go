@@ -124,7 +124,7 @@ func Soak(c Config, out io.Writer) (Verdict, error) {
 	for _, a := range wing.atoms {
 		names = append(names, a.Name)
 	}
-	fmt.Fprintf(w, "faults drawn from: %s (two overlapping in about %.0f%% of the windows)\n", strings.Join(names, ", "), 100*faultrun.PairShare)
+	fmt.Fprintf(w, "faults drawn from: %s (two overlapping in about %.0f%% of the windows)\n", strings.Join(names, ", "), 100*faultrun.PairChance(wing.atoms))
 	start := time.Now()
 	var rows []soakRow
 	v := Ok

@@ -171,5 +171,9 @@ func (k *clientLinks) reset() {
 
 // told says what the fault did.
 func (k *clientLinks) told() string {
-	return fmt.Sprintf("answer-loss dropped the answers of %d writes committed while they were held (hold %d)", k.lost, k.tries)
+	writes := "the answers of %d writes"
+	if k.lost == 1 {
+		writes = "the answer of %d write"
+	}
+	return fmt.Sprintf("answer-loss dropped "+writes+" committed while held (hold %d)", k.lost, k.tries)
 }

@@ -89,6 +89,28 @@ func (w Window) String() string {
 // PairShare is the share of windows drawn with two overlapping faults.
 const PairShare = 0.5
 
+// PairChance is the share of windows Draw gives two faults, drawing from
+// atoms: PairShare of those whose first fault may be paired (not Single,
+// and with another atom acting on something else).
+func PairChance(atoms []Atom) float64 {
+	if len(atoms) == 0 {
+		return 0
+	}
+	pairable := 0
+	for _, a := range atoms {
+		if a.Single {
+			continue
+		}
+		for _, b := range atoms {
+			if !b.Single && b.On != a.On {
+				pairable++
+				break
+			}
+		}
+	}
+	return PairShare * float64(pairable) / float64(len(atoms))
+}
+
 // Draw draws window index of the soak of seed: the primitive (one of
 // prims), the first fault among atoms, when it strikes (at 10–50% of the
 // calls) and how long it holds; with probability PairShare a second fault
