@@ -160,7 +160,11 @@ func SoakScenario(w faultrun.Window) (Scenario, error) {
 			}()
 			// The member is chosen first: the fault acts at once after the
 			// strike, while the write it found is still in flight.
-			if a.own && !e.AwaitWrite() || !a.own && !e.StrikeNow() {
+			wait := e.StrikeNow
+			if a.own {
+				wait = e.AwaitWrite
+			}
+			if !wait() {
 				return nil
 			}
 			e.faulting.Store(true)

@@ -233,24 +233,11 @@ func (p *Proxy) Enforce() {
 // Stall holds every byte from now on, both ways, on every connection and
 // on those accepted meanwhile, until Resume. Stalling a stalled proxy
 // does nothing.
-func (p *Proxy) Stall() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.held == nil && !p.closed {
-		p.held = make(chan struct{})
-	}
-}
+func (p *Proxy) Stall() { p.hold(&p.held) }
 
 // Resume forwards what Stall held, and everything after it. Resuming a
 // proxy that is not stalled does nothing.
-func (p *Proxy) Resume() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.held != nil {
-		close(p.held)
-		p.held = nil
-	}
-}
+func (p *Proxy) Resume() { p.let(&p.held) }
 
 // Stalled reports whether the proxy holds its bytes (Stall).
 func (p *Proxy) Stalled() bool {
@@ -262,23 +249,27 @@ func (p *Proxy) Stalled() bool {
 // Deafen holds every byte the target sends from now on, on every
 // connection and on those accepted meanwhile, while what the target is
 // sent still reaches it, until Reset. Deafening a deaf proxy does nothing.
-func (p *Proxy) Deafen() {
+func (p *Proxy) Deafen() { p.hold(&p.deaf) }
+
+// hold shuts the gate *g (p.held or p.deaf) unless it is shut already or
+// the proxy is closed.
+func (p *Proxy) hold(g *chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.deaf == nil && !p.closed {
-		p.deaf = make(chan struct{})
+	if *g == nil && !p.closed {
+		*g = make(chan struct{})
 	}
 }
 
 // Hear forwards what Deafen held, and everything after it. Hearing a
 // proxy that is not deaf does nothing.
-func (p *Proxy) Hear() {
+func (p *Proxy) Hear() { p.let(&p.deaf) }
+
+// let opens the gate *g under p.mu.
+func (p *Proxy) let(g *chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.deaf != nil {
-		close(p.deaf)
-		p.deaf = nil
-	}
+	open(g)
 }
 
 // Reset closes every connection, dropping the bytes a Stall or Deafen
@@ -296,13 +287,16 @@ func (p *Proxy) Reset() {
 // release lets the held bytes go (to closed connections, after Reset and
 // Close). p.mu is held.
 func (p *Proxy) release() {
-	if p.held != nil {
-		close(p.held)
-		p.held = nil
-	}
-	if p.deaf != nil {
-		close(p.deaf)
-		p.deaf = nil
+	open(&p.held)
+	open(&p.deaf)
+}
+
+// open closes the gate *g, if any, letting what waits on it go, and
+// clears it. p.mu is held.
+func open(g *chan struct{}) {
+	if *g != nil {
+		close(*g)
+		*g = nil
 	}
 }
 
