@@ -3,6 +3,7 @@ package redischeck
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,6 +60,16 @@ type Scenario struct {
 	// (redisserver.ClusterThroughProxies), for a partition inside it
 	// (clusterpartition.go).
 	ClusterProxied bool
+	// nodeTimeout is a cluster scenario's cluster-node-timeout (0:
+	// ClusterNodeTimeout).
+	nodeTimeout time.Duration
+	// upset, when not nil, runs on a cluster scenario before the table's
+	// pair is found: a test's failover that no fault made.
+	upset func(e *env) error
+	// failsOver marks the cluster scenarios whose fault may fail the
+	// table's pair over; in any other, and for every other pair, a
+	// failover is the cluster's own doing (unplanned).
+	failsOver bool
 	// Proxied starts the replica behind a proxy of its own
 	// (redisserver.ThroughProxy), for a partition (partition.go).
 	Proxied bool
@@ -94,8 +105,9 @@ type Scenario struct {
 
 // ClusterRecovery bounds how long after a cluster scenario's fault (its
 // replica promoted, its slot moved) the table may take to acknowledge a
-// call again: 10 node timeouts, far below the 60 s after which go-redis
-// would reload a stale slot map on its own.
+// call again: 10 node timeouts (of ClusterNodeTimeout; a scenario with a
+// node timeout of its own, 10 of those), far below the 60 s after which
+// go-redis would reload a stale slot map on its own.
 const ClusterRecovery = 10 * ClusterNodeTimeout
 
 // ClusterNodeTimeout is the cluster scenarios' cluster-node-timeout: how
@@ -114,8 +126,9 @@ type env struct {
 	timeout          time.Duration
 
 	cluster *redisserver.Cluster
-	owner   int // the index of the primary (and its replica) serving the table's slot
-	slot    int // the table's slot
+	owner   int    // the index of the primary (and its replica) serving the table's slot
+	slot    int    // the table's slot
+	adopted string // a failover the cluster made before the fault (findTable)
 
 	cut cutOff // what a partition's cut-off primary did (partition.go)
 
@@ -192,11 +205,11 @@ func Scenarios() []Scenario {
 			inject: failover},
 		{Name: "cluster-reshard", What: "on a Redis Cluster: the table's slot moved to another primary at 30% of the calls (MIGRATE key by key, ASK and TRYAGAIN meanwhile) and back at 60%", Cluster: true,
 			inject: clusterReshard},
-		{Name: "cluster-failover", What: "on a Redis Cluster: CLUSTER FAILOVER on the replica of the table's primary at 30% of the calls (the primary stops writes until the replica has caught up, then they swap)", Cluster: true,
+		{Name: "cluster-failover", What: "on a Redis Cluster: CLUSTER FAILOVER on the replica of the table's primary at 30% of the calls (the primary stops writes until the replica has caught up, then they swap)", Cluster: true, failsOver: true,
 			inject: clusterFailover},
-		{Name: "cluster-kill", What: "on a Redis Cluster: kill -9 of the table's primary at 30% of the calls; the cluster promotes its replica after the node timeout", Cluster: true, Lossy: true,
+		{Name: "cluster-kill", What: "on a Redis Cluster: kill -9 of the table's primary at 30% of the calls; the cluster promotes its replica after the node timeout", Cluster: true, failsOver: true, Lossy: true,
 			inject: clusterKill},
-		{Name: "cluster-pause", What: "on a Redis Cluster: SIGSTOP of the table's primary at 30% of the calls until the cluster has promoted its replica, then SIGCONT: the old primary rejoins as a replica", Cluster: true, Lossy: true,
+		{Name: "cluster-pause", What: "on a Redis Cluster: SIGSTOP of the table's primary at 30% of the calls until the cluster has promoted its replica, then SIGCONT: the old primary rejoins as a replica", Cluster: true, failsOver: true, Lossy: true,
 			inject: clusterPause},
 	}, append(append(append(partitionScenarios(), powerLossScenarios()...), clockScenarios()...), clusterPartitionScenarios()...)...)
 }
@@ -343,7 +356,7 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 	start := time.Now()
 	row := Row{Scenario: s.Name, Primitive: prim, Lossy: s.Lossy, MustLose: s.MustLose, MustStrike: s.Name != "none"}
 	if s.Cluster {
-		row.RecoverWithin = ClusterRecovery
+		row.RecoverWithin = 10 * s.clusterNodeTimeout()
 	}
 	e := &env{Run: faultrun.NewRun(), timeout: o.Timeout, clockStep: s.Clock, noStep: s.noStep, bound: s.bound}
 	if s.Proxied {
@@ -392,6 +405,9 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 			err = faultrun.Cr(e.Run, &row, j)
 		}
 	}
+	if s.Cluster {
+		err = e.unplanned(s, &row, err)
+	}
 	if err != nil {
 		return row, err
 	}
@@ -420,7 +436,7 @@ func (e *env) start(s Scenario, o Options) (stop func(), err error) {
 		if s.ClusterProxied {
 			copts = append(copts, redisserver.ClusterThroughProxies())
 		}
-		cl, err := redisserver.StartCluster(o.Parent, 3, ClusterNodeTimeout, copts...)
+		cl, err := redisserver.StartCluster(o.Parent, 3, s.clusterNodeTimeout(), copts...)
 		if err != nil {
 			return stop, err
 		}
@@ -467,6 +483,14 @@ func job[In, Out any](e *env, s Scenario, o Options, check linearizability.Optio
 	var prepare func() error
 	if e.cluster != nil {
 		prepare = e.findTable
+		if s.upset != nil {
+			prepare = func() error {
+				if err := s.upset(e); err != nil {
+					return err
+				}
+				return e.findTable()
+			}
+		}
 	}
 	var bound func([]linearizability.Op[In, Out], linearizability.Backend[In, Out]) (string, string, error)
 	if s.cutOff {
@@ -523,7 +547,11 @@ func mutantName(f fault.Fault) string {
 }
 
 // findTable sets the cluster scenario's slot and owner: the slot of the
-// table the target made last, and the primary serving it.
+// table the target made last, and the pair whose primary serves it. No
+// fault has struck yet, so a slot served by a pair's replica is a failover
+// the cluster made on its own (a starved machine): findTable takes it in
+// (redisserver.Cluster.Adopt), says so in the row, and the fault strikes
+// the pair's new primary.
 func (e *env) findTable() error {
 	name := e.target.lastTable()
 	slot, err := e.cluster.Primaries[0].KeySlot("{" + name + "}")
@@ -535,12 +563,79 @@ func (e *env) findTable() error {
 		return err
 	}
 	for i, p := range e.cluster.Primaries {
-		if p.Addr == owner {
-			e.slot, e.owner = slot, i
+		r := e.cluster.Replicas[i]
+		if owner != p.Addr && owner != r.Addr {
+			continue
+		}
+		e.slot, e.owner = slot, i
+		// The pair failed over if its replica serves the slot, or if the
+		// view read lags a failover: its replica is a primary, or the
+		// primary it names replicates.
+		if owner == p.Addr && role(r) != "master" && role(p) != "slave" {
 			return nil
 		}
+		if err := e.cluster.Adopt(i, 10*e.cluster.NodeTimeout); err != nil {
+			return fmt.Errorf("table %q: before the fault, the cluster failed over the pair serving slot %d on its own, and the pair did not settle: %w", name, slot, err)
+		}
+		e.adopted = fmt.Sprintf("before the fault the cluster failed the table's pair over on its own (a primary unanswered on the bus for the node timeout, %v, makes it do so); the fault struck the new primary, %s", e.cluster.NodeTimeout, e.cluster.Primaries[i].Addr)
+		return nil
 	}
-	return fmt.Errorf("table %q: slot %d is served by %s, not a primary of the cluster", name, slot, owner)
+	nodes, _ := e.cluster.Primaries[0].Query("CLUSTER", "NODES")
+	return fmt.Errorf("table %q: slot %d is served by %s (%s), as %s sees:\n%s", name, slot, owner, e.cluster.Describe(owner), e.cluster.Primaries[0].Addr, nodes)
+}
+
+// role is node s's replication role ("master", "slave"), "" when it
+// does not answer.
+func role(s *redisserver.Server) string {
+	info, err := s.Info("replication")
+	if err != nil {
+		return ""
+	}
+	return info["role"]
+}
+
+// unplanned looks, once the recording and its checks are done, for a
+// failover the scenario did not make: a pair whose replica is a primary,
+// other than the table's pair in a scenario that fails it over. Such a
+// failover is the cluster's own doing on a starved machine, and may lose
+// writes the scenario promised to keep: a failed row, or an error, is
+// then not the table's, and unplanned says so in the error it returns; a
+// row that passed notes it. err is the run's error, returned unchanged
+// when there was none.
+func (e *env) unplanned(s Scenario, row *Row, err error) error {
+	var pairs []string
+	for i, r := range e.cluster.Replicas {
+		if i == e.owner && s.failsOver {
+			continue
+		}
+		if role(r) == "master" {
+			pairs = append(pairs, fmt.Sprintf("pair %d (%s promoted over %s)", i, r.Addr, e.cluster.Primaries[i].Addr))
+		}
+	}
+	if e.adopted != "" {
+		row.Detail += "; " + e.adopted
+	}
+	if len(pairs) == 0 {
+		return err
+	}
+	what := fmt.Sprintf("the cluster failed over %s on its own during the recording, no fault of the scenario's: a node unanswered on the bus for the node timeout (%v), as on a starved machine", strings.Join(pairs, ", "), e.cluster.NodeTimeout)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w (meanwhile %s)", err, what)
+	case !row.Pass():
+		return fmt.Errorf("the row's verdict does not count: %s; it failed with: %s", what, row.Failure())
+	}
+	row.Detail += "; " + what
+	return nil
+}
+
+// clusterNodeTimeout is the cluster-node-timeout scenario s starts its
+// cluster with.
+func (s Scenario) clusterNodeTimeout() time.Duration {
+	if s.nodeTimeout != 0 {
+		return s.nodeTimeout
+	}
+	return ClusterNodeTimeout
 }
 
 // warm opens connections before the recording: 4 calls on each of 8

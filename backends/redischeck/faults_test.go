@@ -2,7 +2,9 @@ package redischeck
 
 import (
 	"flag"
+	"fmt"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,5 +206,65 @@ func TestFaultMustStrike(t *testing.T) {
 	logRow(t, r)
 	if r.Pass() || r.Struck || r.Failure() != "the fault never struck" {
 		t.Fatalf("a fault that never struck: pass %v, %q: %s", r.Pass(), r.Failure(), r.Detail)
+	}
+}
+
+// TestClusterFailsOverOnItsOwn: a failover no fault made is the machine's,
+// and the row says so. Before the fault, the table's pair failed over
+// (CLUSTER FAILOVER on its replica, as a starved primary's replica would
+// take over): findTable takes it in and the fault strikes the new primary;
+// during the recording, another pair failed over the same way: the row,
+// which passed, names it. A row that failed would be an error naming it
+// instead (unplanned). With -long (about 6 s).
+func TestClusterFailsOverOnItsOwn(t *testing.T) {
+	testlong.Skip(t)
+	needServer(t)
+	failover := func(r *redisserver.Server, c *redisserver.Cluster) error {
+		if _, err := r.Query("CLUSTER", "FAILOVER"); err != nil {
+			return err
+		}
+		return c.WaitPrimary(r, 10*c.NodeTimeout)
+	}
+	var other int
+	s := Scenario{Name: "upset", What: "the table's pair failed over before the fault, another pair during it", Cluster: true,
+		upset: func(e *env) error {
+			slot, err := e.cluster.Primaries[0].KeySlot("{" + e.target.lastTable() + "}")
+			if err != nil {
+				return err
+			}
+			owner, _, err := e.cluster.Primaries[0].SlotOwner(slot)
+			if err != nil {
+				return err
+			}
+			for i, p := range e.cluster.Primaries {
+				if p.Addr != owner {
+					continue
+				}
+				// Primaries[0]'s view may not have the failover yet:
+				// findTable then finds the primary it names replicating.
+				return failover(e.cluster.Replicas[i], e.cluster)
+			}
+			return fmt.Errorf("slot %d at %s, no primary", slot, owner)
+		},
+		inject: func(e *env) error {
+			if !e.Strike(0.3) {
+				return nil
+			}
+			other = (e.owner + 1) % len(e.cluster.Primaries)
+			return failover(e.cluster.Replicas[other], e.cluster)
+		}}
+	rows, err := Run(s, []string{linearizability.PrimitiveTokenBucket}, Options{Seed: 1, Parent: t.TempDir(), Dir: t.TempDir(), CheckTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rows[0]
+	logRow(t, r)
+	if !r.Pass() {
+		t.Fatalf("the row failed: %s", r.Failure())
+	}
+	for _, want := range []string{"before the fault the cluster failed the table's pair over on its own", fmt.Sprintf("failed over pair %d (", other)} {
+		if !strings.Contains(r.Detail, want) {
+			t.Errorf("the row's detail does not say %q: %s", want, r.Detail)
+		}
 	}
 }

@@ -173,7 +173,7 @@ func SoakScenario(w faultrun.Window, cluster bool) (Scenario, error) {
 	for _, st := range w.Steps {
 		what = append(what, st.Fault)
 	}
-	s := Scenario{Name: w.Name(), What: w.String(), Cluster: cluster, endShare: soakGate}
+	s := Scenario{Name: w.Name(), What: w.String(), Cluster: cluster, failsOver: cluster, endShare: soakGate}
 	if !cluster {
 		s.AOF, s.Replica, s.Proxied = true, true, true
 	}

@@ -12,8 +12,9 @@ import (
 // Cluster is a running Redis Cluster on loopback: Primaries[i] serves the
 // i-th equal share of the 16384 hash slots, and Replicas[i] replicates it
 // (CLUSTER REPLICATE), so the cluster itself promotes Replicas[i] when
-// Primaries[i] fails for longer than the node timeout. Every node is a
-// Server, with the faults a Server has (Pause, Crash, Restart).
+// Primaries[i] fails for longer than the node timeout (Adopt swaps the
+// two back into their places). Every node is a Server, with the faults a
+// Server has (Pause, Crash, Restart).
 type Cluster struct {
 	Primaries, Replicas []*Server
 	// NodeTimeout is cluster-node-timeout: how long a node may be
@@ -335,6 +336,33 @@ func (c *Cluster) node(addr string) *Server {
 	return nil
 }
 
+// Describe says what addr is to the cluster, for an error: a primary's or
+// replica's address (its own, or the client or bus port it announces
+// through a proxy), or no node's.
+func (c *Cluster) Describe(addr string) string {
+	for _, role := range []struct {
+		name  string
+		nodes []*Server
+	}{{"primary", c.Primaries}, {"replica", c.Replicas}} {
+		for i, s := range role.nodes {
+			s.mu.Lock()
+			announce, bus, abus := s.announce, s.cfg.busPort, s.cfg.announceBusPort
+			s.mu.Unlock()
+			switch addr {
+			case s.Addr:
+				return fmt.Sprintf("%s %d", role.name, i)
+			case announce:
+				return fmt.Sprintf("the client proxy of %s %d (%s)", role.name, i, s.Addr)
+			case fmt.Sprintf("127.0.0.1:%d", bus):
+				return fmt.Sprintf("the bus port of %s %d (%s)", role.name, i, s.Addr)
+			case fmt.Sprintf("127.0.0.1:%d", abus):
+				return fmt.Sprintf("the bus proxy of %s %d (%s)", role.name, i, s.Addr)
+			}
+		}
+	}
+	return "no node's address, nor a proxy's"
+}
+
 // KeySlot is the hash slot of key (CLUSTER KEYSLOT).
 func (s *Server) KeySlot(key string) (int, error) {
 	v, err := s.Query("CLUSTER", "KEYSLOT", key)
@@ -342,6 +370,28 @@ func (s *Server) KeySlot(key string) (int, error) {
 		return 0, err
 	}
 	return strconv.Atoi(v)
+}
+
+// Adopt takes in a failover of pair i that the cluster made with no fault
+// injected, as it does when Primaries[i] goes unanswered on the bus for
+// longer than the node timeout on a starved machine: it waits, d at most,
+// until Replicas[i] is a primary of a whole cluster and Primaries[i]
+// replicates it, then swaps the two, so that Primaries[i] is the pair's
+// primary again. On error the pair is left as it was.
+func (c *Cluster) Adopt(i int, d time.Duration) error {
+	if i < 0 || i >= len(c.Primaries) {
+		return fmt.Errorf("redisserver: Adopt: pair %d not in 0..%d", i, len(c.Primaries)-1)
+	}
+	p, r := c.Primaries[i], c.Replicas[i]
+	deadline := time.Now().Add(d)
+	if err := c.WaitPrimary(r, d); err != nil {
+		return err
+	}
+	if err := c.WaitReplicaOf(p, r, time.Until(deadline)); err != nil {
+		return err
+	}
+	c.Primaries[i], c.Replicas[i] = r, p
+	return nil
 }
 
 // WaitPrimary waits until node s is a primary (a replica promoted by the

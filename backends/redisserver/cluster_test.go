@@ -18,6 +18,7 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("%d primaries, %d replicas", len(c.Primaries), len(c.Replicas))
 	}
 	t.Run("ReplicasStream", func(t *testing.T) { replicasStream(t, c) })
+	t.Run("Adopt", func(t *testing.T) { adopt(t, c) })
 	slot, err := c.Primaries[0].KeySlot("{x}k")
 	if err != nil {
 		t.Fatal(err)
@@ -63,5 +64,31 @@ func replicasStream(t *testing.T, c *Cluster) {
 		if off, _ := strconv.ParseInt(info["slave_repl_offset"], 10, 64); off <= 0 || info["master_link_status"] != "up" {
 			t.Errorf("replica %d (%s) of %s: link %s at offset %s when StartCluster returned: nothing streamed yet", i, r.Addr, c.Primaries[i].Addr, info["master_link_status"], info["slave_repl_offset"])
 		}
+	}
+}
+
+// adopt: Adopt refuses a pair that has not failed over and leaves it as
+// it was; after a failover the cluster made (CLUSTER FAILOVER on the
+// replica, no fault injected), it swaps the pair back into its places:
+// Primaries[2] serves the pair's slots, Replicas[2] replicates it.
+func adopt(t *testing.T, c *Cluster) {
+	p, r := c.Primaries[2], c.Replicas[2]
+	if err := c.Adopt(2, 300*time.Millisecond); err == nil {
+		t.Fatal("Adopt took in a failover that had not happened")
+	}
+	if c.Primaries[2] != p || c.Replicas[2] != r {
+		t.Fatal("a refused Adopt changed the pair")
+	}
+	if _, err := r.Query("CLUSTER", "FAILOVER"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Adopt(2, 10*c.NodeTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if c.Primaries[2] != r || c.Replicas[2] != p {
+		t.Fatal("Adopt did not swap the pair")
+	}
+	if a, _, err := c.Primaries[0].SlotOwner(16383); err != nil || a != r.Addr {
+		t.Fatalf("slot 16383 at %s (%v), want the promoted %s", a, err, r.Addr)
 	}
 }

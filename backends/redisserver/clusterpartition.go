@@ -44,8 +44,12 @@ const (
 
 // nodeLinks is what a proxied cluster keeps to cut its nodes apart.
 type nodeLinks struct {
-	mu       sync.Mutex
-	isolated map[int]bool // by index in Nodes()
+	mu sync.Mutex
+	// nodes are the cluster's nodes in Nodes()'s order when the proxies
+	// were made: the proxies' and isolated's indices, which stay the same
+	// when Adopt swaps a pair's roles
+	nodes    []*Server
+	isolated map[int]bool // by index in nodes
 	proxies  []*netproxy.Proxy
 	// connections accepted, by who dialled them: a node, this process, or
 	// neither as far as the kernel's tables told
@@ -73,8 +77,8 @@ func (c *Cluster) count(n *int) {
 // proxyNodes puts the proxies in front of every node and has each
 // announce them; its nodes must not have met yet.
 func (c *Cluster) proxyNodes() error {
-	c.links = &nodeLinks{isolated: map[int]bool{}}
-	for i, s := range c.Nodes() {
+	c.links = &nodeLinks{nodes: c.Nodes(), isolated: map[int]bool{}}
+	for i, s := range c.links.nodes {
 		s.cluster = c
 		client, err := netproxy.New(s.Addr, netproxy.Options{Identify: c.identify, Cut: func(from int) bool { return c.blocked(from, i) }})
 		if err != nil {
@@ -109,7 +113,7 @@ func port(addr string) int {
 // identify tags a connection a proxy accepted with the index of the node
 // that dialled it, dialClient or dialUnknown.
 func (c *Cluster) identify(nc net.Conn) ([]byte, int, error) {
-	nodes := c.Nodes()
+	nodes := c.links.nodes
 	pids := make([]int, 0, len(nodes)+1)
 	for _, s := range nodes {
 		s.mu.Lock()
@@ -185,7 +189,7 @@ func (c *Cluster) Heal() error {
 }
 
 func (c *Cluster) index(s *Server) int {
-	for i, n := range c.Nodes() {
+	for i, n := range c.links.nodes {
 		if n == s {
 			return i
 		}

@@ -62,17 +62,7 @@ func TestClusterIsolate(t *testing.T) {
 		t.Fatalf("a client of the isolated primary: %q, %v", buf[:n], err)
 	}
 	nc.Close()
-	deadline := time.Now().Add(10 * c.NodeTimeout)
-	for {
-		info, err := p.Query("CLUSTER", "INFO")
-		if err == nil && strings.Contains(info, "cluster_state:fail") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the isolated primary still serves: %s", firstLine(info))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitState(t, p, "fail", 10*c.NodeTimeout) // the isolated primary stops serving
 	t.Log(c.LinkCounts())
 	if err := c.Heal(); err != nil {
 		t.Fatal(err)
@@ -91,5 +81,31 @@ func TestClusterIsolate(t *testing.T) {
 		return strings.Contains(info, "cluster_state:ok"), firstLine(info)
 	}); err != nil {
 		t.Fatal(err)
+	}
+	// Adopt swaps the pair's places; the proxies keep cutting by node, so
+	// isolating the new Primaries[0] cuts r, not the p now in its place.
+	if err := c.Adopt(0, 10*c.NodeTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Isolate(c.Primaries[0]); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Heal() }()
+	waitState(t, r, "fail", 10*c.NodeTimeout)
+}
+
+// waitState waits until node s's cluster_state is state, or d passes.
+func waitState(t *testing.T, s *Server, state string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		info, err := s.Query("CLUSTER", "INFO")
+		if err == nil && strings.Contains(info, "cluster_state:"+state) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: cluster_state not %s within %v: %s", s.Addr, state, d, firstLine(info))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
