@@ -131,28 +131,34 @@ func TestBrokenDrivers(t *testing.T) {
 // driver that takes longer to start than the per-request timeout still
 // runs; one that never says hello fails within that budget, naming it.
 func TestSlowStartingDriver(t *testing.T) {
-	t.Parallel() // waiting: a 2 s start, then a 1.5 s hello timeout
-	cfg := fakeConfig(t, "slow-start")
-	cfg.Timeout = 500 * time.Millisecond // shorter than the 2 s start
-	conn, hello, err := connect(cfg)
-	if err != nil {
-		t.Fatalf("a driver answering hello after 2 s, within the start budget: %v", err)
-	}
-	conn.Close()
-	if hello.Name != "fake" {
-		t.Errorf("hello %+v, want the fake driver's", hello)
-	}
-
-	cfg = fakeConfig(t, "silent-hello")
-	cfg.Timeout, cfg.StartTimeout = 500*time.Millisecond, 1500*time.Millisecond
-	start := time.Now()
-	rep := Run(cfg)
-	if rep.Err == nil || !strings.Contains(rep.Err.Error(), "hello") || !strings.Contains(rep.Err.Error(), "no answer within 1.5s") {
-		t.Fatalf("a driver that never says hello: error %v, want a hello timeout of 1.5s", rep.Err)
-	}
-	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("took %v", d)
-	}
+	t.Parallel()
+	// Two waits (a 2 s start, a 1.5 s hello timeout), side by side.
+	t.Run("SlowStart", func(t *testing.T) {
+		t.Parallel()
+		cfg := fakeConfig(t, "slow-start")
+		cfg.Timeout = 500 * time.Millisecond // shorter than the 2 s start
+		conn, hello, err := connect(cfg)
+		if err != nil {
+			t.Fatalf("a driver answering hello after 2 s, within the start budget: %v", err)
+		}
+		conn.Close()
+		if hello.Name != "fake" {
+			t.Errorf("hello %+v, want the fake driver's", hello)
+		}
+	})
+	t.Run("SilentHello", func(t *testing.T) {
+		t.Parallel()
+		cfg := fakeConfig(t, "silent-hello")
+		cfg.Timeout, cfg.StartTimeout = 500*time.Millisecond, 1500*time.Millisecond
+		start := time.Now()
+		rep := Run(cfg)
+		if rep.Err == nil || !strings.Contains(rep.Err.Error(), "hello") || !strings.Contains(rep.Err.Error(), "no answer within 1.5s") {
+			t.Fatalf("a driver that never says hello: error %v, want a hello timeout of 1.5s", rep.Err)
+		}
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("took %v", d)
+		}
+	})
 	if err := (&Config{Argv: []string{"x"}, Budget: 1, Clients: 1, Timeout: 1, StartTimeout: -1}).Validate(); err == nil || !strings.Contains(err.Error(), "start timeout") {
 		t.Errorf("a negative start timeout: %v, want an error naming it", err)
 	}
@@ -227,6 +233,7 @@ func TestConnReapsChild(t *testing.T) {
 	if _, err := c.Send(Request{Op: OpHello, Protocol: ProtocolVersion}); err != nil {
 		t.Fatal(err)
 	}
+	c.grace = 100 * time.Millisecond // the driver never exits on its own: no need to wait closeGrace
 	go c.Send(Request{Op: OpPeek, Table: "t", Key: I("k"), Capacity: F(1), RefillPerSecond: F(1), NowMs: I(int64(0))})
 	time.Sleep(50 * time.Millisecond)
 	done := make(chan struct{})

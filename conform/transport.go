@@ -38,6 +38,9 @@ type Conn struct {
 	// request was written after another request still unanswered.
 	answered, overtook int
 	exited             chan struct{} // closed when the child has been reaped
+	// grace is how long Close waits for the driver to exit on its own
+	// once its input has ended, before it kills it (closeGrace).
+	grace time.Duration
 	// stderrDone is closed when the driver's stderr has been read to its end.
 	stderrDone chan struct{}
 }
@@ -153,7 +156,7 @@ func StartFunc(serve func(in io.Reader, out io.Writer, logw io.Writer) error, ti
 }
 
 func newConn(timeout time.Duration) *Conn {
-	return &Conn{timeout: timeout, stderr: &tail{max: 4096}, wait: map[int64]*pending{},
+	return &Conn{timeout: timeout, grace: closeGrace, stderr: &tail{max: 4096}, wait: map[int64]*pending{},
 		dead: make(chan struct{}), exited: make(chan struct{}), stderrDone: make(chan struct{})}
 }
 
@@ -326,8 +329,12 @@ func (c *Conn) SendWithin(req Request, timeout time.Duration) (Answer, error) {
 	}
 }
 
-// Close ends the session: it closes the driver's stdin, waits a little for it
-// to exit, kills it if it has not, and reaps it. It returns the protocol
+// closeGrace is how long Close waits for a driver to exit after its input
+// has ended.
+const closeGrace = 3 * time.Second
+
+// Close ends the session: it closes the driver's stdin, waits closeGrace
+// for it to exit, kills it if it has not, and reaps it. It returns the protocol
 // breach, if any, that happened before Close.
 func (c *Conn) Close() *DriverError {
 	c.mu.Lock()
@@ -336,7 +343,7 @@ func (c *Conn) Close() *DriverError {
 	_ = c.stdin.Close()
 	select {
 	case <-c.exited:
-	case <-time.After(3 * time.Second):
+	case <-time.After(c.grace):
 		c.kill()
 		<-c.exited
 	}

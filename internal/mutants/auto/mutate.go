@@ -60,8 +60,12 @@ type Mutant struct {
 // equivalent mutants survives edits elsewhere in the file:
 //
 //	impl/tokenbucket/tokenbucket.go Table.RetryAfterAt boundary `c >= 1` → `c > 1` #0
-func (m Mutant) ID() string {
-	return fmt.Sprintf("%s %s %s `%s` → `%s` #%d", m.File, orDash(m.Func), m.Op, oneLine(m.Orig), oneLine(m.Repl), m.N)
+func (m Mutant) ID() string { return fmt.Sprintf("%s #%d", m.Stem(), m.N) }
+
+// Stem is the mutant's ID without its number: what the mutants of one
+// file, function and operator that make the same change share.
+func (m Mutant) Stem() string {
+	return fmt.Sprintf("%s %s %s `%s` → `%s`", m.File, orDash(m.Func), m.Op, oneLine(m.Orig), oneLine(m.Repl))
 }
 
 // Where is the mutant's position, file:line:col.
@@ -252,6 +256,15 @@ func (p *Package) Generate(file string) (ms []Mutant, dropped int, err error) {
 
 // GenerateSet is Generate with the operators of set.
 func (p *Package) GenerateSet(file string, set OpSet) (ms []Mutant, dropped int, err error) {
+	return p.GenerateSetOf(file, set, nil)
+}
+
+// GenerateSetOf is GenerateSet limited to the mutants whose Stem want
+// accepts (nil: every one). The others are neither type-checked nor
+// returned; since a mutant's number counts only the mutants of its own
+// stem, each one returned has the ID GenerateSet gives it, and dropped
+// counts the wanted candidates that did not type-check.
+func (p *Package) GenerateSetOf(file string, set OpSet, want func(stem string) bool) (ms []Mutant, dropped int, err error) {
 	f, ok := p.asts[file]
 	if !ok {
 		return nil, 0, fmt.Errorf("%s is not a file of the default build of %s", file, p.Dir)
@@ -284,11 +297,14 @@ func (p *Package) GenerateSet(file string, set OpSet) (ms []Mutant, dropped int,
 	}
 	seen := map[string]int{}
 	for _, m := range g.out {
+		k := m.Stem()
+		if want != nil && !want(k) {
+			continue
+		}
 		if needsCheck[m.Op] && !p.Compiles(m) {
 			dropped++
 			continue
 		}
-		k := m.File + "\x00" + m.Func + "\x00" + m.Op + "\x00" + oneLine(m.Orig) + "\x00" + oneLine(m.Repl) // as ID shows them
 		m.N = seen[k]
 		seen[k]++
 		ms = append(ms, m)
