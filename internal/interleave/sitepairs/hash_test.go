@@ -3,7 +3,6 @@ package sitepairs
 import (
 	"go/ast"
 	"go/build"
-	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
@@ -11,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tollgate/tollgate/internal/exportdata"
 )
 
 // TestHashTouchesNoSharedMemory: the explorer replaces the trie's hash
@@ -52,7 +53,11 @@ func TestHashTouchesNoSharedMemory(t *testing.T) {
 		t.Fatal("impl/tokenbucket/hash.go not found")
 	}
 	info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Defs: map[*ast.Ident]types.Object{}}
-	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
+	exports, err := exportdata.Files(root(t), "./impl/tokenbucket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := types.Config{Importer: exportdata.Importer(fset, exports)}
 	pkg, err := conf.Check("github.com/tollgate/tollgate/impl/tokenbucket", fset, files, info)
 	if err != nil {
 		t.Fatal(err)

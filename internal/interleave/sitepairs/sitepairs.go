@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"go/ast"
 	"go/build"
-	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
@@ -31,6 +30,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tollgate/tollgate/internal/exportdata"
 )
 
 // Packages are the explored copies whose sites are paired, from the
@@ -77,7 +78,15 @@ var reads = map[string]bool{"Load": true, "LoadLo": true, "LoadHi": true, "Plain
 // and line order.
 func Static(root string) ([]Site, error) {
 	fset := token.NewFileSet()
-	imp := importer.ForCompiler(fset, "source", nil)
+	patterns := make([]string, len(Packages))
+	for i, dir := range Packages {
+		patterns[i] = "./" + dir
+	}
+	exports, err := exportdata.Files(root, patterns...)
+	if err != nil {
+		return nil, err
+	}
+	imp := exportdata.Importer(fset, exports)
 	var out []Site
 	for _, dir := range Packages {
 		sites, err := packageSites(root, dir, fset, imp)

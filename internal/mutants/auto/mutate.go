@@ -4,16 +4,15 @@ import (
 	"fmt"
 	"go/ast"
 	"go/build"
-	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/tollgate/tollgate/internal/exportdata"
 )
 
 // A Mutant is one small change to one source file: the bytes [Start, End)
@@ -141,13 +140,7 @@ func LoadPackage(root, dir string) (*Package, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.imp = importer.ForCompiler(p.fset, "gc", func(path string) (io.ReadCloser, error) {
-		f, ok := exports[path]
-		if !ok {
-			return nil, fmt.Errorf("no export data for %s", path)
-		}
-		return os.Open(f)
-	})
+	p.imp = exportdata.Importer(p.fset, exports)
 	for _, name := range bp.GoFiles {
 		rel := dir + "/" + name
 		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
@@ -174,22 +167,7 @@ func LoadPackage(root, dir string) (*Package, error) {
 // package active, which schemas import) to its export data, as the go
 // command builds it (go list -export).
 func exportFiles(root, dir string) (map[string]string, error) {
-	cmd := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}={{.Export}}", "./"+dir, "./"+ActivePath)
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			err = fmt.Errorf("%v: %s", err, ee.Stderr)
-		}
-		return nil, fmt.Errorf("go list -export ./%s: %w", dir, err)
-	}
-	m := map[string]string{}
-	for _, l := range strings.Split(string(out), "\n") {
-		if path, file, ok := strings.Cut(l, "="); ok && file != "" {
-			m[path] = file
-		}
-	}
-	return m, nil
+	return exportdata.Files(root, "./"+dir, "./"+ActivePath)
 }
 
 // Source is the file's original text.
