@@ -554,11 +554,7 @@ func mutantName(f fault.Fault) string {
 // the pair's new primary.
 func (e *env) findTable() error {
 	name := e.target.lastTable()
-	slot, err := e.cluster.Primaries[0].KeySlot("{" + name + "}")
-	if err != nil {
-		return err
-	}
-	owner, _, err := e.cluster.Primaries[0].SlotOwner(slot)
+	slot, owner, err := e.tableSlot()
 	if err != nil {
 		return err
 	}
@@ -582,6 +578,17 @@ func (e *env) findTable() error {
 	}
 	nodes, _ := e.cluster.Primaries[0].Query("CLUSTER", "NODES")
 	return fmt.Errorf("table %q: slot %d is served by %s (%s), as %s sees:\n%s", name, slot, owner, e.cluster.Describe(owner), e.cluster.Primaries[0].Addr, nodes)
+}
+
+// tableSlot is the slot of the table the target made last, and the
+// address of the primary serving it as Primaries[0] sees it.
+func (e *env) tableSlot() (slot int, owner string, err error) {
+	slot, err = e.cluster.Primaries[0].KeySlot("{" + e.target.lastTable() + "}")
+	if err != nil {
+		return 0, "", err
+	}
+	owner, _, err = e.cluster.Primaries[0].SlotOwner(slot)
+	return slot, owner, err
 }
 
 // role is node s's replication role ("master", "slave"), "" when it

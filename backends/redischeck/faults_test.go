@@ -228,11 +228,7 @@ func TestClusterFailsOverOnItsOwn(t *testing.T) {
 	var other int
 	s := Scenario{Name: "upset", What: "the table's pair failed over before the fault, another pair during it", Cluster: true,
 		upset: func(e *env) error {
-			slot, err := e.cluster.Primaries[0].KeySlot("{" + e.target.lastTable() + "}")
-			if err != nil {
-				return err
-			}
-			owner, _, err := e.cluster.Primaries[0].SlotOwner(slot)
+			slot, owner, err := e.tableSlot()
 			if err != nil {
 				return err
 			}
