@@ -103,13 +103,6 @@ type Scenario struct {
 	inject   func(e *env) error
 }
 
-// ClusterRecovery bounds how long after a cluster scenario's fault (its
-// replica promoted, its slot moved) the table may take to acknowledge a
-// call again: 10 node timeouts (of ClusterNodeTimeout; a scenario with a
-// node timeout of its own, 10 of those), far below the 60 s after which
-// go-redis would reload a stale slot map on its own.
-const ClusterRecovery = 10 * ClusterNodeTimeout
-
 // ClusterNodeTimeout is the cluster scenarios' cluster-node-timeout: how
 // long a primary may be unreachable before the cluster promotes its
 // replica. Long enough that a loaded machine does not fail a node over on
@@ -356,7 +349,7 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 	start := time.Now()
 	row := Row{Scenario: s.Name, Primitive: prim, Lossy: s.Lossy, MustLose: s.MustLose, MustStrike: s.Name != "none"}
 	if s.Cluster {
-		row.RecoverWithin = 10 * s.clusterNodeTimeout()
+		row.RecoverWithin = s.clusterRecovery()
 	}
 	e := &env{Run: faultrun.NewRun(), timeout: o.Timeout, clockStep: s.Clock, noStep: s.noStep, bound: s.bound}
 	if s.Proxied {
@@ -404,6 +397,9 @@ func runOne(s Scenario, prim string, o Options) (Row, error) {
 		if err == nil {
 			err = faultrun.Cr(e.Run, &row, j)
 		}
+	}
+	if e.adopted != "" {
+		row.Detail += "; " + e.adopted
 	}
 	if s.Cluster {
 		err = e.unplanned(s, &row, err)
@@ -619,9 +615,6 @@ func (e *env) unplanned(s Scenario, row *Row, err error) error {
 			pairs = append(pairs, fmt.Sprintf("pair %d (%s promoted over %s)", i, r.Addr, e.cluster.Primaries[i].Addr))
 		}
 	}
-	if e.adopted != "" {
-		row.Detail += "; " + e.adopted
-	}
 	if len(pairs) == 0 {
 		return err
 	}
@@ -635,6 +628,12 @@ func (e *env) unplanned(s Scenario, row *Row, err error) error {
 	row.Detail += "; " + what
 	return nil
 }
+
+// clusterRecovery bounds how long after cluster scenario s's fault (its
+// replica promoted, its slot moved) the table may take to acknowledge a
+// call again: 10 of its node timeouts, far below the 60 s after which
+// go-redis would reload a stale slot map on its own.
+func (s Scenario) clusterRecovery() time.Duration { return 10 * s.clusterNodeTimeout() }
 
 // clusterNodeTimeout is the cluster-node-timeout scenario s starts its
 // cluster with.

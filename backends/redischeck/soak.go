@@ -22,7 +22,7 @@ import (
 // On a Redis Cluster, the slot's faults (a reshard, a coordinated
 // failover) may overlap a pause of a primary that serves neither end of
 // them, shorter than the node timeout; the table must answer again within
-// ClusterRecovery.
+// 10 node timeouts (Scenario.clusterRecovery).
 
 // soakAtom is an Atom and what it does: act strikes (strike, once its
 // target is chosen, at once before it acts) and holds the fault for hold,
