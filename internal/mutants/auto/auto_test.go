@@ -243,3 +243,26 @@ func TestGenerateSetOfKeepsIDs(t *testing.T) {
 	}
 	t.Logf("%s: %d of %d mutants, %d of %d candidates dropped", file, len(want), len(all), someDropped, dropped)
 }
+
+// TestUnfinished: the tests a hang's -test.v output shows running are
+// those started and not ended, subtests and parallel ones too.
+func TestUnfinished(t *testing.T) {
+	out := `=== RUN   TestA
+--- PASS: TestA (0.00s)
+=== RUN   TestB
+=== PAUSE TestB
+=== RUN   TestC
+=== RUN   TestC/one
+    --- PASS: TestC/one (0.00s)
+=== RUN   TestC/two
+=== CONT  TestB
+--- FAIL: TestD (0.00s)
+SIGQUIT: quit
+`
+	if got, want := unfinished(out), "TestB, TestC, TestC/two"; got != want {
+		t.Errorf("unfinished = %q, want %q", got, want)
+	}
+	if got := unfinished("panic: x\n"); got != "?" {
+		t.Errorf("unfinished of no test = %q, want ?", got)
+	}
+}

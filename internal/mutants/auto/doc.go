@@ -79,7 +79,8 @@
 // A time-out is not a kill by itself: a mutant may make a test slow
 // without making it wrong. A layer that times out (10 × its baseline, at
 // least 3 s) is run again with three times the budget; only when it times
-// out again and the goroutine dump go test prints at its time-out has a
+// out again and the dump of every thread's goroutine then (a SIGQUIT under
+// GOTRACEBACK=crash, which a spinning goroutine cannot escape) has a
 // goroutine inside the mutated file (the mutated code is still running, or
 // blocked in it) is the mutant killed, as a confirmed hang, the failure the
 // suite's own time-out would report. Otherwise the next layer runs.

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tollgate/tollgate/internal/mutants/build"
@@ -463,6 +464,20 @@ func buildLayers(cfg Config, units []string, dir, overlay string, logf func(stri
 func runLayer(b built, num int, timeout time.Duration, extra ...string) (ok bool, out string, d time.Duration, timedOut bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
 	defer cancel()
+	cmd := layerCmd(ctx, b, num, timeout, extra)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	t0 := time.Now()
+	err := cmd.Run()
+	d = time.Since(t0)
+	out = buf.String()
+	timedOut = strings.Contains(out, "panic: test timed out after") || ctx.Err() != nil
+	return err == nil, out, d, timedOut
+}
+
+// layerCmd is the command that runs b's binary with mutant num active
+// and the test time-out timeout.
+func layerCmd(ctx context.Context, b built, num int, timeout time.Duration, extra []string) *exec.Cmd {
 	args := []string{"-test.run", b.layer.Run, "-test.count=1", "-test.failfast", "-test.timeout", timeout.String()}
 	if b.layer.Skip != "" {
 		args = append(args, "-test.skip", b.layer.Skip)
@@ -474,16 +489,73 @@ func runLayer(b built, num int, timeout time.Duration, extra ...string) (ok bool
 	// RAPID_NOFAILFILE: a mutant's failure must not leave a fail file in
 	// the tree (fuzz/testdata/rapid).
 	cmd.Env = append(os.Environ(), EnvActive+"="+strconv.Itoa(num), "RAPID_NOFAILFILE=1")
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// runDump runs one layer's binary with mutant num active and, if it is
+// still running after d, has it print the stack of every goroutine and
+// exit: the run that confirms a hang. go test's own time-out is no good
+// for this: its panic stops the other goroutines to print their stacks
+// but tries for a few milliseconds only, and on a loaded machine a
+// goroutine spinning on a thread the kernel did not run in that time is
+// printed as "running on other thread; stack unavailable" (1 run in 10 of
+// TestCampaignOnFixture beside three busy loops and a -race test loop
+// lost its hang so). A SIGQUIT under GOTRACEBACK=crash is passed from
+// thread to thread, each printing the goroutine it runs, and the runtime
+// waits for them. The child's core limit is 0: the abort that ends it
+// leaves no core file in the package's directory. running names the
+// tests that had started and not ended (from -test.v).
+func runDump(b built, num int, d time.Duration, extra ...string) (ok bool, out string, timedOut bool, running string) {
+	ctx, cancel := context.WithTimeout(context.Background(), d+time.Minute)
+	defer cancel()
+	cmd := layerCmd(ctx, b, num, d+30*time.Second, append(extra, "-test.v"))
+	cmd.Env = append(cmd.Env, "GOTRACEBACK=crash")
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	cmd.WaitDelay = 5 * time.Second
-	t0 := time.Now()
-	err := cmd.Run()
-	d = time.Since(t0)
+	if err := cmd.Start(); err != nil {
+		return false, err.Error(), false, ""
+	}
+	noCore(cmd.Process.Pid)
+	var quit sync.Once
+	var quitted bool
+	t := time.AfterFunc(d, func() {
+		quit.Do(func() { quitted = cmd.Process.Signal(syscall.SIGQUIT) == nil })
+	})
+	err := cmd.Wait()
+	if !t.Stop() {
+		quit.Do(func() {}) // the timer's function has run, or is running: wait for it
+	}
 	out = buf.String()
-	timedOut = strings.Contains(out, "panic: test timed out after") || ctx.Err() != nil
-	return err == nil, out, d, timedOut
+	timedOut = quitted || strings.Contains(out, "panic: test timed out after") || ctx.Err() != nil
+	return err == nil, out, timedOut, unfinished(out)
 }
+
+// unfinished names the tests a -test.v output shows started and not
+// ended, in the order they started.
+func unfinished(out string) string {
+	var started []string
+	ended := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		if name, ok := strings.CutPrefix(line, "=== RUN   "); ok {
+			started = append(started, strings.TrimSpace(name))
+		} else if m := endLine.FindStringSubmatch(line); m != nil {
+			ended[m[1]] = true
+		}
+	}
+	var names []string
+	for _, n := range started {
+		if !ended[n] {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return "?"
+	}
+	return strings.Join(names, ", ")
+}
+
+var endLine = regexp.MustCompile(`^\s*--- (?:PASS|FAIL|SKIP): (\S+)`)
 
 var failLine = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
 
@@ -491,8 +563,8 @@ var failLine = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
 //
 // A time-out is not a kill by itself: a mutant can make a test slow
 // without making it wrong. It counts as a kill (a hang) only when the
-// layer times out again with three times the budget and the goroutine dump
-// go test prints at its time-out shows a goroutine inside the mutated
+// layer times out again with three times the budget and the dump of
+// every goroutine's stack taken then (runDump) shows one inside the mutated
 // file, so the mutated code itself does not finish: the suite's own
 // time-out would report it, as a failure naming that test. A time-out
 // that does not confirm is noted and the next layer runs. A test that
@@ -555,7 +627,7 @@ func judgeLayer(l built, num int, files []string) (v LayerVerdict) {
 		return v
 	}
 	if timedOut {
-		ok2, out2, _, timedOut2 := runLayer(l, num, 3*l.timeout, extra...)
+		ok2, out2, timedOut2, running := runDump(l, num, 3*l.timeout, extra...)
 		if !timedOut2 {
 			if !ok2 {
 				v.Killed, v.Test = true, firstFail(out2)
@@ -567,11 +639,14 @@ func judgeLayer(l built, num int, files []string) (v LayerVerdict) {
 		for _, f := range files {
 			if frame := frameIn(out2, f); frame != "" {
 				v.Killed, v.Hang = true, true
-				v.Test = "hang: " + runningTest(out2) + " in " + frame
+				v.Test = "hang: " + running + " in " + frame
 				return v
 			}
 		}
 		v.Note = "timed out with no goroutine in the mutated file"
+		if strings.Contains(out2, "stack unavailable") {
+			v.Note += " (the dump did not show every running goroutine's stack)"
+		}
 		return v
 	}
 	if !ok {
@@ -589,16 +664,6 @@ func firstFail(out string) string {
 		return line
 	}
 	return strings.TrimSpace(tail(out, 1))
-}
-
-// runningTest is the test go test's time-out panic names as running.
-func runningTest(out string) string {
-	_, after, ok := strings.Cut(out, "running tests:\n")
-	if !ok {
-		return "?"
-	}
-	line, _, _ := strings.Cut(after, "\n")
-	return strings.TrimSpace(line)
 }
 
 // frameIn returns the first stack frame of the dump that lies in file (or
