@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"go/importer"
 	"go/token"
-	"go/types"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tollgate/tollgate/internal/exportdata"
 )
 
 // Options says what Build rewrites.
@@ -141,7 +141,7 @@ func write(todo []*listPackage, notes []Note, out string, env goEnv, exports map
 		if p.Module != nil {
 			goVersion = p.Module.GoVersion
 		}
-		outs, pkgNotes, err := Package(path, goVersion, srcs, exportImporter(p, exports))
+		outs, pkgNotes, err := Package(path, goVersion, srcs, exportdata.Importer(token.NewFileSet(), exports, p.ImportMap))
 		if err != nil {
 			return nil, err
 		}
@@ -183,21 +183,6 @@ func write(todo []*listPackage, notes []Note, out string, env goEnv, exports map
 		return nil, err
 	}
 	return res, nil
-}
-
-// exportImporter imports the packages p imports from their export data,
-// which go list -export wrote.
-func exportImporter(p *listPackage, exports map[string]string) types.Importer {
-	return importer.ForCompiler(token.NewFileSet(), "gc", func(path string) (io.ReadCloser, error) {
-		if m, ok := p.ImportMap[path]; ok {
-			path = m
-		}
-		file := exports[path]
-		if file == "" {
-			return nil, fmt.Errorf("no export data for %s", path)
-		}
-		return os.Open(file)
-	})
 }
 
 // A link stands for a module of the module cache (see Build).

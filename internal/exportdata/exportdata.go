@@ -39,11 +39,17 @@ func Files(dir string, patterns ...string) (map[string]string, error) {
 }
 
 // Importer imports the packages of files (Files) into fset; importing a
-// package files lacks is an error naming it.
-func Importer(fset *token.FileSet, files map[string]string) types.Importer {
+// package files lacks is an error naming it. importMap, if not nil, is
+// the importing package's ImportMap (go list): an import path as written
+// in its source mapped to the package it resolves to (a vendored copy, a
+// test variant).
+func Importer(fset *token.FileSet, files, importMap map[string]string) types.Importer {
 	return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-		f, ok := files[path]
-		if !ok {
+		if m, ok := importMap[path]; ok {
+			path = m
+		}
+		f := files[path]
+		if f == "" {
 			return nil, fmt.Errorf("no export data for %s", path)
 		}
 		return os.Open(f)

@@ -57,7 +57,7 @@ func TestHashTouchesNoSharedMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conf := types.Config{Importer: exportdata.Importer(fset, exports)}
+	conf := types.Config{Importer: exportdata.Importer(fset, exports, nil)}
 	pkg, err := conf.Check("github.com/tollgate/tollgate/impl/tokenbucket", fset, files, info)
 	if err != nil {
 		t.Fatal(err)

@@ -86,7 +86,7 @@ func Static(root string) ([]Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	imp := exportdata.Importer(fset, exports)
+	imp := exportdata.Importer(fset, exports, nil)
 	var out []Site
 	for _, dir := range Packages {
 		sites, err := packageSites(root, dir, fset, imp)

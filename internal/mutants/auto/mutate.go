@@ -140,7 +140,7 @@ func LoadPackage(root, dir string) (*Package, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.imp = exportdata.Importer(p.fset, exports)
+	p.imp = exportdata.Importer(p.fset, exports, nil)
 	for _, name := range bp.GoFiles {
 		rel := dir + "/" + name
 		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
