@@ -2,9 +2,11 @@ package linearizability
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/tollgate/tollgate/internal/fault"
 	"github.com/tollgate/tollgate/model"
 )
 
@@ -208,8 +210,12 @@ func TestFaultClockStrikesAWriteInFlight(t *testing.T) {
 	tk := model.TBInput[string]{Kind: model.TBTake, Key: "k0", Cost: 1}
 	done := make(chan int64)
 	stop := make(chan struct{})
-	// A peek in flight is not a write: the strike waits.
-	f.Begin(peek)
+	// A peek in flight is not a write, nor is a take the history may leave
+	// out: the strike waits.
+	cp := f.Begin(0, peek)
+	f.Omittable(2, true)
+	co := f.Begin(2, tk)
+	f.Omittable(2, false)
 	go func() {
 		if !f.Strike(stop) {
 			done <- -1
@@ -223,11 +229,12 @@ func TestFaultClockStrikesAWriteInFlight(t *testing.T) {
 	case <-time.After(20 * time.Millisecond):
 	}
 	call := ts.Stamp()
-	f.Begin(tk)
+	ct := f.Begin(1, tk)
 	at := <-done
-	f.End(tk)
+	f.End(ct)
 	ret := ts.Stamp()
-	f.End(peek)
+	f.End(co)
+	f.End(cp)
 	ops := []TBOp{
 		{Input: peek, Call: 0, Return: ret, Output: model.TBOutput{OK: true}},
 		{Input: tk, Call: call, Return: ret, Output: model.TBOutput{OK: true}},
@@ -246,5 +253,115 @@ func TestFaultClockStrikesAWriteInFlight(t *testing.T) {
 	close(stop)
 	if f.Strike(stop) {
 		t.Fatal("struck with nothing in flight after stop")
+	}
+}
+
+// clocked is a backend wrapped as a fault workload's is: its calls go
+// through a FaultClock (Begin, End), which takes the recorder's stamps and
+// marks, and each takes a little while.
+type clocked[In, Out any] struct {
+	b Backend[In, Out]
+	f *FaultClock
+}
+
+func (c clocked[In, Out]) ShareStamps(ts *Stamps)        { c.f.ShareStamps(ts) }
+func (c clocked[In, Out]) Omittable(client int, on bool) { c.f.Omittable(client, on) }
+func (c clocked[In, Out]) Do(client int, in In) (Out, error) {
+	counted := c.f.Begin(client, in)
+	out, err := c.b.Do(client, in)
+	time.Sleep(100 * time.Microsecond) // the answer's way back, as over a network
+	c.f.End(counted)
+	return out, err
+}
+
+// TestEveryStrikeSpansARecordedWrite: strikes made all through a credit
+// recording whose enqueues race a helper's sweeps and releases each stamp
+// an instant that some write of the history spans. The helper's losing
+// calls are left out of the history; before the recorder marked them
+// omittable, a strike could wait for one of them and find no recorded
+// write in flight.
+func TestEveryStrikeSpansARecordedWrite(t *testing.T) {
+	var f FaultClock
+	b := clocked[model.CrInput[Payload], model.CrOutput[Payload]]{InProcessCr(fault.None), &f}
+	stop := make(chan struct{})
+	struck := make(chan int)
+	go func() {
+		n := 0
+		for f.Strike(stop) {
+			n++
+			time.Sleep(50 * time.Microsecond)
+		}
+		struck <- n
+	}()
+	var w CrWorkload
+	for _, c := range CrWorkloads() {
+		if c.Name == "dead-enqueue" { // races a sweep or a release with each enqueue
+			w = c
+		}
+	}
+	h, err := RecordCredits(w, b, 1)
+	close(stop)
+	n := <-struck
+	if err != nil {
+		t.Fatal(err)
+	}
+	missed := 0
+	for _, at := range f.Starts() {
+		if Spanning(h.Ops, at) == 0 {
+			missed++
+		}
+	}
+	if n < 100 || missed != 0 {
+		t.Fatalf("%d of %d strikes found no recorded write in flight (%d operations)", missed, n, len(h.Ops))
+	}
+	t.Logf("%d strikes, each inside a recorded write (%d operations)", n, len(h.Ops))
+}
+
+// omitSpy counts the writes a recorder made through it, and those it made
+// while their client was marked omittable.
+type omitSpy[In, Out any] struct {
+	b              Backend[In, Out]
+	mu             sync.Mutex
+	omit           map[int]bool
+	calls, omitted int
+}
+
+func (m *omitSpy[In, Out]) Omittable(client int, on bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.omit[client] = on
+}
+
+func (m *omitSpy[In, Out]) Do(client int, in In) (Out, error) {
+	if IsWrite(in) {
+		m.mu.Lock()
+		m.calls++
+		if m.omit[client] {
+			m.omitted++
+		}
+		m.mu.Unlock()
+	}
+	return m.b.Do(client, in)
+}
+
+// TestUnrecordedCallsAreMarked: every write the credit recorder leaves out
+// of its history was marked omittable first, so a fault's clock never
+// waits for one: the writes not marked are at most the writes recorded.
+func TestUnrecordedCallsAreMarked(t *testing.T) {
+	for _, w := range CrWorkloads() {
+		m := &omitSpy[model.CrInput[Payload], model.CrOutput[Payload]]{b: InProcessCr(fault.None), omit: map[int]bool{}}
+		h, err := RecordCredits(w, m, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writes := 0
+		for _, op := range h.Ops {
+			if IsWrite(op.Input) {
+				writes++
+			}
+		}
+		if unmarked := m.calls - m.omitted; unmarked > writes {
+			t.Errorf("%s: %d writes not marked omittable, %d recorded", w.Name, unmarked, writes)
+		}
 	}
 }

@@ -14,35 +14,59 @@ import (
 // the history before the fault can be cut out (TBHistory.Before,
 // CrHistory.Before).
 //
-// The workload's backend wrapper calls Begin and End around each call and
-// hands the recording's Stamps to ShareStamps (it is a StampSharer); the
-// fault calls Strike just before it acts.
+// The workload's backend wrapper calls Begin and End around each call,
+// hands the recording's Stamps to ShareStamps (it is a StampSharer) and
+// passes on Omittable (it is an OmitMarker); the fault calls Strike just
+// before it acts.
+//
+// Only a write the history will hold counts as in flight: a call the
+// recorder marked omittable (it may leave it out) does not, so a strike
+// always stamps an instant some recorded write spans (Spanning ≥ 1).
 //
 // A FaultClock is safe for concurrent use.
 type FaultClock struct {
 	ts       atomic.Pointer[Stamps]
 	mu       sync.Mutex
-	inflight int     // writes inside Begin…End
-	starts   []int64 // the strikes' instants
+	inflight int          // counted writes inside Begin…End
+	omit     map[int]bool // clients whose current call may go unrecorded
+	starts   []int64      // the strikes' instants
 }
 
 // ShareStamps is StampSharer's.
 func (f *FaultClock) ShareStamps(ts *Stamps) { f.ts.Store(ts) }
 
-// Begin marks the start of a call of in, End its end; both are made inside
-// the recorder's bracket of the call (after its Call stamp, before its
-// Return stamp).
-func (f *FaultClock) Begin(in any) {
-	if IsWrite(in) {
-		f.mu.Lock()
-		f.inflight++
-		f.mu.Unlock()
+// Omittable is OmitMarker's: while on, client's calls are not counted as
+// writes in flight.
+func (f *FaultClock) Omittable(client int, on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.omit == nil {
+		f.omit = map[int]bool{}
+	}
+	if on {
+		f.omit[client] = true
+	} else {
+		delete(f.omit, client)
 	}
 }
 
+// Begin marks the start of client's call of in, End its end; both are made
+// inside the recorder's bracket of the call (after its Call stamp, before
+// its Return stamp). counted, which End takes back, says whether the call
+// is a write the history will hold, and so counts as in flight.
+func (f *FaultClock) Begin(client int, in any) (counted bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !IsWrite(in) || f.omit[client] {
+		return false
+	}
+	f.inflight++
+	return true
+}
+
 // End: see Begin.
-func (f *FaultClock) End(in any) {
-	if IsWrite(in) {
+func (f *FaultClock) End(counted bool) {
+	if counted {
 		f.mu.Lock()
 		f.inflight--
 		f.mu.Unlock()

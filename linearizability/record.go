@@ -236,6 +236,24 @@ type StampSharer interface {
 	ShareStamps(*Stamps)
 }
 
+// An OmitMarker is a backend told which calls a recorder may leave out of
+// its history: Omittable(client, true) before such a call of client's,
+// Omittable(client, false) after it. (The credit recorder's race helper
+// records only its winning and its last call: a sweep that freed nothing
+// and a refused release change nothing.) A fault's clock must not take
+// such a call for a write in flight (FaultClock).
+type OmitMarker interface {
+	Omittable(client int, on bool)
+}
+
+// omittable marks client's next calls through b as ones the history may
+// leave out (on) or not.
+func omittable(b any, client int, on bool) {
+	if m, ok := b.(OmitMarker); ok {
+		m.Omittable(client, on)
+	}
+}
+
 func shareStamps(b any, ts *Stamps) {
 	if s, ok := b.(StampSharer); ok {
 		s.ShareStamps(ts)

@@ -165,43 +165,28 @@ func Soak(c Config, out io.Writer) (Verdict, error) {
 	return v, nil
 }
 
-// soakStrikeTries is how many times a soak window is run when its fault
-// finds no write in flight and nothing else is wrong with it, or when the
-// harness could not do or undo its fault.
-const soakStrikeTries = 3
-
 // runTries runs window win with run, and runs it again, on fresh servers,
-// up to soakStrikeTries times in all while a try checked nothing of what
-// the fault does to a write: the fault found no write in flight and
-// nothing else is wrong (Jepsen's rule: a fault that hit nothing is
-// neither a pass nor a failure), or the harness could not do or undo the
-// fault (NOT RUN: a server that did not fail over in time on a loaded
-// machine, say). Each try again is written to w; the last try's row and
-// error are the window's. A try that found a violation is never run again.
+// up to faultrun.StrikeTries times in all while a try checked nothing of
+// what the fault does to a write: the fault found no write in flight and
+// nothing else is wrong (faultrun.OnlyMissedWrites), or the harness could
+// not do or undo the fault (NOT RUN: a server that did not fail over in
+// time on a loaded machine, say). Each try again is written to w; the last
+// try's row and error are the window's. A try that found a violation is
+// never run again.
 func runTries(run func(faultrun.Window) (faultrun.Row, error), win faultrun.Window, w io.Writer) (faultrun.Row, error) {
 	r, err := run(win)
-	for try := 2; try <= soakStrikeTries; try++ {
+	for try := 2; try <= faultrun.StrikeTries; try++ {
 		switch {
 		case err != nil:
-			fmt.Fprintf(w, "  -> NOT RUN: %v: run again (try %d of %d)\n", err, try, soakStrikeTries)
-		case onlyMissedWrites(r):
-			fmt.Fprintf(w, "  -> the fault found no write in flight; operations %d, nothing lost or applied twice: injected again (try %d of %d)\n", r.Ops, try, soakStrikeTries)
+			fmt.Fprintf(w, "  -> NOT RUN: %v: run again (try %d of %d)\n", err, try, faultrun.StrikeTries)
+		case faultrun.OnlyMissedWrites(r):
+			fmt.Fprintf(w, "  -> the fault found no write in flight; operations %d, nothing lost or applied twice: injected again (try %d of %d)\n", r.Ops, try, faultrun.StrikeTries)
 		default:
 			return r, nil
 		}
 		r, err = run(win)
 	}
 	return r, err
-}
-
-// onlyMissedWrites reports whether r fails only because its fault found
-// no write in flight: with one there, it would pass.
-func onlyMissedWrites(r faultrun.Row) bool {
-	if r.Pass() || r.InFlight != 0 {
-		return false
-	}
-	r.InFlight = 1
-	return r.Pass()
 }
 
 func printSoak(w io.Writer, c Config, rows []soakRow, took time.Duration) {

@@ -1,6 +1,7 @@
 package faultrun
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -159,5 +160,62 @@ func TestStrikeGivesUpAtTheGate(t *testing.T) {
 	}
 	if <-struck {
 		t.Error("the fault struck with no write in flight")
+	}
+}
+
+// A fault row or a soak window is run again only when its fault found no
+// write in flight and nothing else is wrong with it: a loss, a write applied twice,
+// a fault that never struck or an illegal history is reported as it is.
+func TestOnlyMissedWrites(t *testing.T) {
+	missed := Row{Scenario: "leader-pause+leader-partition", MustStrike: true, Struck: true, Result: linearizability.Ok}
+	if !OnlyMissedWrites(missed) {
+		t.Errorf("%+v: a fault that found no write in flight, nothing else wrong, is not injected again", missed)
+	}
+	for name, r := range map[string]Row{
+		"passed":       {Scenario: "kill", MustStrike: true, Struck: true, InFlight: 2, Result: linearizability.Ok},
+		"lost":         {Scenario: "kill", MustStrike: true, Struck: true, Result: linearizability.Ok, Lost: 1},
+		"twice":        {Scenario: "kill", MustStrike: true, Struck: true, Result: linearizability.Ok, Extra: 1},
+		"never struck": {Scenario: "kill", MustStrike: true, Result: linearizability.Ok},
+		"illegal":      {Scenario: "kill", MustStrike: true, Struck: true, Result: linearizability.Illegal},
+	} {
+		if OnlyMissedWrites(r) {
+			t.Errorf("%s: %+v would be injected again, hiding %q", name, r, r.Failure())
+		}
+	}
+}
+
+// TestRowsInjectAgain: Rows runs a row again while its fault found no write
+// in flight and nothing else is wrong, at most StrikeTries times in all,
+// says so in the row, and never runs again a row that passed or failed
+// otherwise.
+func TestRowsInjectAgain(t *testing.T) {
+	ok := Row{Scenario: "kill", MustStrike: true, Struck: true, InFlight: 2, Result: linearizability.Ok}
+	missed := Row{Scenario: "kill", MustStrike: true, Struck: true, Result: linearizability.Ok}
+	lost := Row{Scenario: "kill", MustStrike: true, Struck: true, InFlight: 1, Result: linearizability.Ok, Lost: 1}
+	for _, c := range []struct {
+		name  string
+		tries []Row
+		runs  int
+		pass  bool
+		again bool
+	}{
+		{"passed at once", []Row{ok}, 1, true, false},
+		{"a loss at once", []Row{lost, ok}, 1, false, false},
+		{"missed, then passed", []Row{missed, ok}, 2, true, true},
+		{"missed, then a loss", []Row{missed, lost, ok}, 2, false, true},
+		{"missed every time", []Row{missed, missed, missed, ok}, StrikeTries, false, true},
+	} {
+		runs := 0
+		rows, err := Rows("w", "kill", []string{linearizability.PrimitiveCredits}, func(string) bool { return true }, func(string) (Row, error) {
+			runs++
+			return c.tries[runs-1], nil
+		})
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("%s: %v, %d rows", c.name, err, len(rows))
+		}
+		r := rows[0]
+		if runs != c.runs || r.Pass() != c.pass || strings.Contains(r.Detail, "injected again") != c.again {
+			t.Errorf("%s: %d runs, pass %v, detail %q; want %d runs, pass %v, said again %v", c.name, runs, r.Pass(), r.Detail, c.runs, c.pass, c.again)
+		}
 	}
 }

@@ -114,6 +114,9 @@ func (c counted[In, Out]) ShareStamps(ts *linearizability.Stamps) {
 	c.r.Clock.ShareStamps(ts)
 }
 
+// Omittable passes the recorder's marks on to the fault's clock.
+func (c counted[In, Out]) Omittable(client int, on bool) { c.r.Clock.Omittable(client, on) }
+
 func (c counted[In, Out]) Do(client int, in In) (Out, error) {
 	if n := c.r.Calls.Add(1); c.r.Ended != nil && n > int64(c.r.EndShare*float64(c.r.Total)) {
 		c.r.haltStrikes()
@@ -122,9 +125,9 @@ func (c counted[In, Out]) Do(client int, in In) (Out, error) {
 	c.r.wait()
 	start := time.Now()
 	after := c.r.Injected.Load() != 0
-	c.r.Clock.Begin(in)
+	counted := c.r.Clock.Begin(client, in)
 	out, err := c.b.Do(client, in)
-	c.r.Clock.End(in)
+	c.r.Clock.End(counted)
 	if after {
 		c.r.After.Add(1)
 		if err == nil {
