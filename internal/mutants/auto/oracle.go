@@ -517,15 +517,10 @@ func runDump(b built, num int, d time.Duration, extra ...string) (ok bool, out s
 		return false, err.Error(), false, ""
 	}
 	noCore(cmd.Process.Pid)
-	var quit sync.Once
-	var quitted bool
-	t := time.AfterFunc(d, func() {
-		quit.Do(func() { quitted = cmd.Process.Signal(syscall.SIGQUIT) == nil })
-	})
+	sent := make(chan bool, 1)
+	t := time.AfterFunc(d, func() { sent <- cmd.Process.Signal(syscall.SIGQUIT) == nil })
 	err := cmd.Wait()
-	if !t.Stop() {
-		quit.Do(func() {}) // the timer's function has run, or is running: wait for it
-	}
+	quitted := !t.Stop() && <-sent // the timer fired: wait for its signal's fate
 	out = buf.String()
 	timedOut = quitted || strings.Contains(out, "panic: test timed out after") || ctx.Err() != nil
 	return err == nil, out, timedOut, unfinished(out)
