@@ -258,10 +258,8 @@ func startCluster(parent string, n int, opts []Option) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	for _, m := range c.members {
-		if err := c.waitAnswers(m, 0, cfg.form); err != nil {
-			return nil, err
-		}
+	if err := c.waitAll(c.members, make([]int64, len(c.members)), cfg.form); err != nil {
+		return nil, err
 	}
 	if err := c.learnIDs(); err != nil {
 		return nil, err
@@ -472,24 +470,114 @@ func (m *member) logSize() int64 {
 // answers a status request. If it exited saying it could not listen, the
 // error is errPortTaken.
 func (c *Cluster) waitAnswers(m *member, from int64, d time.Duration) error {
+	return c.waitAll([]*member{m}, []int64{from}, d)
+}
+
+// waitAll waits until every member of ms, each started when its log was
+// from[k] bytes long, answers a status request, watching all of them at
+// once: a member that exits while another is waited for ends the wait at
+// once (with errPortTaken if it could not listen), rather than after d with
+// the error of the member that cannot form a quorum without it. A status
+// request is given 500 ms at first, then up to 4 s: on a loaded machine a
+// new client's connection alone can take longer. When d has passed, the
+// error says, for each member, whether it answers, runs or has exited, the
+// counts of its peer proxy, and the end of its log.
+func (c *Cluster) waitAll(ms []*member, from []int64, d time.Duration) error {
 	deadline := time.Now().Add(d)
+	answered := make([]bool, len(ms))
+	last := make([]error, len(ms))
+	timeout := 500 * time.Millisecond
 	for {
-		if c.running(m) == nil {
-			b, _ := os.ReadFile(m.logPath)
-			if int64(len(b)) >= from && strings.Contains(string(b[from:]), "address already in use") {
-				return fmt.Errorf("%w: member %d: %s", errPortTaken, m.index, m.logTail(1<<10))
+		left := 0
+		for k, m := range ms {
+			if answered[k] {
+				continue
 			}
-			return fmt.Errorf("etcdserver: member %d exited; its log ends:\n%s", m.index, m.logTail(4<<10))
+			if err := c.exitedErr(m, from[k]); err != nil {
+				return err
+			}
+			if _, last[k] = status(m.clientURL, timeout); last[k] == nil {
+				answered[k] = true
+				continue
+			}
+			left++
 		}
-		_, err := status(m.clientURL, 500*time.Millisecond)
-		if err == nil {
+		if left == 0 {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("etcdserver: member %d did not answer within %v (%v); its log ends:\n%s", m.index, d, err, m.logTail(4<<10))
+			return c.notAnswering(ms, answered, last, d)
 		}
+		timeout = min(2*timeout, 4*time.Second)
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// exitedErr is nil while m runs; once it has exited, an error saying so
+// and showing the end of its log (since from), errPortTaken if it could
+// not listen.
+func (c *Cluster) exitedErr(m *member, from int64) error {
+	if c.running(m) != nil {
+		return nil
+	}
+	b, _ := os.ReadFile(m.logPath)
+	if int64(len(b)) >= from && strings.Contains(string(b[from:]), "address already in use") {
+		return fmt.Errorf("%w: member %d: %s", errPortTaken, m.index, m.logTail(1<<10))
+	}
+	return fmt.Errorf("etcdserver: member %d exited (%s); its log ends:\n%s", m.index, c.exitStatus(m), m.logTail(4<<10))
+}
+
+// exitStatus is how m's last process ended, as Wait reported it.
+func (c *Cluster) exitStatus(m *member) string {
+	c.mu.Lock()
+	p := m.proc
+	c.mu.Unlock()
+	if p == nil {
+		return "not started"
+	}
+	if !p.Wait(0) {
+		return "running"
+	}
+	if err := p.Err(); err != nil {
+		return err.Error()
+	}
+	return "exit status 0"
+}
+
+// notAnswering is the error of waitAll once d has passed: every member
+// of ms, answering or not, with its last error, its proxy's counts and
+// the end of its log (4 KB for one member, 2 KB each for more), and the
+// space left where the members keep their data.
+func (c *Cluster) notAnswering(ms []*member, answered []bool, last []error, d time.Duration) error {
+	var b strings.Builder
+	n := 0
+	for k, m := range ms {
+		if !answered[k] {
+			n++
+			if n == 1 {
+				fmt.Fprintf(&b, "etcdserver: member %d did not answer within %v (%v)", m.index, d, last[k])
+			}
+		}
+	}
+	if n > 1 {
+		fmt.Fprintf(&b, ", nor did %d other members", n-1)
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(c.data, &fs); err == nil {
+		fmt.Fprintf(&b, "; the data directories' file system has %d MiB free", fs.Bavail*uint64(fs.Bsize)>>20)
+	}
+	tail := 4 << 10
+	if len(ms) > 1 {
+		tail = 2 << 10
+	}
+	for k, m := range ms {
+		state := "answers"
+		if !answered[k] {
+			state = fmt.Sprintf("runs, does not answer (%v)", last[k])
+		}
+		fmt.Fprintf(&b, "\nmember %d %s; %s; its log ends:\n%s", m.index, state, m.proxy.counts(), m.logTail(tail))
+	}
+	return errors.New(b.String())
 }
 
 // learnIDs reads the member list and sets each member's id by its name.
@@ -508,6 +596,21 @@ func (c *Cluster) learnIDs() error {
 		}
 	}
 	return nil
+}
+
+// learnID records id as member i's, unless i's id is known already or id
+// is 0.
+func (c *Cluster) learnID(i int, id uint64) {
+	if id == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.members {
+		if m.index == i && m.id == 0 {
+			m.id = id
+		}
+	}
 }
 
 // indexOfID is the index of the member whose id is id, or −1.

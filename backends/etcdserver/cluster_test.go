@@ -100,7 +100,7 @@ func newLeader(t *testing.T, c *Cluster, old int) int {
 }
 
 // TestStartStop: every member takes writes and serves what the others
-// took; Stop leaves no process, no listener and no directory behind (the
+// took; the peer proxies name senders by header once they know them; Stop leaves no process, no listener and no directory behind (the
 // data directories WithDataIn placed elsewhere included), and may be
 // called again.
 func TestStartStop(t *testing.T) {
@@ -126,6 +126,17 @@ func TestStartStop(t *testing.T) {
 				t.Fatalf("member %d's get of k%d: %v, %v", j, i, r, err)
 			}
 		}
+	}
+	// Once /proc has named a member behind a header's id, its later
+	// connections are named by their header alone.
+	byHeader := 0
+	for _, m := range c.members {
+		m.proxy.mu.Lock()
+		byHeader += m.proxy.byHeader
+		m.proxy.mu.Unlock()
+	}
+	if byHeader == 0 {
+		t.Errorf("no peer connection was named by its header: %s; %s; %s", c.members[0].proxy.counts(), c.members[1].proxy.counts(), c.members[2].proxy.counts())
 	}
 	var ms []Member
 	for i := range 3 {
@@ -524,5 +535,48 @@ func TestStartForTestStartsAgain(t *testing.T) {
 	c.Stop()
 	if _, err := startForTest(t, func() string { return bad }, 1, nil); err == nil {
 		t.Fatal("two clusters that could not start, and no error")
+	}
+}
+
+// TestWaitWatchesEveryMember: while the harness waits for a member that
+// cannot answer (restarted without a quorum), another member that exits
+// ends the wait at once, named with how it ended, rather than after the
+// whole wait with the error of the member that cannot form a quorum
+// without it; a wait that runs out names every member, whether it
+// answers, its proxy's counts and the end of its log.
+func TestWaitWatchesEveryMember(t *testing.T) {
+	testlong.Skip(t)
+	t.Parallel()
+	c := StartClusterT(t, 3)
+	for i := range 3 {
+		if err := c.Kill(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m0, m1 := c.members[0], c.members[1]
+	from := []int64{m0.logSize(), m1.logSize()}
+	if err := c.launch(m0, "existing"); err != nil {
+		t.Fatal(err)
+	}
+	// Alone, member 0 has no quorum and does not answer: the wait runs
+	// out and names both members.
+	err := c.waitAll([]*member{m0}, from[:1], 2*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "member 0 runs, does not answer") || !strings.Contains(err.Error(), "its peer proxy named the sender of") {
+		t.Fatalf("a wait for a member without a quorum: %v, want it to say the member runs and does not answer, with its proxy's counts", err)
+	}
+	if err := c.launch(m1, "existing"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m1.proc.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = c.waitAll([]*member{m0, m1}, from, time.Minute)
+	took := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "member 1 exited (signal: killed)") {
+		t.Fatalf("a wait for member 0 while member 1 was killed: %v, want member 1 named as killed", err)
+	}
+	if took > 20*time.Second {
+		t.Fatalf("the wait ended %v after member 1 was killed, want at once (well within its minute)", took)
 	}
 }

@@ -98,12 +98,7 @@ func (c *Cluster) PowerLoss(members ...int) ([]lazyfs.Loss, error) {
 			return losses, err
 		}
 	}
-	for k, m := range ms {
-		if err := c.waitAnswers(m, from[k], 30*time.Second); err != nil {
-			return losses, err
-		}
-	}
-	return losses, nil
+	return losses, c.waitAll(ms, from, 30*time.Second)
 }
 
 // SetFsyncLies makes every member's disk ignore flushes while on

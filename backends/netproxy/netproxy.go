@@ -221,6 +221,13 @@ func (p *Proxy) links() []*link {
 	return ks
 }
 
+// Links is how many connections the proxy forwards now.
+func (p *Proxy) Links() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns)
+}
+
 // Enforce closes the connections whose link Cut now reports cut.
 func (p *Proxy) Enforce() {
 	for _, k := range p.links() {

@@ -148,7 +148,7 @@ func (c *Cluster) replicateAll() error {
 			return err
 		}
 	}
-	if err := c.waitFor(20*time.Second, "cluster_state:ok with every slot served", func(s *Server) (bool, string) {
+	if err := c.waitFor(20*time.Second, "cluster_state:ok with every slot served on every node", func(s *Server) (bool, string) {
 		info, err := s.Query("CLUSTER", "INFO")
 		if err != nil {
 			return false, err.Error()
@@ -258,7 +258,7 @@ func (c *Cluster) waitFor(d time.Duration, what string, done func(*Server) (bool
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("redisserver: cluster: no %s within %v (%s)", what, d, last)
+			return fmt.Errorf("redisserver: cluster: waited %v for %s, in vain (%s)", d, what, last)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -375,8 +375,9 @@ func (s *Server) KeySlot(key string) (int, error) {
 // Adopt takes in a failover of pair i that the cluster made with no fault
 // injected, as it does when Primaries[i] goes unanswered on the bus for
 // longer than the node timeout on a starved machine: it waits, d at most,
-// until Replicas[i] is a primary of a whole cluster and Primaries[i]
-// replicates it, then swaps the two, so that Primaries[i] is the pair's
+// until Replicas[i] is a primary of a whole cluster, Primaries[i]
+// replicates it and every node sees it serve the pair's slots, then swaps
+// the two, so that Primaries[i] is the pair's
 // primary again. On error the pair is left as it was.
 func (c *Cluster) Adopt(i int, d time.Duration) error {
 	if i < 0 || i >= len(c.Primaries) {
@@ -388,6 +389,26 @@ func (c *Cluster) Adopt(i int, d time.Duration) error {
 		return err
 	}
 	if err := c.WaitReplicaOf(p, r, time.Until(deadline)); err != nil {
+		return err
+	}
+	// The other nodes learn of the failover by gossip, after the pair
+	// itself: a caller that asks any node who serves the pair's slots
+	// must hear the promoted replica (one asked a moment after the swap
+	// heard the old primary under a loaded run).
+	n := len(c.Primaries)
+	lo, hi := i*16384/n, (i+1)*16384/n-1
+	if err := c.waitFor(time.Until(deadline), fmt.Sprintf("every node to see %s serve slots %d-%d", r.Addr, lo, hi), func(s *Server) (bool, string) {
+		for _, slot := range []int{lo, hi} {
+			a, _, err := s.SlotOwner(slot)
+			if err != nil {
+				return false, err.Error()
+			}
+			if a != r.Addr {
+				return false, fmt.Sprintf("slot %d at %s", slot, a)
+			}
+		}
+		return true, ""
+	}); err != nil {
 		return err
 	}
 	c.Primaries[i], c.Replicas[i] = r, p

@@ -10,7 +10,7 @@ package throwaway
 import (
 	"errors"
 	"fmt"
-	"github.com/tollgate/tollgate/internal/skipnote"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -18,18 +18,60 @@ import (
 	"time"
 
 	"github.com/tollgate/tollgate/internal/lazyfs"
+	"github.com/tollgate/tollgate/internal/skipnote"
 )
 
 // FreePort returns a loopback TCP port that was free a moment ago: another
 // process may take it before the server binds it, so a caller starts
 // again on another port when the server says its address is in use.
+//
+// The port is drawn at random from outside the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range, 32768-60999 by default), where no
+// outgoing connection is given a local port: a port the kernel handed out
+// for a listener a moment ago (port 0) is one it may hand the next
+// connect() as its own end, and a machine running the checks makes
+// thousands of connections a minute (an etcd member was seen failing to
+// form its cluster under CI's load). Two harnesses may still draw the same
+// port; the caller's retry covers that. When the range leaves no room
+// outside it, the kernel picks.
 func FreePort() (int, error) {
+	if lo, hi, ok := ephemeralRange(); ok {
+		for _, span := range [][2]int{{firstPort, lo - 1}, {hi + 1, 65535}} {
+			if span[1]-span[0] < 1000 {
+				continue
+			}
+			for try := 0; try < 64; try++ {
+				p := span[0] + rand.IntN(span[1]-span[0]+1)
+				if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
+					l.Close()
+					return p, nil
+				}
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("finding a free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// firstPort is the lowest port FreePort draws: below it are the well-known
+// and the commonly configured services' ports.
+const firstPort = 10000
+
+// ephemeralRange is the kernel's range of local ports for outgoing
+// connections, from /proc (Linux).
+func ephemeralRange() (lo, hi int, ok bool) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0, false
+	}
+	if n, err := fmt.Sscan(string(b), &lo, &hi); err != nil || n != 2 || lo > hi {
+		return 0, 0, false
+	}
+	return lo, hi, true
 }
 
 // Process is one run of a server's process.
