@@ -45,11 +45,15 @@
 // Some peer requests name no one: the prober's GET /raft/probing, sent on
 // the pipeline transport, whose idle connections pipeline requests then
 // reuse; GET /version and /members; lease renewals a follower forwards to
-// the leader (POST /leases). So for a connection whose first request has no
-// X-Server-From the proxy finds the member process that holds its other
-// end, in /proc (the package runs on Linux only). A connection whose
-// dialler is still unknown is refused, or closed, while any link of the
-// member it reaches is cut.
+// the leader (POST /leases); and every request while the cluster forms,
+// before the harness has learnt the members' ids. Such a connection is
+// forwarded unnamed while no link of the member it reaches is cut; once
+// one is, the proxy finds the member process that holds its other end, in
+// /proc (the package runs on Linux only), for all its unnamed connections
+// at once (netproxy.Diallers reads the kernel's whole socket table, so a
+// cluster with nothing cut never pays for it). A connection whose dialler
+// is still unknown is refused, or closed, while any link of the member it
+// reaches is cut.
 //
 // The members run with --pre-vote (the default from etcd 3.5 on), so a
 // member cut off and healed does not depose the leader with its raised
@@ -596,21 +600,6 @@ func (c *Cluster) learnIDs() error {
 		}
 	}
 	return nil
-}
-
-// learnID records id as member i's, unless i's id is known already or id
-// is 0.
-func (c *Cluster) learnID(i int, id uint64) {
-	if id == 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, m := range c.members {
-		if m.index == i && m.id == 0 {
-			m.id = id
-		}
-	}
 }
 
 // indexOfID is the index of the member whose id is id, or −1.

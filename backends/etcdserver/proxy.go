@@ -23,8 +23,9 @@ type proxy struct {
 
 	mu sync.Mutex
 	// how many connections learnt their sender from the header, from
-	// /proc, or not at all
-	byHeader, byProc, unknown int
+	// /proc, or not at all, and how many were forwarded with no sender
+	// named (no cut was in force that needed it)
+	byHeader, byProc, unknown, unnamed int
 }
 
 func newProxy(c *Cluster, to int, target string) (*proxy, error) {
@@ -35,9 +36,10 @@ func newProxy(c *Cluster, to int, target string) (*proxy, error) {
 			if err != nil {
 				return nil, 0, err
 			}
-			return h, p.sender(c, nc, h), nil
+			return h, p.named(c, h), nil
 		},
-		Cut: func(from int) bool { return c.blocked(from, to) },
+		Resolve: func(ncs []net.Conn) []int { return p.fromProc(c, ncs) },
+		Cut:     func(from int) bool { return c.blocked(from, to) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcdserver: a peer proxy: %w", err)
@@ -93,28 +95,37 @@ func serverFrom(h []byte) uint64 {
 	return 0
 }
 
-// sender is the index of the member that dialled nc, whose first request
-// has headers h, or −1: the member named by X-Server-From, or else the
-// member process holding the other end of nc. A header naming an id not
-// known yet (while the cluster forms, before learnIDs) is learnt from the
-// process, so that the member's later connections are named by their
-// header: a lookup in /proc reads the kernel's whole table of TCP sockets
-// (some 15 ms of system time with a few thousand on the machine).
-func (p *proxy) sender(c *Cluster, nc net.Conn, h []byte) int {
-	id := serverFrom(h)
-	if i := c.indexOfID(id); i >= 0 {
+// named is the index of the member that X-Server-From in the headers h
+// names (which etcd's rafthttp sets to the sending member's id in hex), or
+// netproxy.Unresolved: a request that names no member known yet (the
+// prober's, and every one while the cluster forms, before learnIDs) is
+// named by its process (fromProc) only if a cut makes it matter.
+func (p *proxy) named(c *Cluster, h []byte) int {
+	if i := c.indexOfID(serverFrom(h)); i >= 0 {
 		p.count(&p.byHeader)
 		return i
 	}
-	if pid := netproxy.Dialler(nc, c.pids()); pid != 0 {
-		if i := c.indexOfPid(pid); i >= 0 {
+	p.count(&p.unnamed)
+	return netproxy.Unresolved
+}
+
+// fromProc is, for each of ncs, the index of the member process holding
+// its other end, or −1 (netproxy.Diallers: it reads the kernel's whole
+// table of TCP sockets, once for all of them).
+func (p *proxy) fromProc(c *Cluster, ncs []net.Conn) []int {
+	out := make([]int, len(ncs))
+	for k, pid := range netproxy.Diallers(ncs, c.pids()) {
+		out[k] = -1
+		if pid != 0 {
+			out[k] = c.indexOfPid(pid)
+		}
+		if out[k] >= 0 {
 			p.count(&p.byProc)
-			c.learnID(i, id)
-			return i
+		} else {
+			p.count(&p.unknown)
 		}
 	}
-	p.count(&p.unknown)
-	return -1
+	return out
 }
 
 func (p *proxy) count(n *int) {
@@ -124,9 +135,10 @@ func (p *proxy) count(n *int) {
 }
 
 // counts says how many of the proxy's connections learnt their sender
-// from the header, from /proc, or not at all, and how many it forwards now.
+// from the header, from /proc, or not at all, how many it left unnamed,
+// and how many it forwards now.
 func (p *proxy) counts() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return fmt.Sprintf("its peer proxy named the sender of %d connections by header, %d from /proc, %d not at all, and forwards %d now", p.byHeader, p.byProc, p.unknown, p.Links())
+	return fmt.Sprintf("its peer proxy named the sender of %d connections by header, %d from /proc, %d not at all, left %d unnamed (nothing cut needed it), and forwards %d now", p.byHeader, p.byProc, p.unknown, p.unnamed, p.Links())
 }

@@ -23,13 +23,19 @@
 //
 // A wing that needs to know who dialled (etcd's peers) reads the start of
 // each connection with Identify and tags it; the proxy sends what Identify
-// read on first.
+// read on first. Where naming the dialler is dear (Diallers reads the
+// kernel's whole table of TCP sockets: some 10 ms of system time with a
+// few thousand sockets on the machine, far more on a loaded one), Identify
+// may leave it Unresolved: the proxy asks Resolve only once a cut is in
+// force that could concern the connection, so that a cluster forming or
+// running with nothing cut never pays for it.
 //
 // It imports nothing of the wings. A Proxy is safe for concurrent use.
 package netproxy
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"sync"
 	"time"
@@ -42,6 +48,13 @@ type Options struct {
 	// naming the dialler, which Cut is asked about; an error drops the
 	// connection. Without it every connection's tag is −1.
 	Identify func(nc net.Conn) (head []byte, tag int, err error)
+	// Resolve names the diallers of connections Identify tagged
+	// Unresolved, a tag for each (Diallers names many at once); it is
+	// asked at most once a connection, when Cut(Unresolved) reports true:
+	// for one connection as it arrives, or for all of them that Enforce
+	// finds unnamed. Identify may return Unresolved only when Resolve is
+	// set.
+	Resolve func(ncs []net.Conn) []int
 	// Cut, if not nil, reports whether the link of connections tagged tag
 	// is cut now: such a connection is closed when it is accepted, and by
 	// Enforce once it is.
@@ -67,9 +80,15 @@ type Proxy struct {
 	deaf chan struct{}
 }
 
+// Unresolved is the tag Identify gives a connection whose dialler is to
+// be named by Resolve only if it matters: Cut(Unresolved) reports whether
+// a cut is in force that could concern a connection of a dialler not yet
+// named; while it does not, such a connection is forwarded as it is.
+const Unresolved = math.MinInt32
+
 // link is one forwarded connection.
 type link struct {
-	tag              int
+	tag              int // under Proxy.mu once registered
 	client, upstream net.Conn
 }
 
@@ -122,6 +141,7 @@ func (p *Proxy) serve(nc net.Conn) {
 			return
 		}
 	}
+	tag = p.resolve(nc, tag)
 	// A connection made during a stall is held before it reaches the
 	// target, as a SYN that gets no answer.
 	if p.cut(tag) || !p.pass(false) {
@@ -144,7 +164,7 @@ func (p *Proxy) serve(nc net.Conn) {
 	p.mu.Unlock()
 	// A cut made between the check above and the registration did not
 	// find this connection: check again now that Enforce would.
-	if p.cut(tag) {
+	if p.cutLink(k) {
 		p.drop(k)
 		return
 	}
@@ -228,10 +248,61 @@ func (p *Proxy) Links() int {
 	return len(p.conns)
 }
 
+// resolve is tag, or, for Unresolved while Cut(Unresolved) reports a cut
+// that could concern it, the dialler Resolve names.
+func (p *Proxy) resolve(nc net.Conn, tag int) int {
+	if tag != Unresolved || !p.cut(Unresolved) {
+		return tag
+	}
+	if p.o.Resolve == nil {
+		panic("netproxy: Identify returned Unresolved with no Resolve")
+	}
+	return p.o.Resolve([]net.Conn{nc})[0]
+}
+
+// name names the diallers of the links of ks still Unresolved, all at
+// once, if Cut(Unresolved) says it has become needed.
+func (p *Proxy) name(ks []*link) {
+	var open []*link
+	var ncs []net.Conn
+	p.mu.Lock()
+	for _, k := range ks {
+		if k.tag == Unresolved {
+			open = append(open, k)
+			ncs = append(ncs, k.client)
+		}
+	}
+	p.mu.Unlock()
+	if len(open) == 0 || !p.cut(Unresolved) {
+		return
+	}
+	if p.o.Resolve == nil {
+		panic("netproxy: Identify returned Unresolved with no Resolve")
+	}
+	tags := p.o.Resolve(ncs)
+	p.mu.Lock()
+	for i, k := range open {
+		k.tag = tags[i]
+	}
+	p.mu.Unlock()
+}
+
+// cutLink reports whether k's link is cut now, naming its dialler first
+// if that has become needed.
+func (p *Proxy) cutLink(k *link) bool {
+	p.name([]*link{k})
+	p.mu.Lock()
+	tag := k.tag
+	p.mu.Unlock()
+	return p.cut(tag)
+}
+
 // Enforce closes the connections whose link Cut now reports cut.
 func (p *Proxy) Enforce() {
-	for _, k := range p.links() {
-		if p.cut(k.tag) {
+	ks := p.links()
+	p.name(ks)
+	for _, k := range ks {
+		if p.cutLink(k) {
 			p.drop(k)
 		}
 	}

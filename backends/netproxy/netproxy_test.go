@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -255,5 +256,145 @@ func TestDeafenLosesTheAnswer(t *testing.T) {
 	defer fresh.Close()
 	if got, err := roundTrip(fresh, bufio.NewReader(fresh), "after", time.Second); err != nil || got != "after" {
 		t.Fatalf("a connection after Reset: %q, %v", got, err)
+	}
+}
+
+// TestUnresolvedNamedOnlyWhenCut: connections Identify leaves Unresolved
+// are forwarded with no call of Resolve while nothing is cut; the first
+// Enforce under a cut names all of them in one call of Resolve, and
+// closes those whose link is cut; a connection made while the cut is in
+// force is named as it arrives, and refused if its link is cut.
+func TestUnresolvedNamedOnlyWhenCut(t *testing.T) {
+	var cut atomic.Bool
+	var mu sync.Mutex
+	var calls [][]int      // the tags Resolve gave, call by call
+	tagOf := map[int]int{} // by the dialler's port: the tag Resolve gives
+	p, err := New(echo(t, nil), Options{
+		Identify: func(nc net.Conn) ([]byte, int, error) { return nil, Unresolved, nil },
+		Resolve: func(ncs []net.Conn) []int {
+			tags := make([]int, len(ncs))
+			for k, nc := range ncs {
+				tags[k] = -1
+				// dial records the tag once net.Dial returns, which may
+				// be after the proxy accepted.
+				for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+					mu.Lock()
+					tag, ok := tagOf[nc.RemoteAddr().(*net.TCPAddr).Port]
+					mu.Unlock()
+					if ok {
+						tags[k] = tag
+						break
+					}
+				}
+			}
+			mu.Lock()
+			calls = append(calls, tags)
+			mu.Unlock()
+			return tags
+		},
+		Cut: func(tag int) bool { return cut.Load() && tag != 0 },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	dial := func(tag int) (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		mu.Lock()
+		tagOf[c.LocalAddr().(*net.TCPAddr).Port] = tag
+		mu.Unlock()
+		return c, bufio.NewReader(c)
+	}
+	type conn struct {
+		c net.Conn
+		r *bufio.Reader
+	}
+	var conns []conn
+	for k := range 6 {
+		c, r := dial(k % 2)
+		if got, err := roundTrip(c, r, "hi", time.Second); err != nil || got != "hi" {
+			t.Fatalf("an unnamed connection with nothing cut: %q, %v", got, err)
+		}
+		conns = append(conns, conn{c, r})
+	}
+	mu.Lock()
+	if len(calls) != 0 {
+		t.Fatalf("Resolve was called with nothing cut: %v", calls)
+	}
+	mu.Unlock()
+	cut.Store(true)
+	p.Enforce()
+	mu.Lock()
+	if len(calls) != 1 || len(calls[0]) != 6 {
+		t.Fatalf("Enforce under a cut called Resolve %v, want once for all 6 connections", calls)
+	}
+	mu.Unlock()
+	for k, cn := range conns {
+		got, err := roundTrip(cn.c, cn.r, "again", time.Second)
+		if k%2 == 1 && err == nil {
+			t.Errorf("connection %d (tag 1, cut) still answered %q", k, got)
+		}
+		if k%2 == 0 && (err != nil || got != "again") {
+			t.Errorf("connection %d (tag 0, not cut): %q, %v", k, got, err)
+		}
+	}
+	p.Enforce() // every connection is named: no call of Resolve
+	mu.Lock()
+	if len(calls) != 1 {
+		t.Fatalf("a second Enforce called Resolve again: %v", calls)
+	}
+	mu.Unlock()
+	for tag := range 2 {
+		late, r := dial(tag)
+		got, err := roundTrip(late, r, "late", time.Second)
+		if (tag == 1) != (err != nil) {
+			t.Fatalf("a connection of tag %d made under the cut: %q, %v", tag, got, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 3 || len(calls[1]) != 1 || len(calls[2]) != 1 {
+		t.Fatalf("two connections made under the cut: Resolve calls %v, want one more for each, alone", calls)
+	}
+}
+
+// TestDiallersNamesEachConnection: Diallers finds the process holding
+// the far end of each of several loopback connections in one reading of
+// the kernel's tables (this process, here), and 0 for a process not
+// listed.
+func TestDiallersNamesEachConnection(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var accepted []net.Conn
+	for range 5 {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		s, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		accepted = append(accepted, s)
+	}
+	me := os.Getpid()
+	for k, pid := range Diallers(accepted, []int{me}) {
+		if pid != me {
+			t.Errorf("connection %d: Diallers says %d, want this process %d", k, pid, me)
+		}
+	}
+	for k, pid := range Diallers(accepted, []int{1}) {
+		if pid != 0 {
+			t.Errorf("connection %d, with only pid 1 listed: %d, want 0", k, pid)
+		}
 	}
 }

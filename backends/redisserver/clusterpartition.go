@@ -18,9 +18,11 @@ import (
 // proxies' ports (cluster-announce-port, cluster-announce-bus-port): every
 // other node reaches it through them, on the bus and for replication
 // (a replica dials its primary's announced address), and so do the
-// clients that follow the cluster's slot map. Each proxy learns who
-// dialled each connection from the kernel's socket tables
-// (netproxy.Dialler): a node, this process (a client), or neither.
+// clients that follow the cluster's slot map. While a node is isolated,
+// each proxy learns who dialled each connection from the kernel's socket
+// tables (netproxy.Diallers): a node, this process (a client), or neither;
+// with nothing cut it forwards every connection unnamed, as that lookup
+// reads the kernel's whole table of TCP sockets.
 //
 // Isolate cuts a node from every other node, both ways (their connections
 // reset, new ones refused, as after a partition long enough for TCP to
@@ -52,20 +54,22 @@ type nodeLinks struct {
 	isolated map[int]bool // by index in nodes
 	proxies  []*netproxy.Proxy
 	// connections accepted, by who dialled them: a node, this process, or
-	// neither as far as the kernel's tables told
-	byNode, byClient, unknown int
+	// neither as far as the kernel's tables told, or not named at all
+	// (nothing was cut)
+	byNode, byClient, unknown, unnamed int
 }
 
 // LinkCounts says how many connections the proxies of a proxied cluster
 // accepted from nodes, from this process and from diallers they could not
-// tell (cut while a node is isolated).
+// tell (cut while a node is isolated), and how many they forwarded with
+// no dialler named (nothing cut).
 func (c *Cluster) LinkCounts() string {
 	if c.links == nil {
 		return "no proxies"
 	}
 	c.links.mu.Lock()
 	defer c.links.mu.Unlock()
-	return fmt.Sprintf("the proxies accepted %d connections from nodes, %d from clients, %d from diallers not told", c.links.byNode, c.links.byClient, c.links.unknown)
+	return fmt.Sprintf("the proxies accepted %d connections from nodes, %d from clients, %d from diallers not told, and %d not named (nothing cut)", c.links.byNode, c.links.byClient, c.links.unknown, c.links.unnamed)
 }
 
 func (c *Cluster) count(n *int) {
@@ -80,12 +84,13 @@ func (c *Cluster) proxyNodes() error {
 	c.links = &nodeLinks{nodes: c.Nodes(), isolated: map[int]bool{}}
 	for i, s := range c.links.nodes {
 		s.cluster = c
-		client, err := netproxy.New(s.Addr, netproxy.Options{Identify: c.identify, Cut: func(from int) bool { return c.blocked(from, i) }})
+		opts := netproxy.Options{Identify: c.unnamed, Resolve: c.identify, Cut: func(from int) bool { return c.blocked(from, i) }}
+		client, err := netproxy.New(s.Addr, opts)
 		if err != nil {
 			return fmt.Errorf("redisserver: a node's proxy: %w", err)
 		}
 		c.links.proxies = append(c.links.proxies, client)
-		bus, err := netproxy.New(fmt.Sprintf("127.0.0.1:%d", s.cfg.busPort), netproxy.Options{Identify: c.identify, Cut: func(from int) bool { return c.blocked(from, i) }})
+		bus, err := netproxy.New(fmt.Sprintf("127.0.0.1:%d", s.cfg.busPort), opts)
 		if err != nil {
 			return fmt.Errorf("redisserver: a node's bus proxy: %w", err)
 		}
@@ -110,9 +115,17 @@ func port(addr string) int {
 	return n
 }
 
-// identify tags a connection a proxy accepted with the index of the node
-// that dialled it, dialClient or dialUnknown.
-func (c *Cluster) identify(nc net.Conn) ([]byte, int, error) {
+// unnamed tags every connection a proxy accepts netproxy.Unresolved: the
+// proxy asks identify only while a node is isolated.
+func (c *Cluster) unnamed(net.Conn) ([]byte, int, error) {
+	c.count(&c.links.unnamed)
+	return nil, netproxy.Unresolved, nil
+}
+
+// identify is, for each connection of ncs a proxy accepted, the index of
+// the node that dialled it, dialClient or dialUnknown (netproxy.Diallers:
+// the kernel's tables read once for all of them).
+func (c *Cluster) identify(ncs []net.Conn) []int {
 	nodes := c.links.nodes
 	pids := make([]int, 0, len(nodes)+1)
 	for _, s := range nodes {
@@ -123,35 +136,45 @@ func (c *Cluster) identify(nc net.Conn) ([]byte, int, error) {
 		s.mu.Unlock()
 	}
 	pids = append(pids, os.Getpid())
-	pid := netproxy.Dialler(nc, pids)
+	out := make([]int, len(ncs))
+	for k, pid := range netproxy.Diallers(ncs, pids) {
+		out[k] = c.nodeOf(pid)
+	}
+	return out
+}
+
+// nodeOf tags the dialler pid (0 if none was found): the index of the node
+// whose process it is, dialClient for this process, or dialUnknown.
+func (c *Cluster) nodeOf(pid int) int {
 	if pid == os.Getpid() {
 		c.count(&c.links.byClient)
-		return nil, dialClient, nil
+		return dialClient
 	}
-	for i, s := range nodes {
+	for i, s := range c.links.nodes {
 		s.mu.Lock()
 		match := s.proc != nil && s.proc.Cmd.Process.Pid == pid
 		s.mu.Unlock()
 		if pid != 0 && match {
 			c.count(&c.links.byNode)
-			return nil, i, nil
+			return i
 		}
 	}
 	c.count(&c.links.unknown)
-	return nil, dialUnknown, nil
+	return dialUnknown
 }
 
 // blocked reports whether a connection from the dialler tagged from to
 // node to is cut: while a node is isolated, every link between it and
 // another node is, and a dialler that could not be told is treated as a
-// node (cut); clients are never cut.
+// node (cut); clients are never cut. For netproxy.Unresolved it reports
+// whether any node is isolated: the dialler must then be named.
 func (c *Cluster) blocked(from, to int) bool {
 	c.links.mu.Lock()
 	defer c.links.mu.Unlock()
 	switch {
 	case len(c.links.isolated) == 0 || from == dialClient:
 		return false
-	case from == dialUnknown:
+	case from == dialUnknown || from == netproxy.Unresolved:
 		return true
 	}
 	return c.links.isolated[from] != c.links.isolated[to]

@@ -13,7 +13,8 @@ import (
 // replication) while this process still reaches it through its proxy:
 // the others promote its replica, the isolated primary stops serving
 // (cluster_state:fail), and once healed it rejoins as a replica of the new
-// primary with the cluster whole again. Six nodes behind proxies and some
+// primary with the cluster whole again; until the cut, no proxy looks a
+// dialler up in /proc. Six nodes behind proxies and some
 // 5 s of CPU: it runs with -long.
 func TestClusterIsolate(t *testing.T) {
 	testlong.Skip(t)
@@ -41,6 +42,13 @@ func TestClusterIsolate(t *testing.T) {
 	}
 	if !strings.Contains(nodes, p.announce) {
 		t.Fatalf("the nodes do not know the primary by its proxy %s:\n%s", p.announce, nodes)
+	}
+	// With nothing cut yet, no dialler was looked up in /proc.
+	c.links.mu.Lock()
+	looked, unnamed := c.links.byNode+c.links.byClient+c.links.unknown, c.links.unnamed
+	c.links.mu.Unlock()
+	if looked != 0 || unnamed == 0 {
+		t.Fatalf("before any cut: %s; want every connection forwarded unnamed", c.LinkCounts())
 	}
 	if err := c.Isolate(p); err != nil {
 		t.Fatal(err)
