@@ -254,10 +254,21 @@ func (p *Proxy) resolve(nc net.Conn, tag int) int {
 	if tag != Unresolved || !p.cut(Unresolved) {
 		return tag
 	}
+	return p.resolveAll([]net.Conn{nc})[0]
+}
+
+// resolveAll asks Resolve to name the diallers of ncs, panicking on a
+// wing that left a dialler unnamed with no Resolve, or whose Resolve does
+// not give one tag a connection.
+func (p *Proxy) resolveAll(ncs []net.Conn) []int {
 	if p.o.Resolve == nil {
 		panic("netproxy: Identify returned Unresolved with no Resolve")
 	}
-	return p.o.Resolve([]net.Conn{nc})[0]
+	tags := p.o.Resolve(ncs)
+	if len(tags) != len(ncs) {
+		panic(fmt.Sprintf("netproxy: Resolve gave %d tags for %d connections", len(tags), len(ncs)))
+	}
+	return tags
 }
 
 // name names the diallers of the links of ks still Unresolved, all at
@@ -276,10 +287,7 @@ func (p *Proxy) name(ks []*link) {
 	if len(open) == 0 || !p.cut(Unresolved) {
 		return
 	}
-	if p.o.Resolve == nil {
-		panic("netproxy: Identify returned Unresolved with no Resolve")
-	}
-	tags := p.o.Resolve(ncs)
+	tags := p.resolveAll(ncs)
 	p.mu.Lock()
 	for i, k := range open {
 		k.tag = tags[i]

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -364,16 +365,46 @@ func TestUnresolvedNamedOnlyWhenCut(t *testing.T) {
 
 // TestDiallersNamesEachConnection: Diallers finds the process holding
 // the far end of each of several loopback connections in one reading of
-// the kernel's tables (this process, here), and 0 for a process not
-// listed.
+// the kernel's tables: a child process that dialled three of them, this
+// process the other two, and 0 for a process not listed. (With both ends
+// in one process, a lookup of the wrong end would pass.)
 func TestDiallersNamesEachConnection(t *testing.T) {
+	if addr := os.Getenv("TOLLGATE_NETPROXY_DIALLER"); addr != "" {
+		for range 3 {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				os.Exit(2)
+			}
+			defer c.Close()
+		}
+		_, _ = io.Copy(io.Discard, os.Stdin) // hold them until the parent is done
+		return
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	child := exec.Command(os.Args[0], "-test.run=^TestDiallersNamesEachConnection$")
+	child.Env = append(os.Environ(), "TOLLGATE_NETPROXY_DIALLER="+l.Addr().String())
+	stdin, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); _ = child.Wait() }()
 	var accepted []net.Conn
-	for range 5 {
+	for range 3 {
+		s, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		accepted = append(accepted, s)
+	}
+	for range 2 {
 		c, err := net.Dial("tcp", l.Addr().String())
 		if err != nil {
 			t.Fatal(err)
@@ -386,10 +417,14 @@ func TestDiallersNamesEachConnection(t *testing.T) {
 		defer s.Close()
 		accepted = append(accepted, s)
 	}
-	me := os.Getpid()
-	for k, pid := range Diallers(accepted, []int{me}) {
-		if pid != me {
-			t.Errorf("connection %d: Diallers says %d, want this process %d", k, pid, me)
+	me, kid := os.Getpid(), child.Process.Pid
+	for k, pid := range Diallers(accepted, []int{me, kid}) {
+		want := kid
+		if k >= 3 {
+			want = me
+		}
+		if pid != want {
+			t.Errorf("connection %d: Diallers says %d, want %d (this process %d, the child %d)", k, pid, want, me, kid)
 		}
 	}
 	for k, pid := range Diallers(accepted, []int{1}) {
