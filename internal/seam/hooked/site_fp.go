@@ -1,0 +1,9 @@
+//go:build amd64 && !purego
+
+package hooked
+
+// callerFrames fills rets with the return addresses of its caller's
+// physical frame and of those above it (site_amd64.s).
+//
+//go:noescape
+func callerFrames(rets *[siteFrames + 1]uintptr)
