@@ -61,16 +61,28 @@ func TestSoakWindow(t *testing.T) {
 }
 
 // passes runs window w on the real tables and fails t unless its row
-// passes.
+// passes. A row porcupine could not decide within its budget (Unknown: a
+// loaded machine under -race, where more calls time out into unknown
+// outcomes, each of which multiplies the search) is no pass and no
+// failure: the window runs again on a new history, up to
+// faultrun.StrikeTries times in all, as a fault that hit nothing does
+// (spec/redis-faults.md §2), and fails if none is decided.
 func passes(t *testing.T, w faultrun.Window) {
 	t.Helper()
-	r, err := RunWindow(w, Options{Parent: t.TempDir(), Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logRow(t, r)
-	if !r.Pass() {
-		t.Errorf("%s: %s", w, r.Failure())
+	for try := 1; ; try++ {
+		r, err := RunWindow(w, Options{Parent: t.TempDir(), Dir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logRow(t, r)
+		if r.Inconclusive() && try < faultrun.StrikeTries {
+			t.Logf("try %d of %d: porcupine did not decide the history (%d calls of unknown outcome): the window runs again", try, faultrun.StrikeTries, r.UnknownOps)
+			continue
+		}
+		if !r.Pass() {
+			t.Errorf("%s: %s (try %d of %d)", w, r.Failure(), try, faultrun.StrikeTries)
+		}
+		return
 	}
 }
 
