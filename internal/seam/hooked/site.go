@@ -76,10 +76,10 @@ func pcAbove(skip int) uintptr {
 	n := runtime.Callers(2, pcs[:]) // pcs[0] is the caller's frame: rets[0]
 	a := decide(pcs[:n], rets[:], skip)
 	rememberSite(k, a)
-	if a.cached {
-		return a.pc
+	if skip < n { // Callers' answer, asked just now, whether remembered or not
+		return pcs[skip]
 	}
-	return slowPC(skip)
+	return 0
 }
 
 // slowPC is pcAbove's answer from runtime.Callers alone (its caller's
