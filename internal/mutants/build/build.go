@@ -135,7 +135,7 @@ func Rerun(root, pkg string, args []string) (int, error) {
 		return 0, err
 	}
 	goArgs := append([]string{"build", "-overlay", json}, buildFlags()...)
-	bin, release, ok, err := keptBinary(json, binaryName("cmd", pkg), root, goArgs, pkg)
+	bin, release, ok, err := keptBinary(json, binaryName("cmd", pkg), root, root, goArgs, pkg)
 	if err != nil {
 		return 0, err
 	}

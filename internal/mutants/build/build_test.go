@@ -100,8 +100,10 @@ func TestInputsKey(t *testing.T) {
 }
 
 // TestKeptBinary: a kept binary is built once and not linked again while
-// its package is unchanged; a change rebuilds it; a run's own link keeps
-// the binary it started with when a rebuild replaces the kept file.
+// its package is unchanged, and while its stamp matches the go command is
+// not even asked (PATH is emptied); a change rebuilds it, and so does a
+// stamp that does not match; a run's own link keeps the binary it started
+// with when a rebuild replaces the kept file.
 func TestKeptBinary(t *testing.T) {
 	mod := t.TempDir()
 	write := func(msg string) {
@@ -118,7 +120,7 @@ func TestKeptBinary(t *testing.T) {
 	json := filepath.Join(t.TempDir(), "overlay.json")
 	build := func() (string, func()) {
 		t.Helper()
-		run, release, ok, err := keptBinary(json, "cmd_kept", mod, []string{"build"}, ".")
+		run, release, ok, err := keptBinary(json, "cmd_kept", mod, mod, []string{"build"}, ".")
 		if !ok {
 			t.Skip("this system cannot lock a file: binaries are not kept")
 		}
@@ -144,6 +146,11 @@ func TestKeptBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if selfBuildID() == "" {
+		t.Fatal("this test binary's build ID cannot be read: no kept binary is ever stamped")
+	}
+	path := os.Getenv("PATH")
+	t.Setenv("PATH", "")
 	run2, release2 := build()
 	info2, err := os.Stat(kept)
 	if err != nil {
@@ -158,7 +165,25 @@ func TestKeptBinary(t *testing.T) {
 		t.Errorf("two runs were given the same file %s", run1)
 	}
 	release2()
+	// A stamp that does not match sends the build to the go command,
+	// which cannot be found.
+	if err := os.WriteFile(kept+".stamp", []byte("another build"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := keptBinary(json, "cmd_kept", mod, mod, []string{"build"}, "."); err == nil {
+		t.Fatal("a kept binary whose stamp does not match was run without asking the go command")
+	}
+	t.Setenv("PATH", path)
+	_, release := build()
+	release()
+	t.Setenv("PATH", "")
+	_, release = build()
+	release()
 	write("two")
+	if _, _, _, err := keptBinary(json, "cmd_kept", mod, mod, []string{"build"}, "."); err == nil {
+		t.Fatal("after an edit the kept binary was run without asking the go command")
+	}
+	t.Setenv("PATH", path)
 	run3, release3 := build()
 	defer release3()
 	if got := output(run3); got != "two" {

@@ -98,29 +98,53 @@ func inputsKey(root string) (string, error) {
 			fmt.Fprintf(h, "%s: none\x00", in)
 			continue
 		}
-		err := filepath.WalkDir(filepath.Join(root, filepath.FromSlash(in)), func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			if strings.HasSuffix(p, "_test.go") || strings.Contains(p, string(filepath.Separator)+"testdata"+string(filepath.Separator)) {
-				return nil
-			}
-			f, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			rel, _ := filepath.Rel(root, p)
-			fmt.Fprintf(h, "%s\x00", filepath.ToSlash(rel))
-			_, err = io.Copy(h, f)
-			h.Write([]byte{0})
-			return err
+		err := hashTree(h, root, filepath.Join(root, filepath.FromSlash(in)), func(p string, d fs.DirEntry) bool {
+			return strings.HasSuffix(p, "_test.go") || strings.Contains(p, string(filepath.Separator)+"testdata"+string(filepath.Separator))
 		})
 		if err != nil {
 			return "", fmt.Errorf("hashing the mutants' inputs: %w", err)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32], nil
+}
+
+// hashTree writes into h the slash path (relative to root) and the
+// contents of every regular file under dir, in lexical order, leaving out
+// what skip names (a directory skipped is skipped whole). A symbolic link
+// is hashed as its target's name.
+func hashTree(h io.Writer, root, dir string, skip func(path string, d fs.DirEntry) bool) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if skip(p, d) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		fmt.Fprintf(h, "%s\x00", filepath.ToSlash(rel))
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(p)
+			fmt.Fprintf(h, "-> %s\x00", target)
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(h, f)
+		h.Write([]byte{0})
+		return err
+	})
 }
 
 // prune removes all but the keep most recently used overlays under base,

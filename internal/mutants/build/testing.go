@@ -164,7 +164,7 @@ func runChild(tests []string) error {
 		return err
 	}
 	args := append([]string{"test", "-c", "-vet=off", "-overlay", json}, buildFlags()...)
-	bin, release, ok, err := keptBinary(json, binaryName("test", filepath.ToSlash(pkg))+".test", ".", args, ".")
+	bin, release, ok, err := keptBinary(json, binaryName("test", filepath.ToSlash(pkg))+".test", root, ".", args, ".")
 	if err != nil {
 		return err
 	}
