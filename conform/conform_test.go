@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tollgate/tollgate/internal/testwait"
 	"io"
 	"os"
 	"slices"
@@ -26,6 +27,9 @@ func TestMain(m *testing.M) {
 		fakeDriver(b)
 		os.Exit(0)
 	}
+	// The parallel tests mostly wait for drivers that are slow or silent
+	// on purpose: eight run at once.
+	testwait.Parallel(8)
 	build.Main(m)
 }
 

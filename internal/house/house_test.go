@@ -3,10 +3,12 @@ package house
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -18,21 +20,30 @@ type pkg struct {
 	Imports    []string
 }
 
-// list returns every package of the module, with its non-test imports.
+// list returns every package of the module, with its non-test imports:
+// one go list for the package's tests (each is half a second of CPU).
 func list(t *testing.T) []pkg {
 	t.Helper()
+	pkgs, err := listed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
+}
+
+var listed = sync.OnceValues(func() ([]pkg, error) {
 	cmd := exec.Command("go", "list", "-json=ImportPath,Name,Imports", module+"/...")
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("go list: %v\n%s", err, stderr.String())
+		return nil, fmt.Errorf("go list: %v\n%s", err, stderr.String())
 	}
 	var pkgs []pkg
 	dec := json.NewDecoder(&out)
 	for dec.More() {
 		var p pkg
 		if err := dec.Decode(&p); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		p.ImportPath = strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		var ours []string
@@ -44,8 +55,8 @@ func list(t *testing.T) []pkg {
 		p.Imports = ours
 		pkgs = append(pkgs, p)
 	}
-	return pkgs
-}
+	return pkgs, nil
+})
 
 // twins are the switch-point twins that rewritten code calls in place of
 // sync/atomic, sync, time, context and the go statement and channel
