@@ -33,8 +33,7 @@ func TestDefaultExplore(t *testing.T) {
 		t.Fatalf("-explore.primitive %q: want credits or tokenbucket", *defaultPrimitive)
 	}
 	schedules := 0
-	for _, s := range ss {
-		r := Explore(s, opt)
+	ByBound(ss, opt, func(s Scenario, _ Options, r Result) bool {
 		schedules += r.Schedules
 		if r.Err != nil || r.Failure != nil {
 			if r.Failure != nil {
@@ -42,6 +41,7 @@ func TestDefaultExplore(t *testing.T) {
 			}
 			t.Fatalf("%s: %s", s.Name, r.Summary())
 		}
-	}
+		return true
+	})
 	t.Logf("%d scenarios, %d schedules: no violation", len(ss), schedules)
 }

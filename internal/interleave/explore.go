@@ -48,6 +48,12 @@ type Options struct {
 	// Bound is the largest preemption bound of DFS (0: DefaultBound; a
 	// negative value: bound 0, no preemptions at all).
 	Bound int
+	// FromBound, when above 0, leaves out DFS's passes at the bounds
+	// below it, which an exploration before this one ran (Hunt explores
+	// every scenario one bound at a time): the pass at Bound holds every
+	// schedule within it, so the result is as exhaustive; only a failure
+	// with fewer preemptions is no longer found first.
+	FromBound int
 	// Depth is the PCT depth d (0: DefaultDepth).
 	Depth  int
 	Budget Budget
@@ -360,6 +366,9 @@ func (x *explorer) dfs() {
 	for b := 0; b <= top; b++ {
 		x.res.Bound = b
 		x.res.PerBound = append(x.res.PerBound, 0)
+		if b < x.opt.FromBound && b < top {
+			continue
+		}
 		d := newDFS(b, !x.opt.NoReduction)
 		for {
 			if x.overBudget() {

@@ -24,30 +24,31 @@ func init() {
 func Sees(f fault.Fault) bool { return mutant.Expected("explore", f) }
 
 // Hunt runs the default explore run (DefaultRun) against f's table: every
-// scenario of f's primitive that `tollgate explore -mutant f` runs, in the
-// same order, each exhaustively within DefaultBound preemptions, until one
-// fails. It runs to the end whatever budget says: a hunt cut short would be
-// a narrower run than the default one, and a mutant it missed would be
+// scenario of f's primitive that `tollgate explore -mutant f` runs,
+// exhaustively within DefaultBound preemptions, a bound at a time
+// (ByBound), until one fails. The schedules are the default run's, and so
+// are the mutants that die; a kill that needs one preemption in a late
+// scenario no longer waits for every scenario ahead of it to be explored
+// within two (the token bucket's scenarios take tens of seconds that
+// way). It runs to the end whatever budget says: a hunt cut short would
+// be a narrower run than the default one, and a mutant it missed would be
 // called a survivor that the default run kills (budget is kept for the
 // layer's signature; MinHuntBudget is no longer a floor but the least a
-// survivor costs, measured). Deterministic: seed is not used, and the same
-// fault dies at the same schedule every time. The outcome's detail counts
-// the schedules run until the kill, over every scenario explored before it.
+// survivor costs, measured). Deterministic: seed is not used, and the
+// same fault dies at the same schedule every time. The outcome's detail
+// counts the schedules run until the kill, over every scenario and pass
+// explored before it.
 func Hunt(f fault.Fault, _ time.Duration, _ uint64) mutant.Outcome {
 	start := time.Now()
 	out := mutant.Outcome{}
 	schedules := 0
 	ss, opt := HuntPlan(f)
 	opt.Dir = mutant.Dir("tollgate-explore")
-	for _, s := range ss {
-		r := Explore(s, opt)
+	ByBound(ss, opt, func(s Scenario, pass Options, r Result) bool {
 		schedules += r.Schedules
-		if len(r.PerBound) > 0 {
-			schedules += sum(r.PerBound) - r.Schedules
-		}
 		if r.Err != nil {
 			out.Detail = r.Err.Error()
-			break
+			return false
 		}
 		if r.Failure != nil {
 			fl := r.Failure
@@ -57,13 +58,42 @@ func Hunt(f fault.Fault, _ time.Duration, _ uint64) mutant.Outcome {
 			}
 			out.Replay = fmt.Sprintf("go run ./cmd/tollgate explore -scenario %s -mutant %s -replay %s", s.Name, f, fl.Schedule)
 			out.Detail = fmt.Sprintf("%s after %d schedules in all (%s, %d preemptions): %s", s.Name, schedules, fl.Schedule, fl.Preemptions, fl.Detail)
-			out.Rerun = rerun(s, opt.Bound, 10*MinHuntBudget)
-			break
+			out.Rerun = rerun(s, pass.Bound, 10*MinHuntBudget)
+			return false
 		}
-	}
+		return true
+	})
 	out.Elapsed = time.Since(start)
 	return out
 }
+
+// ByBound explores every scenario of ss with opt's DFS a preemption bound
+// at a time: every scenario within 0 preemptions, then every one within 1
+// without its pass at 0 again (FromBound), and so on up to opt's bound,
+// in the order of ss within each pass. It calls each with every result,
+// and the options of its pass, and stops when each returns false. The
+// schedules explored are those of exploring each scenario within opt's
+// bound, and cost the same; a failure with fewer preemptions in a late
+// scenario is found before the scenarios ahead of it are explored within
+// more.
+func ByBound(ss []Scenario, opt Options, each func(Scenario, Options, Result) bool) {
+	top := opt.bound()
+	for b := 0; b <= top; b++ {
+		pass := opt
+		pass.Bound, pass.FromBound = b, b
+		if b == 0 {
+			pass.Bound = -1 // Options: a negative bound is bound 0
+		}
+		for _, s := range ss {
+			if !each(s, pass, huntExplore(s, pass)) {
+				return
+			}
+		}
+	}
+}
+
+// huntExplore is Explore; a test counts ByBound's calls through it.
+var huntExplore = Explore
 
 // MinHuntBudget is about what the default run of one table takes on 2
 // loaded cores: what a mutant the explorer does not kill costs this layer.
@@ -93,12 +123,4 @@ func rerun(s Scenario, bound int, budget time.Duration) func(fault.Fault) mutant
 		}
 		return out
 	}
-}
-
-func sum(xs []int) int {
-	n := 0
-	for _, x := range xs {
-		n += x
-	}
-	return n
 }
