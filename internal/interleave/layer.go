@@ -85,15 +85,15 @@ func ByBound(ss []Scenario, opt Options, each func(Scenario, Options, Result) bo
 			pass.Bound = -1 // Options: a negative bound is bound 0
 		}
 		for _, s := range ss {
-			if !each(s, pass, huntExplore(s, pass)) {
+			if !each(s, pass, passExplore(s, pass)) {
 				return
 			}
 		}
 	}
 }
 
-// huntExplore is Explore; a test counts ByBound's calls through it.
-var huntExplore = Explore
+// passExplore is Explore; a test records ByBound's calls through it.
+var passExplore = Explore
 
 // MinHuntBudget is about what the default run of one table takes on 2
 // loaded cores: what a mutant the explorer does not kill costs this layer.

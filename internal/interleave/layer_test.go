@@ -46,8 +46,8 @@ func TestHuntTakesABoundAtATime(t *testing.T) {
 		bound, from int
 	}
 	var calls []call
-	defer func(e func(Scenario, Options) Result) { huntExplore = e }(huntExplore)
-	huntExplore = func(s Scenario, o Options) Result {
+	defer func(e func(Scenario, Options) Result) { passExplore = e }(passExplore)
+	passExplore = func(s Scenario, o Options) Result {
 		calls = append(calls, call{s.Name, o.bound(), o.FromBound})
 		r := Result{Schedules: 1}
 		if s.Name == killer && o.bound() == 1 {
