@@ -25,6 +25,7 @@ type model struct{ live, durable map[string]*inode }
 // that says what a reader sees and what survives: a file's data as of its
 // last fsync, the directory's entries as of its last fsync.
 func TestRandomOperationsAgainstAModel(t *testing.T) {
+	t.Parallel() // beside the busy unmount's wait
 	for seed := range uint64(6) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			m := mount(t)
