@@ -10,7 +10,6 @@ import (
 // forward and back while it runs, and across a restart; a server started
 // without it refuses to step.
 func TestStepClock(t *testing.T) {
-	t.Parallel()
 	s := StartT(t, WithSteppableClock())
 	skew := func(want time.Duration) {
 		t.Helper()

@@ -13,7 +13,6 @@ import (
 // under appendfsync no (Redis never fsyncs them), where a process kill
 // (Crash) drops nothing: the test a kill cannot make.
 func TestPowerLossReachesFsync(t *testing.T) {
-	t.Parallel()
 	for _, policy := range []string{"always", "no"} {
 		t.Run(policy, func(t *testing.T) {
 			s := StartT(t, WithAppendFsync(policy), OnLazyFS())

@@ -46,7 +46,6 @@ func isTimeout(err error) bool {
 // SIGKILL is there after Restart (same address, same directory); without
 // it, it is gone (so the check can fail).
 func TestCrashRestartKeepsTheAOF(t *testing.T) {
-	t.Parallel()
 	for _, aof := range []bool{true, false} {
 		var opts []Option
 		if aof {
@@ -102,7 +101,6 @@ func TestAOFFsyncsAlways(t *testing.T) {
 // TestPauseResume: a command sent to a paused server gets no reply (the
 // client times out), and runs once the server resumes.
 func TestPauseResume(t *testing.T) {
-	t.Parallel()
 	s := StartT(t)
 	c := client(t, s, 200*time.Millisecond)
 	ctx := context.Background()
@@ -132,7 +130,6 @@ func TestPauseResume(t *testing.T) {
 // TestReplicaPromote: a replica holds the primary's writes, refuses its
 // own until promoted, and accepts them after.
 func TestReplicaPromote(t *testing.T) {
-	t.Parallel()
 	p := StartT(t)
 	if r, err := p.Do("SET", "before", "1"); err != nil || r != "+OK" {
 		t.Fatalf("SET: %q, %v", r, err)
@@ -172,7 +169,6 @@ func TestReplicaPromote(t *testing.T) {
 // ends, and one whose client gave up and closed its connection is dropped
 // (Redis frees the client, and its held command with it).
 func TestPauseWrites(t *testing.T) {
-	t.Parallel()
 	s := StartT(t)
 	ctx := context.Background()
 	if _, err := s.Do("SET", "k", "0"); err != nil {
@@ -221,7 +217,6 @@ func TestPauseWrites(t *testing.T) {
 // replica's next ACK), and acknowledged writes made then were lost in a
 // failover.
 func TestWaitReplicatedSeesStreaming(t *testing.T) {
-	t.Parallel()
 	p := StartT(t)
 	r, err := p.StartReplica()
 	if err != nil {
